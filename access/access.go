@@ -1,0 +1,221 @@
+package access
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"time"
+
+	"github.com/adaptio/adaptio/sched"
+)
+
+// Class is an access-pattern class as the papers define it.
+type Class uint8
+
+const (
+	// Unknown is the zero Class: no pattern (an interval with no I/O).
+	Unknown Class = iota
+	// FPP is file per process, contiguous.
+	FPP
+	// SC is a shared file accessed contiguously (each process its own region).
+	SC
+	// SS is a shared file accessed 1D-strided (processes interleaved).
+	SS
+)
+
+// Classes lists the three detectable classes in a fixed order (FPP, SC, SS);
+// classifiers index their probability vectors in this order.
+var Classes = []Class{FPP, SC, SS}
+
+// String returns "FPP", "SC", "SS" or "unknown".
+func (c Class) String() string {
+	switch c {
+	case FPP:
+		return "FPP"
+	case SC:
+		return "SC"
+	case SS:
+		return "SS"
+	}
+	return "unknown"
+}
+
+// ParseClass parses "FPP", "SC" or "SS" (case-insensitive).
+func ParseClass(s string) (Class, error) {
+	switch s {
+	case "FPP", "fpp":
+		return FPP, nil
+	case "SC", "sc":
+		return SC, nil
+	case "SS", "ss":
+		return SS, nil
+	}
+	return Unknown, fmt.Errorf("access: unknown class %q (want FPP, SC or SS)", s)
+}
+
+// Index returns the class's position in Classes, or -1 for Unknown.
+func (c Class) Index() int {
+	if c >= FPP && c <= SS {
+		return int(c) - 1
+	}
+	return -1
+}
+
+// Observation is one I/O node's report for one interval: exactly what the
+// Council observes (seed 000 Algorithm 1; seed 001 section 4), plus counts.
+// Sizes and distances are in bytes, Bandwidth in bytes per second.
+type Observation struct {
+	Node        int           // I/O node index
+	Start       time.Duration // interval start (the reporter's clock)
+	Interval    time.Duration // interval length
+	DataServers int           // PFS data servers the node forwards to
+	Clients     int           // distinct client nodes seen in the interval
+	Processes   int           // distinct processes seen in the interval
+	Op          sched.Op      // majority operation (by bytes) in the interval
+	FileHandles int           // distinct file handles accessed
+	ReqAvg      float64       // average request size
+	ReqMin      int64         // smallest request
+	ReqMax      int64         // largest request
+	OffsetDist  float64       // average |offset_i - offset_{i-1}| over consecutive requests to the same file handle
+	Bandwidth   float64       // bytes completed / Interval
+	Bytes       int64         // bytes completed in the interval
+	Requests    int64         // requests received in the interval
+	Window      time.Duration // TWINS window in force during the interval (0: not TWINS)
+}
+
+// Idle reports whether the interval saw no I/O; the Council ignores such
+// intervals (no reward, no pattern).
+func (o Observation) Idle() bool { return o.Requests == 0 && o.Bytes == 0 }
+
+// Features returns the detection features in the papers' order: number of
+// file handles, request size average, minimum and maximum, average offset
+// distance.
+func (o Observation) Features() [NumFeatures]float64 {
+	return [NumFeatures]float64{float64(o.FileHandles), o.ReqAvg, float64(o.ReqMin), float64(o.ReqMax), o.OffsetDist}
+}
+
+// NumFeatures is the number of detection features.
+const NumFeatures = 5
+
+// FeatureNames names Features' entries, for model files and CSV headers.
+var FeatureNames = [NumFeatures]string{"file_handles", "req_avg", "req_min", "req_max", "offset_dist"}
+
+// Validate checks an observation received from the network: counts and
+// sizes non-negative and finite, min <= avg <= max when there were requests,
+// a valid operation when there was I/O.
+func (o Observation) Validate() error {
+	if o.Node < 0 || o.DataServers < 0 || o.Clients < 0 || o.Processes < 0 || o.FileHandles < 0 ||
+		o.ReqMin < 0 || o.ReqMax < 0 || o.Bytes < 0 || o.Requests < 0 || o.Interval < 0 || o.Window < 0 {
+		return fmt.Errorf("access: negative field in observation of node %d", o.Node)
+	}
+	for _, f := range []float64{o.ReqAvg, o.OffsetDist, o.Bandwidth} {
+		if math.IsNaN(f) || math.IsInf(f, 0) || f < 0 {
+			return fmt.Errorf("access: non-finite or negative value %v in observation of node %d", f, o.Node)
+		}
+	}
+	if o.Requests > 0 {
+		if !o.Op.Valid() {
+			return fmt.Errorf("access: observation of node %d: %w", o.Node, sched.ErrBadOp)
+		}
+		if o.ReqMin > o.ReqMax || o.ReqAvg < float64(o.ReqMin)-1e-6 || o.ReqAvg > float64(o.ReqMax)+1e-6 {
+			return fmt.Errorf("access: observation of node %d: request sizes min %d avg %.1f max %d out of order", o.Node, o.ReqMin, o.ReqAvg, o.ReqMax)
+		}
+	}
+	return nil
+}
+
+// Accumulator computes an Observation from the requests an I/O node receives.
+// The zero value is ready to use. It is not safe for concurrent use.
+type Accumulator struct {
+	clients   map[uint32]struct{}
+	processes map[uint64]struct{}
+	lastOff   map[uint64]int64 // file handle -> offset of the previous request (kept across intervals)
+	files     map[uint64]struct{}
+	n         int64
+	sum       float64
+	min, max  int64
+	distSum   float64
+	distN     int64
+	opBytes   [3]int64
+	done      int64
+}
+
+// Request records one request received from a client. process identifies the
+// process uniquely across clients.
+func (a *Accumulator) Request(client uint32, process uint64, file uint64, offset, length int64, op sched.Op) {
+	if a.clients == nil {
+		a.clients = map[uint32]struct{}{}
+		a.processes = map[uint64]struct{}{}
+		a.lastOff = map[uint64]int64{}
+		a.files = map[uint64]struct{}{}
+	}
+	a.clients[client] = struct{}{}
+	a.processes[process] = struct{}{}
+	a.files[file] = struct{}{}
+	if prev, ok := a.lastOff[file]; ok {
+		d := offset - prev
+		if d < 0 {
+			d = -d
+		}
+		a.distSum += float64(d)
+		a.distN++
+	}
+	a.lastOff[file] = offset
+	if a.n == 0 || length < a.min {
+		a.min = length
+	}
+	if length > a.max {
+		a.max = length
+	}
+	a.n++
+	a.sum += float64(length)
+	if op.Valid() {
+		a.opBytes[op] += length
+	}
+}
+
+// Done records bytes completed (acknowledged to clients) in the interval.
+func (a *Accumulator) Done(bytes int64) { a.done += bytes }
+
+// Close returns the observation of the interval [start, start+interval) and
+// resets the per-interval counts. Offsets of the last request per file are
+// kept so distances stay meaningful across interval boundaries; they are
+// forgotten for files not seen in the closed interval, bounding memory.
+func (a *Accumulator) Close(node int, start, interval time.Duration, dataServers int, window time.Duration) Observation {
+	o := Observation{
+		Node: node, Start: start, Interval: interval, DataServers: dataServers,
+		Clients: len(a.clients), Processes: len(a.processes), FileHandles: len(a.files),
+		ReqMin: a.min, ReqMax: a.max, Bytes: a.done, Requests: a.n, Window: window,
+	}
+	if a.n > 0 {
+		o.ReqAvg = a.sum / float64(a.n)
+	}
+	if a.distN > 0 {
+		o.OffsetDist = a.distSum / float64(a.distN)
+	}
+	if interval > 0 {
+		o.Bandwidth = float64(a.done) / interval.Seconds()
+	}
+	switch {
+	case a.opBytes[sched.Write] > a.opBytes[sched.Read]:
+		o.Op = sched.Write
+	case a.opBytes[sched.Read] > 0:
+		o.Op = sched.Read
+	}
+	for f := range a.lastOff {
+		if _, seen := a.files[f]; !seen {
+			delete(a.lastOff, f)
+		}
+	}
+	clear(a.clients)
+	clear(a.processes)
+	clear(a.files)
+	a.n, a.sum, a.min, a.max, a.distSum, a.distN, a.done = 0, 0, 0, 0, 0, 0, 0
+	a.opBytes = [3]int64{}
+	return o
+}
+
+// SortByNode sorts observations by node index (stable), for deterministic output.
+func SortByNode(obs []Observation) {
+	sort.SliceStable(obs, func(i, j int) bool { return obs[i].Node < obs[j].Node })
+}
