@@ -1,0 +1,69 @@
+// Package backend is where the forwarding daemon's dispatched requests land:
+// the emulated PFS (adaptio pfs) or a POSIX directory on a mounted parallel
+// file system with a striping layout. Both split a file range into pieces, one
+// per PFS data server, which become the scheduler's queues.
+//
+// Paths are slash-separated and relative to the export root; a Backend
+// refuses (ErrPath) any path that is absolute, contains "..", or resolves
+// through a symlink outside the root.
+package backend
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+	"time"
+)
+
+// Errors shared by backends; wrapped with detail, tested with errors.Is.
+var (
+	ErrPath        = errors.New("backend: path outside the export root")
+	ErrNotExist    = fs.ErrNotExist
+	ErrExist       = fs.ErrExist
+	ErrServerDown  = errors.New("backend: data server unavailable")
+	ErrClosed      = errors.New("backend: closed")
+	ErrBadArgument = errors.New("backend: bad argument")
+)
+
+// Piece is the part of a file access that lands on one data server: file
+// bytes [Offset, Offset+Length) are stored on Server.
+type Piece struct {
+	Server int
+	Offset int64
+	Length int64
+}
+
+// FileInfo is the metadata the protocol's stat returns.
+type FileInfo struct {
+	Name    string
+	Size    int64
+	Mode    fs.FileMode
+	ModTime time.Time
+	IsDir   bool
+}
+
+// Backend stores files striped over Servers() data servers. Implementations
+// are safe for concurrent use.
+type Backend interface {
+	// Servers is the number of data servers (scheduler queues).
+	Servers() int
+	// Split appends to dst the pieces of file bytes [off, off+n) in file
+	// order, per the file's striping layout.
+	Split(dst []Piece, path string, off, n int64) ([]Piece, error)
+	// ReadAt reads len(p) bytes at file offset off from one data server;
+	// the range lies within pieces Split assigned to that server. Bytes
+	// beyond the end of file read as a short count, not an error.
+	ReadAt(ctx context.Context, path string, server int, p []byte, off int64) (int, error)
+	// WriteAt writes p at file offset off on one data server and returns
+	// only when the server holds the bytes (write-through).
+	WriteAt(ctx context.Context, path string, server int, p []byte, off int64) (int, error)
+
+	Create(ctx context.Context, path string, mode fs.FileMode) error // create if absent (no error if it exists)
+	Stat(ctx context.Context, path string) (FileInfo, error)
+	Truncate(ctx context.Context, path string, size int64) error
+	Unlink(ctx context.Context, path string) error
+	Mkdir(ctx context.Context, path string, mode fs.FileMode) error
+	ReadDir(ctx context.Context, path string) ([]FileInfo, error)
+	Fsync(ctx context.Context, path string) error
+	Close() error
+}

@@ -1,0 +1,330 @@
+// Package dataset reads and writes the experiment dataset: per-second
+// observations of every I/O node in every experiment (the papers' "over one
+// million observations") and a per-experiment summary. The simulator writes
+// it; detection training and the offline evaluations read it.
+//
+// Files in a dataset directory:
+//
+//	observations.csv  one Row per I/O node per second
+//	summary.csv       one Experiment per (scenario, scheduler, window)
+package dataset
+
+import (
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/adaptio/adaptio/access"
+	"github.com/adaptio/adaptio/sched"
+	"github.com/adaptio/adaptio/workload"
+)
+
+// File names inside a dataset directory.
+const (
+	ObservationsFile = "observations.csv"
+	SummaryFile      = "summary.csv"
+)
+
+// ErrFormat is wrapped by every decoding error.
+var ErrFormat = errors.New("dataset: bad format")
+
+// Run identifies one experiment: a scenario under a scheduler (and window for TWINS).
+type Run struct {
+	Scenario  workload.Scenario
+	Scheduler string        // "twins", "fifo", "hbrr", ...
+	Window    time.Duration // TWINS window; 0 for other schedulers
+}
+
+// Key is a stable identifier such as "128p-shared-strided-read-32k-4ion/twins-1ms".
+func (r Run) Key() string {
+	if r.Window > 0 {
+		return fmt.Sprintf("%s/%s-%s", r.Scenario, r.Scheduler, r.Window)
+	}
+	return fmt.Sprintf("%s/%s", r.Scenario, r.Scheduler)
+}
+
+// Row is one I/O node's observation for one second of one experiment.
+type Row struct {
+	Run
+	Second int // interval index from the experiment's start
+	Obs    access.Observation
+	Class  access.Class // ground-truth label from the scenario's pattern
+}
+
+// Experiment is one experiment's outcome.
+type Experiment struct {
+	Run
+	Makespan  time.Duration
+	Bandwidth float64 // bytes per second over the makespan
+	Bytes     int64
+}
+
+var obsHeader = []string{
+	"scenario", "processes", "layout", "spatiality", "op", "request_size", "total_bytes", "io_nodes",
+	"scheduler", "window_ns", "second", "node", "data_servers", "clients", "procs_seen", "obs_op",
+	"file_handles", "req_avg", "req_min", "req_max", "offset_dist", "bandwidth", "bytes", "requests", "class",
+}
+
+var sumHeader = []string{
+	"scenario", "processes", "layout", "spatiality", "op", "request_size", "total_bytes", "io_nodes",
+	"scheduler", "window_ns", "makespan_ns", "bandwidth", "bytes",
+}
+
+func runFields(r Run) []string {
+	s := r.Scenario
+	return []string{
+		s.String(), strconv.Itoa(s.Processes), s.Layout.String(), s.Spatiality.String(), s.Op.String(),
+		strconv.FormatInt(s.RequestSize, 10), strconv.FormatInt(s.TotalBytes, 10), strconv.Itoa(s.IONodes),
+		r.Scheduler, strconv.FormatInt(int64(r.Window), 10),
+	}
+}
+
+func f64(v float64) string { return strconv.FormatFloat(v, 'g', 10, 64) }
+
+// Writer writes rows or experiments as CSV with a header.
+type Writer struct {
+	w      *csv.Writer
+	header []string
+	wrote  bool
+}
+
+// NewObservationWriter returns a Writer for observations.csv rows.
+func NewObservationWriter(w io.Writer) *Writer { return &Writer{w: csv.NewWriter(w), header: obsHeader} }
+
+// NewSummaryWriter returns a Writer for summary.csv rows.
+func NewSummaryWriter(w io.Writer) *Writer { return &Writer{w: csv.NewWriter(w), header: sumHeader} }
+
+// WriteHeader writes the header (done automatically before the first row;
+// call it explicitly for an empty file).
+func (w *Writer) WriteHeader() error {
+	if w.wrote {
+		return nil
+	}
+	w.wrote = true
+	return w.w.Write(w.header)
+}
+
+// Row writes one observation row.
+func (w *Writer) Row(r Row) error {
+	if err := w.WriteHeader(); err != nil {
+		return err
+	}
+	o := r.Obs
+	rec := append(runFields(r.Run),
+		strconv.Itoa(r.Second), strconv.Itoa(o.Node), strconv.Itoa(o.DataServers), strconv.Itoa(o.Clients),
+		strconv.Itoa(o.Processes), opString(o.Op), strconv.Itoa(o.FileHandles), f64(o.ReqAvg),
+		strconv.FormatInt(o.ReqMin, 10), strconv.FormatInt(o.ReqMax, 10), f64(o.OffsetDist), f64(o.Bandwidth),
+		strconv.FormatInt(o.Bytes, 10), strconv.FormatInt(o.Requests, 10), r.Class.String())
+	return w.w.Write(rec)
+}
+
+// Experiment writes one summary row.
+func (w *Writer) Experiment(e Experiment) error {
+	if err := w.WriteHeader(); err != nil {
+		return err
+	}
+	rec := append(runFields(e.Run), strconv.FormatInt(int64(e.Makespan), 10), f64(e.Bandwidth), strconv.FormatInt(e.Bytes, 10))
+	return w.w.Write(rec)
+}
+
+// Flush flushes buffered rows and returns any write error.
+func (w *Writer) Flush() error { w.w.Flush(); return w.w.Error() }
+
+func opString(o sched.Op) string {
+	if !o.Valid() {
+		return ""
+	}
+	return o.String()
+}
+
+// fields decodes a record by column name.
+type fields struct {
+	idx  map[string]int
+	rec  []string
+	line int
+	err  error
+}
+
+func (f *fields) str(name string) string {
+	i, ok := f.idx[name]
+	if !ok || i >= len(f.rec) {
+		if f.err == nil {
+			f.err = fmt.Errorf("%w: line %d: missing column %q", ErrFormat, f.line, name)
+		}
+		return ""
+	}
+	return f.rec[i]
+}
+
+func (f *fields) int64(name string) int64 {
+	s := f.str(name)
+	v, err := strconv.ParseInt(s, 10, 64)
+	if err != nil && f.err == nil {
+		f.err = fmt.Errorf("%w: line %d: column %q: %q is not an integer", ErrFormat, f.line, name, s)
+	}
+	return v
+}
+
+func (f *fields) float(name string) float64 {
+	s := f.str(name)
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil && f.err == nil {
+		f.err = fmt.Errorf("%w: line %d: column %q: %q is not a number", ErrFormat, f.line, name, s)
+	}
+	return v
+}
+
+func (f *fields) run() Run {
+	var r Run
+	s := &r.Scenario
+	s.Processes = int(f.int64("processes"))
+	var err error
+	if s.Layout, err = workload.ParseLayout(f.str("layout")); err != nil && f.err == nil {
+		f.err = fmt.Errorf("%w: line %d: %w", ErrFormat, f.line, err)
+	}
+	if s.Spatiality, err = workload.ParseSpatiality(f.str("spatiality")); err != nil && f.err == nil {
+		f.err = fmt.Errorf("%w: line %d: %w", ErrFormat, f.line, err)
+	}
+	if s.Op, err = sched.ParseOp(f.str("op")); err != nil && f.err == nil {
+		f.err = fmt.Errorf("%w: line %d: %w", ErrFormat, f.line, err)
+	}
+	s.RequestSize = f.int64("request_size")
+	s.TotalBytes = f.int64("total_bytes")
+	s.IONodes = int(f.int64("io_nodes"))
+	r.Scheduler = f.str("scheduler")
+	r.Window = time.Duration(f.int64("window_ns"))
+	return r
+}
+
+type reader struct {
+	r    *csv.Reader
+	idx  map[string]int
+	line int
+}
+
+func newReader(rd io.Reader, want []string) (*reader, error) {
+	r := csv.NewReader(rd)
+	r.ReuseRecord = true
+	head, err := r.Read()
+	if err != nil {
+		return nil, fmt.Errorf("%w: reading header: %w", ErrFormat, err)
+	}
+	idx := map[string]int{}
+	for i, h := range head {
+		idx[h] = i
+	}
+	for _, h := range want {
+		if _, ok := idx[h]; !ok {
+			return nil, fmt.Errorf("%w: header lacks column %q", ErrFormat, h)
+		}
+	}
+	return &reader{r: r, idx: idx, line: 1}, nil
+}
+
+// ReadObservations calls fn for every row of an observations.csv stream.
+// fn returning an error stops the read and returns that error.
+func ReadObservations(rd io.Reader, fn func(Row) error) error {
+	r, err := newReader(rd, obsHeader)
+	if err != nil {
+		return err
+	}
+	for {
+		rec, err := r.r.Read()
+		if err == io.EOF {
+			return nil
+		}
+		r.line++
+		if err != nil {
+			return fmt.Errorf("%w: line %d: %w", ErrFormat, r.line, err)
+		}
+		f := fields{idx: r.idx, rec: rec, line: r.line}
+		row := Row{Run: f.run(), Second: int(f.int64("second"))}
+		o := &row.Obs
+		o.Node = int(f.int64("node"))
+		o.DataServers = int(f.int64("data_servers"))
+		o.Clients = int(f.int64("clients"))
+		o.Processes = int(f.int64("procs_seen"))
+		if s := f.str("obs_op"); s != "" {
+			if o.Op, err = sched.ParseOp(s); err != nil && f.err == nil {
+				f.err = fmt.Errorf("%w: line %d: %w", ErrFormat, r.line, err)
+			}
+		}
+		o.FileHandles = int(f.int64("file_handles"))
+		o.ReqAvg = f.float("req_avg")
+		o.ReqMin = f.int64("req_min")
+		o.ReqMax = f.int64("req_max")
+		o.OffsetDist = f.float("offset_dist")
+		o.Bandwidth = f.float("bandwidth")
+		o.Bytes = f.int64("bytes")
+		o.Requests = f.int64("requests")
+		o.Interval = time.Second
+		o.Start = time.Duration(row.Second) * time.Second
+		o.Window = row.Window
+		if c := f.str("class"); c != "unknown" {
+			if row.Class, err = access.ParseClass(c); err != nil && f.err == nil {
+				f.err = fmt.Errorf("%w: line %d: %w", ErrFormat, r.line, err)
+			}
+		}
+		if f.err != nil {
+			return f.err
+		}
+		if err := o.Validate(); err != nil {
+			return fmt.Errorf("%w: line %d: %w", ErrFormat, r.line, err)
+		}
+		if err := fn(row); err != nil {
+			return err
+		}
+	}
+}
+
+// ReadSummary reads every row of a summary.csv stream.
+func ReadSummary(rd io.Reader) ([]Experiment, error) {
+	r, err := newReader(rd, sumHeader)
+	if err != nil {
+		return nil, err
+	}
+	var out []Experiment
+	for {
+		rec, err := r.r.Read()
+		if err == io.EOF {
+			return out, nil
+		}
+		r.line++
+		if err != nil {
+			return nil, fmt.Errorf("%w: line %d: %w", ErrFormat, r.line, err)
+		}
+		f := fields{idx: r.idx, rec: rec, line: r.line}
+		e := Experiment{Run: f.run(), Makespan: time.Duration(f.int64("makespan_ns")), Bandwidth: f.float("bandwidth"), Bytes: f.int64("bytes")}
+		if f.err != nil {
+			return nil, f.err
+		}
+		out = append(out, e)
+	}
+}
+
+// LoadObservations reads DIR/observations.csv into memory.
+func LoadObservations(dir string) ([]Row, error) {
+	f, err := os.Open(filepath.Join(dir, ObservationsFile))
+	if err != nil {
+		return nil, fmt.Errorf("dataset: %w", err)
+	}
+	defer f.Close()
+	var rows []Row
+	err = ReadObservations(f, func(r Row) error { rows = append(rows, r); return nil })
+	return rows, err
+}
+
+// LoadSummary reads DIR/summary.csv.
+func LoadSummary(dir string) ([]Experiment, error) {
+	f, err := os.Open(filepath.Join(dir, SummaryFile))
+	if err != nil {
+		return nil, fmt.Errorf("dataset: %w", err)
+	}
+	defer f.Close()
+	return ReadSummary(f)
+}
