@@ -1,0 +1,110 @@
+package sched
+
+import (
+	"errors"
+	"testing"
+	"time"
+)
+
+func TestAddErrors(t *testing.T) {
+	ok := Request{ID: 1, Queue: 0, File: 1, Offset: 0, Length: 10, Op: Read}
+	tests := []struct {
+		name string
+		mod  func(r *Request)
+		want error
+	}{
+		{"zero length", func(r *Request) { r.Length = 0 }, ErrBadLength},
+		{"negative length", func(r *Request) { r.Length = -5 }, ErrBadLength},
+		{"negative offset", func(r *Request) { r.Offset = -1 }, ErrBadOffset},
+		{"huge end", func(r *Request) { r.Offset = 1 << 62 }, ErrBadOffset},
+		{"negative queue", func(r *Request) { r.Queue = -1 }, ErrBadQueue},
+		{"queue beyond servers", func(r *Request) { r.Queue = 4 }, ErrBadQueue},
+		{"zero op", func(r *Request) { r.Op = 0 }, ErrBadOp},
+		{"unknown op", func(r *Request) { r.Op = 7 }, ErrBadOp},
+		{"duplicate id", func(r *Request) { r.ID = 100 }, ErrDuplicateID},
+	}
+	for _, name := range Names() {
+		for _, tt := range tests {
+			t.Run(name+"/"+tt.name, func(t *testing.T) {
+				s, err := New(name, Config{Servers: 4})
+				if err != nil {
+					t.Fatal(err)
+				}
+				first := ok
+				first.ID = 100
+				if err := s.Add(0, first); err != nil {
+					t.Fatalf("valid request: %v", err)
+				}
+				r := ok
+				tt.mod(&r)
+				err = s.Add(0, r)
+				if !errors.Is(err, tt.want) {
+					t.Fatalf("Add: got %v, want %v", err, tt.want)
+				}
+				if s.Len() != 1 {
+					t.Fatalf("Len after rejected Add: got %d, want 1", s.Len())
+				}
+			})
+		}
+	}
+}
+
+func TestCompleteUnknownBatch(t *testing.T) {
+	for _, name := range Names() {
+		t.Run(name, func(t *testing.T) {
+			s, _ := New(name, Config{Servers: 2})
+			if err := s.Complete(0, 12345, 0, 0); !errors.Is(err, ErrUnknownBatch) {
+				t.Fatalf("unknown id: got %v, want ErrUnknownBatch", err)
+			}
+			if err := s.Add(0, Request{ID: 1, Length: 4, Op: Write}); err != nil {
+				t.Fatal(err)
+			}
+			b, ok, _ := nextWithin(s, 0, time.Second)
+			if !ok {
+				t.Fatal("no batch")
+			}
+			if err := s.Complete(1, b.ID, b.Length, 1); err != nil {
+				t.Fatalf("Complete: %v", err)
+			}
+			if err := s.Complete(2, b.ID, b.Length, 1); !errors.Is(err, ErrUnknownBatch) {
+				t.Fatalf("second Complete: got %v, want ErrUnknownBatch", err)
+			}
+		})
+	}
+}
+
+// nextWithin calls Next, following retryAt up to limit after now.
+func nextWithin(s Scheduler, now, limit time.Duration) (Batch, bool, time.Duration) {
+	end := now + limit
+	for {
+		b, ok, retry := s.Next(now)
+		if ok || retry == 0 || retry <= now || retry > end {
+			return b, ok, now
+		}
+		now = retry
+	}
+}
+
+func TestNewErrors(t *testing.T) {
+	if _, err := New("nope", Config{Servers: 1}); !errors.Is(err, ErrUnknownAlgo) {
+		t.Fatalf("unknown algorithm: got %v", err)
+	}
+	bad := []Config{
+		{},
+		{Servers: 2, Node: -1},
+		{Servers: 2, Node: 3, Nodes: 2},
+		{Servers: 2, Window: -1},
+		{Servers: 2, MaxAggregate: -1},
+		{Servers: 2, MaxBatch: -1},
+		{Servers: 2, Quantum: -3},
+		{Servers: 2, Timeslice: -1},
+		{Servers: 2, SWWindow: -1},
+		{Servers: 2, Weights: []float64{1}},
+		{Servers: 2, Weights: []float64{1, 0}},
+	}
+	for i, cfg := range bad {
+		if _, err := New("fifo", cfg); !errors.Is(err, ErrBadConfig) {
+			t.Errorf("config %d %+v: got %v, want ErrBadConfig", i, cfg, err)
+		}
+	}
+}

@@ -1,0 +1,115 @@
+package sched
+
+import "time"
+
+// twins is TWINS (Bez et al.): one arrival-ordered queue per data server;
+// during a time window only the current server's queue is served; when the
+// window ends the next server (round robin) becomes current.
+//
+// Translation rule: I/O node k starts at server k mod Servers and then visits
+// k+1, k+2, ... (mod Servers), so at any instant nodes started together serve
+// different servers.
+//
+// Window timing follows AGIOS: the first window starts at the first Next that
+// finds a request queued; a window [start, start+Window) ends at the first
+// Next at or after start+Window, which advances exactly one server and starts
+// the new window at that instant. Windows do not advance while nothing is
+// queued (Next then returns retryAt = 0).
+//
+// Empty current queue: by default (the reference behaviour) TWINS waits for
+// the window's end even if other queues hold requests, and Next returns
+// retryAt = the window's end. With SkipEmpty (ours) it moves at once to the
+// next server in round-robin order that has requests and starts a new window
+// there.
+//
+// Changing Window mid-window (SetParams): the current window keeps its start
+// and its end is recomputed as start + new Window; if that is already past,
+// the window ends at the next Next.
+type twins struct {
+	core
+	queues  []ring[item]
+	started bool
+	cur     int
+	start   time.Duration
+	end     time.Duration
+}
+
+var _ Scheduler = (*twins)(nil)
+var _ Tunable = (*twins)(nil)
+
+func newTWINS(cfg Config) *twins {
+	t := &twins{queues: make([]ring[item], cfg.Servers)}
+	t.init("twins", cfg)
+	return t
+}
+
+func (t *twins) Add(now time.Duration, r Request) error {
+	seq, err := t.admit(now, &r)
+	if err != nil {
+		return err
+	}
+	t.queues[r.Queue].push(item{r: r, seq: seq})
+	return nil
+}
+
+// firstServer is the translation rule.
+func (t *twins) firstServer() int { return t.cfg.Node % t.cfg.Servers }
+
+func (t *twins) Next(now time.Duration) (Batch, bool, time.Duration) {
+	if t.n == 0 {
+		return Batch{}, false, 0
+	}
+	switch {
+	case !t.started:
+		t.started = true
+		t.cur = t.firstServer()
+		t.start, t.end = now, now+t.cfg.Window
+	case now >= t.end:
+		t.cur++
+		if t.cur == t.cfg.Servers {
+			t.cur = 0
+		}
+		t.start, t.end = now, now+t.cfg.Window
+	}
+	q := &t.queues[t.cur]
+	if q.len() == 0 {
+		if !t.cfg.SkipEmpty {
+			return Batch{}, false, t.end
+		}
+		for q.len() == 0 { // t.n > 0, so some queue is not empty
+			t.cur++
+			if t.cur == t.cfg.Servers {
+				t.cur = 0
+			}
+			q = &t.queues[t.cur]
+		}
+		t.start, t.end = now, now+t.cfg.Window
+	}
+	it := q.pop()
+	s, buf := t.open()
+	return t.emit(now, s, append(buf, it.r)), true, 0
+}
+
+func (t *twins) SetParams(_ time.Duration, p Params) error {
+	if err := t.setParams(p); err != nil {
+		return err
+	}
+	if t.started {
+		t.end = t.start + t.cfg.Window
+	}
+	return nil
+}
+
+// window returns the current server and window (ok=false before the first).
+func (t *twins) window() (server int, start, end time.Duration, ok bool) {
+	return t.cur, t.start, t.end, t.started
+}
+
+func (t *twins) drain(dst []item) []item {
+	for i := range t.queues {
+		for t.queues[i].len() > 0 {
+			dst = append(dst, t.queues[i].pop())
+		}
+	}
+	return dst
+}
