@@ -1,0 +1,129 @@
+package access_test
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"testing"
+	"time"
+
+	"github.com/adaptio/adaptio/access"
+	"github.com/adaptio/adaptio/sched"
+)
+
+func TestAccumulatorInterval(t *testing.T) {
+	var a access.Accumulator
+	// Two processes on one client, a shared file, 1D-strided 32 KiB requests.
+	const sz = 32 << 10
+	for i := 0; i < 4; i++ {
+		for p := 0; p < 2; p++ {
+			a.Request(7, uint64(p), 42, int64(i*2+p)*sz, sz, sched.Read)
+			a.Done(sz)
+		}
+	}
+	o := a.Close(3, time.Second, time.Second, 4, 2*time.Millisecond)
+	want := access.Observation{
+		Node: 3, Start: time.Second, Interval: time.Second, DataServers: 4, Clients: 1, Processes: 2,
+		Op: sched.Read, FileHandles: 1, ReqAvg: sz, ReqMin: sz, ReqMax: sz, OffsetDist: sz,
+		Bandwidth: 8 * sz, Bytes: 8 * sz, Requests: 8, Window: 2 * time.Millisecond,
+	}
+	if o != want {
+		t.Fatalf("got  %+v\nwant %+v", o, want)
+	}
+	if err := o.Validate(); err != nil {
+		t.Fatalf("Validate: %v", err)
+	}
+	// The next interval starts empty but remembers the last offset per file.
+	idle := a.Close(3, 2*time.Second, time.Second, 4, 0)
+	if !idle.Idle() || idle.Requests != 0 || idle.Clients != 0 {
+		t.Fatalf("second interval not idle: %+v", idle)
+	}
+}
+
+func TestAccumulatorDistanceAcrossIntervals(t *testing.T) {
+	var a access.Accumulator
+	a.Request(0, 0, 1, 0, 100, sched.Write)
+	a.Close(0, 0, time.Second, 1, 0)
+	a.Request(0, 0, 1, 1000, 100, sched.Write)
+	o := a.Close(0, time.Second, time.Second, 1, 0)
+	if o.OffsetDist != 1000 {
+		t.Fatalf("distance across intervals: got %v, want 1000", o.OffsetDist)
+	}
+	// A file unseen for a whole interval is forgotten: no distance next time.
+	a.Close(0, 2*time.Second, time.Second, 1, 0)
+	a.Request(0, 0, 1, 5000, 100, sched.Write)
+	if o := a.Close(0, 3*time.Second, time.Second, 1, 0); o.OffsetDist != 0 {
+		t.Fatalf("stale distance kept: got %v, want 0", o.OffsetDist)
+	}
+}
+
+func TestMajorityOpByBytes(t *testing.T) {
+	var a access.Accumulator
+	a.Request(0, 0, 1, 0, 10, sched.Read)
+	a.Request(0, 0, 1, 0, 10, sched.Read)
+	a.Request(0, 1, 2, 0, 100, sched.Write)
+	if o := a.Close(0, 0, time.Second, 1, 0); o.Op != sched.Write {
+		t.Fatalf("majority op: got %v, want write", o.Op)
+	}
+}
+
+func TestValidateRejects(t *testing.T) {
+	good := access.Observation{Requests: 1, Op: sched.Read, ReqMin: 1, ReqMax: 3, ReqAvg: 2}
+	if err := good.Validate(); err != nil {
+		t.Fatalf("good observation rejected: %v", err)
+	}
+	tests := []struct {
+		name string
+		mod  func(*access.Observation)
+	}{
+		{"negative node", func(o *access.Observation) { o.Node = -1 }},
+		{"negative bytes", func(o *access.Observation) { o.Bytes = -1 }},
+		{"NaN bandwidth", func(o *access.Observation) { o.Bandwidth = math.NaN() }},
+		{"infinite distance", func(o *access.Observation) { o.OffsetDist = math.Inf(1) }},
+		{"bad op", func(o *access.Observation) { o.Op = 9 }},
+		{"min above max", func(o *access.Observation) { o.ReqMin = 5 }},
+		{"avg above max", func(o *access.Observation) { o.ReqAvg = 4 }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			o := good
+			tt.mod(&o)
+			if err := o.Validate(); err == nil {
+				t.Fatalf("Validate accepted %+v", o)
+			}
+		})
+	}
+	bad := good
+	bad.Op = 0
+	if err := bad.Validate(); !errors.Is(err, sched.ErrBadOp) {
+		t.Fatalf("got %v, want ErrBadOp", err)
+	}
+}
+
+func TestClassRoundTrip(t *testing.T) {
+	for i, c := range access.Classes {
+		if c.Index() != i {
+			t.Errorf("%v.Index() = %d, want %d", c, c.Index(), i)
+		}
+		got, err := access.ParseClass(c.String())
+		if err != nil || got != c {
+			t.Errorf("ParseClass(%q) = %v, %v", c.String(), got, err)
+		}
+	}
+	if _, err := access.ParseClass("XX"); err == nil {
+		t.Error("ParseClass accepted XX")
+	}
+	if access.Unknown.Index() != -1 {
+		t.Error("Unknown has an index")
+	}
+}
+
+func ExampleAccumulator() {
+	var a access.Accumulator
+	a.Request(0, 0, 1, 0, 4096, sched.Write)
+	a.Request(0, 0, 1, 4096, 4096, sched.Write)
+	a.Done(8192)
+	o := a.Close(0, 0, time.Second, 4, time.Millisecond)
+	fmt.Println(o.FileHandles, o.ReqAvg, o.OffsetDist, o.Bandwidth, o.Op)
+	// Output: 1 4096 4096 8192 write
+}

@@ -1,0 +1,139 @@
+package dataset_test
+
+import (
+	"bytes"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/adaptio/adaptio/access"
+	"github.com/adaptio/adaptio/dataset"
+	"github.com/adaptio/adaptio/sched"
+	"github.com/adaptio/adaptio/workload"
+)
+
+func sampleRun() dataset.Run {
+	return dataset.Run{
+		Scenario: workload.Scenario{Pattern: workload.Pattern{Processes: 128, Layout: workload.Shared,
+			Spatiality: workload.Strided, Op: sched.Read, RequestSize: 32 << 10, TotalBytes: 4 << 30}, IONodes: 4},
+		Scheduler: "twins", Window: 2 * time.Millisecond,
+	}
+}
+
+func TestObservationRoundTrip(t *testing.T) {
+	rows := []dataset.Row{
+		{Run: sampleRun(), Second: 3, Class: access.SS, Obs: access.Observation{
+			Node: 2, Start: 3 * time.Second, Interval: time.Second, DataServers: 4, Clients: 8, Processes: 32,
+			Op: sched.Read, FileHandles: 1, ReqAvg: 32768, ReqMin: 32768, ReqMax: 32768, OffsetDist: 65536.5,
+			Bandwidth: 1.25e8, Bytes: 125000000, Requests: 3815, Window: 2 * time.Millisecond}},
+		{Run: sampleRun(), Second: 4, Class: access.SS, Obs: access.Observation{Node: 2, Start: 4 * time.Second,
+			Interval: time.Second, Window: 2 * time.Millisecond}},
+	}
+	var buf bytes.Buffer
+	w := dataset.NewObservationWriter(&buf)
+	for _, r := range rows {
+		if err := w.Row(r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	var got []dataset.Row
+	if err := dataset.ReadObservations(&buf, func(r dataset.Row) error { got = append(got, r); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != len(rows) {
+		t.Fatalf("read %d rows, want %d", len(got), len(rows))
+	}
+	for i := range rows {
+		if got[i] != rows[i] {
+			t.Errorf("row %d:\n got %+v\nwant %+v", i, got[i], rows[i])
+		}
+	}
+}
+
+func TestSummaryRoundTrip(t *testing.T) {
+	e := dataset.Experiment{Run: sampleRun(), Makespan: 12345 * time.Millisecond, Bandwidth: 3.5e8, Bytes: 4 << 30}
+	f := e
+	f.Scheduler, f.Window = "fifo", 0
+	var buf bytes.Buffer
+	w := dataset.NewSummaryWriter(&buf)
+	if err := w.Experiment(e); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Experiment(f); err != nil {
+		t.Fatal(err)
+	}
+	w.Flush()
+	got, err := dataset.ReadSummary(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 || got[0] != e || got[1] != f {
+		t.Fatalf("got %+v", got)
+	}
+	if e.Key() != "128p-shared-strided-read-32k-4ion/twins-2ms" || f.Key() != "128p-shared-strided-read-32k-4ion/fifo" {
+		t.Fatalf("keys %q %q", e.Key(), f.Key())
+	}
+}
+
+func TestReadRejectsBadInput(t *testing.T) {
+	var buf bytes.Buffer
+	w := dataset.NewObservationWriter(&buf)
+	w.Row(dataset.Row{Run: sampleRun(), Class: access.SS})
+	w.Flush()
+	good := buf.String()
+	lines := strings.SplitN(good, "\n", 2)
+	tests := map[string]string{
+		"empty":          "",
+		"missing column": strings.Replace(lines[0], "bandwidth,", "", 1) + "\n",
+		"not a number":   lines[0] + "\n" + strings.Replace(lines[1], "128,", "lots,", 1),
+		"bad class":      strings.Replace(good, ",SS\n", ",XX\n", 1),
+		"bad op":         strings.Replace(good, ",read,", ",erase,", 1),
+	}
+	for name, in := range tests {
+		t.Run(name, func(t *testing.T) {
+			err := dataset.ReadObservations(strings.NewReader(in), func(dataset.Row) error { return nil })
+			if !errors.Is(err, dataset.ErrFormat) {
+				t.Fatalf("got %v, want ErrFormat", err)
+			}
+		})
+	}
+}
+
+func FuzzReadObservations(f *testing.F) {
+	var buf bytes.Buffer
+	w := dataset.NewObservationWriter(&buf)
+	w.Row(dataset.Row{Run: sampleRun(), Class: access.SS, Obs: access.Observation{Requests: 1, Op: sched.Read, ReqMin: 1, ReqMax: 1, ReqAvg: 1}})
+	w.Flush()
+	f.Add(buf.String())
+	f.Add("scenario\n1\n")
+	f.Fuzz(func(t *testing.T, in string) {
+		n := 0
+		err := dataset.ReadObservations(strings.NewReader(in), func(r dataset.Row) error {
+			n++
+			if verr := r.Obs.Validate(); verr != nil {
+				t.Fatalf("accepted an invalid observation: %v", verr)
+			}
+			return nil
+		})
+		if err != nil && !errors.Is(err, dataset.ErrFormat) {
+			t.Fatalf("error not wrapping ErrFormat: %v", err)
+		}
+	})
+}
+
+func FuzzReadSummary(f *testing.F) {
+	var buf bytes.Buffer
+	w := dataset.NewSummaryWriter(&buf)
+	w.Experiment(dataset.Experiment{Run: sampleRun(), Makespan: time.Second, Bandwidth: 1, Bytes: 1})
+	w.Flush()
+	f.Add(buf.String())
+	f.Fuzz(func(t *testing.T, in string) {
+		if _, err := dataset.ReadSummary(strings.NewReader(in)); err != nil && !errors.Is(err, dataset.ErrFormat) {
+			t.Fatalf("error not wrapping ErrFormat: %v", err)
+		}
+	})
+}
