@@ -94,7 +94,9 @@ type Writer struct {
 }
 
 // NewObservationWriter returns a Writer for observations.csv rows.
-func NewObservationWriter(w io.Writer) *Writer { return &Writer{w: csv.NewWriter(w), header: obsHeader} }
+func NewObservationWriter(w io.Writer) *Writer {
+	return &Writer{w: csv.NewWriter(w), header: obsHeader}
+}
 
 // NewSummaryWriter returns a Writer for summary.csv rows.
 func NewSummaryWriter(w io.Writer) *Writer { return &Writer{w: csv.NewWriter(w), header: sumHeader} }
