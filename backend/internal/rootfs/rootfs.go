@@ -1,0 +1,340 @@
+// Package rootfs is a directory tree confined with os.Root, with a cache of
+// open files so that positioned reads and writes cost one system call. The
+// POSIX backend and the emulated PFS data servers store their files in one.
+package rootfs
+
+import (
+	"container/list"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/adaptio/adaptio/backend"
+)
+
+// DefaultMaxOpen is the number of files kept open when Options leave it 0.
+const DefaultMaxOpen = 256
+
+// FS is a confined directory tree. Safe for concurrent use.
+type FS struct {
+	root    *os.Root
+	maxOpen int
+
+	mu     sync.Mutex
+	files  map[string]*handle
+	lru    list.List // of *handle, most recent first
+	closed bool
+}
+
+type handle struct {
+	f       *os.File
+	name    string
+	refs    int
+	evicted bool
+	elem    *list.Element
+}
+
+// Open confines an FS to dir, which must exist. maxOpen bounds the cache of
+// open files (0: DefaultMaxOpen).
+func Open(dir string, maxOpen int) (*FS, error) {
+	r, err := os.OpenRoot(dir)
+	if err != nil {
+		return nil, err
+	}
+	if maxOpen <= 0 {
+		maxOpen = DefaultMaxOpen
+	}
+	return &FS{root: r, maxOpen: maxOpen, files: make(map[string]*handle)}, nil
+}
+
+// Clean validates a slash-separated path relative to the root and returns
+// its canonical form ("." for the root itself). Absolute paths, ".."
+// elements, backslashes and NUL bytes are refused with backend.ErrPath.
+func Clean(path string) (string, error) {
+	if path == "" || path == "/" || path == "." {
+		return ".", nil
+	}
+	if strings.HasPrefix(path, "/") || strings.ContainsAny(path, "\\\x00") {
+		return "", fmt.Errorf("%w: %q", backend.ErrPath, path)
+	}
+	parts := strings.Split(path, "/")
+	out := parts[:0]
+	for _, p := range parts {
+		switch p {
+		case "", ".":
+		case "..":
+			return "", fmt.Errorf("%w: %q", backend.ErrPath, path)
+		default:
+			out = append(out, p)
+		}
+	}
+	if len(out) == 0 {
+		return ".", nil
+	}
+	return strings.Join(out, "/"), nil
+}
+
+// mapErr turns os.Root's escape refusal into backend.ErrPath; other errors
+// (fs.ErrNotExist, fs.ErrExist, ...) pass through wrapped.
+func mapErr(path string, err error) error {
+	if err == nil {
+		return nil
+	}
+	if strings.Contains(err.Error(), "path escapes from parent") {
+		return fmt.Errorf("%w: %q: %v", backend.ErrPath, path, err)
+	}
+	return err
+}
+
+func (f *FS) acquire(path string) (*handle, error) {
+	name, err := Clean(path)
+	if err != nil {
+		return nil, err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.closed {
+		return nil, backend.ErrClosed
+	}
+	if h, ok := f.files[name]; ok {
+		h.refs++
+		f.lru.MoveToFront(h.elem)
+		return h, nil
+	}
+	file, err := f.root.OpenFile(name, os.O_RDWR, 0)
+	if errors.Is(err, fs.ErrPermission) {
+		file, err = f.root.OpenFile(name, os.O_RDONLY, 0)
+	}
+	if err != nil {
+		return nil, mapErr(path, err)
+	}
+	if st, err := file.Stat(); err == nil && st.IsDir() {
+		file.Close()
+		return nil, fmt.Errorf("%w: %q is a directory", backend.ErrBadArgument, path)
+	}
+	h := &handle{f: file, name: name, refs: 1}
+	h.elem = f.lru.PushFront(h)
+	f.files[name] = h
+	for f.lru.Len() > f.maxOpen {
+		f.evictLocked(f.lru.Back().Value.(*handle))
+	}
+	return h, nil
+}
+
+func (f *FS) evictLocked(h *handle) {
+	if h.evicted {
+		return
+	}
+	h.evicted = true
+	f.lru.Remove(h.elem)
+	delete(f.files, h.name)
+	if h.refs == 0 {
+		h.f.Close()
+	}
+}
+
+func (f *FS) release(h *handle) {
+	f.mu.Lock()
+	h.refs--
+	if h.evicted && h.refs == 0 {
+		h.f.Close()
+	}
+	f.mu.Unlock()
+}
+
+// forget drops the cached handle of path, if any (after unlink).
+func (f *FS) forget(name string) {
+	f.mu.Lock()
+	if h, ok := f.files[name]; ok {
+		f.evictLocked(h)
+	}
+	f.mu.Unlock()
+}
+
+// ReadAt reads up to len(p) bytes at off of an existing file; a read past
+// the end of file returns a short count and no error.
+func (f *FS) ReadAt(path string, p []byte, off int64) (int, error) {
+	if off < 0 {
+		return 0, fmt.Errorf("%w: offset %d", backend.ErrBadArgument, off)
+	}
+	h, err := f.acquire(path)
+	if err != nil {
+		return 0, err
+	}
+	defer f.release(h)
+	n, err := h.f.ReadAt(p, off)
+	if err == io.EOF {
+		err = nil
+	}
+	return n, err
+}
+
+// WriteAt writes p at off of an existing file (pwrite).
+func (f *FS) WriteAt(path string, p []byte, off int64) (int, error) {
+	if off < 0 {
+		return 0, fmt.Errorf("%w: offset %d", backend.ErrBadArgument, off)
+	}
+	h, err := f.acquire(path)
+	if err != nil {
+		return 0, err
+	}
+	defer f.release(h)
+	return h.f.WriteAt(p, off)
+}
+
+// Fsync flushes a file to stable storage.
+func (f *FS) Fsync(path string) error {
+	h, err := f.acquire(path)
+	if err != nil {
+		return err
+	}
+	defer f.release(h)
+	return h.f.Sync()
+}
+
+// Truncate sets a file's size.
+func (f *FS) Truncate(path string, size int64) error {
+	if size < 0 {
+		return fmt.Errorf("%w: size %d", backend.ErrBadArgument, size)
+	}
+	h, err := f.acquire(path)
+	if err != nil {
+		return err
+	}
+	defer f.release(h)
+	return h.f.Truncate(size)
+}
+
+// Create creates a regular file if absent; an existing file is left as it
+// is, an existing directory is an error.
+func (f *FS) Create(path string, mode fs.FileMode) error {
+	name, err := Clean(path)
+	if err != nil {
+		return err
+	}
+	if name == "." {
+		return fmt.Errorf("%w: %q is the root directory", backend.ErrBadArgument, path)
+	}
+	file, err := f.root.OpenFile(name, os.O_RDWR|os.O_CREATE, mode.Perm())
+	if err != nil {
+		return mapErr(path, err)
+	}
+	defer file.Close()
+	if st, err := file.Stat(); err == nil && st.IsDir() {
+		return fmt.Errorf("%w: %q is a directory", backend.ErrExist, path)
+	}
+	return nil
+}
+
+// Mkdir creates one directory.
+func (f *FS) Mkdir(path string, mode fs.FileMode) error {
+	name, err := Clean(path)
+	if err != nil {
+		return err
+	}
+	return mapErr(path, f.root.Mkdir(name, mode.Perm()))
+}
+
+// Unlink removes a file or an empty directory.
+func (f *FS) Unlink(path string) error {
+	name, err := Clean(path)
+	if err != nil {
+		return err
+	}
+	if name == "." {
+		return fmt.Errorf("%w: cannot remove the root", backend.ErrBadArgument)
+	}
+	f.forget(name)
+	return mapErr(path, f.root.Remove(name))
+}
+
+// Stat describes path.
+func (f *FS) Stat(path string) (backend.FileInfo, error) {
+	name, err := Clean(path)
+	if err != nil {
+		return backend.FileInfo{}, err
+	}
+	st, err := f.root.Stat(name)
+	if err != nil {
+		return backend.FileInfo{}, mapErr(path, err)
+	}
+	return info(st), nil
+}
+
+// ReadDir lists a directory in name order, following symlinks that stay
+// inside the root; entries that cannot be described (dangling or escaping
+// symlinks) are left out.
+func (f *FS) ReadDir(path string) ([]backend.FileInfo, error) {
+	name, err := Clean(path)
+	if err != nil {
+		return nil, err
+	}
+	d, err := f.root.Open(name)
+	if err != nil {
+		return nil, mapErr(path, err)
+	}
+	defer d.Close()
+	ents, err := d.ReadDir(-1)
+	if err != nil {
+		return nil, mapErr(path, err)
+	}
+	out := make([]backend.FileInfo, 0, len(ents))
+	for _, e := range ents {
+		child := e.Name()
+		if name != "." {
+			child = name + "/" + e.Name()
+		}
+		st, err := f.root.Stat(child)
+		if err != nil {
+			continue
+		}
+		out = append(out, info(st))
+	}
+	slices.SortFunc(out, func(a, b backend.FileInfo) int { return strings.Compare(a.Name, b.Name) })
+	return out, nil
+}
+
+func info(st fs.FileInfo) backend.FileInfo {
+	return backend.FileInfo{Name: st.Name(), Size: st.Size(), Mode: st.Mode(), ModTime: st.ModTime(), IsDir: st.IsDir()}
+}
+
+// ReadFile returns a small file's contents (layout files).
+func (f *FS) ReadFile(path string) ([]byte, error) {
+	name, err := Clean(path)
+	if err != nil {
+		return nil, err
+	}
+	b, err := f.root.ReadFile(name)
+	return b, mapErr(path, err)
+}
+
+// WriteFile replaces a small file's contents.
+func (f *FS) WriteFile(path string, data []byte, mode fs.FileMode) error {
+	name, err := Clean(path)
+	if err != nil {
+		return err
+	}
+	f.forget(name)
+	return mapErr(path, f.root.WriteFile(name, data, mode))
+}
+
+// Close closes every cached file and the root; in-flight operations finish
+// on their handles first.
+func (f *FS) Close() error {
+	f.mu.Lock()
+	if f.closed {
+		f.mu.Unlock()
+		return nil
+	}
+	f.closed = true
+	for f.lru.Len() > 0 {
+		f.evictLocked(f.lru.Back().Value.(*handle))
+	}
+	f.mu.Unlock()
+	return f.root.Close()
+}

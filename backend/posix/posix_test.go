@@ -1,0 +1,115 @@
+package posix_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/adaptio/adaptio/backend"
+	"github.com/adaptio/adaptio/backend/backendtest"
+	"github.com/adaptio/adaptio/backend/posix"
+)
+
+func newBackend(t *testing.T, dir string, l backend.Layout) *posix.Backend {
+	t.Helper()
+	b, err := posix.New(dir, l)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { b.Close() })
+	return b
+}
+
+func TestConformance(t *testing.T) {
+	backendtest.Run(t, func(t *testing.T) backendtest.Harness {
+		dir := t.TempDir()
+		return backendtest.Harness{
+			Backend: newBackend(t, dir, backend.DefaultLayout(4)),
+			Symlink: func(name, target string) error { return os.Symlink(target, filepath.Join(dir, name)) },
+		}
+	})
+}
+
+func TestPerDirectoryLayout(t *testing.T) {
+	dir := t.TempDir()
+	b := newBackend(t, dir, backend.DefaultLayout(4))
+	ctx := context.Background()
+	for _, d := range []string{"wide", "narrow", "narrow/deeper"} {
+		if err := b.Mkdir(ctx, d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := b.SetLayout("narrow", backend.Layout{StripeSize: 1 << 20, StripeCount: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "wide", backend.LayoutFile), []byte("# two servers\nstripe_size = 32K\nstripe_count=2\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		path       string
+		off, n     int64
+		wantPieces int
+		wantSrvs   int
+	}{
+		{"top.dat", 0, 1 << 20, 16, 4},        // default 64 KiB x 4
+		{"narrow/deeper/f", 0, 4 << 20, 1, 1}, // inherited: one server, merged
+		{"wide/f", 0, 256 << 10, 8, 2},        // 32 KiB x 2
+		{"wide/f", 16 << 10, 32 << 10, 2, 2},  // straddles a stripe
+		{"narrow/f", (1 << 20) - 1, 2, 1, 1},  // count 1 never splits
+	}
+	for _, tt := range tests {
+		pieces, err := b.Split(nil, tt.path, tt.off, tt.n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		srvs := map[int]bool{}
+		for _, p := range pieces {
+			srvs[p.Server] = true
+		}
+		if len(pieces) != tt.wantPieces || len(srvs) != tt.wantSrvs {
+			t.Errorf("Split(%s, %d, %d): got %d pieces on %d servers, want %d on %d", tt.path, tt.off, tt.n, len(pieces), len(srvs), tt.wantPieces, tt.wantSrvs)
+		}
+	}
+	ents, err := b.ReadDir(ctx, "wide")
+	if err != nil || len(ents) != 0 {
+		t.Errorf("ReadDir(wide): got %v, %v; want no entries (layout file hidden)", ents, err)
+	}
+	if err := b.SetLayout("wide", backend.Layout{StripeSize: 1, StripeCount: 5}); !errors.Is(err, backend.ErrBadArgument) {
+		t.Errorf("SetLayout with 5 of 4 servers: got %v, want ErrBadArgument", err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "wide", backend.LayoutFile), []byte("stripe_size = -3\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	b2 := newBackend(t, dir, backend.DefaultLayout(4))
+	if _, err := b2.Split(nil, "wide/f", 0, 10); !errors.Is(err, backend.ErrBadArgument) {
+		t.Errorf("Split under a bad layout file: got %v, want ErrBadArgument", err)
+	}
+}
+
+func TestReadDirSkipsEscapingSymlinks(t *testing.T) {
+	dir := t.TempDir()
+	b := newBackend(t, dir, backend.DefaultLayout(2))
+	if err := os.Symlink(t.TempDir(), filepath.Join(dir, "out")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "in"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("in", filepath.Join(dir, "alias")); err != nil {
+		t.Fatal(err)
+	}
+	ents, err := b.ReadDir(context.Background(), ".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range ents {
+		names = append(names, e.Name)
+	}
+	if want := []string{"alias", "in"}; !slices.Equal(names, want) {
+		t.Errorf("ReadDir: got %v, want %v", names, want)
+	}
+}
