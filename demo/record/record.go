@@ -1,0 +1,273 @@
+package record
+
+import (
+	"slices"
+	"sync"
+	"time"
+)
+
+// NodeSecond is one I/O node's state during one second of the run.
+type NodeSecond struct {
+	Node      int     `json:"node"`
+	Pattern   string  `json:"pattern"`   // detected class: "FPP", "SC", "SS" or "" (idle)
+	Op        string  `json:"op"`        // majority operation: "read", "write" or ""
+	WindowUS  int64   `json:"window_us"` // TWINS window in force, microseconds
+	Explore   bool    `json:"explore"`   // the window was chosen to explore
+	Prob      float64 `json:"prob"`      // probability the policy chose that window
+	Bandwidth float64 `json:"bw"`        // bytes per second completed in the second
+}
+
+// Second is the whole system during one second (virtual or wall-clock).
+type Second struct {
+	T     float64      `json:"t"`     // seconds since the start of the run (end of the second)
+	Phase string       `json:"phase"` // workload phase the clients were running ("SS write"), "" between phases
+	Nodes []NodeSecond `json:"nodes"`
+}
+
+// Iteration is one completed phase of the repeated experiment.
+type Iteration struct {
+	N        int     `json:"n"`        // 1-based count over the whole run
+	K        int     `json:"k"`        // 1-based count among iterations of the same phase
+	Phase    string  `json:"phase"`    // e.g. "SS write": class and operation
+	Workload string  `json:"workload"` // e.g. "128p-shared-strided-write-32k"
+	Start    float64 `json:"start"`    // seconds since the start of the run
+	Seconds  float64 `json:"seconds"`  // execution time as the clients saw it
+	Bytes    int64   `json:"bytes"`
+}
+
+// Estimate is the learned value of each window for one context (a detected
+// pattern and operation, one bandit instance).
+type Estimate struct {
+	Context string    `json:"context"` // e.g. "SS write"
+	Values  []float64 `json:"values"`  // per window, in Meta.WindowsUS order
+	Counts  []int64   `json:"counts"`  // pulls per window
+	Best    int       `json:"best"`    // greedy window index
+}
+
+// Event is something worth a line in the log: a phase start, a pattern change, a decision.
+type Event struct {
+	T    float64 `json:"t"`
+	Kind string  `json:"kind"` // "phase", "pattern", "explore", "info", "error"
+	Text string  `json:"text"`
+}
+
+// StaticResult is the workload run under one fixed window.
+type StaticResult struct {
+	WindowUS int64              `json:"window_us"` // 0 for the learning run
+	Label    string             `json:"label"`
+	Phases   map[string]float64 `json:"phases"` // mean execution seconds per phase
+	Total    float64            `json:"total"`  // sum over phases of the mean seconds (one full cycle)
+}
+
+// Meta describes the run.
+type Meta struct {
+	Mode        string    `json:"mode"` // "sim" or "real"
+	Title       string    `json:"title"`
+	Started     time.Time `json:"started"`
+	Nodes       int       `json:"nodes"`
+	Servers     int       `json:"servers"`
+	WindowsUS   []int64   `json:"windows_us"`
+	StaticUS    int64     `json:"static_us"` // fixed window, 0 when learning
+	Policy      string    `json:"policy"`
+	Epsilon     float64   `json:"epsilon"`
+	StateDir    string    `json:"state_dir"`
+	CarriedOver int64     `json:"carried_over"` // bandit pulls loaded from the state directory at start
+	Phases      []string  `json:"phases"`       // phase cycle of one experiment iteration
+	Workload    string    `json:"workload"`     // human description of the experiment
+	Notes       []string  `json:"notes"`
+}
+
+// Recording is everything the run produced that the views and the report show.
+type Recording struct {
+	Meta       Meta           `json:"meta"`
+	Seconds    []Second       `json:"seconds"`
+	Iterations []Iteration    `json:"iterations"`
+	Estimates  []Estimate     `json:"estimates"`
+	Events     []Event        `json:"events"`
+	Static     []StaticResult `json:"static"`
+	Done       bool           `json:"done"`
+	Elapsed    float64        `json:"elapsed"` // seconds of run time
+}
+
+// Delta is the part of a Recording after given positions, for incremental views.
+type Delta struct {
+	Meta       Meta           `json:"meta"`
+	Seconds    []Second       `json:"seconds"`
+	Iterations []Iteration    `json:"iterations"`
+	Events     []Event        `json:"events"`
+	Estimates  []Estimate     `json:"estimates"`
+	Static     []StaticResult `json:"static"`
+	Next       [3]int         `json:"next"` // positions to ask from next time (seconds, iterations, events)
+	Done       bool           `json:"done"`
+	Elapsed    float64        `json:"elapsed"`
+}
+
+// Recorder accumulates a Recording. It is safe for concurrent use: the run
+// writes, the terminal view and the dashboard read.
+type Recorder struct {
+	mu      sync.Mutex
+	rec     Recording
+	changed chan struct{}
+}
+
+// New returns a Recorder for a run described by m.
+func New(m Meta) *Recorder {
+	return &Recorder{rec: Recording{Meta: m}, changed: make(chan struct{})}
+}
+
+func (r *Recorder) notify() {
+	close(r.changed)
+	r.changed = make(chan struct{})
+}
+
+// Changed returns a channel closed at the next change.
+func (r *Recorder) Changed() <-chan struct{} {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.changed
+}
+
+// SetMeta replaces the run description.
+func (r *Recorder) SetMeta(m Meta) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.rec.Meta = m
+	r.notify()
+}
+
+// UpdateMeta changes the run description under the lock.
+func (r *Recorder) UpdateMeta(f func(*Meta)) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	f(&r.rec.Meta)
+	r.notify()
+}
+
+// AddSecond appends one second; the Recorder keeps s (do not modify it afterwards).
+func (r *Recorder) AddSecond(s Second) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.rec.Seconds = append(r.rec.Seconds, s)
+	if s.T > r.rec.Elapsed {
+		r.rec.Elapsed = s.T
+	}
+	r.notify()
+}
+
+// AddIteration appends a completed phase, numbering it (N and K are filled in).
+func (r *Recorder) AddIteration(it Iteration) Iteration {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	it.N = len(r.rec.Iterations) + 1
+	it.K = 1
+	for _, p := range r.rec.Iterations {
+		if p.Phase == it.Phase {
+			it.K++
+		}
+	}
+	r.rec.Iterations = append(r.rec.Iterations, it)
+	r.notify()
+	return it
+}
+
+// SetEstimates replaces the value estimates (sorted by context for stable output).
+func (r *Recorder) SetEstimates(es []Estimate) {
+	es = slices.Clone(es)
+	slices.SortFunc(es, func(a, b Estimate) int { return compareContext(a.Context, b.Context) })
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.rec.Estimates = es
+	r.notify()
+}
+
+// AddEvent appends an event.
+func (r *Recorder) AddEvent(t float64, kind, text string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.rec.Events = append(r.rec.Events, Event{T: t, Kind: kind, Text: text})
+	r.notify()
+}
+
+// SetStatic sets the static-window comparison.
+func (r *Recorder) SetStatic(s []StaticResult) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.rec.Static = slices.Clone(s)
+	r.notify()
+}
+
+// SetElapsed records the run time so far (seconds).
+func (r *Recorder) SetElapsed(t float64) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.rec.Elapsed = t
+}
+
+// Finish marks the run done.
+func (r *Recorder) Finish() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.rec.Done = true
+	r.notify()
+}
+
+// Snapshot returns a copy of the whole recording.
+func (r *Recorder) Snapshot() Recording {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	c := r.rec
+	c.Seconds = slices.Clone(c.Seconds)
+	c.Iterations = slices.Clone(c.Iterations)
+	c.Estimates = slices.Clone(c.Estimates)
+	c.Events = slices.Clone(c.Events)
+	c.Static = slices.Clone(c.Static)
+	return c
+}
+
+// Since returns what was added after the given positions. At most maxSeconds
+// of the newest seconds are returned (0: all), so a late-joining dashboard
+// does not download a whole simulated week.
+func (r *Recorder) Since(seconds, iterations, events, maxSeconds int) Delta {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	clamp := func(i, n int) int { return min(max(i, 0), n) }
+	s0 := clamp(seconds, len(r.rec.Seconds))
+	if maxSeconds > 0 && len(r.rec.Seconds)-s0 > maxSeconds {
+		s0 = len(r.rec.Seconds) - maxSeconds
+	}
+	i0 := clamp(iterations, len(r.rec.Iterations))
+	e0 := clamp(events, len(r.rec.Events))
+	return Delta{
+		Meta:       r.rec.Meta,
+		Seconds:    slices.Clone(r.rec.Seconds[s0:]),
+		Iterations: slices.Clone(r.rec.Iterations[i0:]),
+		Events:     slices.Clone(r.rec.Events[e0:]),
+		Estimates:  slices.Clone(r.rec.Estimates),
+		Static:     slices.Clone(r.rec.Static),
+		Next:       [3]int{len(r.rec.Seconds), len(r.rec.Iterations), len(r.rec.Events)},
+		Done:       r.rec.Done,
+		Elapsed:    r.rec.Elapsed,
+	}
+}
+
+// Latest returns the newest second (ok=false when none yet).
+func (r *Recorder) Latest() (Second, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(r.rec.Seconds) == 0 {
+		return Second{}, false
+	}
+	return r.rec.Seconds[len(r.rec.Seconds)-1], true
+}
+
+// compareContext orders contexts by class (SS, SC, FPP as in the papers'
+// figures come first for the experiment's pattern) then operation.
+func compareContext(a, b string) int {
+	if a < b {
+		return -1
+	}
+	if a > b {
+		return 1
+	}
+	return 0
+}

@@ -1,0 +1,105 @@
+package record
+
+import (
+	"math"
+	"slices"
+)
+
+// PhaseStats summarises the iterations of one phase (seed 000 Fig. 6: the
+// first time, the best time and the linear trend).
+type PhaseStats struct {
+	Phase      string  `json:"phase"`
+	Count      int     `json:"count"`
+	First      float64 `json:"first"`       // seconds of the first iteration
+	Best       float64 `json:"best"`        // lowest seconds
+	BestK      int     `json:"best_k"`      // K of the best iteration
+	Mean       float64 `json:"mean"`        // mean seconds over all iterations
+	LastMean   float64 `json:"last_mean"`   // mean seconds over the last quarter (at least one)
+	Slope      float64 `json:"slope"`       // trend: seconds per iteration (least squares on K)
+	Intercept  float64 `json:"intercept"`   // trend value at K = 0
+	TrendFirst float64 `json:"trend_first"` // trend value at the first iteration
+	TrendLast  float64 `json:"trend_last"`  // trend value at the last iteration
+}
+
+// Phases returns the distinct phases of its in first-seen order.
+func Phases(its []Iteration) []string {
+	var out []string
+	for _, it := range its {
+		if !slices.Contains(out, it.Phase) {
+			out = append(out, it.Phase)
+		}
+	}
+	return out
+}
+
+// OfPhase returns the iterations of one phase, in order.
+func OfPhase(its []Iteration, phase string) []Iteration {
+	var out []Iteration
+	for _, it := range its {
+		if it.Phase == phase {
+			out = append(out, it)
+		}
+	}
+	return out
+}
+
+// Stats computes PhaseStats over the iterations of phase.
+func Stats(its []Iteration, phase string) PhaseStats {
+	ps := OfPhase(its, phase)
+	st := PhaseStats{Phase: phase, Count: len(ps)}
+	if len(ps) == 0 {
+		return st
+	}
+	st.First = ps[0].Seconds
+	st.Best, st.BestK = math.Inf(1), 0
+	var sx, sy, sxx, sxy float64
+	for _, it := range ps {
+		if it.Seconds < st.Best {
+			st.Best, st.BestK = it.Seconds, it.K
+		}
+		x := float64(it.K)
+		sx += x
+		sy += it.Seconds
+		sxx += x * x
+		sxy += x * it.Seconds
+	}
+	n := float64(len(ps))
+	st.Mean = sy / n
+	q := max(len(ps)/4, 1)
+	var tail float64
+	for _, it := range ps[len(ps)-q:] {
+		tail += it.Seconds
+	}
+	st.LastMean = tail / float64(q)
+	if d := n*sxx - sx*sx; d != 0 {
+		st.Slope = (n*sxy - sx*sy) / d
+	}
+	st.Intercept = (sy - st.Slope*sx) / n
+	st.TrendFirst = st.Intercept + st.Slope*float64(ps[0].K)
+	st.TrendLast = st.Intercept + st.Slope*float64(ps[len(ps)-1].K)
+	return st
+}
+
+// Summary is the learning run reduced to one cycle of the experiment, for the
+// comparison with static windows: the mean seconds per phase over the last
+// quarter of each phase's iterations (after learning), and their sum.
+func Summary(its []Iteration) StaticResult {
+	r := StaticResult{Label: "learning (last quarter)", Phases: map[string]float64{}}
+	for _, p := range Phases(its) {
+		st := Stats(its, p)
+		r.Phases[p] = st.LastMean
+		r.Total += st.LastMean
+	}
+	return r
+}
+
+// CycleMean is the mean seconds per phase over all iterations, summed over phases.
+func CycleMean(its []Iteration) StaticResult {
+	r := StaticResult{Label: "learning (all iterations)", Phases: map[string]float64{}}
+	for _, p := range Phases(its) {
+		st := Stats(its, p)
+		r.Phases[p] = st.Mean
+		r.Total += st.Mean
+	}
+	return r
+}

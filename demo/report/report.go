@@ -1,0 +1,404 @@
+package report
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"html/template"
+	"io"
+	"math"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/adaptio/adaptio/demo/record"
+)
+
+// WindowLabel formats a window in microseconds the way the papers do ("125µs", "8ms").
+func WindowLabel(us int64) string {
+	switch {
+	case us <= 0:
+		return "learning"
+	case us%1000 == 0:
+		return fmt.Sprintf("%dms", us/1000)
+	}
+	return fmt.Sprintf("%dµs", us)
+}
+
+// Summary is the machine-readable part of the report, embedded as JSON in
+// the page (element id "adaptio-summary") so tests and scripts can check the
+// figures without parsing SVG.
+type Summary struct {
+	Mode       string                `json:"mode"`
+	Elapsed    float64               `json:"elapsed"`
+	Seconds    int                   `json:"seconds"`
+	Iterations int                   `json:"iterations"`
+	Phases     []record.PhaseStats   `json:"phases"`
+	Decisions  int                   `json:"decisions"` // node-seconds with a decision in force (non-idle)
+	Explores   int                   `json:"explores"`  // of which explorations
+	Estimates  []record.Estimate     `json:"estimates"`
+	Static     []record.StaticResult `json:"static"`
+	Learned    record.StaticResult   `json:"learned"`
+	Carried    int64                 `json:"carried_over"`
+	WindowsUS  []int64               `json:"windows_us"`
+}
+
+// Summarize computes the Summary of a recording.
+func Summarize(r record.Recording) Summary {
+	s := Summary{Mode: r.Meta.Mode, Elapsed: r.Elapsed, Seconds: len(r.Seconds), Iterations: len(r.Iterations),
+		Estimates: r.Estimates, Static: r.Static, Carried: r.Meta.CarriedOver, WindowsUS: r.Meta.WindowsUS,
+		Learned: record.Summary(r.Iterations)}
+	for _, p := range record.Phases(r.Iterations) {
+		s.Phases = append(s.Phases, record.Stats(r.Iterations, p))
+	}
+	for _, sec := range r.Seconds {
+		for _, n := range sec.Nodes {
+			if n.Pattern == "" {
+				continue
+			}
+			s.Decisions++
+			if n.Explore {
+				s.Explores++
+			}
+		}
+	}
+	return s
+}
+
+var phaseColors = []string{"#dbe8f7", "#f7e3d3", "#dcefd8", "#efe0f3", "#f5f0cf", "#e2e2e2"}
+
+func phaseColor(phases []string, p string) string {
+	i := slices.Index(phases, p)
+	if i < 0 {
+		return "none"
+	}
+	return phaseColors[i%len(phaseColors)]
+}
+
+type figure struct {
+	Title   string
+	Caption string
+	SVGs    []template.HTML
+}
+
+type staticRow struct {
+	Label  string
+	Cells  []string
+	Total  string
+	Rel    string
+	Learn  bool
+	Best   bool
+	Static bool
+}
+
+type page struct {
+	Title      string
+	Meta       record.Meta
+	Generated  string
+	Lines      []string
+	Figures    []figure
+	PhaseCols  []string
+	Static     []staticRow
+	StaticSVG  template.HTML
+	StaticNote string
+	Legend     []legendItem
+	Events     []record.Event
+	JSON       template.JS
+}
+
+type legendItem struct{ Phase, Color string }
+
+// Write renders the self-contained report page of r to w: inline CSS and SVG,
+// no scripts run, nothing fetched.
+func Write(w io.Writer, r record.Recording) error {
+	sum := Summarize(r)
+	js, err := json.Marshal(sum)
+	if err != nil {
+		return fmt.Errorf("report: %w", err)
+	}
+	phases := record.Phases(r.Iterations)
+	for _, p := range r.Meta.Phases {
+		if !slices.Contains(phases, p) {
+			phases = append(phases, p)
+		}
+	}
+	pg := page{
+		Title:     r.Meta.Title,
+		Meta:      r.Meta,
+		Generated: time.Now().UTC().Format(time.RFC3339),
+		JSON:      template.JS(strings.ReplaceAll(string(js), "</", `<\/`)),
+	}
+	if pg.Title == "" {
+		pg.Title = "adaptio demo report"
+	}
+	for _, p := range phases {
+		pg.Legend = append(pg.Legend, legendItem{p, phaseColor(phases, p)})
+	}
+	mode := "the real stack (Council service, emulated PFS, forwarding daemons, real bytes)"
+	if r.Meta.Mode == "sim" {
+		mode = "the deterministic simulator (virtual time)"
+	}
+	learn := "learning with " + r.Meta.Policy
+	if r.Meta.StaticUS > 0 {
+		learn = "static window " + WindowLabel(r.Meta.StaticUS) + " (no learning)"
+	} else if r.Meta.Epsilon > 0 {
+		learn += fmt.Sprintf(" (epsilon %.2f)", r.Meta.Epsilon)
+	}
+	pg.Lines = append(pg.Lines,
+		fmt.Sprintf("Ran on %s: %d I/O nodes, %d data servers, %s.", mode, r.Meta.Nodes, r.Meta.Servers, learn),
+		fmt.Sprintf("%.0f s of run time, %d iterations (phases) completed, %d node-seconds with a decision in force, %d of them explorations.", r.Elapsed, len(r.Iterations), sum.Decisions, sum.Explores))
+	if r.Meta.Workload != "" {
+		pg.Lines = append(pg.Lines, "Workload: "+r.Meta.Workload)
+	}
+	if r.Meta.StateDir != "" {
+		pg.Lines = append(pg.Lines, fmt.Sprintf("Learned state in %s; %d bandit pulls were carried over from earlier runs.", r.Meta.StateDir, r.Meta.CarriedOver))
+	}
+	pg.Lines = append(pg.Lines, r.Meta.Notes...)
+	if !r.Done {
+		pg.Lines = append(pg.Lines, "The run was interrupted; this report shows what ran.")
+	}
+
+	pg.Figures = append(pg.Figures, fig6(r, sum))
+	pg.Figures = append(pg.Figures, fig7(r, phases)...)
+	pg.Figures = append(pg.Figures, fig8(r))
+	pg.PhaseCols, pg.Static, pg.StaticSVG, pg.StaticNote = static(r, sum, phases)
+	if n := len(r.Events); n > 200 {
+		pg.Events = slices.Concat(r.Events[:100], []record.Event{{Kind: "…", Text: fmt.Sprintf("%d events omitted", n-200)}}, r.Events[n-100:])
+	} else {
+		pg.Events = r.Events
+	}
+	var buf bytes.Buffer
+	if err := pageTmpl.Execute(&buf, pg); err != nil {
+		return fmt.Errorf("report: %w", err)
+	}
+	_, err = w.Write(buf.Bytes())
+	return err
+}
+
+// WriteFile writes the report to path (via a temporary file, then rename).
+func WriteFile(path string, r record.Recording) error {
+	tmp := path + ".tmp"
+	f, err := os.Create(tmp)
+	if err != nil {
+		return fmt.Errorf("report: %w", err)
+	}
+	if err := Write(f, r); err != nil {
+		f.Close()
+		os.Remove(tmp)
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("report: %w", err)
+	}
+	return os.Rename(tmp, path)
+}
+
+func fig6(r record.Recording, sum Summary) figure {
+	f := figure{Title: "Execution time per iteration (seed 000 Fig. 6)",
+		Caption: "Each panel is one phase of the experiment. Red dashed: the first iteration; green: the best; blue: the linear trend over iterations."}
+	for _, st := range sum.Phases {
+		its := record.OfPhase(r.Iterations, st.Phase)
+		var xs, ys []float64
+		for _, it := range its {
+			xs = append(xs, float64(it.K))
+			ys = append(ys, it.Seconds)
+		}
+		x0, x1 := xs[0], xs[len(xs)-1]
+		if x1 == x0 {
+			x1 = x0 + 1
+		}
+		c := Chart{Title: fmt.Sprintf("%s: first %.2f s, best %.2f s (#%d), trend %.2f → %.2f s", st.Phase, st.First, st.Best, st.BestK, st.TrendFirst, st.TrendLast),
+			XLabel: "iteration", YLabel: "execution time (s)", W: 760, H: 240,
+			Series: []Series{
+				{Name: "time", Color: "#555", X: xs, Y: ys, Dots: true, Width: 0.8},
+				{Name: "first", Color: "#d62728", X: []float64{x0, x1}, Y: []float64{st.First, st.First}, Dash: true},
+				{Name: "best", Color: "#2ca02c", X: []float64{x0, x1}, Y: []float64{st.Best, st.Best}},
+				{Name: "trend", Color: "#1f5fbf", X: []float64{x0, x1}, Y: []float64{st.Intercept + st.Slope*x0, st.Intercept + st.Slope*x1}},
+			}}
+		f.SVGs = append(f.SVGs, template.HTML(c.SVG()))
+	}
+	if len(sum.Phases) == 0 {
+		f.Caption = "No iteration completed."
+	}
+	return f
+}
+
+// fig7 plots the window in force on each node over time; long runs show
+// their first and last 40 minutes as in the paper.
+func fig7(r record.Recording, phases []string) []figure {
+	const seg = 2400.0
+	if len(r.Seconds) == 0 {
+		return []figure{{Title: "Window in force over time (seed 000 Fig. 7)", Caption: "No second recorded."}}
+	}
+	t0 := r.Seconds[0].T - 1
+	t1 := r.Seconds[len(r.Seconds)-1].T
+	type span struct {
+		a, b  float64
+		title string
+	}
+	spans := []span{{t0, t1, "Window in force over time (seed 000 Fig. 7)"}}
+	if t1-t0 > 2*seg {
+		spans = []span{{t0, t0 + seg, "Window in force: the first 40 minutes (seed 000 Fig. 7)"}, {t1 - seg, t1, "Window in force: the last 40 minutes"}}
+	}
+	var ticks []Tick
+	for i, us := range r.Meta.WindowsUS {
+		ticks = append(ticks, Tick{float64(i), WindowLabel(us)})
+	}
+	var out []figure
+	for _, sp := range spans {
+		f := figure{Title: sp.title, Caption: "Shaded: the workload phase the clients ran (legend above). Gray lines: a change in the pattern the Council detected on that node. Dots: explorations."}
+		for node := 0; node < r.Meta.Nodes; node++ {
+			var xs, ys, ex, ey []float64
+			var vlines []float64
+			var bands []Band
+			prev := ""
+			for _, sec := range r.Seconds {
+				if sec.T < sp.a || sec.T > sp.b {
+					continue
+				}
+				if len(bands) > 0 && bands[len(bands)-1].Color == phaseColor(phases, sec.Phase) && bands[len(bands)-1].X1 >= sec.T-1 {
+					bands[len(bands)-1].X1 = sec.T
+				} else if sec.Phase != "" {
+					bands = append(bands, Band{sec.T - 1, sec.T, phaseColor(phases, sec.Phase)})
+				}
+				if node >= len(sec.Nodes) {
+					continue
+				}
+				n := sec.Nodes[node]
+				k := slices.Index(r.Meta.WindowsUS, n.WindowUS)
+				if k < 0 {
+					continue
+				}
+				if len(ys) == 0 || ys[len(ys)-1] != float64(k) || sec.T == sp.b {
+					xs = append(xs, sec.T-1)
+					ys = append(ys, float64(k))
+				}
+				if n.Explore {
+					ex = append(ex, sec.T-0.5)
+					ey = append(ey, float64(k))
+				}
+				cur := n.Pattern + " " + n.Op
+				if n.Pattern != "" && cur != prev {
+					if prev != "" {
+						vlines = append(vlines, sec.T-1)
+					}
+					prev = cur
+				}
+			}
+			if len(xs) > 0 {
+				xs = append(xs, sp.b)
+				ys = append(ys, ys[len(ys)-1])
+			}
+			c := Chart{Title: fmt.Sprintf("I/O node %d", node), XLabel: "time (s)", YLabel: "window", W: 760, H: 170,
+				YTicks: ticks, FixedY: true, YMin: -0.5, YMax: float64(len(ticks)) - 0.5, FixedX: true, XMin: sp.a, XMax: sp.b,
+				Bands: bands, VLines: vlines,
+				Series: []Series{{Color: "#1f5fbf", X: xs, Y: ys, Step: true}, {Color: "#d62728", X: ex, Y: ey, Dots: true}}}
+			f.SVGs = append(f.SVGs, template.HTML(c.SVG()))
+		}
+		out = append(out, f)
+	}
+	return out
+}
+
+func fig8(r record.Recording) figure {
+	f := figure{Title: "Value estimates per window at the end (seed 000 Fig. 8)",
+		Caption: "One panel per bandit instance (detected pattern and operation). Bar height: the estimated reward of the window; above each bar: how many times it was chosen. Green: the greedy (best) window."}
+	for _, e := range r.Estimates {
+		var bars []Bar
+		for i, v := range e.Values {
+			br := Bar{Label: WindowLabel(r.Meta.WindowsUS[min(i, len(r.Meta.WindowsUS)-1)]), Value: v}
+			if i < len(e.Counts) {
+				br.Note = fmt.Sprintf("n=%d", e.Counts[i])
+			}
+			if i == e.Best {
+				br.Color = "#2ca02c"
+			}
+			bars = append(bars, br)
+		}
+		f.SVGs = append(f.SVGs, template.HTML(BarChart(e.Context, "value estimate", bars, 440, 230)))
+	}
+	if len(r.Estimates) == 0 {
+		f.Caption = "No value estimates (static run, or nothing learned yet)."
+	}
+	return f
+}
+
+func static(r record.Recording, sum Summary, phases []string) ([]string, []staticRow, template.HTML, string) {
+	if len(r.Static) == 0 {
+		return nil, nil, "", "No static-window comparison was run."
+	}
+	cols := slices.Clone(phases)
+	rows := slices.Clone(r.Static)
+	learned := sum.Learned
+	if r.Meta.StaticUS == 0 && len(r.Iterations) > 0 {
+		rows = append(rows, learned)
+	}
+	best := math.Inf(1)
+	for _, s := range r.Static {
+		best = math.Min(best, s.Total)
+	}
+	var out []staticRow
+	var bars []Bar
+	for _, s := range rows {
+		row := staticRow{Label: s.Label, Total: fmt.Sprintf("%.2f", s.Total), Learn: s.WindowUS == 0, Static: s.WindowUS > 0}
+		if row.Label == "" {
+			row.Label = WindowLabel(s.WindowUS)
+		}
+		for _, p := range cols {
+			if v, ok := s.Phases[p]; ok {
+				row.Cells = append(row.Cells, fmt.Sprintf("%.2f", v))
+			} else {
+				row.Cells = append(row.Cells, "–")
+			}
+		}
+		if best > 0 && !math.IsInf(best, 0) {
+			row.Rel = fmt.Sprintf("%.0f%%", 100*s.Total/best)
+		}
+		row.Best = s.WindowUS > 0 && s.Total == best
+		col := "#9bb3d6"
+		if row.Learn {
+			col = "#ff7f0e"
+		} else if row.Best {
+			col = "#2ca02c"
+		}
+		bars = append(bars, Bar{Label: strings.TrimSuffix(row.Label, " (last quarter)"), Value: s.Total, Note: fmt.Sprintf("%.1f", s.Total), Color: col})
+		out = append(out, row)
+	}
+	svg := BarChart("One cycle of the experiment: seconds (lower is better)", "seconds", bars, 760, 260)
+	return cols, out, template.HTML(svg), ""
+}
+
+var pageTmpl = template.Must(template.New("report").Funcs(template.FuncMap{
+	"secs": func(t float64) string { return fmt.Sprintf("%.0f", t) },
+}).Parse(`<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8">
+<title>{{.Title}}</title>
+<style>
+body{font-family:sans-serif;max-width:1000px;margin:1.5em auto;padding:0 1em;color:#222;line-height:1.4}
+h1{font-size:1.5em}h2{font-size:1.15em;margin-top:2em;border-bottom:1px solid #ccc}
+.figs{display:flex;flex-wrap:wrap;gap:8px}.cap{color:#555;font-size:.9em}
+table{border-collapse:collapse;font-size:.9em}td,th{border:1px solid #ccc;padding:3px 8px;text-align:right}
+th{background:#f2f2f2}td:first-child,th:first-child{text-align:left}
+tr.learn td{background:#fff1e0;font-weight:bold}tr.best td{background:#e6f4e4}
+.legend span{display:inline-block;padding:1px 8px;margin-right:6px;border:1px solid #ccc;font-size:.85em}
+.ev{font-family:monospace;font-size:.8em;max-height:20em;overflow:auto;border:1px solid #ddd;padding:4px}
+</style></head><body>
+<h1>{{.Title}}</h1>
+{{range .Lines}}<p>{{.}}</p>{{end}}
+<p class="cap">Generated {{.Generated}}. This page is self-contained: it loads nothing from the network.</p>
+{{if .Legend}}<p class="legend">Phases: {{range .Legend}}<span style="background:{{.Color}}">{{.Phase}}</span>{{end}}</p>{{end}}
+{{range .Figures}}<h2>{{.Title}}</h2><p class="cap">{{.Caption}}</p><div class="figs">{{range .SVGs}}{{.}}{{end}}</div>{{end}}
+<h2>The same workload under each static window</h2>
+{{if .Static}}
+<p class="cap">Mean execution time per phase in seconds; "cycle" is one pass of every phase. The learning row uses the last quarter of each phase's iterations, after the bandits have learned. Relative: to the best static window.</p>
+<table id="static"><tr><th>window</th>{{range .PhaseCols}}<th>{{.}}</th>{{end}}<th>cycle (s)</th><th>relative</th></tr>
+{{range .Static}}<tr class="{{if .Learn}}learn{{else if .Best}}best{{end}}"><td>{{.Label}}</td>{{range .Cells}}<td>{{.}}</td>{{end}}<td>{{.Total}}</td><td>{{.Rel}}</td></tr>
+{{end}}</table>
+<div class="figs">{{.StaticSVG}}</div>
+{{else}}<p>{{.StaticNote}}</p>{{end}}
+<h2>Events</h2>
+<div class="ev">{{range .Events}}<div>{{secs .T}}s [{{.Kind}}] {{.Text}}</div>{{end}}</div>
+<script type="application/json" id="adaptio-summary">{{.JSON}}</script>
+</body></html>
+`))
