@@ -1,0 +1,29 @@
+// Package bandit implements the k-armed and contextual bandits the Council
+// uses to learn, per access pattern, which TWINS window serves best
+// (seed 000 section IV), and the alternatives it is judged against.
+//
+// The papers' policy is "egreedy": value estimates start at zero and are
+// incremental sample averages, Q <- Q + (R-Q)/N (seed 000 Eq. 1); with
+// probability Epsilon (0.15) a uniformly random arm is explored, otherwise
+// the greedy arm is taken. Beside it: "greedy", "egreedy-decay" (decaying
+// epsilon), "egreedy-step" (constant step size), "egreedy-window" (sliding
+// window), "ucb1", "ucb1-discounted", "thompson" (Gaussian) and "softmax";
+// Options.Floor adds an exploration floor to any of them. Every Choice
+// carries the probability with which its arm was chosen.
+//
+// Policies are pure state machines: randomness comes from the *rand.Rand
+// passed to Select, there is no clock, no goroutine and no global state.
+// State is versioned JSON (Marshal/Unmarshal, Contextual's MarshalJSON) so
+// the Council can persist it.
+//
+// The usage loop:
+//
+//	c, _ := bandit.NewContextual("egreedy", len(windows), bandit.Options{})
+//	for obs := range observations {
+//		p := c.Policy(pattern(obs))      // or PolicyWith(key, features) to share across neighbours
+//		p.Update(armOf(obs.Window), obs.Bandwidth)
+//		choice := p.Select(rng)
+//		apply(windows[choice.Arm])
+//	}
+//	state, _ := json.Marshal(c)          // persist; json.Unmarshal(state, c) restores
+package bandit

@@ -1,0 +1,218 @@
+package bandit
+
+import (
+	"math"
+	"math/rand/v2"
+)
+
+// egreedy is epsilon-greedy (seed 000 Algorithm 1 lines 14-18): with
+// probability epsilon a uniformly random arm, otherwise the greedy arm.
+type egreedy struct {
+	greedy bool // epsilon 0
+	decay  bool // epsilon_t = Epsilon/(1+Decay*t)
+}
+
+func (e egreedy) eps(c *core) float64 {
+	switch {
+	case e.greedy:
+		return 0
+	case e.decay:
+		return c.opt.Epsilon / (1 + c.opt.Decay*float64(c.t))
+	}
+	return c.opt.Epsilon
+}
+
+func (e egreedy) choose(c *core, rng *rand.Rand) (int, bool) {
+	if eps := e.eps(c); eps > 0 && rng.Float64() < eps {
+		return rng.IntN(c.k()), true
+	}
+	return c.best(), false
+}
+
+func (e egreedy) prob(c *core, arm int) float64 {
+	eps := e.eps(c)
+	p := eps / float64(c.k())
+	if arm == c.best() {
+		p += 1 - eps
+	}
+	return p
+}
+
+// ucb is UCB1 (Auer et al. 2002) on rewards divided by the largest reward
+// seen, so it is unit-free: arms without data first (lowest index), then
+// argmax Q/scale + c*sqrt(2 ln n / n_a), n the total weight. Deterministic.
+type ucb struct{}
+
+func (ucb) pick(c *core) int {
+	if c.t == 0 && c.prior != nil {
+		return c.best()
+	}
+	var n float64
+	for a := range c.arms {
+		if c.arms[a].W <= 0 {
+			return a
+		}
+		n += c.arms[a].W
+	}
+	s := c.scaleOr1()
+	b, bv := 0, math.Inf(-1)
+	for a, st := range c.arms {
+		v := st.Q/s + c.opt.Exploration*math.Sqrt(2*math.Log(math.Max(n, 1))/st.W)
+		if v > bv {
+			b, bv = a, v
+		}
+	}
+	return b
+}
+
+func (u ucb) choose(c *core, _ *rand.Rand) (int, bool) {
+	a := u.pick(c)
+	return a, a != c.best()
+}
+
+func (u ucb) prob(c *core, arm int) float64 {
+	if arm == u.pick(c) {
+		return 1
+	}
+	return 0
+}
+
+// thompson is Gaussian Thompson sampling: arm a's mean is believed
+// N(Q_a, sigma_a^2/W_a), sigma_a^2 = (V_a + s0)/(W_a + 1) with s0 = (scale/10)^2
+// a weak prior variance, the width scaled by Options.Exploration. Arms without
+// data are tried first (lowest index).
+type thompson struct{}
+
+func (thompson) sd(c *core, a int) float64 {
+	st := c.arms[a]
+	s0 := c.scaleOr1() / 10
+	v := (st.V + s0*s0) / (st.W + 1)
+	return c.opt.Exploration * math.Sqrt(v/st.W)
+}
+
+// forced returns the arm chosen without sampling (prior before data, or an
+// arm without data), or -1.
+func (thompson) forced(c *core) int {
+	if c.t == 0 && c.prior != nil {
+		return c.best()
+	}
+	for a := range c.arms {
+		if c.arms[a].W <= 0 {
+			return a
+		}
+	}
+	return -1
+}
+
+func (t thompson) choose(c *core, rng *rand.Rand) (int, bool) {
+	if a := t.forced(c); a >= 0 {
+		return a, a != c.best()
+	}
+	b, bv := 0, math.Inf(-1)
+	for a, st := range c.arms {
+		v := st.Q + t.sd(c, a)*rng.NormFloat64()
+		if v > bv {
+			b, bv = a, v
+		}
+	}
+	return b, b != c.best()
+}
+
+// prob integrates P(theta_a > theta_b for all b != a) =
+// int phi(z) prod_b Phi((mu_a + sd_a z - mu_b)/sd_b) dz by the trapezoid rule
+// over z in [-7, 7] (spectrally accurate for this smooth integrand).
+func (t thompson) prob(c *core, arm int) float64 {
+	if f := t.forced(c); f >= 0 {
+		if f == arm {
+			return 1
+		}
+		return 0
+	}
+	k := c.k()
+	mu := make([]float64, k)
+	sd := make([]float64, k)
+	for a := range k {
+		mu[a], sd[a] = c.arms[a].Q, t.sd(c, a)
+	}
+	const lo, hi, step = -7.0, 7.0, 0.0625
+	// Arms that cannot beat arm over the whole range are irrelevant (Phi = 1);
+	// an arm that surely beats it makes the probability 0.
+	var others []int
+	for b := range k {
+		if b == arm {
+			continue
+		}
+		if sd[b] == 0 || sd[arm] == 0 {
+			// Degenerate widths cannot occur (s0 > 0), but stay total.
+			if mu[b] > mu[arm] {
+				return 0
+			}
+			continue
+		}
+		if (mu[arm]+sd[arm]*hi-mu[b])/sd[b] < -9 {
+			return 0
+		}
+		if (mu[arm]+sd[arm]*lo-mu[b])/sd[b] > 9 {
+			continue
+		}
+		others = append(others, b)
+	}
+	if len(others) == 0 {
+		return 1
+	}
+	var sum float64
+	for z := lo; z <= hi+1e-9; z += step {
+		v := math.Exp(-z*z/2) / math.Sqrt(2*math.Pi)
+		x := mu[arm] + sd[arm]*z
+		for _, b := range others {
+			v *= 0.5 * math.Erfc(-(x-mu[b])/(sd[b]*math.Sqrt2))
+			if v == 0 {
+				break
+			}
+		}
+		sum += v
+	}
+	p := sum * step
+	return math.Min(1, math.Max(0, p))
+}
+
+// softmax is Boltzmann exploration: P(a) proportional to
+// exp(Q_a / (Temperature*scale)).
+type softmax struct{}
+
+func (softmax) weights(c *core) []float64 {
+	w := make([]float64, c.k())
+	if c.t == 0 && c.prior != nil {
+		w[c.best()] = 1
+		return w
+	}
+	tau := c.opt.Temperature * c.scaleOr1()
+	m := math.Inf(-1)
+	for _, st := range c.arms {
+		m = math.Max(m, st.Q)
+	}
+	var sum float64
+	for a, st := range c.arms {
+		w[a] = math.Exp((st.Q - m) / tau)
+		sum += w[a]
+	}
+	for a := range w {
+		w[a] /= sum
+	}
+	return w
+}
+
+func (s softmax) choose(c *core, rng *rand.Rand) (int, bool) {
+	w := s.weights(c)
+	u := rng.Float64()
+	a := 0
+	for ; a < len(w)-1; a++ {
+		if u < w[a] {
+			break
+		}
+		u -= w[a]
+	}
+	return a, a != c.best()
+}
+
+func (s softmax) prob(c *core, arm int) float64 { return s.weights(c)[arm] }
