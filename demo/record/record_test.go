@@ -1,0 +1,120 @@
+package record
+
+import (
+	"math"
+	"sync"
+	"testing"
+)
+
+func TestStatsLinearTrend(t *testing.T) {
+	tests := []struct {
+		name              string
+		secs              []float64
+		first, best, last float64
+		slope             float64
+	}{
+		{"falling line", []float64{10, 9, 8, 7}, 10, 7, 7, -1},
+		{"flat", []float64{5, 5, 5}, 5, 5, 5, 0},
+		{"one", []float64{3}, 3, 3, 3, 0},
+		{"noisy", []float64{4, 2, 4, 2}, 4, 2, 2, -0.4},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := New(Meta{})
+			for _, s := range tt.secs {
+				r.AddIteration(Iteration{Phase: "SS write", Seconds: s})
+				r.AddIteration(Iteration{Phase: "other", Seconds: 100})
+			}
+			st := Stats(r.Snapshot().Iterations, "SS write")
+			if st.Count != len(tt.secs) || st.First != tt.first || st.Best != tt.best || st.LastMean != tt.last {
+				t.Errorf("got count %d first %v best %v last %v, want %d %v %v %v", st.Count, st.First, st.Best, st.LastMean, len(tt.secs), tt.first, tt.best, tt.last)
+			}
+			if math.Abs(st.Slope-tt.slope) > 1e-9 {
+				t.Errorf("slope %v, want %v", st.Slope, tt.slope)
+			}
+			// The trend passes through the mean at the mean iteration.
+			mk := float64(len(tt.secs)+1) / 2
+			if got := st.Intercept + st.Slope*mk; math.Abs(got-st.Mean) > 1e-9 {
+				t.Errorf("trend at mean iteration %v, want mean %v", got, st.Mean)
+			}
+		})
+	}
+}
+
+func TestIterationNumbering(t *testing.T) {
+	r := New(Meta{})
+	var got [][2]int
+	for _, p := range []string{"a", "b", "a", "a", "b"} {
+		it := r.AddIteration(Iteration{Phase: p})
+		got = append(got, [2]int{it.N, it.K})
+	}
+	want := [][2]int{{1, 1}, {2, 1}, {3, 2}, {4, 3}, {5, 2}}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("iteration %d: got (N,K) %v, want %v", i, got[i], want[i])
+		}
+	}
+	if ph := Phases(r.Snapshot().Iterations); len(ph) != 2 || ph[0] != "a" || ph[1] != "b" {
+		t.Errorf("Phases = %v, want [a b]", ph)
+	}
+}
+
+func TestSince(t *testing.T) {
+	r := New(Meta{Mode: "sim"})
+	for i := 1; i <= 10; i++ {
+		r.AddSecond(Second{T: float64(i)})
+	}
+	r.AddEvent(1, "info", "x")
+	tests := []struct {
+		name             string
+		s, max           int
+		wantN, wantFirst int
+	}{
+		{"all", 0, 0, 10, 1},
+		{"after 7", 7, 0, 3, 8},
+		{"capped", 0, 4, 4, 7},
+		{"beyond end", 99, 0, 0, 0},
+		{"negative", -5, 0, 10, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d := r.Since(tt.s, 0, 0, tt.max)
+			if len(d.Seconds) != tt.wantN {
+				t.Fatalf("got %d seconds, want %d", len(d.Seconds), tt.wantN)
+			}
+			if tt.wantN > 0 && d.Seconds[0].T != float64(tt.wantFirst) {
+				t.Errorf("first second %v, want %d", d.Seconds[0].T, tt.wantFirst)
+			}
+			if d.Next != [3]int{10, 0, 1} {
+				t.Errorf("next %v, want [10 0 1]", d.Next)
+			}
+		})
+	}
+}
+
+func TestRecorderConcurrent(t *testing.T) {
+	r := New(Meta{})
+	var wg sync.WaitGroup
+	for w := 0; w < 4; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < 200; i++ {
+				r.AddSecond(Second{T: float64(i)})
+				r.AddIteration(Iteration{Phase: "p"})
+				_ = r.Since(i, i, 0, 10)
+			}
+		}()
+	}
+	ch := r.Changed()
+	wg.Wait()
+	select {
+	case <-ch:
+	default:
+		t.Error("Changed channel not closed after changes")
+	}
+	s := r.Snapshot()
+	if len(s.Seconds) != 800 || len(s.Iterations) != 800 || s.Iterations[799].K != 800 {
+		t.Errorf("got %d seconds, %d iterations (last K %d), want 800, 800, 800", len(s.Seconds), len(s.Iterations), s.Iterations[799].K)
+	}
+}

@@ -1,0 +1,126 @@
+package report
+
+import (
+	"bytes"
+	"encoding/json"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/adaptio/adaptio/demo/internal/fake"
+	"github.com/adaptio/adaptio/demo/record"
+)
+
+func summaryOf(t *testing.T, page []byte) Summary {
+	t.Helper()
+	m := regexp.MustCompile(`(?s)<script type="application/json" id="adaptio-summary">(.*?)</script>`).FindSubmatch(page)
+	if m == nil {
+		t.Fatal("no adaptio-summary in the page")
+	}
+	var s Summary
+	if err := json.Unmarshal(m[1], &s); err != nil {
+		t.Fatalf("summary: %v", err)
+	}
+	return s
+}
+
+func TestReportSelfContainedAndConsistent(t *testing.T) {
+	rec := fake.Recording(300, 7)
+	var buf bytes.Buffer
+	if err := Write(&buf, rec); err != nil {
+		t.Fatal(err)
+	}
+	page := buf.Bytes()
+	// Nothing is fetched: the only URL is the SVG namespace.
+	for _, u := range regexp.MustCompile(`(?:https?:)?//[a-zA-Z0-9.-]+[^"' <)]*`).FindAll(page, -1) {
+		if string(u) != "http://www.w3.org/2000/svg" {
+			t.Errorf("page references %s", u)
+		}
+	}
+	for _, tag := range []string{"<link", "<img", "<iframe", "src="} {
+		if bytes.Contains(page, []byte(tag)) {
+			t.Errorf("page contains %q", tag)
+		}
+	}
+	s := summaryOf(t, page)
+	if s.Iterations != len(rec.Iterations) || s.Seconds != len(rec.Seconds) {
+		t.Errorf("summary has %d iterations %d seconds, want %d %d", s.Iterations, s.Seconds, len(rec.Iterations), len(rec.Seconds))
+	}
+	explores := 0
+	for _, sec := range rec.Seconds {
+		for _, n := range sec.Nodes {
+			if n.Explore {
+				explores++
+			}
+		}
+	}
+	if s.Explores != explores {
+		t.Errorf("summary explores %d, want %d", s.Explores, explores)
+	}
+	for _, ps := range s.Phases {
+		want := record.Stats(rec.Iterations, ps.Phase)
+		if ps != want {
+			t.Errorf("phase %s: got %+v, want %+v", ps.Phase, ps, want)
+		}
+	}
+	// Fig. 6: one panel per phase; Fig. 7: one per node; Fig. 8: one per context; static bars.
+	wantSVG := len(s.Phases) + rec.Meta.Nodes + len(rec.Estimates) + 1
+	if got := bytes.Count(page, []byte("<svg")); got != wantSVG {
+		t.Errorf("%d SVG figures, want %d", got, wantSVG)
+	}
+	if !strings.Contains(string(page), `<tr class="learn">`) {
+		t.Error("static table has no learning row")
+	}
+}
+
+func TestReportLongRunShowsFirstAndLast40Minutes(t *testing.T) {
+	rec := fake.Recording(6000, 1)
+	var buf bytes.Buffer
+	if err := Write(&buf, rec); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(buf.String(), "the first 40 minutes") || !strings.Contains(buf.String(), "the last 40 minutes") {
+		t.Error("long run: want first and last 40-minute panels")
+	}
+}
+
+func TestReportEmptyRun(t *testing.T) {
+	var buf bytes.Buffer
+	if err := Write(&buf, record.Recording{Meta: fake.Meta()}); err != nil {
+		t.Fatal(err)
+	}
+	if s := summaryOf(t, buf.Bytes()); s.Iterations != 0 {
+		t.Errorf("iterations %d, want 0", s.Iterations)
+	}
+	if !strings.Contains(buf.String(), "interrupted") {
+		t.Error("an unfinished run should say it was interrupted")
+	}
+}
+
+func TestWindowLabel(t *testing.T) {
+	for _, tt := range []struct {
+		us   int64
+		want string
+	}{{125, "125µs"}, {1000, "1ms"}, {8000, "8ms"}, {0, "learning"}} {
+		if got := WindowLabel(tt.us); got != tt.want {
+			t.Errorf("WindowLabel(%d) = %q, want %q", tt.us, got, tt.want)
+		}
+	}
+}
+
+func TestNiceTicks(t *testing.T) {
+	for _, tt := range []struct {
+		lo, hi float64
+		want   []float64
+	}{{0, 10, []float64{0, 2, 4, 6, 8, 10}}, {0, 1, []float64{0, 0.2, 0.4, 0.6, 0.8, 1}}, {3, 3, []float64{3, 3.2, 3.4, 3.6, 3.8, 4}}} {
+		got := niceTicks(tt.lo, tt.hi, 5)
+		if len(got) != len(tt.want) {
+			t.Fatalf("niceTicks(%v, %v) = %v, want %v", tt.lo, tt.hi, got, tt.want)
+		}
+		for i := range got {
+			if d := got[i] - tt.want[i]; d > 1e-9 || d < -1e-9 {
+				t.Fatalf("niceTicks(%v, %v) = %v, want %v", tt.lo, tt.hi, got, tt.want)
+			}
+		}
+	}
+}
