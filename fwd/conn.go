@@ -1,0 +1,389 @@
+package fwd
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"net"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/adaptio/adaptio/backend"
+	"github.com/adaptio/adaptio/fwd/wire"
+	"github.com/adaptio/adaptio/sched"
+)
+
+var errSplit = fmt.Errorf("%w: backend split does not cover the range", backend.ErrBadArgument)
+
+// outFrame is a response queued for the connection's writer.
+type outFrame struct {
+	fixed   []byte
+	data    []byte
+	release func()
+}
+
+// conn is one client connection: a reader goroutine decoding requests, a
+// writer goroutine sending responses in completion order.
+type conn struct {
+	d        *Daemon
+	nc       net.Conn
+	out      chan outFrame
+	clientID uint32
+	hello    bool
+
+	ops sync.WaitGroup // requests received and not yet answered
+
+	mu      sync.Mutex
+	handles map[uint64]int // open handles -> open count
+	paths   map[uint64]string
+	closing bool
+}
+
+func newConn(d *Daemon, nc net.Conn) *conn {
+	return &conn{d: d, nc: nc, out: make(chan outFrame, 256), handles: map[uint64]int{}, paths: map[uint64]string{}}
+}
+
+// stop makes the reader return; requests already received still complete.
+func (c *conn) stop() {
+	if tc, ok := c.nc.(interface{ CloseRead() error }); ok {
+		if tc.CloseRead() == nil {
+			return
+		}
+	}
+	_ = c.nc.SetReadDeadline(time.Unix(1, 0))
+}
+
+func (c *conn) serve() {
+	defer c.d.dropConn(c)
+	done := make(chan struct{})
+	go c.writer(done)
+	c.reader()
+	c.ops.Wait()
+	close(c.out)
+	<-done
+	_ = c.nc.Close()
+}
+
+func (c *conn) writer(done chan struct{}) {
+	defer close(done)
+	bw := bufio.NewWriterSize(c.nc, 64<<10)
+	var werr error
+	for f := range c.out {
+		if werr == nil {
+			if _, werr = bw.Write(f.fixed); werr == nil && len(f.data) > 0 {
+				_, werr = bw.Write(f.data)
+			}
+			if werr == nil && len(c.out) == 0 {
+				werr = bw.Flush()
+			}
+			if werr != nil {
+				c.d.log.Debug("connection write", "remote", c.nc.RemoteAddr(), "err", werr)
+				_ = c.nc.Close()
+			}
+		}
+		if f.release != nil {
+			f.release()
+		}
+	}
+	if werr == nil {
+		_ = bw.Flush()
+	}
+}
+
+// send queues a response.
+func (c *conn) send(m *wire.Msg, release func()) {
+	fixed := wire.AppendFixed(make([]byte, 0, 64), m)
+	var data []byte
+	if m.Response && m.Op == wire.OpRead && m.Code == wire.CodeOK {
+		data = m.Data
+	}
+	c.out <- outFrame{fixed: fixed, data: data, release: release}
+}
+
+func (c *conn) sendErr(op wire.Op, id uint64, err error) {
+	cd := code(err)
+	c.send(&wire.Msg{Op: op, ID: id, Response: true, Code: cd, Err: err.Error()}, nil)
+}
+
+func (c *conn) reader() {
+	r := wire.NewReader(c.nc, c.d.opts.MaxFrame)
+	for {
+		h, p, err := r.ReadFrame()
+		if err != nil {
+			if errors.Is(err, wire.ErrTooLarge) || errors.Is(err, wire.ErrBadMagic) || errors.Is(err, wire.ErrBadVersion) ||
+				errors.Is(err, wire.ErrShort) || errors.Is(err, wire.ErrBadOp) {
+				cd := wire.CodeBadFrame
+				if errors.Is(err, wire.ErrTooLarge) {
+					cd = wire.CodeTooLarge
+				}
+				op := h.Op()
+				if !op.Valid() {
+					op = wire.OpHello
+				}
+				c.d.m.badFrames.Inc()
+				c.d.log.Warn("bad frame; closing connection", "remote", c.nc.RemoteAddr(), "err", err)
+				c.send(&wire.Msg{Op: op, ID: h.ID, Response: true, Code: cd, Err: err.Error()}, nil)
+			} else if !errors.Is(err, io.EOF) && !isClosed(err) {
+				c.d.log.Debug("connection read", "remote", c.nc.RemoteAddr(), "err", err)
+			}
+			return
+		}
+		var m wire.Msg
+		if err := wire.Decode(h, p, &m); err != nil {
+			c.d.m.badFrames.Inc()
+			c.d.log.Warn("malformed request; closing connection", "remote", c.nc.RemoteAddr(), "err", err)
+			c.send(&wire.Msg{Op: m.Op, ID: h.ID, Response: true, Code: wire.CodeBadFrame, Err: err.Error()}, nil)
+			return
+		}
+		if m.Response {
+			c.send(&wire.Msg{Op: m.Op, ID: h.ID, Response: true, Code: wire.CodeBadFrame, Err: "fwd: response frame sent to the daemon"}, nil)
+			return
+		}
+		c.handle(&m)
+	}
+}
+
+func isClosed(err error) bool {
+	var ne net.Error
+	return errors.Is(err, net.ErrClosed) || (errors.As(err, &ne) && ne.Timeout())
+}
+
+// handle dispatches one request. Reads and writes go to the scheduler;
+// metadata operations run in their own goroutine. Either way the response
+// may overtake earlier ones.
+func (c *conn) handle(m *wire.Msg) {
+	if m.Op == wire.OpHello {
+		c.clientID, c.hello = m.ClientID, true
+		c.send(&wire.Msg{Op: wire.OpHello, ID: m.ID, Response: true}, nil)
+		return
+	}
+	if !c.hello {
+		c.send(&wire.Msg{Op: m.Op, ID: m.ID, Response: true, Code: wire.CodeNoHello, Err: "fwd: send hello first"}, nil)
+		return
+	}
+	c.ops.Add(1)
+	switch m.Op {
+	case wire.OpRead, wire.OpWrite:
+		c.io(m)
+	default:
+		mm := *m
+		go func() {
+			defer c.ops.Done()
+			t0 := time.Now()
+			resp, err := c.meta(&mm)
+			c.d.m.observe(mm.Op, t0, err)
+			if err != nil {
+				c.sendErr(mm.Op, mm.ID, err)
+				return
+			}
+			resp.Op, resp.ID, resp.Response = mm.Op, mm.ID, true
+			c.send(resp, nil)
+		}()
+	}
+}
+
+func (c *conn) handlePath(h uint64) (string, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	p, ok := c.paths[h]
+	return p, ok && c.handles[h] > 0
+}
+
+func (c *conn) io(m *wire.Msg) {
+	d := c.d
+	p, ok := c.handlePath(m.Handle)
+	var err error
+	switch {
+	case !ok:
+		err = &wire.Error{Code: wire.CodeBadHandle, Msg: fmt.Sprintf("handle %d is not open", m.Handle)}
+	case m.Offset < 0 || m.Length < 0:
+		err = fmt.Errorf("%w: negative offset or length", backend.ErrBadArgument)
+	case m.Op == wire.OpRead && m.Length > int64(d.opts.MaxFrame-wire.HeaderSize-2):
+		err = &wire.Error{Code: wire.CodeTooLarge, Msg: fmt.Sprintf("read of %d bytes exceeds the frame limit", m.Length)}
+	}
+	if err != nil {
+		c.replyErr(m.Op, m.ID, err)
+		c.ops.Done()
+		return
+	}
+	op := &ioOp{c: c, id: m.ID, write: m.Op == wire.OpWrite, path: p, file: m.Handle, off: m.Offset, start: time.Now()}
+	if op.write {
+		op.buf = m.Data
+	} else {
+		op.buf = make([]byte, m.Length)
+	}
+	sop := sched.Read
+	if op.write {
+		sop = sched.Write
+	}
+	d.accMu.Lock()
+	d.acc.Request(c.clientID, uint64(c.clientID)<<32|uint64(m.Process), op.file, op.off, int64(len(op.buf)), sop)
+	d.accMu.Unlock()
+	if len(op.buf) == 0 {
+		d.complete(op)
+		return
+	}
+	if err := d.submit(op); err != nil {
+		c.replyErr(m.Op, m.ID, err)
+		c.ops.Done()
+	}
+}
+
+func (c *conn) replyErr(op wire.Op, id uint64, err error) {
+	var we *wire.Error
+	if errors.As(err, &we) {
+		c.send(&wire.Msg{Op: op, ID: id, Response: true, Code: we.Code, Err: we.Msg}, nil)
+		return
+	}
+	c.sendErr(op, id, err)
+}
+
+// complete answers a finished read or write.
+func (d *Daemon) complete(op *ioOp) {
+	c := op.c
+	defer c.ops.Done()
+	var err error
+	n := 0
+	for i := range op.pieces {
+		p := &op.pieces[i]
+		if p.err != nil && err == nil {
+			err = p.err
+		}
+	}
+	// Bytes moved: the prefix of fully moved pieces (a read may stop at EOF).
+	for i := range op.pieces {
+		p := &op.pieces[i]
+		n += p.n
+		if p.n < len(p.buf) {
+			break
+		}
+	}
+	wop := wire.OpRead
+	if op.write {
+		wop = wire.OpWrite
+	}
+	d.m.observe(wop, op.start, err)
+	if err != nil {
+		d.log.Debug("request failed", "op", wop, "path", op.path, "off", op.off, "err", err)
+		c.sendErr(wop, op.id, fmt.Errorf("%s %s at %d: %w", wop, op.path, op.off, err))
+		return
+	}
+	if op.write && n < len(op.buf) {
+		c.sendErr(wop, op.id, fmt.Errorf("%w: short write %d of %d bytes", backend.ErrBadArgument, n, len(op.buf)))
+		return
+	}
+	d.m.bytes(op.write, n)
+	d.accMu.Lock()
+	d.acc.Done(int64(n))
+	d.accMu.Unlock()
+	if op.write {
+		c.send(&wire.Msg{Op: wop, ID: op.id, Response: true, N: int64(n)}, nil)
+		return
+	}
+	c.send(&wire.Msg{Op: wop, ID: op.id, Response: true, Data: op.buf[:n]}, nil)
+}
+
+// meta runs a metadata operation.
+func (c *conn) meta(m *wire.Msg) (*wire.Msg, error) {
+	d := c.d
+	ctx := d.ctx
+	switch m.Op {
+	case wire.OpClose:
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		if c.handles[m.Handle] <= 0 {
+			return nil, &wire.Error{Code: wire.CodeBadHandle, Msg: fmt.Sprintf("handle %d is not open", m.Handle)}
+		}
+		c.handles[m.Handle]--
+		if c.handles[m.Handle] == 0 {
+			delete(c.handles, m.Handle)
+			delete(c.paths, m.Handle)
+		}
+		return &wire.Msg{}, nil
+	case wire.OpFsync:
+		p, ok := c.handlePath(m.Handle)
+		if !ok {
+			return nil, &wire.Error{Code: wire.CodeBadHandle, Msg: fmt.Sprintf("handle %d is not open", m.Handle)}
+		}
+		return &wire.Msg{}, d.be.Fsync(ctx, p)
+	}
+	p, err := cleanPath(m.Path)
+	if err != nil {
+		return nil, err
+	}
+	switch m.Op {
+	case wire.OpOpen:
+		if p == "." {
+			return nil, fmt.Errorf("%w: open of the root", syscall.EISDIR)
+		}
+		if m.Flags&wire.OpenCreate != 0 {
+			if m.Flags&wire.OpenExcl != 0 {
+				if _, err := d.be.Stat(ctx, p); err == nil {
+					return nil, fmt.Errorf("%s: %w", p, fs.ErrExist)
+				}
+			}
+			mode := fs.FileMode(m.Mode) & fs.ModePerm
+			if mode == 0 {
+				mode = 0o644
+			}
+			if err := d.be.Create(ctx, p, mode); err != nil {
+				return nil, err
+			}
+		}
+		if m.Flags&wire.OpenTruncate != 0 {
+			if err := d.be.Truncate(ctx, p, 0); err != nil {
+				return nil, err
+			}
+		}
+		fi, err := d.be.Stat(ctx, p)
+		if err != nil {
+			return nil, err
+		}
+		if fi.IsDir {
+			return nil, fmt.Errorf("%s: %w", p, syscall.EISDIR)
+		}
+		h := d.fileID(p)
+		c.mu.Lock()
+		c.handles[h]++
+		c.paths[h] = p
+		c.mu.Unlock()
+		return &wire.Msg{Handle: h, Info: wireInfo(fi)}, nil
+	case wire.OpStat:
+		fi, err := d.be.Stat(ctx, p)
+		return &wire.Msg{Info: wireInfo(fi)}, err
+	case wire.OpUnlink:
+		return &wire.Msg{}, d.be.Unlink(ctx, p)
+	case wire.OpTruncate:
+		if m.Length < 0 {
+			return nil, fmt.Errorf("%w: negative size", backend.ErrBadArgument)
+		}
+		return &wire.Msg{}, d.be.Truncate(ctx, p, m.Length)
+	case wire.OpMkdir:
+		mode := fs.FileMode(m.Mode) & fs.ModePerm
+		if mode == 0 {
+			mode = 0o755
+		}
+		return &wire.Msg{}, d.be.Mkdir(ctx, p, mode)
+	case wire.OpReadDir:
+		fis, err := d.be.ReadDir(ctx, p)
+		if err != nil {
+			return nil, err
+		}
+		if len(fis) > wire.MaxEntries {
+			fis = fis[:wire.MaxEntries]
+		}
+		out := &wire.Msg{Entries: make([]wire.FileInfo, len(fis))}
+		for i, fi := range fis {
+			out.Entries[i] = wireInfo(fi)
+		}
+		return out, nil
+	}
+	return nil, fmt.Errorf("%w: %s", wire.ErrBadOp, m.Op)
+}
+
+func wireInfo(fi backend.FileInfo) wire.FileInfo {
+	return wire.FileInfo{Name: fi.Name, Size: fi.Size, Mode: fi.Mode, ModTime: fi.ModTime, IsDir: fi.IsDir}
+}

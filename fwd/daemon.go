@@ -1,0 +1,456 @@
+package fwd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/adaptio/adaptio/access"
+	"github.com/adaptio/adaptio/backend"
+	"github.com/adaptio/adaptio/fwd/wire"
+	"github.com/adaptio/adaptio/sched"
+)
+
+// Errors of the daemon.
+var (
+	ErrNoBackend   = errors.New("fwd: no backend")
+	ErrBadOptions  = errors.New("fwd: invalid options")
+	ErrNotStarted  = errors.New("fwd: daemon not started")
+	ErrShutdown    = errors.New("fwd: daemon shut down")
+	ErrBadWindow   = errors.New("fwd: window must be positive")
+	ErrNotTunable  = errors.New("fwd: scheduler has no window")
+	ErrBadListener = errors.New("fwd: bad listen address")
+)
+
+// Defaults of Options.
+const (
+	DefaultWorkers         = 16
+	DefaultScheduler       = "twins"
+	DefaultShutdownTimeout = 10 * time.Second
+)
+
+// Options configure a Daemon. Zero fields take the defaults listed.
+type Options struct {
+	// Listen are the addresses to accept clients on: "host:port" or
+	// "tcp:host:port" (port 0 picks a free one), "unix:/path/to/socket".
+	// Default: "127.0.0.1:0".
+	Listen []string
+	// Backend is where requests land (required). The daemon does not close it.
+	Backend backend.Backend
+	// Scheduler is the algorithm's registry name (default "twins").
+	Scheduler string
+	// Sched configures the scheduler; Servers is taken from the backend.
+	// Window, Node and Nodes matter for TWINS (default 1 ms, node 0 of 1).
+	Sched sched.Config
+	// Workers is the number of goroutines executing batches on the backend
+	// (default 16, as IOFSL's dispatcher pool); at most that many batches are
+	// in flight.
+	Workers int
+	// MaxFrame is the largest frame accepted, header included (default
+	// wire.DefaultMaxFrame); larger frames get CodeTooLarge and the
+	// connection is closed.
+	MaxFrame int
+	// MetricsAddr, if set, serves Prometheus /metrics over HTTP there
+	// (from Gatherer, or from Registerer when it is a Gatherer).
+	MetricsAddr string
+	// ShutdownTimeout bounds how long Shutdown waits for queued requests
+	// before cancelling backend calls (default 10 s).
+	ShutdownTimeout time.Duration
+	// Logger receives connection and error events (nil: discard).
+	Logger *slog.Logger
+	// Registerer receives the daemon's metrics (nil: a private registry).
+	Registerer prometheus.Registerer
+	// Gatherer serves /metrics when MetricsAddr is set (nil: Registerer if
+	// it is a Gatherer).
+	Gatherer prometheus.Gatherer
+}
+
+// Daemon is the forwarding daemon: it accepts clients, splits their reads
+// and writes into per-data-server pieces, schedules the pieces and executes
+// the batches on the backend with a pool of workers. It implements the
+// Announcer's Source and Applier. Methods are safe for concurrent use.
+type Daemon struct {
+	opts Options
+	log  *slog.Logger
+	be   backend.Backend
+	sw   *sched.Switcher
+	t0   time.Time
+	m    *metrics
+	gath prometheus.Gatherer
+
+	ctx    context.Context // cancelled when Shutdown gives up waiting
+	cancel context.CancelFunc
+
+	addCh   chan []*piece
+	doneCh  chan completion
+	ctlCh   chan func(now time.Duration)
+	jobCh   chan *job
+	loopEnd chan struct{}
+
+	mu        sync.Mutex
+	started   bool
+	stopping  bool
+	listeners []net.Listener
+	addrs     []string
+	conns     map[*conn]struct{}
+	httpSrv   *http.Server
+	metricsLn net.Listener
+	ready     chan struct{}
+
+	connWG   sync.WaitGroup // connection goroutines
+	workerWG sync.WaitGroup
+
+	files   sync.Mutex
+	byPath  map[string]uint64
+	nextFID uint64
+
+	reqID atomic.Uint64
+
+	accMu      sync.Mutex
+	acc        access.Accumulator
+	accStart   time.Time
+	window     atomic.Int64 // window in force, ns (0: not TWINS)
+	shutdownMu sync.Once
+}
+
+// New validates opts, fills defaults and builds a daemon; Start runs it.
+func New(opts Options) (*Daemon, error) {
+	if opts.Backend == nil {
+		return nil, ErrNoBackend
+	}
+	if len(opts.Listen) == 0 {
+		opts.Listen = []string{"127.0.0.1:0"}
+	}
+	if opts.Scheduler == "" {
+		opts.Scheduler = DefaultScheduler
+	}
+	if opts.Workers == 0 {
+		opts.Workers = DefaultWorkers
+	}
+	if opts.Workers < 0 {
+		return nil, fmt.Errorf("%w: Workers = %d", ErrBadOptions, opts.Workers)
+	}
+	if opts.MaxFrame == 0 {
+		opts.MaxFrame = wire.DefaultMaxFrame
+	}
+	if opts.MaxFrame < 4096 {
+		return nil, fmt.Errorf("%w: MaxFrame = %d, want >= 4096", ErrBadOptions, opts.MaxFrame)
+	}
+	if opts.ShutdownTimeout == 0 {
+		opts.ShutdownTimeout = DefaultShutdownTimeout
+	}
+	for _, a := range opts.Listen {
+		if _, _, err := splitListen(a); err != nil {
+			return nil, err
+		}
+	}
+	cfg := opts.Sched
+	cfg.Servers = opts.Backend.Servers()
+	sw, err := sched.NewSwitcher(opts.Scheduler, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("fwd: scheduler: %w", err)
+	}
+	opts.Sched = cfg.WithDefaults()
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	reg := opts.Registerer
+	if reg == nil {
+		r := prometheus.NewRegistry()
+		reg, opts.Registerer = r, r
+	}
+	gath := opts.Gatherer
+	if gath == nil {
+		gath, _ = reg.(prometheus.Gatherer)
+	}
+	if opts.MetricsAddr != "" && gath == nil {
+		return nil, fmt.Errorf("%w: MetricsAddr set but no Gatherer", ErrBadOptions)
+	}
+	m, err := newMetrics(reg, cfg.Servers)
+	if err != nil {
+		return nil, err
+	}
+	d := &Daemon{
+		opts: opts, log: log, be: opts.Backend, sw: sw, m: m, gath: gath,
+		addCh:   make(chan []*piece, 64),
+		doneCh:  make(chan completion, opts.Workers),
+		ctlCh:   make(chan func(time.Duration)),
+		jobCh:   make(chan *job, opts.Workers),
+		loopEnd: make(chan struct{}),
+		conns:   map[*conn]struct{}{},
+		ready:   make(chan struct{}),
+		byPath:  map[string]uint64{},
+	}
+	d.ctx, d.cancel = context.WithCancel(context.Background())
+	if opts.Scheduler == "twins" {
+		d.window.Store(int64(sw.Params().Window))
+		m.window.Set(sw.Params().Window.Seconds())
+	}
+	return d, nil
+}
+
+func splitListen(a string) (network, addr string, err error) {
+	switch {
+	case strings.HasPrefix(a, "unix:"):
+		network, addr = "unix", strings.TrimPrefix(a, "unix:")
+	case strings.HasPrefix(a, "tcp:"):
+		network, addr = "tcp", strings.TrimPrefix(a, "tcp:")
+	default:
+		network, addr = "tcp", a
+	}
+	if addr == "" {
+		return "", "", fmt.Errorf("%w: %q", ErrBadListener, a)
+	}
+	return network, addr, nil
+}
+
+// Start opens the listeners and starts serving. It returns once every
+// listener is open; Ready reports the same.
+func (d *Daemon) Start() error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.started {
+		return errors.New("fwd: already started")
+	}
+	for _, a := range d.opts.Listen {
+		network, addr, _ := splitListen(a)
+		if network == "unix" {
+			if fi, err := os.Lstat(addr); err == nil && fi.Mode()&fs.ModeSocket != 0 {
+				_ = os.Remove(addr) // stale socket of an earlier run
+			}
+		}
+		ln, err := net.Listen(network, addr)
+		if err != nil {
+			d.closeListenersLocked()
+			return fmt.Errorf("fwd: listen %s: %w", a, err)
+		}
+		d.listeners = append(d.listeners, ln)
+		if network == "unix" {
+			d.addrs = append(d.addrs, "unix:"+ln.Addr().String())
+		} else {
+			d.addrs = append(d.addrs, ln.Addr().String())
+		}
+	}
+	if d.opts.MetricsAddr != "" {
+		ln, err := net.Listen("tcp", d.opts.MetricsAddr)
+		if err != nil {
+			d.closeListenersLocked()
+			return fmt.Errorf("fwd: metrics listen %s: %w", d.opts.MetricsAddr, err)
+		}
+		d.metricsLn = ln
+		mux := http.NewServeMux()
+		mux.Handle("/metrics", promhttp.HandlerFor(d.gath, promhttp.HandlerOpts{}))
+		d.httpSrv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+		go func() { _ = d.httpSrv.Serve(ln) }()
+	}
+	d.started = true
+	d.t0 = time.Now()
+	d.accMu.Lock()
+	d.accStart = d.t0
+	d.accMu.Unlock()
+	for i := 0; i < d.opts.Workers; i++ {
+		d.workerWG.Add(1)
+		go d.worker()
+	}
+	go d.loop()
+	for _, ln := range d.listeners {
+		d.connWG.Add(1)
+		go d.accept(ln)
+	}
+	close(d.ready)
+	d.log.Info("forwarder started", "addrs", d.addrs, "scheduler", d.opts.Scheduler,
+		"servers", d.be.Servers(), "workers", d.opts.Workers)
+	return nil
+}
+
+func (d *Daemon) closeListenersLocked() {
+	for _, ln := range d.listeners {
+		_ = ln.Close()
+	}
+	d.listeners = nil
+	d.addrs = nil
+}
+
+// Ready waits up to timeout for the daemon to accept connections.
+func (d *Daemon) Ready(timeout time.Duration) bool {
+	select {
+	case <-d.ready:
+		return true
+	case <-time.After(timeout):
+		return false
+	}
+}
+
+// Addr returns the first listen address, in a form Dial accepts
+// ("127.0.0.1:40123" or "unix:/path"); empty before Start.
+func (d *Daemon) Addr() string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if len(d.addrs) == 0 {
+		return ""
+	}
+	return d.addrs[0]
+}
+
+// Addrs returns every listen address.
+func (d *Daemon) Addrs() []string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return append([]string(nil), d.addrs...)
+}
+
+// MetricsAddr returns the address /metrics is served on ("" if none).
+func (d *Daemon) MetricsAddr() string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.metricsLn == nil {
+		return ""
+	}
+	return d.metricsLn.Addr().String()
+}
+
+// Shutdown stops accepting, closes client connections (requests already
+// received still complete on the backend, so an acknowledged write is never
+// lost and a write in progress finishes), waits up to ShutdownTimeout for
+// queued pieces, then cancels what is left. It does not close the backend.
+func (d *Daemon) Shutdown() {
+	d.shutdownMu.Do(func() {
+		d.mu.Lock()
+		if !d.started {
+			d.mu.Unlock()
+			return
+		}
+		d.stopping = true
+		d.closeListenersLocked()
+		for c := range d.conns {
+			c.stop()
+		}
+		if d.httpSrv != nil {
+			_ = d.httpSrv.Close()
+		}
+		d.mu.Unlock()
+		timer := time.AfterFunc(d.opts.ShutdownTimeout, d.cancel)
+		d.connWG.Wait() // readers done and every received request answered
+		timer.Stop()
+		close(d.addCh) // nothing else will be added; the loop drains and ends
+		<-d.loopEnd
+		close(d.jobCh)
+		d.workerWG.Wait()
+		d.cancel()
+		d.log.Info("forwarder stopped")
+	})
+}
+
+func (d *Daemon) accept(ln net.Listener) {
+	defer d.connWG.Done()
+	for {
+		nc, err := ln.Accept()
+		if err != nil {
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				continue
+			}
+			return
+		}
+		d.mu.Lock()
+		if d.stopping {
+			d.mu.Unlock()
+			_ = nc.Close()
+			return
+		}
+		c := newConn(d, nc)
+		d.conns[c] = struct{}{}
+		d.connWG.Add(1)
+		d.mu.Unlock()
+		d.m.conns.Inc()
+		go c.serve()
+	}
+}
+
+func (d *Daemon) dropConn(c *conn) {
+	d.mu.Lock()
+	delete(d.conns, c)
+	d.mu.Unlock()
+	d.m.conns.Dec()
+	d.connWG.Done()
+}
+
+// now is the scheduler's clock: time since Start.
+func (d *Daemon) now() time.Duration { return time.Since(d.t0) }
+
+// fileID returns the daemon-wide handle of a (clean) path: the same file
+// has the same handle for every client, so the scheduler can aggregate
+// requests of different clients to a shared file.
+func (d *Daemon) fileID(p string) uint64 {
+	d.files.Lock()
+	defer d.files.Unlock()
+	id, ok := d.byPath[p]
+	if !ok {
+		d.nextFID++
+		id = d.nextFID
+		d.byPath[p] = id
+	}
+	return id
+}
+
+// cleanPath confines a client path to the export root: absolute paths, ".."
+// elements and NUL bytes are refused; "" and "." name the root. The backend
+// checks again, including symlinks.
+func cleanPath(p string) (string, error) {
+	if strings.HasPrefix(p, "/") || strings.ContainsRune(p, 0) || strings.Contains(p, "\\") {
+		return "", fmt.Errorf("%w: %q", backend.ErrPath, p)
+	}
+	for _, e := range strings.Split(p, "/") {
+		if e == ".." {
+			return "", fmt.Errorf("%w: %q", backend.ErrPath, p)
+		}
+	}
+	if p == "" {
+		return ".", nil
+	}
+	return path.Clean(p), nil
+}
+
+// code maps an error to a protocol status.
+func code(err error) wire.Code {
+	switch {
+	case err == nil:
+		return wire.CodeOK
+	case errors.Is(err, backend.ErrPath):
+		return wire.CodePath
+	case errors.Is(err, backend.ErrServerDown):
+		return wire.CodeServerDown
+	case errors.Is(err, fs.ErrNotExist):
+		return wire.CodeNotExist
+	case errors.Is(err, fs.ErrExist):
+		return wire.CodeExist
+	case errors.Is(err, backend.ErrBadArgument), errors.Is(err, fs.ErrInvalid):
+		return wire.CodeBadArgument
+	case errors.Is(err, backend.ErrClosed), errors.Is(err, ErrShutdown), errors.Is(err, context.Canceled):
+		return wire.CodeShutdown
+	case errors.Is(err, syscall.EISDIR):
+		return wire.CodeIsDir
+	case errors.Is(err, syscall.ENOTDIR):
+		return wire.CodeNotDir
+	case errors.Is(err, syscall.ENOTEMPTY):
+		return wire.CodeNotEmpty
+	case errors.Is(err, fs.ErrPermission):
+		return wire.CodePath
+	}
+	return wire.CodeIO
+}

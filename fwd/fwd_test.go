@@ -1,0 +1,598 @@
+package fwd_test
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"math/rand/v2"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/adaptio/adaptio/backend"
+	"github.com/adaptio/adaptio/backend/posix"
+	"github.com/adaptio/adaptio/fwd"
+	"github.com/adaptio/adaptio/fwd/wire"
+	"github.com/adaptio/adaptio/sched"
+)
+
+// newPosix opens dir as a POSIX backend with small stripes over 4 servers,
+// so requests of a few KiB already span several data servers.
+func newPosix(t testing.TB, dir string) backend.Backend {
+	t.Helper()
+	b, err := posix.New(dir, backend.Layout{StripeSize: 4 << 10, StripeCount: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { b.Close() })
+	return b
+}
+
+// startDaemon starts a daemon over be with opts (Backend and Listen filled in).
+func startDaemon(t testing.TB, be backend.Backend, opts fwd.Options) *fwd.Daemon {
+	t.Helper()
+	opts.Backend = be
+	if len(opts.Listen) == 0 {
+		opts.Listen = []string{"127.0.0.1:0"}
+	}
+	d, err := fwd.New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if !d.Ready(5 * time.Second) {
+		t.Fatal("daemon not ready")
+	}
+	t.Cleanup(d.Shutdown)
+	return d
+}
+
+func dial(t testing.TB, addr string) *fwd.Client {
+	t.Helper()
+	c, err := fwd.Dial(addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// content is deterministic bytes for (seed, offset): byte i of a file
+// written with seed s is contentByte(s, i), whatever the request sizes.
+func content(seed uint64, off int64, n int) []byte {
+	b := make([]byte, n)
+	for i := range b {
+		x := uint64(off+int64(i))*0x9E3779B97F4A7C15 ^ seed
+		b[i] = byte(x >> 56)
+	}
+	return b
+}
+
+func TestReadWriteExact(t *testing.T) {
+	dir := t.TempDir()
+	d := startDaemon(t, newPosix(t, dir), fwd.Options{})
+	c := dial(t, d.Addr())
+	if err := c.Mkdir("out", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	f, err := c.Create("out/a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	sizes := []int{1, 100, 4096, 4097, 12345, 64 << 10, 1 << 20, 5<<20 + 3}
+	var off int64
+	for _, n := range sizes {
+		data := content(7, off, n)
+		if got, err := f.WriteAt(data, off); err != nil || got != n {
+			t.Fatalf("WriteAt(%d bytes at %d) = %d, %v", n, off, got, err)
+		}
+		off += int64(n)
+	}
+	// The backend holds exactly the bytes.
+	onDisk, err := os.ReadFile(filepath.Join(dir, "out/a"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(onDisk, content(7, 0, int(off))) {
+		t.Fatalf("file on the backend differs from what was written (%d bytes, want %d)", len(onDisk), off)
+	}
+	// Random reads are exact; reads past the end are short with io.EOF.
+	for i := 0; i < 50; i++ {
+		o := rng.Int64N(off)
+		n := 1 + rng.IntN(300<<10)
+		buf := make([]byte, n)
+		got, err := f.ReadAt(buf, o)
+		want := int(min(int64(n), off-o))
+		if got != want || (want < n) != (err == io.EOF) || (err != nil && err != io.EOF) {
+			t.Fatalf("ReadAt(%d at %d) = %d, %v; want %d", n, o, got, err, want)
+		}
+		if !bytes.Equal(buf[:got], content(7, o, got)) {
+			t.Fatalf("ReadAt(%d at %d): bytes differ", n, o)
+		}
+	}
+	fi, err := c.Stat("out/a")
+	if err != nil || fi.Size != off || fi.IsDir {
+		t.Fatalf("Stat = %+v, %v; want size %d", fi, err, off)
+	}
+	if err := c.Truncate("out/a", 10); err != nil {
+		t.Fatal(err)
+	}
+	ents, err := c.ReadDir("out")
+	if err != nil || len(ents) != 1 || ents[0].Name != "a" || ents[0].Size != 10 {
+		t.Fatalf("ReadDir = %+v, %v", ents, err)
+	}
+	if err := f.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.ReadAt(make([]byte, 1), 0); err == nil || !strings.Contains(err.Error(), "bad handle") {
+		t.Fatalf("read after close: got %v, want bad handle", err)
+	}
+	if err := c.Unlink("out/a"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Stat("out/a"); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("stat after unlink: got %v, want ErrNotExist", err)
+	}
+	if _, err := c.Open("out/missing"); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("open missing: got %v, want ErrNotExist", err)
+	}
+	if _, err := c.OpenFile("out", wire.OpenCreate|wire.OpenExcl, 0o644); !errors.Is(err, fs.ErrExist) {
+		t.Fatalf("exclusive create of an existing name: got %v, want ErrExist", err)
+	}
+}
+
+// Every scheduler of the registry carries requests correctly.
+func TestEverySchedulerConcurrentWriters(t *testing.T) {
+	for _, name := range sched.Names() {
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			be := newPosix(t, dir)
+			d := startDaemon(t, be, fwd.Options{Scheduler: name, Workers: 4, Sched: sched.Config{Window: 200 * time.Microsecond}})
+			concurrentWriters(t, d.Addr(), dir, 8, 24)
+		})
+	}
+}
+
+// concurrentWriters runs writers goroutines (each its own connection) that
+// write distinct, randomly sized ranges of one shared file; every write,
+// once acknowledged, must already be on the backend, and at the end the
+// whole file must be exact.
+func concurrentWriters(t *testing.T, addr, dir string, writers, perWriter int) {
+	t.Helper()
+	c0 := dial(t, addr)
+	f0, err := c0.Create("shared")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f0.Close()
+	const region = 256 << 10
+	osf, err := os.Open(filepath.Join(dir, "shared"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer osf.Close()
+	var wg sync.WaitGroup
+	errs := make(chan error, writers)
+	for w := 0; w < writers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c, err := fwd.Dial(addr)
+			if err != nil {
+				errs <- err
+				return
+			}
+			defer c.Close()
+			f, err := c.Open("shared")
+			if err != nil {
+				errs <- err
+				return
+			}
+			f.Process = uint32(w)
+			rng := rand.New(rand.NewPCG(uint64(w), 9))
+			base := int64(w) * region
+			var off int64
+			for i := 0; i < perWriter && off < region; i++ {
+				n := int64(1 + rng.IntN(24<<10))
+				n = min(n, region-off)
+				data := content(3, base+off, int(n))
+				if _, err := f.WriteAt(data, base+off); err != nil {
+					errs <- err
+					return
+				}
+				got := make([]byte, n)
+				if _, err := osf.ReadAt(got, base+off); err != nil || !bytes.Equal(got, data) {
+					errs <- fmt.Errorf("writer %d: acknowledged write at %d not on the backend (%v)", w, base+off, err)
+					return
+				}
+				off += n
+			}
+			// Fill the rest of the region in one write.
+			if off < region {
+				if _, err := f.WriteAt(content(3, base+off, int(region-off)), base+off); err != nil {
+					errs <- err
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	all, err := os.ReadFile(filepath.Join(dir, "shared"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := content(3, 0, writers*region); !bytes.Equal(all, want) {
+		t.Fatalf("shared file: %d bytes, want %d; contents differ", len(all), len(want))
+	}
+}
+
+// One connection carries many outstanding requests; answers match calls.
+func TestPipelining(t *testing.T) {
+	dir := t.TempDir()
+	d := startDaemon(t, newPosix(t, dir), fwd.Options{})
+	c := dial(t, d.Addr())
+	const files = 8
+	var wg sync.WaitGroup
+	errs := make(chan error, 64)
+	for i := 0; i < files; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			name := fmt.Sprintf("p%d", i)
+			f, err := c.Create(name)
+			if err != nil {
+				errs <- err
+				return
+			}
+			data := content(uint64(i), 0, 40<<10+i)
+			var iw sync.WaitGroup
+			for k := 0; k < 10; k++ {
+				iw.Add(1)
+				go func() {
+					defer iw.Done()
+					lo, hi := k*len(data)/10, (k+1)*len(data)/10
+					if _, err := f.WriteAt(data[lo:hi], int64(lo)); err != nil {
+						errs <- err
+					}
+				}()
+			}
+			iw.Wait()
+			for k := 0; k < 5; k++ {
+				if _, err := c.Stat(name); err != nil {
+					errs <- err
+				}
+			}
+			got := make([]byte, len(data))
+			if n, err := f.ReadAt(got, 0); err != nil || n != len(data) || !bytes.Equal(got, data) {
+				errs <- fmt.Errorf("%s: read back %d bytes, %v", name, n, err)
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+}
+
+func TestPathConfinement(t *testing.T) {
+	root := t.TempDir()
+	outside := t.TempDir()
+	if err := os.WriteFile(filepath.Join(outside, "secret"), []byte("secret"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, filepath.Join(root, "escape")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(outside, "secret"), filepath.Join(root, "link")); err != nil {
+		t.Fatal(err)
+	}
+	d := startDaemon(t, newPosix(t, root), fwd.Options{})
+	c := dial(t, d.Addr())
+	paths := []string{"../x", "a/../../x", "/etc/passwd", "escape/secret", "link", "escape/new", "x\x00y"}
+	for _, p := range paths {
+		t.Run(p, func(t *testing.T) {
+			if _, err := c.Open(p); !errors.Is(err, fs.ErrPermission) && !errors.Is(err, fs.ErrNotExist) {
+				t.Errorf("open: got %v, want refused", err)
+			}
+			if _, err := c.OpenFile(p, wire.OpenCreate, 0o644); !errors.Is(err, fs.ErrPermission) {
+				t.Errorf("create: got %v, want a path error", err)
+			}
+			if err := c.Mkdir(p+"/d", 0o755); !errors.Is(err, fs.ErrPermission) {
+				t.Errorf("mkdir: got %v, want a path error", err)
+			}
+			if _, err := c.Stat(p); err == nil {
+				t.Errorf("stat: got no error, want refused")
+			}
+		})
+	}
+	if _, err := os.Stat(filepath.Join(outside, "new")); err == nil {
+		t.Fatal("a file was created outside the export root")
+	}
+	if b, _ := os.ReadFile(filepath.Join(outside, "secret")); string(b) != "secret" {
+		t.Fatal("a file outside the export root changed")
+	}
+}
+
+// rawConn sends hand-made frames.
+func rawConn(t *testing.T, addr string) (net.Conn, *wire.Reader) {
+	t.Helper()
+	nc, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { nc.Close() })
+	_ = nc.SetDeadline(time.Now().Add(10 * time.Second))
+	return nc, wire.NewReader(nc, 0)
+}
+
+func TestBadFramesCloseOnlyTheirConnection(t *testing.T) {
+	dir := t.TempDir()
+	d := startDaemon(t, newPosix(t, dir), fwd.Options{MaxFrame: 64 << 10})
+	good := dial(t, d.Addr())
+	hello := wire.Append(nil, &wire.Msg{Op: wire.OpHello, ID: 1, ClientID: 5})
+	oversized := make([]byte, wire.HeaderSize)
+	wire.PutHeader(oversized, uint8(wire.OpWrite), 2, 1<<20)
+	badMagic := wire.Append(nil, &wire.Msg{Op: wire.OpStat, ID: 3, Path: "x"})
+	badMagic[4] = 0x12
+	truncatedPayload := wire.Append(nil, &wire.Msg{Op: wire.OpStat, ID: 4, Path: "x"})
+	binary.BigEndian.PutUint16(truncatedPayload[wire.HeaderSize:], 500) // path length beyond the frame
+	tests := []struct {
+		name  string
+		frame []byte
+		want  wire.Code
+	}{
+		{"oversized", oversized, wire.CodeTooLarge},
+		{"bad magic", badMagic, wire.CodeBadFrame},
+		{"malformed payload", truncatedPayload, wire.CodeBadFrame},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			nc, r := rawConn(t, d.Addr())
+			if _, err := nc.Write(append(append([]byte(nil), hello...), tt.frame...)); err != nil {
+				t.Fatal(err)
+			}
+			var codes []wire.Code
+			for {
+				h, p, err := r.ReadFrame()
+				if err != nil {
+					if err != io.EOF {
+						t.Fatalf("after the error reply: got %v, want the connection closed (EOF)", err)
+					}
+					break
+				}
+				var m wire.Msg
+				if err := wire.Decode(h, p, &m); err != nil {
+					t.Fatal(err)
+				}
+				codes = append(codes, m.Code)
+			}
+			if len(codes) != 2 || codes[0] != wire.CodeOK || codes[1] != tt.want {
+				t.Fatalf("replies %v, want [ok %v] then close", codes, tt.want)
+			}
+			// The daemon keeps serving the others.
+			if err := good.Mkdir("still-"+strings.ReplaceAll(tt.name, " ", "-"), 0o755); err != nil {
+				t.Fatalf("other client after a bad frame: %v", err)
+			}
+		})
+	}
+	// A request before hello is refused but the connection stays.
+	nc, r := rawConn(t, d.Addr())
+	nc.Write(wire.Append(nil, &wire.Msg{Op: wire.OpStat, ID: 9, Path: "."}))
+	h, p, err := r.ReadFrame()
+	var m wire.Msg
+	if err == nil {
+		err = wire.Decode(h, p, &m)
+	}
+	if err != nil || m.Code != wire.CodeNoHello {
+		t.Fatalf("request before hello: got %+v, %v; want CodeNoHello", m, err)
+	}
+}
+
+// Shutting the daemon down under load loses no acknowledged write and
+// corrupts nothing; a new daemon on the same root serves the same bytes.
+func TestShutdownMidLoadAndRestart(t *testing.T) {
+	dir := t.TempDir()
+	be := newPosix(t, dir)
+	d, err := fwd.New(fwd.Options{Backend: be, Listen: []string{"127.0.0.1:0"}, Workers: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Start(); err != nil {
+		t.Fatal(err)
+	}
+	const writers, chunk = 6, 48 << 10
+	acked := make([]int64, writers) // bytes acknowledged per writer, from the start of its file
+	var wg sync.WaitGroup
+	started := make(chan struct{}, writers)
+	for w := 0; w < writers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c, err := fwd.Dial(d.Addr())
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			defer c.Close()
+			f, err := c.Create(fmt.Sprintf("w%d", w))
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			for i := 0; ; i++ {
+				off := int64(i) * chunk
+				if _, err := f.WriteAt(content(uint64(w), off, chunk), off); err != nil {
+					return // the daemon went away
+				}
+				acked[w] = off + chunk
+				if i == 2 {
+					started <- struct{}{}
+				}
+			}
+		}()
+	}
+	for w := 0; w < writers; w++ {
+		<-started
+	}
+	d.Shutdown()
+	wg.Wait()
+	d2 := startDaemon(t, be, fwd.Options{})
+	c := dial(t, d2.Addr())
+	for w := 0; w < writers; w++ {
+		f, err := c.Open(fmt.Sprintf("w%d", w))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := make([]byte, acked[w])
+		if n, err := f.ReadAt(got, 0); int64(n) != acked[w] {
+			t.Fatalf("writer %d: read %d of %d acknowledged bytes after restart: %v", w, n, acked[w], err)
+		}
+		if !bytes.Equal(got, content(uint64(w), 0, int(acked[w]))) {
+			t.Fatalf("writer %d: acknowledged bytes differ after restart", w)
+		}
+		// Whatever landed beyond the acknowledged prefix is whole chunks of the right bytes.
+		fi, _ := f.Stat()
+		rest := make([]byte, fi.Size-acked[w])
+		f.ReadAt(rest, acked[w])
+		want := content(uint64(w), acked[w], len(rest))
+		for i := range rest {
+			if rest[i] != 0 && rest[i] != want[i] {
+				t.Fatalf("writer %d: byte %d beyond the acknowledged prefix is corrupt", w, acked[w]+int64(i))
+			}
+		}
+	}
+}
+
+func TestWindowObservationAndMetrics(t *testing.T) {
+	dir := t.TempDir()
+	reg := prometheus.NewRegistry()
+	d := startDaemon(t, newPosix(t, dir), fwd.Options{Registerer: reg, Sched: sched.Config{Node: 1, Nodes: 2}})
+	if d.Window() != time.Millisecond {
+		t.Fatalf("default window %v, want 1ms", d.Window())
+	}
+	d.CloseInterval(time.Now()) // start a fresh interval
+	c := dial(t, d.Addr())
+	f, err := c.Create("obs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Process = 3
+	for i := 0; i < 4; i++ {
+		if _, err := f.WriteAt(make([]byte, 8<<10), int64(i)*(8<<10)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := d.ApplyWindow(250 * time.Microsecond); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.ApplyWindow(0); !errors.Is(err, fwd.ErrBadWindow) {
+		t.Fatalf("ApplyWindow(0) = %v, want ErrBadWindow", err)
+	}
+	if _, err := f.ReadAt(make([]byte, 16<<10), 0); err != nil {
+		t.Fatal(err)
+	}
+	o := d.CloseInterval(time.Now())
+	want := struct {
+		node, servers, clients, procs, files int
+		reqs                                 int64
+		min, max                             int64
+		bytes                                int64
+		op                                   sched.Op
+		window                               time.Duration
+		dist                                 float64
+	}{1, 4, 1, 1, 1, 5, 8 << 10, 16 << 10, 48 << 10, sched.Write, 250 * time.Microsecond, (3*8192 + 24576) / 4.0}
+	got := want
+	got.node, got.servers, got.clients, got.procs, got.files = o.Node, o.DataServers, o.Clients, o.Processes, o.FileHandles
+	got.reqs, got.min, got.max, got.bytes, got.op, got.window, got.dist = o.Requests, o.ReqMin, o.ReqMax, o.Bytes, o.Op, o.Window, o.OffsetDist
+	if got != want {
+		t.Fatalf("observation\n got %+v\nwant %+v", got, want)
+	}
+	if o.Interval <= 0 || o.Bandwidth <= 0 {
+		t.Fatalf("interval %v bandwidth %v, want positive", o.Interval, o.Bandwidth)
+	}
+	if next := d.CloseInterval(time.Now()); !next.Idle() {
+		t.Fatalf("second interval not idle: %+v", next)
+	}
+	expected := `
+# HELP adaptio_fwd_window_seconds TWINS time window in force (0 for other schedulers).
+# TYPE adaptio_fwd_window_seconds gauge
+adaptio_fwd_window_seconds 0.00025
+# HELP adaptio_fwd_bytes_total Bytes acknowledged to clients, by operation (rate() gives bandwidth).
+# TYPE adaptio_fwd_bytes_total counter
+adaptio_fwd_bytes_total{op="read"} 16384
+adaptio_fwd_bytes_total{op="write"} 32768
+`
+	if err := testutil.GatherAndCompare(reg, strings.NewReader(expected), "adaptio_fwd_window_seconds", "adaptio_fwd_bytes_total"); err != nil {
+		t.Fatal(err)
+	}
+	if n := testutil.CollectAndCount(reg, "adaptio_fwd_queue_depth"); n != 4 {
+		t.Fatalf("queue depth series: %d, want one per server (4)", n)
+	}
+	if err := d.SwitchScheduler("fifo"); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.ApplyWindow(time.Millisecond); !errors.Is(err, fwd.ErrNotTunable) {
+		t.Fatalf("ApplyWindow under fifo: got %v, want ErrNotTunable", err)
+	}
+	if _, err := f.ReadAt(make([]byte, 16<<10), 0); err != nil {
+		t.Fatalf("read after switching scheduler: %v", err)
+	}
+}
+
+func TestUnixSocket(t *testing.T) {
+	dir := t.TempDir()
+	sock := filepath.Join(t.TempDir(), "fwd.sock")
+	d := startDaemon(t, newPosix(t, dir), fwd.Options{Listen: []string{"unix:" + sock, "127.0.0.1:0"}})
+	if got := d.Addrs(); len(got) != 2 || got[0] != "unix:"+sock {
+		t.Fatalf("Addrs = %v", got)
+	}
+	for _, a := range d.Addrs() {
+		c := dial(t, a)
+		if err := c.Mkdir("d-"+filepath.Base(strings.ReplaceAll(a, ":", "_")), 0o755); err != nil {
+			t.Fatalf("%s: %v", a, err)
+		}
+	}
+}
+
+func TestNewValidates(t *testing.T) {
+	be := newPosix(t, t.TempDir())
+	tests := []struct {
+		name string
+		opts fwd.Options
+		want error
+	}{
+		{"no backend", fwd.Options{}, fwd.ErrNoBackend},
+		{"unknown scheduler", fwd.Options{Backend: be, Scheduler: "nope"}, sched.ErrUnknownAlgo},
+		{"negative workers", fwd.Options{Backend: be, Workers: -1}, fwd.ErrBadOptions},
+		{"tiny frames", fwd.Options{Backend: be, MaxFrame: 100}, fwd.ErrBadOptions},
+		{"bad listen", fwd.Options{Backend: be, Listen: []string{"unix:"}}, fwd.ErrBadListener},
+		{"bad node", fwd.Options{Backend: be, Sched: sched.Config{Node: 3, Nodes: 2}}, sched.ErrBadConfig},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if _, err := fwd.New(tt.opts); !errors.Is(err, tt.want) {
+				t.Fatalf("got %v, want %v", err, tt.want)
+			}
+		})
+	}
+}

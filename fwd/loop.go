@@ -1,0 +1,245 @@
+package fwd
+
+import (
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/adaptio/adaptio/backend"
+	"github.com/adaptio/adaptio/sched"
+)
+
+// ioOp is one client read or write, split into pieces (one per data-server
+// range). It is answered when its last piece finishes.
+type ioOp struct {
+	c       *conn
+	id      uint64
+	write   bool
+	path    string
+	file    uint64
+	off     int64
+	buf     []byte // write data or read destination
+	release func() // returns buf's frame buffer to its pool, or nil
+	start   time.Time
+	pieces  []piece
+	left    atomic.Int32
+}
+
+// piece is the part of an ioOp on one data server.
+type piece struct {
+	op     *ioOp
+	id     uint64
+	server int
+	off    int64
+	buf    []byte
+	n      int
+	err    error
+}
+
+func (p *piece) request(now time.Duration) sched.Request {
+	op := sched.Read
+	if p.op.write {
+		op = sched.Write
+	}
+	return sched.Request{
+		ID: p.id, Queue: p.server, File: p.op.file, Offset: p.off, Length: int64(len(p.buf)),
+		Op: op, Arrival: now, App: p.op.c.clientID,
+	}
+}
+
+// finish records the piece's outcome; the last piece answers the client.
+func (p *piece) finish() {
+	if p.op.left.Add(-1) == 0 {
+		p.op.c.d.complete(p.op)
+	}
+}
+
+// job is one batch handed to a worker.
+type job struct {
+	batch  sched.Batch // Requests cleared; pieces carries them
+	pieces []*piece
+}
+
+type completion struct {
+	batch uint64
+	bytes int64
+	took  time.Duration
+	queue int
+}
+
+// loop owns the scheduler: it adds pieces, hands dispatchable batches to
+// idle workers, reports completions, and sleeps until the scheduler's
+// retryAt with a timer. It ends once addCh is closed and every piece is done.
+func (d *Daemon) loop() {
+	defer close(d.loopEnd)
+	pending := map[uint64]*piece{}
+	inflight := 0
+	timer := time.NewTimer(time.Hour)
+	timer.Stop()
+	timerSet := false
+	addOpen := true
+	for {
+		// Hand out batches while workers are idle.
+		for inflight < d.opts.Workers {
+			now := d.now()
+			b, ok, retry := d.sw.Next(now)
+			if !ok {
+				if retry > 0 {
+					if timerSet && !timer.Stop() {
+						select {
+						case <-timer.C:
+						default:
+						}
+					}
+					wait := retry - now
+					if wait < 0 {
+						wait = 0
+					}
+					timer.Reset(wait)
+					timerSet = true
+				}
+				break
+			}
+			j := &job{batch: b, pieces: make([]*piece, len(b.Requests))}
+			for i, r := range b.Requests {
+				j.pieces[i] = pending[r.ID]
+				delete(pending, r.ID)
+			}
+			j.batch.Requests = nil
+			d.m.depth[b.Queue].Sub(float64(len(b.Requests)))
+			inflight++
+			d.jobCh <- j
+		}
+		if !addOpen && len(pending) == 0 && inflight == 0 {
+			return
+		}
+		var addCh chan []*piece
+		if addOpen {
+			addCh = d.addCh
+		}
+		select {
+		case ps, ok := <-addCh:
+			if !ok {
+				addOpen = false
+				continue
+			}
+			now := d.now()
+			for _, p := range ps {
+				if err := d.sw.Add(now, p.request(now)); err != nil {
+					p.err = err
+					p.finish()
+					continue
+				}
+				pending[p.id] = p
+				d.m.depth[p.server].Inc()
+			}
+		case c := <-d.doneCh:
+			inflight--
+			if err := d.sw.Complete(d.now(), c.batch, c.bytes, c.took); err != nil {
+				d.log.Error("scheduler completion", "err", err)
+			}
+		case f := <-d.ctlCh:
+			f(d.now())
+		case <-timer.C:
+			timerSet = false
+		}
+	}
+}
+
+var bufPool = sync.Pool{New: func() any { b := make([]byte, 0, 1<<20); return &b }}
+
+// worker executes batches on the backend.
+func (d *Daemon) worker() {
+	defer d.workerWG.Done()
+	for j := range d.jobCh {
+		d.run(j)
+	}
+}
+
+func (d *Daemon) run(j *job) {
+	b := j.batch
+	path := j.pieces[0].op.path
+	t0 := time.Now()
+	var err error
+	var n int
+	switch {
+	case len(j.pieces) == 1:
+		p := j.pieces[0]
+		if b.Op == sched.Write {
+			n, err = d.be.WriteAt(d.ctx, path, b.Queue, p.buf, p.off)
+		} else {
+			n, err = d.be.ReadAt(d.ctx, path, b.Queue, p.buf, p.off)
+		}
+		p.n = n
+	default:
+		bp := bufPool.Get().(*[]byte)
+		if int64(cap(*bp)) < b.Length {
+			*bp = make([]byte, b.Length)
+		}
+		buf := (*bp)[:b.Length]
+		if b.Op == sched.Write {
+			for _, p := range j.pieces {
+				copy(buf[p.off-b.Offset:], p.buf)
+			}
+			n, err = d.be.WriteAt(d.ctx, path, b.Queue, buf, b.Offset)
+			for _, p := range j.pieces {
+				p.n = clampN(n, p.off-b.Offset, len(p.buf))
+			}
+		} else {
+			n, err = d.be.ReadAt(d.ctx, path, b.Queue, buf, b.Offset)
+			for _, p := range j.pieces {
+				p.n = clampN(n, p.off-b.Offset, len(p.buf))
+				copy(p.buf, buf[p.off-b.Offset:][:p.n])
+			}
+		}
+		bufPool.Put(bp)
+	}
+	took := time.Since(t0)
+	d.m.batches.Inc()
+	d.doneCh <- completion{batch: b.ID, bytes: int64(n), took: took, queue: b.Queue}
+	for _, p := range j.pieces {
+		if err != nil {
+			p.err = err
+		}
+		p.finish()
+	}
+}
+
+// clampN is how many of a piece's length bytes, starting rel bytes into a
+// batch that moved n bytes, were moved.
+func clampN(n int, rel int64, length int) int {
+	v := int64(n) - rel
+	if v < 0 {
+		return 0
+	}
+	if v > int64(length) {
+		return length
+	}
+	return int(v)
+}
+
+// submit splits a client read or write and queues its pieces.
+func (d *Daemon) submit(op *ioOp) error {
+	var ps []backend.Piece
+	ps, err := d.be.Split(ps, op.path, op.off, int64(len(op.buf)))
+	if err != nil {
+		return err
+	}
+	op.pieces = make([]piece, len(ps))
+	out := make([]*piece, len(ps))
+	var rel int64
+	for i, bp := range ps {
+		if bp.Offset != op.off+rel || bp.Length <= 0 || rel+bp.Length > int64(len(op.buf)) {
+			return errSplit
+		}
+		op.pieces[i] = piece{op: op, id: d.reqID.Add(1), server: bp.Server, off: bp.Offset, buf: op.buf[rel : rel+bp.Length]}
+		out[i] = &op.pieces[i]
+		rel += bp.Length
+	}
+	if rel != int64(len(op.buf)) {
+		return errSplit
+	}
+	op.left.Store(int32(len(ps)))
+	d.addCh <- out
+	return nil
+}

@@ -1,0 +1,84 @@
+package fwd
+
+import (
+	"strconv"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/adaptio/adaptio/fwd/wire"
+)
+
+type metrics struct {
+	depth     []prometheus.Gauge // per data server
+	window    prometheus.Gauge
+	readBytes prometheus.Counter
+	writeByte prometheus.Counter
+	latency   *prometheus.HistogramVec
+	errors    *prometheus.CounterVec
+	batches   prometheus.Counter
+	conns     prometheus.Gauge
+	badFrames prometheus.Counter
+	lat       [16]prometheus.Observer
+}
+
+func newMetrics(reg prometheus.Registerer, servers int) (*metrics, error) {
+	depth := prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "adaptio_fwd_queue_depth", Help: "Requests queued in the scheduler per PFS data server.",
+	}, []string{"server"})
+	bytes := prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "adaptio_fwd_bytes_total", Help: "Bytes acknowledged to clients, by operation (rate() gives bandwidth).",
+	}, []string{"op"})
+	m := &metrics{
+		window: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "adaptio_fwd_window_seconds", Help: "TWINS time window in force (0 for other schedulers).",
+		}),
+		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "adaptio_fwd_request_duration_seconds", Help: "Client request latency from receipt to response, by operation.",
+			Buckets: prometheus.ExponentialBuckets(25e-6, 2, 18),
+		}, []string{"op"}),
+		errors: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "adaptio_fwd_request_errors_total", Help: "Client requests answered with an error, by operation.",
+		}, []string{"op"}),
+		batches: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "adaptio_fwd_batches_total", Help: "Batches executed on the backend.",
+		}),
+		conns: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "adaptio_fwd_connections", Help: "Open client connections.",
+		}),
+		badFrames: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "adaptio_fwd_bad_frames_total", Help: "Malformed or oversized frames (each closes its connection).",
+		}),
+	}
+	for _, c := range []prometheus.Collector{depth, bytes, m.window, m.latency, m.errors, m.batches, m.conns, m.badFrames} {
+		if err := reg.Register(c); err != nil {
+			return nil, err
+		}
+	}
+	for s := 0; s < servers; s++ {
+		m.depth = append(m.depth, depth.WithLabelValues(strconv.Itoa(s)))
+	}
+	m.readBytes = bytes.WithLabelValues("read")
+	m.writeByte = bytes.WithLabelValues("write")
+	for op := wire.OpHello; op <= wire.OpReadDir; op++ {
+		m.lat[op] = m.latency.WithLabelValues(op.String())
+	}
+	return m, nil
+}
+
+func (m *metrics) observe(op wire.Op, start time.Time, err error) {
+	if op.Valid() {
+		m.lat[op].Observe(time.Since(start).Seconds())
+	}
+	if err != nil {
+		m.errors.WithLabelValues(op.String()).Inc()
+	}
+}
+
+func (m *metrics) bytes(write bool, n int) {
+	if write {
+		m.writeByte.Add(float64(n))
+	} else {
+		m.readBytes.Add(float64(n))
+	}
+}

@@ -1,0 +1,104 @@
+package fwd
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/adaptio/adaptio/access"
+)
+
+// CloseInterval ends the current metrics interval at now and returns its
+// observation (the Announcer's Source): clients, processes, file handles,
+// request sizes and offset distances of the client requests received, bytes
+// acknowledged, and the window in force.
+func (d *Daemon) CloseInterval(now time.Time) access.Observation {
+	d.accMu.Lock()
+	defer d.accMu.Unlock()
+	start := d.accStart
+	if start.IsZero() {
+		start = now
+	}
+	iv := now.Sub(start)
+	if iv < 0 {
+		iv = 0
+	}
+	var rel time.Duration
+	if !d.t0.IsZero() {
+		rel = start.Sub(d.t0)
+	}
+	o := d.acc.Close(d.opts.Sched.Node, rel, iv, d.be.Servers(), d.Window())
+	d.accStart = now
+	return o
+}
+
+// Window returns the TWINS window in force (0 when the scheduler is not TWINS).
+func (d *Daemon) Window() time.Duration { return time.Duration(d.window.Load()) }
+
+// Scheduler returns the name of the scheduling algorithm in force.
+func (d *Daemon) Scheduler() string {
+	var name string
+	_ = d.control(func(time.Duration) error { name = d.sw.Name(); return nil })
+	return name
+}
+
+// ApplyWindow sets the TWINS window live (the Announcer's Applier): queued
+// requests stay queued and the current window's end moves.
+func (d *Daemon) ApplyWindow(w time.Duration) error {
+	if w <= 0 {
+		return fmt.Errorf("%w: %v", ErrBadWindow, w)
+	}
+	return d.control(func(now time.Duration) error {
+		if d.sw.Name() != "twins" {
+			return fmt.Errorf("%w: %s", ErrNotTunable, d.sw.Name())
+		}
+		p := d.sw.Params()
+		if p.Window == w {
+			return nil
+		}
+		p.Window = w
+		if err := d.sw.SetParams(now, p); err != nil {
+			return err
+		}
+		d.window.Store(int64(w))
+		d.m.window.Set(w.Seconds())
+		d.log.Info("window applied", "window", w)
+		return nil
+	})
+}
+
+// SwitchScheduler changes the scheduling algorithm live; queued requests
+// move to the new one in arrival order.
+func (d *Daemon) SwitchScheduler(name string) error {
+	return d.control(func(now time.Duration) error {
+		if err := d.sw.Switch(now, name); err != nil {
+			return err
+		}
+		w := time.Duration(0)
+		if name == "twins" {
+			w = d.sw.Params().Window
+		}
+		d.window.Store(int64(w))
+		d.m.window.Set(w.Seconds())
+		return nil
+	})
+}
+
+// control runs f on the scheduler loop, or directly when the loop is not
+// running (before Start, after Shutdown).
+func (d *Daemon) control(f func(now time.Duration) error) error {
+	d.mu.Lock()
+	started := d.started
+	d.mu.Unlock()
+	var err error
+	if !started {
+		return f(0)
+	}
+	done := make(chan struct{})
+	select {
+	case d.ctlCh <- func(now time.Duration) { err = f(now); close(done) }:
+		<-done
+		return err
+	case <-d.loopEnd:
+		return ErrShutdown
+	}
+}

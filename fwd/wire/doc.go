@@ -1,0 +1,14 @@
+// Package wire is the binary protocol between forwarding clients (the FUSE
+// mount, the benchmark client, applications linking fwd.Client) and the
+// forwarding daemon: length-prefixed frames with a magic and a version,
+// client-chosen request ids, any number of outstanding requests per
+// connection, and responses in any order. docs/protocol.md specifies it.
+//
+//	r := wire.NewReader(conn, wire.DefaultMaxFrame)
+//	for {
+//		h, payload, err := r.ReadFrame()   // header errors: reply CodeBadFrame, close
+//		var m wire.Msg
+//		err = wire.Decode(h, payload, &m)  // m.Data aliases payload
+//		out = wire.Append(out[:0], &reply)
+//	}
+package wire

@@ -1,0 +1,562 @@
+package wire
+
+import (
+	"bufio"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"math"
+	"time"
+)
+
+// Frame layout constants. Every frame is
+//
+//	length  uint32  bytes that follow this field (HeaderSize-4 + payload)
+//	magic   uint16  Magic
+//	version uint8   Version
+//	type    uint8   Op, with RespFlag set on responses
+//	id      uint64  request id chosen by the client, echoed in the response
+//	payload         op-specific, see docs/protocol.md
+//
+// All integers are big-endian.
+const (
+	Magic      uint16 = 0xADF0
+	Version    uint8  = 1
+	HeaderSize        = 16
+	RespFlag   uint8  = 0x80
+
+	// DefaultMaxFrame is the default largest frame (header included) a peer
+	// accepts: 16 MiB of data plus room for the header and fields.
+	DefaultMaxFrame = 16<<20 + 4096
+	// MaxPath is the longest path in bytes.
+	MaxPath = 4096
+	// MaxEntries is the most directory entries one readdir response carries.
+	MaxEntries = 1 << 16
+)
+
+// Op is a protocol operation.
+type Op uint8
+
+// Operations. The zero value is invalid.
+const (
+	OpHello    Op = 1
+	OpOpen     Op = 2
+	OpClose    Op = 3
+	OpRead     Op = 4
+	OpWrite    Op = 5
+	OpFsync    Op = 6
+	OpStat     Op = 7
+	OpUnlink   Op = 8
+	OpTruncate Op = 9
+	OpMkdir    Op = 10
+	OpReadDir  Op = 11
+	opMax      Op = 12
+)
+
+var opNames = [...]string{"", "hello", "open", "close", "read", "write", "fsync", "stat", "unlink", "truncate", "mkdir", "readdir"}
+
+// String returns the operation's lower-case name.
+func (o Op) String() string {
+	if o > 0 && o < opMax {
+		return opNames[o]
+	}
+	return fmt.Sprintf("op(%d)", uint8(o))
+}
+
+// Valid reports whether o is a known operation.
+func (o Op) Valid() bool { return o > 0 && o < opMax }
+
+// Open flags.
+const (
+	OpenCreate   uint32 = 1 << 0 // create the file if absent
+	OpenTruncate uint32 = 1 << 1 // truncate to zero length
+	OpenExcl     uint32 = 1 << 2 // with OpenCreate: fail with CodeExist if it exists
+)
+
+// Code is a response status.
+type Code uint16
+
+// Status codes.
+const (
+	CodeOK          Code = 0
+	CodeNotExist    Code = 1  // no such file or directory
+	CodeExist       Code = 2  // file exists
+	CodePath        Code = 3  // path outside the export root or malformed
+	CodeServerDown  Code = 4  // a data server is unavailable
+	CodeBadFrame    Code = 5  // malformed frame; the connection is closed
+	CodeTooLarge    Code = 6  // frame larger than the maximum; the connection is closed
+	CodeBadHandle   Code = 7  // unknown or closed file handle
+	CodeBadArgument Code = 8  // invalid argument (negative offset, ...)
+	CodeShutdown    Code = 9  // the daemon is shutting down
+	CodeIO          Code = 10 // other I/O error
+	CodeIsDir       Code = 11 // is a directory
+	CodeNotDir      Code = 12 // not a directory
+	CodeNotEmpty    Code = 13 // directory not empty
+	CodeNoHello     Code = 14 // request before hello
+)
+
+var codeNames = map[Code]string{
+	CodeOK: "ok", CodeNotExist: "not exist", CodeExist: "exists", CodePath: "bad path",
+	CodeServerDown: "data server down", CodeBadFrame: "bad frame", CodeTooLarge: "frame too large",
+	CodeBadHandle: "bad handle", CodeBadArgument: "bad argument", CodeShutdown: "shutting down",
+	CodeIO: "i/o error", CodeIsDir: "is a directory", CodeNotDir: "not a directory",
+	CodeNotEmpty: "directory not empty", CodeNoHello: "no hello",
+}
+
+// String names the code.
+func (c Code) String() string {
+	if s, ok := codeNames[c]; ok {
+		return s
+	}
+	return fmt.Sprintf("code(%d)", uint16(c))
+}
+
+// Errors of the decoder.
+var (
+	ErrBadMagic   = errors.New("wire: bad magic")
+	ErrBadVersion = errors.New("wire: unsupported version")
+	ErrTooLarge   = errors.New("wire: frame too large")
+	ErrShort      = errors.New("wire: frame too short")
+	ErrMalformed  = errors.New("wire: malformed payload")
+	ErrBadOp      = errors.New("wire: unknown operation")
+)
+
+// Error is a non-OK response status carried as a Go error.
+type Error struct {
+	Code Code
+	Msg  string
+}
+
+func (e *Error) Error() string {
+	if e.Msg == "" {
+		return "fwd: " + e.Code.String()
+	}
+	return "fwd: " + e.Code.String() + ": " + e.Msg
+}
+
+// Is makes errors.Is(err, fs.ErrNotExist) and fs.ErrExist work on remote errors.
+func (e *Error) Is(target error) bool {
+	switch target {
+	case fs.ErrNotExist:
+		return e.Code == CodeNotExist
+	case fs.ErrExist:
+		return e.Code == CodeExist
+	case fs.ErrPermission:
+		return e.Code == CodePath
+	}
+	return false
+}
+
+// Header is a decoded frame header.
+type Header struct {
+	Type uint8 // Op, | RespFlag on responses
+	ID   uint64
+}
+
+// Op returns the header's operation without the response flag.
+func (h Header) Op() Op { return Op(h.Type &^ RespFlag) }
+
+// IsResponse reports whether the frame is a response.
+func (h Header) IsResponse() bool { return h.Type&RespFlag != 0 }
+
+// PutHeader writes a frame header for a payload of n bytes into b[:HeaderSize].
+func PutHeader(b []byte, typ uint8, id uint64, n int) {
+	binary.BigEndian.PutUint32(b[0:], uint32(HeaderSize-4+n))
+	binary.BigEndian.PutUint16(b[4:], Magic)
+	b[6] = Version
+	b[7] = typ
+	binary.BigEndian.PutUint64(b[8:], id)
+}
+
+// ParseHeader checks and decodes a frame header and returns the payload length.
+// maxFrame bounds the whole frame (header included).
+func ParseHeader(b []byte, maxFrame int) (Header, int, error) {
+	if len(b) < HeaderSize {
+		return Header{}, 0, ErrShort
+	}
+	n := int(binary.BigEndian.Uint32(b[0:]))
+	if n < HeaderSize-4 {
+		return Header{}, 0, fmt.Errorf("%w: length %d", ErrShort, n)
+	}
+	if n+4 > maxFrame {
+		return Header{}, 0, fmt.Errorf("%w: %d bytes, limit %d", ErrTooLarge, n+4, maxFrame)
+	}
+	if m := binary.BigEndian.Uint16(b[4:]); m != Magic {
+		return Header{}, 0, fmt.Errorf("%w: %#04x", ErrBadMagic, m)
+	}
+	if b[6] != Version {
+		return Header{}, 0, fmt.Errorf("%w: %d", ErrBadVersion, b[6])
+	}
+	h := Header{Type: b[7], ID: binary.BigEndian.Uint64(b[8:])}
+	if !h.Op().Valid() {
+		return h, 0, fmt.Errorf("%w: %d", ErrBadOp, b[7])
+	}
+	return h, n - (HeaderSize - 4), nil
+}
+
+// Reader reads frames from a byte stream. It keeps no state across frames
+// other than the buffered reader, so a frame may arrive in any number of
+// pieces. Not safe for concurrent use.
+type Reader struct {
+	r        *bufio.Reader
+	maxFrame int
+	hdr      [HeaderSize]byte
+	// Alloc returns a buffer of n bytes for a payload; nil uses make. The
+	// payload is owned by the caller of ReadFrame.
+	Alloc func(n int) []byte
+}
+
+// NewReader returns a Reader accepting frames up to maxFrame bytes (<= 0:
+// DefaultMaxFrame).
+func NewReader(r io.Reader, maxFrame int) *Reader {
+	if maxFrame <= 0 {
+		maxFrame = DefaultMaxFrame
+	}
+	return &Reader{r: bufio.NewReaderSize(r, 64<<10), maxFrame: maxFrame}
+}
+
+// ReadFrame reads one frame and returns its header and payload. A header
+// error (ErrBadMagic, ErrTooLarge, ...) leaves the stream unusable: the
+// caller replies with an error and closes the connection. io.EOF means the
+// peer closed cleanly between frames; io.ErrUnexpectedEOF a frame was cut.
+func (r *Reader) ReadFrame() (Header, []byte, error) {
+	if _, err := io.ReadFull(r.r, r.hdr[:]); err != nil {
+		return Header{}, nil, err
+	}
+	h, n, err := ParseHeader(r.hdr[:], r.maxFrame)
+	if err != nil {
+		return h, nil, err
+	}
+	var p []byte
+	if r.Alloc != nil {
+		p = r.Alloc(n)[:n]
+	} else {
+		p = make([]byte, n)
+	}
+	if _, err := io.ReadFull(r.r, p); err != nil {
+		if err == io.EOF {
+			err = io.ErrUnexpectedEOF
+		}
+		return h, nil, err
+	}
+	return h, p, nil
+}
+
+// FileInfo is file metadata on the wire.
+type FileInfo struct {
+	Name    string
+	Size    int64
+	Mode    fs.FileMode
+	ModTime time.Time
+	IsDir   bool
+}
+
+// Msg is any request or response, with the fields its operation uses (see
+// docs/protocol.md for which). Data aliases the frame buffer after Decode.
+type Msg struct {
+	Op       Op
+	ID       uint64
+	Response bool
+
+	// Responses.
+	Code Code
+	Err  string // message of a non-OK response
+
+	// Requests.
+	ClientID uint32 // hello
+	Name     string // hello: client name
+	Path     string // open, stat, unlink, truncate, mkdir, readdir
+	Flags    uint32 // open
+	Mode     uint32 // open, mkdir: permission bits
+	Handle   uint64 // close, read, write, fsync; open response
+	Offset   int64  // read, write
+	Length   int64  // read: bytes wanted; truncate: new size
+	Process  uint32 // read, write: the calling process (for pattern detection)
+
+	Data    []byte     // write request, read response
+	N       int64      // write response: bytes written
+	Info    FileInfo   // stat and open responses
+	Entries []FileInfo // readdir response
+}
+
+// Type returns the frame type byte of m.
+func (m *Msg) Type() uint8 {
+	if m.Response {
+		return uint8(m.Op) | RespFlag
+	}
+	return uint8(m.Op)
+}
+
+// encoder appends big-endian values.
+type enc struct{ b []byte }
+
+func (e *enc) u8(v uint8)   { e.b = append(e.b, v) }
+func (e *enc) u16(v uint16) { e.b = binary.BigEndian.AppendUint16(e.b, v) }
+func (e *enc) u32(v uint32) { e.b = binary.BigEndian.AppendUint32(e.b, v) }
+func (e *enc) u64(v uint64) { e.b = binary.BigEndian.AppendUint64(e.b, v) }
+func (e *enc) str(s string) {
+	e.u16(uint16(len(s)))
+	e.b = append(e.b, s...)
+}
+func (e *enc) info(fi FileInfo) {
+	e.str(fi.Name)
+	e.u64(uint64(fi.Size))
+	e.u32(uint32(fi.Mode))
+	ns := int64(0)
+	if !fi.ModTime.IsZero() {
+		ns = fi.ModTime.UnixNano()
+	}
+	e.u64(uint64(ns))
+	if fi.IsDir {
+		e.u8(1)
+	} else {
+		e.u8(0)
+	}
+}
+
+// AppendFixed appends the encoded frame of m to b, header included, except
+// for m.Data of a write request or a read response, which the caller sends
+// right after (so large payloads are not copied). The header's length counts
+// len(m.Data). Strings longer than 65535 bytes are truncated by the caller's
+// validation (paths are limited to MaxPath).
+func AppendFixed(b []byte, m *Msg) []byte {
+	start := len(b)
+	b = append(b, make([]byte, HeaderSize)...)
+	e := enc{b}
+	if m.Response {
+		e.u16(uint16(m.Code))
+		if m.Code != CodeOK {
+			e.str(m.Err)
+			PutHeader(e.b[start:], m.Type(), m.ID, len(e.b)-start-HeaderSize)
+			return e.b
+		}
+		switch m.Op {
+		case OpHello, OpClose, OpFsync, OpUnlink, OpTruncate, OpMkdir:
+		case OpOpen:
+			e.u64(m.Handle)
+			e.info(m.Info)
+		case OpStat:
+			e.info(m.Info)
+		case OpWrite:
+			e.u64(uint64(m.N))
+		case OpReadDir:
+			e.u32(uint32(len(m.Entries)))
+			for _, fi := range m.Entries {
+				e.info(fi)
+			}
+		case OpRead:
+			// data follows
+		}
+	} else {
+		switch m.Op {
+		case OpHello:
+			e.u32(m.ClientID)
+			e.str(m.Name)
+		case OpOpen:
+			e.u32(m.Flags)
+			e.u32(m.Mode)
+			e.str(m.Path)
+		case OpClose, OpFsync:
+			e.u64(m.Handle)
+		case OpRead:
+			e.u64(m.Handle)
+			e.u64(uint64(m.Offset))
+			e.u64(uint64(m.Length))
+			e.u32(m.Process)
+		case OpWrite:
+			e.u64(m.Handle)
+			e.u64(uint64(m.Offset))
+			e.u32(m.Process)
+		case OpStat, OpUnlink, OpReadDir:
+			e.str(m.Path)
+		case OpTruncate:
+			e.u64(uint64(m.Length))
+			e.str(m.Path)
+		case OpMkdir:
+			e.u32(m.Mode)
+			e.str(m.Path)
+		}
+	}
+	n := len(e.b) - start - HeaderSize
+	if carriesData(m) {
+		n += len(m.Data)
+	}
+	PutHeader(e.b[start:], m.Type(), m.ID, n)
+	return e.b
+}
+
+func carriesData(m *Msg) bool {
+	return (m.Op == OpWrite && !m.Response) || (m.Op == OpRead && m.Response && m.Code == CodeOK)
+}
+
+// Append appends the complete frame of m (data included) to b.
+func Append(b []byte, m *Msg) []byte {
+	b = AppendFixed(b, m)
+	if carriesData(m) {
+		b = append(b, m.Data...)
+	}
+	return b
+}
+
+type dec struct {
+	b   []byte
+	err bool
+}
+
+func (d *dec) need(n int) bool {
+	if d.err || len(d.b) < n {
+		d.err = true
+		return false
+	}
+	return true
+}
+func (d *dec) u8() uint8 {
+	if !d.need(1) {
+		return 0
+	}
+	v := d.b[0]
+	d.b = d.b[1:]
+	return v
+}
+func (d *dec) u16() uint16 {
+	if !d.need(2) {
+		return 0
+	}
+	v := binary.BigEndian.Uint16(d.b)
+	d.b = d.b[2:]
+	return v
+}
+func (d *dec) u32() uint32 {
+	if !d.need(4) {
+		return 0
+	}
+	v := binary.BigEndian.Uint32(d.b)
+	d.b = d.b[4:]
+	return v
+}
+func (d *dec) u64() uint64 {
+	if !d.need(8) {
+		return 0
+	}
+	v := binary.BigEndian.Uint64(d.b)
+	d.b = d.b[8:]
+	return v
+}
+func (d *dec) i64() int64 {
+	v := d.u64()
+	if v > math.MaxInt64 {
+		d.err = true
+		return 0
+	}
+	return int64(v)
+}
+func (d *dec) str(max int) string {
+	n := int(d.u16())
+	if n > max || !d.need(n) {
+		d.err = true
+		return ""
+	}
+	s := string(d.b[:n])
+	d.b = d.b[n:]
+	return s
+}
+func (d *dec) info() FileInfo {
+	var fi FileInfo
+	fi.Name = d.str(MaxPath)
+	fi.Size = d.i64()
+	fi.Mode = fs.FileMode(d.u32())
+	if ns := int64(d.u64()); ns != 0 {
+		fi.ModTime = time.Unix(0, ns)
+	}
+	switch d.u8() {
+	case 0:
+	case 1:
+		fi.IsDir = true
+	default:
+		d.err = true
+	}
+	return fi
+}
+
+// Decode decodes the payload p of a frame with header h into m. m.Data
+// aliases p. Trailing bytes after the fields (other than data) are an error.
+func Decode(h Header, p []byte, m *Msg) error {
+	*m = Msg{Op: h.Op(), ID: h.ID, Response: h.IsResponse()}
+	if !m.Op.Valid() {
+		return fmt.Errorf("%w: %d", ErrBadOp, h.Type)
+	}
+	d := dec{b: p}
+	if m.Response {
+		m.Code = Code(d.u16())
+		if m.Code != CodeOK {
+			m.Err = d.str(math.MaxUint16)
+			return d.done()
+		}
+		switch m.Op {
+		case OpOpen:
+			m.Handle = d.u64()
+			m.Info = d.info()
+		case OpStat:
+			m.Info = d.info()
+		case OpWrite:
+			m.N = d.i64()
+		case OpReadDir:
+			n := d.u32()
+			if n > MaxEntries {
+				return fmt.Errorf("%w: %d directory entries", ErrMalformed, n)
+			}
+			for i := uint32(0); i < n && !d.err; i++ {
+				m.Entries = append(m.Entries, d.info())
+			}
+		case OpRead:
+			m.Data = d.b
+			d.b = nil
+		}
+		return d.done()
+	}
+	switch m.Op {
+	case OpHello:
+		m.ClientID = d.u32()
+		m.Name = d.str(255)
+	case OpOpen:
+		m.Flags = d.u32()
+		m.Mode = d.u32()
+		m.Path = d.str(MaxPath)
+	case OpClose, OpFsync:
+		m.Handle = d.u64()
+	case OpRead:
+		m.Handle = d.u64()
+		m.Offset = d.i64()
+		m.Length = d.i64()
+		m.Process = d.u32()
+	case OpWrite:
+		m.Handle = d.u64()
+		m.Offset = d.i64()
+		m.Process = d.u32()
+		if !d.err {
+			m.Data = d.b
+			d.b = nil
+		}
+	case OpStat, OpUnlink, OpReadDir:
+		m.Path = d.str(MaxPath)
+	case OpTruncate:
+		m.Length = d.i64()
+		m.Path = d.str(MaxPath)
+	case OpMkdir:
+		m.Mode = d.u32()
+		m.Path = d.str(MaxPath)
+	}
+	return d.done()
+}
+
+func (d *dec) done() error {
+	if d.err {
+		return fmt.Errorf("%w: truncated or out-of-range field", ErrMalformed)
+	}
+	if len(d.b) != 0 {
+		return fmt.Errorf("%w: %d trailing bytes", ErrMalformed, len(d.b))
+	}
+	return nil
+}
