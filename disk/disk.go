@@ -51,6 +51,7 @@ type Config struct {
 	SegmentBytes         int64         // data kept per segment
 	MaxPrefetchBytes     int64         // read-ahead beyond the last byte read, done while the disk is idle
 	StreamGapBytes       int64         // a read at most this far beyond the prefetch frontier continues the stream (no reposition)
+	LookBehind           bool          // on a read miss, keep the sectors read while waiting for the target to rotate under the head
 
 	// SSD.
 	ReadLatency          time.Duration // per read
@@ -88,6 +89,7 @@ func DefaultConfig(kind string) (Config, error) {
 			SegmentBytes:         2 << 20,
 			MaxPrefetchBytes:     512 << 10,
 			StreamGapBytes:       256 << 10,
+			LookBehind:           true,
 		}, nil
 	case KindSSD:
 		return Config{
@@ -220,6 +222,23 @@ type HDD struct {
 	prefAt   int64 // ns: time the active segment's hi was last set
 	prefCap  int64 // address where the active prefetch stops
 	stamp    uint64
+	stats    Stats
+}
+
+// Stats counts how a device served its accesses.
+type Stats struct {
+	CacheHits  uint64 // reads served from the read cache
+	Streamed   uint64 // reads that continued the read-ahead stream (no repositioning)
+	ReadMisses uint64 // reads that repositioned the head
+	Writes     uint64
+}
+
+// StatsOf returns d's statistics (zero for devices that keep none).
+func StatsOf(d Device) Stats {
+	if h, ok := d.(*HDD); ok {
+		return h.stats
+	}
+	return Stats{}
 }
 
 var _ Device = (*HDD)(nil)
@@ -340,6 +359,7 @@ func (h *HDD) Service(now time.Duration, op sched.Op, addr, length int64, rng *r
 			}
 			if addr >= s.lo && end <= hi {
 				s.used = h.stamp
+				h.stats.CacheHits++
 				done = start + float64(length)/h.cfg.InterfaceBytesPerSec*1e9
 				return h.finish(now, done, -1)
 			}
@@ -357,20 +377,29 @@ func (h *HDD) Service(now time.Duration, op sched.Op, addr, length int64, rng *r
 				h.prefAt = int64(done)
 				h.prefCap = end + h.cfg.MaxPrefetchBytes
 				h.head = end
+				h.stats.Streamed++
 				return h.finish(now, done, h.active)
 			}
 		}
 		from := h.stopPrefetch(t)
+		h.stats.ReadMisses++
 		t1 := start + h.seek(from, addr, op, rng)
-		done = t1 + h.rotWait(t1, addr) + float64(length)/h.rate(addr)
-		// New segment, least recently used replaced.
+		w := h.rotWait(t1, addr)
+		done = t1 + w + float64(length)/h.rate(addr)
+		// New segment, least recently used replaced. While waiting for the
+		// target sector the head passes the sectors before it, which the
+		// disk keeps (read look-behind).
 		v := 0
 		for i := range h.segs {
 			if h.segs[i].used < h.segs[v].used {
 				v = i
 			}
 		}
-		h.segs[v] = segment{lo: addr, hi: end, used: h.stamp}
+		lo := addr
+		if h.cfg.LookBehind {
+			lo = max(0, addr-min(int64(w*h.rate(addr)), h.cfg.SegmentBytes/2))
+		}
+		h.segs[v] = segment{lo: lo, hi: end, used: h.stamp}
 		h.active = v
 		h.prefAt = int64(done)
 		h.prefCap = end + h.cfg.MaxPrefetchBytes
@@ -379,6 +408,7 @@ func (h *HDD) Service(now time.Duration, op sched.Op, addr, length int64, rng *r
 	}
 	// Write through: drop overlapping cached data, then write to the platter.
 	from := h.stopPrefetch(t)
+	h.stats.Writes++
 	for i := range h.segs {
 		s := &h.segs[i]
 		if s.used != 0 && addr < s.hi && end > s.lo {
