@@ -626,4 +626,3 @@ func TestProperties(t *testing.T) {
 		})
 	}
 }
-
