@@ -1,18 +1,359 @@
 package main
 
 import (
+	"bufio"
+	"encoding/csv"
 	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"strconv"
+	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/adaptio/adaptio/access"
+	"github.com/adaptio/adaptio/detect"
 )
 
-// newDetectCmd is a placeholder until its package lands; it fails clearly.
+// newDetectCmd groups the access-pattern detection tools.
 func newDetectCmd() *cobra.Command {
-	return &cobra.Command{
+	cmd := &cobra.Command{
 		Use:   "detect",
-		Short: "Train, evaluate and apply access-pattern detectors (not built yet)",
-		RunE: func(*cobra.Command, []string) error {
-			return errors.New("detect: not built yet")
+		Short: "Train, evaluate and apply access-pattern detectors (FPP / SC / SS)",
+		Long: `Access-pattern detection: classify an I/O node's per-interval metrics (file handles;
+request size average, minimum and maximum in bytes; average offset distance in bytes)
+into file-per-process (FPP), shared-contiguous (SC) or shared-1D-strided (SS) with a
+decision tree, a random forest or the papers' neural network.
+
+A data directory is a simulator dataset (observations.csv; see "adaptio sim"), or the
+name "synthetic" (32/256 KiB grid) / "synthetic-validation" (64/128 KiB grid) for a
+set generated from the workload patterns without the simulator.`,
+	}
+	cmd.AddCommand(newDetectTrainCmd(), newDetectEvalCmd(), newDetectPredictCmd())
+	return cmd
+}
+
+// detectTrainConfig is the configuration of "detect train".
+type detectTrainConfig struct {
+	Data          string
+	Validation    string
+	Kind          string
+	Out           string
+	Seed          uint64
+	PerExperiment int
+	TrainFraction float64
+	Opt           detect.TrainOptions
+}
+
+// detectSplit rebuilds the train/test split a model was trained on.
+type detectSplit struct {
+	data          string
+	perExperiment int
+	trainFraction float64
+	seed          uint64
+}
+
+func (s detectSplit) extra() map[string]string {
+	return map[string]string{
+		"data":           s.data,
+		"per_experiment": strconv.Itoa(s.perExperiment),
+		"train_fraction": strconv.FormatFloat(s.trainFraction, 'g', -1, 64),
+		"split_seed":     strconv.FormatUint(s.seed, 10),
+	}
+}
+
+func (s detectSplit) load(stderr io.Writer) (all, train, test detect.Set, err error) {
+	fmt.Fprintf(stderr, "detect: loading %s (%d rows from the centre of each experiment)...\n", s.data, s.perExperiment)
+	all, err = detect.LoadSet(s.data, s.perExperiment, s.seed)
+	if err != nil {
+		return
+	}
+	train, test, err = detect.Split(all, s.trainFraction, rand.New(rand.NewPCG(s.seed, 0x5b1)))
+	return
+}
+
+func newDetectTrainCmd() *cobra.Command {
+	var cfg detectTrainConfig
+	cmd := &cobra.Command{
+		Use:   "train --data DIR --model tree|forest|mlp --out FILE",
+		Short: "Train a detector on a dataset and write the model file",
+		Long: `Train reads DIR/observations.csv, keeps --per-experiment labelled, non-idle rows from the
+centre of each experiment (as the papers: 40 rows x 1,008 experiments), splits them
+70/30 stratified by class (--train-fraction), fits Yeo-Johnson + centring + scaling and
+the classifier on the training part, prints the confusion matrix, accuracy, kappa,
+sensitivity and specificity on both parts (and on --validation DIR, all its rows), the
+training time, and writes the model as versioned JSON to --out.
+
+The same --seed gives the same split and the same model file, byte for byte.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runDetectTrain(cfg, cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
+	f := cmd.Flags()
+	f.StringVar(&cfg.Data, "data", "", "dataset directory with observations.csv, or \"synthetic\" (required)")
+	f.StringVar(&cfg.Validation, "validation", "", "optional validation dataset directory (every labelled, non-idle row is used), or \"synthetic-validation\"")
+	f.StringVar(&cfg.Kind, "model", "tree", "classifier: tree (CART, cost-complexity pruned), forest (random forest) or mlp (5-5-5-3 network)")
+	f.StringVar(&cfg.Out, "out", "", "model file to write (required)")
+	f.Uint64Var(&cfg.Seed, "seed", 1, "seed of the split and of training")
+	f.IntVar(&cfg.PerExperiment, "per-experiment", 40, "rows kept from the centre of each experiment (0: all)")
+	f.Float64Var(&cfg.TrainFraction, "train-fraction", 0.7, "share of rows used for training, the rest for testing")
+	f.IntVar(&cfg.Opt.Folds, "folds", 5, "tree: cross-validation folds choosing the pruning level (-1: no pruning)")
+	f.IntVar(&cfg.Opt.Trees, "trees", 500, "forest: number of trees")
+	f.IntVar(&cfg.Opt.Mtry, "mtry", 3, "forest: features tried at each split")
+	f.IntVar(&cfg.Opt.Workers, "workers", 0, "forest: training goroutines (0: GOMAXPROCS; does not change the model)")
+	f.IntVar(&cfg.Opt.Epochs, "epochs", 50, "mlp: training epochs")
+	f.IntVar(&cfg.Opt.Batch, "batch", 32, "mlp: mini-batch size (rows)")
+	f.Float64Var(&cfg.Opt.LearningRate, "learning-rate", 0.001, "mlp: RMSProp learning rate")
+	f.StringVar(&cfg.Opt.Init, "init", "normal", "mlp: weight initialisation, normal (N(0,0.05^2), the papers') or he (N(0,2/fan_in))")
+	_ = cmd.MarkFlagRequired("data")
+	_ = cmd.MarkFlagRequired("out")
+	return cmd
+}
+
+func runDetectTrain(cfg detectTrainConfig, stdout, stderr io.Writer) error {
+	split := detectSplit{data: cfg.Data, perExperiment: cfg.PerExperiment, trainFraction: cfg.TrainFraction, seed: cfg.Seed}
+	all, train, test, err := split.load(stderr)
+	if err != nil {
+		return fmt.Errorf("detect train: %w", err)
+	}
+	fmt.Fprintf(stderr, "detect: %d rows (FPP/SC/SS %v), training %s on %d, testing on %d...\n", all.Len(), all.Counts(), cfg.Kind, train.Len(), test.Len())
+	cfg.Opt.Seed = cfg.Seed
+	cfg.Opt.Source = cfg.Data
+	start := time.Now()
+	m, err := detect.Train(cfg.Kind, train.X, train.Y, cfg.Opt, rand.New(rand.NewPCG(cfg.Seed, 0x7a1)))
+	if err != nil {
+		return fmt.Errorf("detect train: %w", err)
+	}
+	trainTime := time.Since(start)
+	m = m.WithExtra(split.extra())
+	if err := m.SaveFile(cfg.Out); err != nil {
+		return fmt.Errorf("detect train: %w", err)
+	}
+	fmt.Fprintf(stdout, "model %s written to %s; training took %v on %d rows\n", cfg.Kind, cfg.Out, trainTime.Round(time.Microsecond), train.Len())
+	if err := detectReports(m, train, test, cfg.Validation, split, stdout, stderr); err != nil {
+		return fmt.Errorf("detect train: %w", err)
+	}
+	return nil
+}
+
+func detectReports(m *detect.Model, train, test detect.Set, validation string, split detectSplit, stdout, stderr io.Writer) error {
+	for _, part := range []struct {
+		name string
+		s    detect.Set
+	}{{"training split", train}, {"test split", test}} {
+		fmt.Fprintf(stdout, "\n== %s (%s) ==\n", part.name, split.data)
+		if err := detect.Evaluate(m, part.s.X, part.s.Y).Write(stdout); err != nil {
+			return err
+		}
+	}
+	if validation == "" {
+		return nil
+	}
+	fmt.Fprintf(stderr, "detect: loading validation set %s...\n", validation)
+	v, err := detect.LoadSet(validation, 0, split.seed+1)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "\n== validation (%s, all rows) ==\n", validation)
+	return detect.Evaluate(m, v.X, v.Y).Write(stdout)
+}
+
+// detectEvalConfig is the configuration of "detect eval".
+type detectEvalConfig struct {
+	Data       string
+	Validation string
+	ModelFile  string
+	Retrain    bool
+}
+
+func newDetectEvalCmd() *cobra.Command {
+	var cfg detectEvalConfig
+	cmd := &cobra.Command{
+		Use:   "eval --data DIR --model-file FILE",
+		Short: "Evaluate a model on the split it was trained on and on a validation set",
+		Long: `Eval rebuilds the train/test split recorded in the model file (rows per experiment,
+train fraction, seed) from --data and prints, for both parts and for --validation DIR (every
+labelled, non-idle row), the confusion matrix (rows: true class; columns: detected),
+accuracy, Cohen's kappa, per-class sensitivity and specificity and the prediction time
+per row. With --retrain (default) it also times training the same kind with the recorded
+options on the training part. Without --model-file it evaluates the embedded default model.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runDetectEval(cfg, cmd.OutOrStdout(), cmd.ErrOrStderr())
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&cfg.Data, "data", "", "dataset directory with observations.csv, or \"synthetic\" (required)")
+	f.StringVar(&cfg.Validation, "validation", "", "optional validation dataset directory, or \"synthetic-validation\"")
+	f.StringVar(&cfg.ModelFile, "model-file", "", "model file written by detect train (default: the embedded model)")
+	f.BoolVar(&cfg.Retrain, "retrain", true, "time a retraining with the model's recorded options")
+	_ = cmd.MarkFlagRequired("data")
+	return cmd
+}
+
+func detectLoadModel(path string) (*detect.Model, error) {
+	if path == "" {
+		return detect.Default(), nil
+	}
+	return detect.LoadFile(path)
+}
+
+func runDetectEval(cfg detectEvalConfig, stdout, stderr io.Writer) error {
+	m, err := detectLoadModel(cfg.ModelFile)
+	if err != nil {
+		return fmt.Errorf("detect eval: %w", err)
+	}
+	info := m.Info()
+	split := detectSplit{data: cfg.Data, perExperiment: 40, trainFraction: 0.7, seed: info.Options.Seed}
+	if v, err := strconv.Atoi(info.Extra["per_experiment"]); err == nil {
+		split.perExperiment = v
+	}
+	if v, err := strconv.ParseFloat(info.Extra["train_fraction"], 64); err == nil {
+		split.trainFraction = v
+	}
+	if v, err := strconv.ParseUint(info.Extra["split_seed"], 10, 64); err == nil {
+		split.seed = v
+	}
+	if d := info.Extra["data"]; d != "" && d != cfg.Data {
+		fmt.Fprintf(stderr, "detect: warning: the model was trained on %s, evaluating on %s: the test split is not held out\n", d, cfg.Data)
+	}
+	_, train, test, err := split.load(stderr)
+	if err != nil {
+		return fmt.Errorf("detect eval: %w", err)
+	}
+	fmt.Fprintf(stdout, "model %s (%d training rows, options %+v)\n", m.Kind(), info.Rows, info.Options)
+	if cfg.Retrain {
+		opt := info.Options
+		start := time.Now()
+		if _, err := detect.Train(m.Kind(), train.X, train.Y, opt, rand.New(rand.NewPCG(opt.Seed, 0x7a1))); err != nil {
+			return fmt.Errorf("detect eval: retraining: %w", err)
+		}
+		fmt.Fprintf(stdout, "training time: %v on %d rows\n", time.Since(start).Round(time.Microsecond), train.Len())
+	}
+	if err := detectReports(m, train, test, cfg.Validation, split, stdout, stderr); err != nil {
+		return fmt.Errorf("detect eval: %w", err)
+	}
+	return nil
+}
+
+// detectPredictConfig is the configuration of "detect predict".
+type detectPredictConfig struct {
+	ModelFile string
+	In        string
+}
+
+func newDetectPredictCmd() *cobra.Command {
+	var cfg detectPredictConfig
+	cmd := &cobra.Command{
+		Use:   "predict [--model-file FILE] [--in FILE]",
+		Short: "Classify observations read as CSV",
+		Long: `Predict reads CSV rows from --in (default stdin) and prints one CSV row per input:
+class,p_fpp,p_sc,p_ss (probabilities in [0,1]), plus op when the input has an obs_op column.
+
+Input: either a header naming the columns file_handles, req_avg, req_min, req_max,
+offset_dist (extra columns, e.g. a whole observations.csv, are ignored), or headerless
+rows of exactly those five numbers in that order (sizes and distances in bytes).
+Without --model-file the embedded default model is used.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			in := cmd.InOrStdin()
+			if cfg.In != "" && cfg.In != "-" {
+				fh, err := os.Open(cfg.In)
+				if err != nil {
+					return fmt.Errorf("detect predict: %w", err)
+				}
+				defer fh.Close()
+				in = fh
+			}
+			m, err := detectLoadModel(cfg.ModelFile)
+			if err != nil {
+				return fmt.Errorf("detect predict: %w", err)
+			}
+			if err := runDetectPredict(m, in, cmd.OutOrStdout()); err != nil {
+				return fmt.Errorf("detect predict: %w", err)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&cfg.ModelFile, "model-file", "", "model file written by detect train (default: the embedded model)")
+	cmd.Flags().StringVar(&cfg.In, "in", "", "input CSV file (default: stdin)")
+	return cmd
+}
+
+var errDetectInput = errors.New("bad input")
+
+func runDetectPredict(m *detect.Model, in io.Reader, out io.Writer) error {
+	r := csv.NewReader(bufio.NewReader(in))
+	r.FieldsPerRecord = -1
+	r.ReuseRecord = true
+	cols := [access.NumFeatures]int{0, 1, 2, 3, 4}
+	opCol := -1
+	w := csv.NewWriter(out)
+	defer w.Flush()
+	line := 0
+	for {
+		rec, err := r.Read()
+		if err == io.EOF {
+			break
+		}
+		line++
+		if err != nil {
+			return fmt.Errorf("%w: line %d: %w", errDetectInput, line, err)
+		}
+		if line == 1 {
+			if _, err := strconv.ParseFloat(strings.TrimSpace(rec[0]), 64); err != nil {
+				idx := map[string]int{}
+				for i, h := range rec {
+					idx[strings.TrimSpace(h)] = i
+				}
+				for j, name := range access.FeatureNames {
+					i, ok := idx[name]
+					if !ok {
+						return fmt.Errorf("%w: header lacks column %q (want %v)", errDetectInput, name, access.FeatureNames)
+					}
+					cols[j] = i
+				}
+				hdr := []string{"class", "p_fpp", "p_sc", "p_ss"}
+				if i, ok := idx["obs_op"]; ok {
+					opCol = i
+					hdr = append(hdr, "op")
+				}
+				if err := w.Write(hdr); err != nil {
+					return err
+				}
+				continue
+			}
+			if len(rec) != access.NumFeatures {
+				return fmt.Errorf("%w: line 1: %d fields without a header, want %d (%v)", errDetectInput, len(rec), access.NumFeatures, access.FeatureNames)
+			}
+			if err := w.Write([]string{"class", "p_fpp", "p_sc", "p_ss"}); err != nil {
+				return err
+			}
+		}
+		var x [access.NumFeatures]float64
+		for j, i := range cols {
+			if i >= len(rec) {
+				return fmt.Errorf("%w: line %d: %d fields, column %q missing", errDetectInput, line, len(rec), access.FeatureNames[j])
+			}
+			v, err := strconv.ParseFloat(strings.TrimSpace(rec[i]), 64)
+			if err != nil {
+				return fmt.Errorf("%w: line %d: %s %q is not a number", errDetectInput, line, access.FeatureNames[j], rec[i])
+			}
+			x[j] = v
+		}
+		c, p := m.Predict(x)
+		row := []string{c.String(), strconv.FormatFloat(p[0], 'f', 6, 64), strconv.FormatFloat(p[1], 'f', 6, 64), strconv.FormatFloat(p[2], 'f', 6, 64)}
+		if opCol >= 0 && opCol < len(rec) {
+			row = append(row, rec[opCol])
+		}
+		if err := w.Write(row); err != nil {
+			return err
+		}
+	}
+	w.Flush()
+	return w.Error()
 }

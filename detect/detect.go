@@ -1,0 +1,272 @@
+package detect
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"runtime"
+	"sort"
+
+	"github.com/adaptio/adaptio/access"
+)
+
+// Errors returned by the package, wrapped with details.
+var (
+	// ErrUnknownKind: the classifier kind is not in the registry.
+	ErrUnknownKind = errors.New("detect: unknown classifier kind")
+	// ErrData: the training or evaluation data is unusable.
+	ErrData = errors.New("detect: bad data")
+	// ErrOptions: a training option is out of range.
+	ErrOptions = errors.New("detect: bad training options")
+	// ErrModel: a model file is malformed or inconsistent.
+	ErrModel = errors.New("detect: bad model")
+	// ErrVersion: a model file has another format version.
+	ErrVersion = errors.New("detect: unsupported model format version")
+	// ErrFeatures: a model file was trained on other features.
+	ErrFeatures = errors.New("detect: model feature mismatch")
+)
+
+// NumClasses is the number of detectable classes (access.Classes).
+const NumClasses = 3
+
+// Classifier maps raw features (access.Observation.Features order) to class
+// probabilities in access.Classes order, summing to 1. Implementations are
+// immutable after training or loading, safe for concurrent use, and do not
+// allocate in Probs.
+type Classifier interface {
+	Kind() string
+	Probs(x [access.NumFeatures]float64) [NumClasses]float64
+}
+
+// TrainOptions tunes training. The zero value means the defaults given per
+// field; Train records the effective options in the model's metadata.
+type TrainOptions struct {
+	// Decision tree (CART, Gini) and forest trees.
+	MinLeaf  int `json:"min_leaf"`  // minimum training rows (bootstrap weight) per leaf; default 1
+	MaxDepth int `json:"max_depth"` // default 40
+	// Folds of the cross-validation that picks the cost-complexity pruning
+	// parameter of the single tree; default 5, -1 disables pruning.
+	Folds int `json:"folds"`
+
+	// Random forest.
+	Trees   int `json:"trees"` // default 500
+	Mtry    int `json:"mtry"`  // features tried per split; default 3 (the papers' best)
+	Workers int `json:"-"`     // goroutines; default GOMAXPROCS. Does not change the result.
+
+	// Network (5 -> Hidden ReLU -> Hidden ReLU -> 3 softmax).
+	Hidden       int     `json:"hidden"`        // default 5
+	Epochs       int     `json:"epochs"`        // default 50
+	Batch        int     `json:"batch"`         // default 32
+	LearningRate float64 `json:"learning_rate"` // RMSProp step; default 0.001
+	Rho          float64 `json:"rho"`           // RMSProp decay of the squared-gradient average; default 0.9
+	Init         string  `json:"init"`          // weight init: "normal" (default: N(0, 0.05^2), the papers' Keras "normal") or "he" (N(0, 2/fan_in))
+
+	// Metadata only: recorded in the model file.
+	Seed   uint64 `json:"seed"`             // the seed the caller derived rng from
+	Source string `json:"source,omitempty"` // description of the training data
+}
+
+func (o TrainOptions) withDefaults() TrainOptions {
+	def := func(v *int, d int) {
+		if *v == 0 {
+			*v = d
+		}
+	}
+	def(&o.MinLeaf, 1)
+	def(&o.MaxDepth, 40)
+	def(&o.Folds, 5)
+	def(&o.Trees, 500)
+	def(&o.Mtry, 3)
+	def(&o.Workers, runtime.GOMAXPROCS(0))
+	def(&o.Hidden, 5)
+	def(&o.Epochs, 50)
+	def(&o.Batch, 32)
+	if o.LearningRate == 0 {
+		o.LearningRate = 0.001
+	}
+	if o.Rho == 0 {
+		o.Rho = 0.9
+	}
+	if o.Init == "" {
+		o.Init = "normal"
+	}
+	return o
+}
+
+func (o TrainOptions) validate() error {
+	switch {
+	case o.MinLeaf < 1:
+		return fmt.Errorf("%w: min leaf %d, want >= 1", ErrOptions, o.MinLeaf)
+	case o.MaxDepth < 1 || o.MaxDepth > 200:
+		return fmt.Errorf("%w: max depth %d, want 1..200", ErrOptions, o.MaxDepth)
+	case o.Folds < -1 || o.Folds == 1:
+		return fmt.Errorf("%w: folds %d, want -1 (no pruning) or >= 2", ErrOptions, o.Folds)
+	case o.Trees < 1:
+		return fmt.Errorf("%w: trees %d, want >= 1", ErrOptions, o.Trees)
+	case o.Mtry < 1 || o.Mtry > access.NumFeatures:
+		return fmt.Errorf("%w: mtry %d, want 1..%d", ErrOptions, o.Mtry, access.NumFeatures)
+	case o.Workers < 1:
+		return fmt.Errorf("%w: workers %d, want >= 1", ErrOptions, o.Workers)
+	case o.Hidden < 1 || o.Hidden > maxHidden:
+		return fmt.Errorf("%w: hidden %d, want 1..%d", ErrOptions, o.Hidden, maxHidden)
+	case o.Epochs < 1:
+		return fmt.Errorf("%w: epochs %d, want >= 1", ErrOptions, o.Epochs)
+	case o.Batch < 1:
+		return fmt.Errorf("%w: batch %d, want >= 1", ErrOptions, o.Batch)
+	case !(o.LearningRate > 0) || math.IsInf(o.LearningRate, 0):
+		return fmt.Errorf("%w: learning rate %v, want > 0", ErrOptions, o.LearningRate)
+	case !(o.Rho > 0 && o.Rho < 1):
+		return fmt.Errorf("%w: rho %v, want in (0, 1)", ErrOptions, o.Rho)
+	case o.Init != "he" && o.Init != "normal":
+		return fmt.Errorf("%w: init %q, want he or normal", ErrOptions, o.Init)
+	}
+	return nil
+}
+
+// trainSet is the training data handed to a trainer: raw features, their
+// preprocessed form and class indices (0..2, access.Classes order).
+type trainSet struct {
+	X   [][access.NumFeatures]float64
+	Z   [][access.NumFeatures]float64
+	Y   []uint8
+	Pre Preprocess
+}
+
+// kindEntry is one classifier kind in the registry.
+type kindEntry struct {
+	train  func(d *trainSet, opt TrainOptions, rng *rand.Rand) (Classifier, error)
+	decode func(data []byte, pre Preprocess) (Classifier, error)
+}
+
+// registry maps kind names to trainers and decoders; the one place where
+// classifier kinds are listed.
+var registry = map[string]kindEntry{
+	"tree":   {train: trainTree, decode: decodeTree},
+	"forest": {train: trainForest, decode: decodeForest},
+	"mlp":    {train: trainMLP, decode: decodeMLP},
+}
+
+// Kinds returns the classifier kinds Train accepts, sorted: "forest", "mlp", "tree".
+func Kinds() []string {
+	out := make([]string, 0, len(registry))
+	for k := range registry {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// TrainInfo is the training metadata stored with a model.
+type TrainInfo struct {
+	Rows        int               `json:"rows"`
+	ClassCounts [NumClasses]int   `json:"class_counts"` // rows per class, access.Classes order
+	Options     TrainOptions      `json:"options"`
+	Extra       map[string]string `json:"extra,omitempty"` // free-form facts (e.g. the data split)
+}
+
+// Model is a trained detector: the fitted preprocessing, a classifier and
+// training metadata. A Model is immutable and safe for concurrent use.
+type Model struct {
+	kind string
+	pre  Preprocess
+	clf  Classifier
+	info TrainInfo
+}
+
+// Train fits the preprocessing on X and trains a classifier of the given kind
+// ("tree", "forest" or "mlp"; see Kinds) on X labelled y. All randomness
+// comes from rng, so equal inputs and an equally seeded rng give an equal
+// model (and equal Save bytes), whatever opt.Workers is.
+func Train(kind string, X [][access.NumFeatures]float64, y []access.Class, opt TrainOptions, rng *rand.Rand) (*Model, error) {
+	ent, ok := registry[kind]
+	if !ok {
+		return nil, fmt.Errorf("%w: %q (want one of %v)", ErrUnknownKind, kind, Kinds())
+	}
+	if rng == nil {
+		return nil, fmt.Errorf("%w: nil rng", ErrOptions)
+	}
+	opt = opt.withDefaults()
+	if err := opt.validate(); err != nil {
+		return nil, err
+	}
+	if len(X) != len(y) {
+		return nil, fmt.Errorf("%w: %d feature rows but %d labels", ErrData, len(X), len(y))
+	}
+	d := &trainSet{X: X, Y: make([]uint8, len(y))}
+	info := TrainInfo{Rows: len(X), Options: opt}
+	for i, c := range y {
+		k := c.Index()
+		if k < 0 {
+			return nil, fmt.Errorf("%w: row %d has label %v, want FPP, SC or SS", ErrData, i, c)
+		}
+		for j, v := range X[i] {
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				return nil, fmt.Errorf("%w: row %d feature %s is %v", ErrData, i, access.FeatureNames[j], v)
+			}
+		}
+		d.Y[i] = uint8(k)
+		info.ClassCounts[k]++
+	}
+	pre, err := FitPreprocess(X)
+	if err != nil {
+		return nil, err
+	}
+	d.Pre = pre
+	d.Z = make([][access.NumFeatures]float64, len(X))
+	for i := range X {
+		d.Z[i] = pre.Apply(X[i])
+	}
+	clf, err := ent.train(d, opt, rng)
+	if err != nil {
+		return nil, err
+	}
+	return &Model{kind: kind, pre: pre, clf: clf, info: info}, nil
+}
+
+// Kind returns the classifier kind ("tree", "forest" or "mlp").
+func (m *Model) Kind() string { return m.kind }
+
+// Preprocess returns the fitted preprocessing.
+func (m *Model) Preprocess() Preprocess { return m.pre }
+
+// Info returns the training metadata. Its Extra map is shared: do not modify it.
+func (m *Model) Info() TrainInfo { return m.info }
+
+// WithExtra returns a copy of m whose metadata carries the given extra facts
+// (merged over existing ones); the classifier is shared.
+func (m *Model) WithExtra(extra map[string]string) *Model {
+	c := *m
+	c.info.Extra = make(map[string]string, len(m.info.Extra)+len(extra))
+	for k, v := range m.info.Extra {
+		c.info.Extra[k] = v
+	}
+	for k, v := range extra {
+		c.info.Extra[k] = v
+	}
+	return &c
+}
+
+// Predict classifies raw features (in access.Observation.Features order)
+// and returns the most probable class (ties go to the earlier class) and the
+// probabilities in access.Classes order. It does not allocate.
+func (m *Model) Predict(x [access.NumFeatures]float64) (access.Class, [NumClasses]float64) {
+	p := m.clf.Probs(x)
+	best := 0
+	for i := 1; i < NumClasses; i++ {
+		if p[i] > p[best] {
+			best = i
+		}
+	}
+	return access.Classes[best], p
+}
+
+// Detect classifies an observation's features. An idle observation (no
+// I/O) has no pattern: Detect returns access.Unknown and zero probabilities.
+// The operation is not part of the class; pair the result with o.Op.
+func (m *Model) Detect(o access.Observation) (access.Class, [NumClasses]float64) {
+	if o.Idle() {
+		return access.Unknown, [NumClasses]float64{}
+	}
+	return m.Predict(o.Features())
+}

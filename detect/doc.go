@@ -1,0 +1,34 @@
+// Package detect classifies an I/O node's access pattern from the metrics of
+// one interval (access.Observation.Features: number of file handles; request
+// size average, minimum and maximum; average offset distance between
+// consecutive requests to the same file handle) into the papers' three
+// classes: file per process (FPP), shared file contiguous (SC) and shared
+// file 1D-strided (SS). The operation is not part of the class; callers pair
+// the class with Observation.Op.
+//
+// A Model is a fitted preprocessing (Yeo-Johnson with per-feature
+// maximum-likelihood lambda, centring, scaling) plus one of three
+// classifiers behind the Classifier interface, chosen by name:
+//
+//   - "tree": CART (Gini) with minimal cost-complexity pruning, its parameter
+//     chosen by 5-fold cross-validation;
+//   - "forest": a random forest of 500 unpruned CART trees on bootstrap
+//     samples, mtry 3, grown on parallel goroutines with per-tree generators
+//     derived from the caller's rng (results do not depend on scheduling);
+//   - "mlp": the papers' network, 5 -> 5 ReLU -> 5 ReLU -> 3 softmax, RMSProp
+//     (learning rate 0.001, rho 0.9), categorical cross-entropy, batch 32,
+//     50 epochs.
+//
+// Trees split on raw feature values (a tree is invariant under the monotone
+// preprocessing), so their predictions skip it; the network uses it.
+// Training is deterministic given the rng; prediction is allocation-free.
+// Models are saved as versioned JSON; Default returns an embedded tree
+// trained on the simulator's dataset.
+//
+//	m, err := detect.Train("tree", train.X, train.Y, detect.TrainOptions{}, rand.New(rand.NewPCG(seed, 0)))
+//	report := detect.Evaluate(m, test.X, test.Y) // confusion matrix, accuracy, kappa, ...
+//	err = m.SaveFile("tree.json")
+//	...
+//	m, err = detect.LoadFile("tree.json") // or detect.Default()
+//	class, probs := m.Detect(obs)        // per interval, at the Council
+package detect

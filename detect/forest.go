@@ -1,0 +1,108 @@
+package detect
+
+import (
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
+
+	"github.com/adaptio/adaptio/access"
+)
+
+// Forest is a random forest (Breiman 2001): unpruned CART trees, each grown
+// on a bootstrap sample of the training rows and choosing each split among
+// Mtry randomly drawn features; its probabilities are the mean of the
+// trees' leaf class proportions. Like Tree it splits on raw feature values.
+type Forest struct {
+	f    flatForest
+	mtry int
+}
+
+var _ Classifier = (*Forest)(nil)
+
+// Kind returns "forest".
+func (t *Forest) Kind() string { return "forest" }
+
+// Trees returns the number of trees.
+func (t *Forest) Trees() int { return len(t.f.Roots) }
+
+// Probs returns the mean leaf class proportions over the trees.
+func (t *Forest) Probs(x [access.NumFeatures]float64) [NumClasses]float64 {
+	var s0, s1, s2 float64
+	leaves := t.f.Leaves
+	for _, r := range t.f.Roots {
+		p := &leaves[t.f.leafOf(r, &x)]
+		s0 += p[0]
+		s1 += p[1]
+		s2 += p[2]
+	}
+	n := float64(len(t.f.Roots))
+	return [NumClasses]float64{s0 / n, s1 / n, s2 / n}
+}
+
+// trainForest grows opt.Trees trees on opt.Workers goroutines. Tree t uses
+// its own generator seeded from the t-th pair of numbers drawn from rng
+// before any tree starts, so the forest does not depend on scheduling.
+func trainForest(d *trainSet, opt TrainOptions, rng *rand.Rand) (Classifier, error) {
+	n := len(d.X)
+	if n == 0 {
+		return nil, fmt.Errorf("%w: no training rows", ErrData)
+	}
+	seeds := make([][2]uint64, opt.Trees)
+	for i := range seeds {
+		seeds[i] = [2]uint64{rng.Uint64(), rng.Uint64()}
+	}
+	c := newColumns(d.X, d.Y)
+	p := cartParams{mtry: opt.Mtry, minLeaf: float64(opt.MinLeaf), maxDepth: opt.MaxDepth}
+	grown := make([][]growNode, opt.Trees)
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(opt.Workers, opt.Trees) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			w := make([]float64, n)
+			for {
+				t := int(next.Add(1) - 1)
+				if t >= opt.Trees {
+					return
+				}
+				r := rand.New(rand.NewPCG(seeds[t][0], seeds[t][1]))
+				clear(w)
+				for range n {
+					w[r.IntN(n)]++
+				}
+				grown[t] = append([]growNode(nil), newGrower(c, w, p, r).grow()...)
+			}
+		}()
+	}
+	wg.Wait()
+	fr := &Forest{mtry: opt.Mtry}
+	for _, nodes := range grown {
+		fr.f.appendTree(nodes)
+	}
+	return fr, nil
+}
+
+type forestJSON struct {
+	Mtry int `json:"mtry"`
+	flatJSON
+}
+
+// MarshalJSON encodes the forest for a model file.
+func (t *Forest) MarshalJSON() ([]byte, error) {
+	return json.Marshal(forestJSON{Mtry: t.mtry, flatJSON: t.f.toJSON()})
+}
+
+func decodeForest(data []byte, _ Preprocess) (Classifier, error) {
+	var j forestJSON
+	if err := json.Unmarshal(data, &j); err != nil {
+		return nil, fmt.Errorf("%w: forest: %w", ErrModel, err)
+	}
+	f, err := j.toFlat()
+	if err != nil {
+		return nil, err
+	}
+	return &Forest{f: *f, mtry: j.Mtry}, nil
+}

@@ -1,0 +1,39 @@
+package detect
+
+import (
+	"bytes"
+	"testing"
+)
+
+// FuzzLoad feeds Load arbitrary bytes: it must return a model or an error,
+// never panic, and a model it returns must predict without panicking and
+// survive a save/load round trip.
+func FuzzLoad(f *testing.F) {
+	for _, kind := range Kinds() {
+		var b bytes.Buffer
+		if err := trainKind(f, kind).Save(&b); err != nil {
+			f.Fatal(err)
+		}
+		if kind != "forest" {
+			f.Add(b.Bytes())
+		}
+	}
+	f.Add(DefaultModelJSON())
+	f.Add([]byte(`{"format":"adaptio-detect-model","version":1}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		m, err := Load(bytes.NewReader(data))
+		if err != nil {
+			return
+		}
+		for _, x := range [][5]float64{{}, {1, 2, 3, 4, 5}, {1e300, -1, 0, 7, 1e-300}} {
+			m.Predict(x)
+		}
+		var b bytes.Buffer
+		if err := m.Save(&b); err != nil {
+			t.Fatalf("save of a loaded model: %v", err)
+		}
+		if _, err := Load(&b); err != nil {
+			t.Fatalf("reload of a saved model: %v", err)
+		}
+	})
+}

@@ -1,0 +1,150 @@
+package detect
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/adaptio/adaptio/access"
+)
+
+// Model file format: JSON with a format tag and version. Load refuses any
+// other version and any file whose feature or class names differ from
+// access.FeatureNames and access.Classes.
+const (
+	FormatName    = "adaptio-detect-model"
+	FormatVersion = 1
+)
+
+type modelFile struct {
+	Format     string          `json:"format"`
+	Version    int             `json:"version"`
+	Kind       string          `json:"kind"`
+	Features   []string        `json:"features"`
+	Classes    []string        `json:"classes"`
+	Preprocess *Preprocess     `json:"preprocess"`
+	Classifier json.RawMessage `json:"classifier"`
+	Training   TrainInfo       `json:"training"`
+}
+
+func featureNames() []string { return append([]string(nil), access.FeatureNames[:]...) }
+
+func classNames() []string {
+	out := make([]string, len(access.Classes))
+	for i, c := range access.Classes {
+		out[i] = c.String()
+	}
+	return out
+}
+
+// Save writes the model as versioned JSON. Equal models give equal bytes.
+func (m *Model) Save(w io.Writer) error {
+	clf, err := json.Marshal(m.clf)
+	if err != nil {
+		return fmt.Errorf("detect: encoding %s classifier: %w", m.kind, err)
+	}
+	pre := m.pre
+	b, err := json.Marshal(modelFile{
+		Format: FormatName, Version: FormatVersion, Kind: m.kind,
+		Features: featureNames(), Classes: classNames(),
+		Preprocess: &pre, Classifier: clf, Training: m.info,
+	})
+	if err != nil {
+		return fmt.Errorf("detect: encoding model: %w", err)
+	}
+	b = append(b, '\n')
+	_, err = w.Write(b)
+	return err
+}
+
+// SaveFile writes the model to path (created or truncated).
+func (m *Model) SaveFile(path string) error {
+	var buf bytes.Buffer
+	if err := m.Save(&buf); err != nil {
+		return err
+	}
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		return fmt.Errorf("detect: %w", err)
+	}
+	return nil
+}
+
+// Load reads a model written by Save. It fails with ErrVersion for another
+// format version, ErrFeatures when the feature or class names differ from
+// this build's, ErrUnknownKind for an unknown classifier, and ErrModel for
+// anything malformed.
+func Load(r io.Reader) (*Model, error) {
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return nil, fmt.Errorf("detect: reading model: %w", err)
+	}
+	var head struct {
+		Format  string `json:"format"`
+		Version int    `json:"version"`
+	}
+	if err := json.Unmarshal(data, &head); err != nil {
+		return nil, fmt.Errorf("%w: not a model file: %w", ErrModel, err)
+	}
+	if head.Format != FormatName {
+		return nil, fmt.Errorf("%w: format %q, want %q", ErrModel, head.Format, FormatName)
+	}
+	if head.Version != FormatVersion {
+		return nil, fmt.Errorf("%w: file has version %d, this build reads version %d; retrain with adaptio detect train", ErrVersion, head.Version, FormatVersion)
+	}
+	var f modelFile
+	if err := json.Unmarshal(data, &f); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrModel, err)
+	}
+	if !equalStrings(f.Features, featureNames()) {
+		return nil, fmt.Errorf("%w: file has features %v, this build uses %v; retrain with adaptio detect train", ErrFeatures, f.Features, featureNames())
+	}
+	if !equalStrings(f.Classes, classNames()) {
+		return nil, fmt.Errorf("%w: file has classes %v, this build uses %v", ErrFeatures, f.Classes, classNames())
+	}
+	ent, ok := registry[f.Kind]
+	if !ok {
+		return nil, fmt.Errorf("%w: %q in model file (want one of %v)", ErrUnknownKind, f.Kind, Kinds())
+	}
+	if f.Preprocess == nil {
+		return nil, fmt.Errorf("%w: no preprocessing", ErrModel)
+	}
+	if err := f.Preprocess.validate(); err != nil {
+		return nil, err
+	}
+	if len(f.Classifier) == 0 {
+		return nil, fmt.Errorf("%w: no classifier", ErrModel)
+	}
+	clf, err := ent.decode(f.Classifier, *f.Preprocess)
+	if err != nil {
+		return nil, err
+	}
+	return &Model{kind: f.Kind, pre: *f.Preprocess, clf: clf, info: f.Training}, nil
+}
+
+// LoadFile loads a model from a file written by Save or SaveFile.
+func LoadFile(path string) (*Model, error) {
+	fh, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("detect: %w", err)
+	}
+	defer fh.Close()
+	m, err := Load(fh)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return m, nil
+}
+
+func equalStrings(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,215 @@
+package detect
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/adaptio/adaptio/access"
+)
+
+// Preprocess is the fitted feature transformation: per feature a Yeo-Johnson
+// power transform with parameter Lambda, then centring (subtract Mean) and
+// scaling (divide by Scale, the standard deviation of the transformed
+// training values). The zero value is not usable; build it with
+// FitPreprocess. Apply is a pure function and safe for concurrent use.
+type Preprocess struct {
+	Lambda [access.NumFeatures]float64 `json:"lambda"`
+	Mean   [access.NumFeatures]float64 `json:"mean"`
+	Scale  [access.NumFeatures]float64 `json:"scale"`
+}
+
+// Lambda search interval and precision of the maximum-likelihood estimate.
+const (
+	lambdaLo  = -5.0
+	lambdaHi  = 5.0
+	lambdaTol = 1e-6
+)
+
+// YeoJohnson returns the Yeo-Johnson transform of x with parameter lambda
+// (Yeo and Johnson, Biometrika 2000). It is defined for every real x and is
+// strictly increasing in x for every lambda.
+func YeoJohnson(x, lambda float64) float64 {
+	if x >= 0 {
+		if math.Abs(lambda) < 1e-12 {
+			return math.Log1p(x)
+		}
+		return math.Expm1(lambda*math.Log1p(x)) / lambda
+	}
+	l2 := 2 - lambda
+	if math.Abs(l2) < 1e-12 {
+		return -math.Log1p(-x)
+	}
+	return -math.Expm1(l2*math.Log1p(-x)) / l2
+}
+
+// YeoJohnsonLogLik is the profile log-likelihood of lambda for the sample
+// xs under the Yeo-Johnson normal model, up to an additive constant:
+// -n/2 log(var(psi(x, lambda))) + (lambda-1) sum sign(x) log(|x|+1).
+// It returns -Inf when the transformed sample has no spread or overflows.
+func YeoJohnsonLogLik(xs []float64, lambda float64) float64 {
+	return newYJSample(xs).logLik(lambda)
+}
+
+// yjSample caches sign(x) log(|x|+1) of a sample, so each likelihood
+// evaluation costs one exponential per value.
+type yjSample struct {
+	logs []float64 // sign(x) * log1p(|x|)
+	jac  float64   // sum of logs
+}
+
+func newYJSample(xs []float64) *yjSample {
+	s := &yjSample{logs: make([]float64, len(xs))}
+	for i, x := range xs {
+		if x >= 0 {
+			s.logs[i] = math.Log1p(x)
+		} else {
+			s.logs[i] = -math.Log1p(-x)
+		}
+		s.jac += s.logs[i]
+	}
+	return s
+}
+
+func (s *yjSample) logLik(lambda float64) float64 {
+	n := float64(len(s.logs))
+	if len(s.logs) < 2 {
+		return math.Inf(-1)
+	}
+	var mean, m2 float64
+	for i, l := range s.logs {
+		var t float64
+		if l >= 0 {
+			if math.Abs(lambda) < 1e-12 {
+				t = l
+			} else {
+				t = math.Expm1(lambda*l) / lambda
+			}
+		} else {
+			if l2 := 2 - lambda; math.Abs(l2) < 1e-12 {
+				t = l
+			} else {
+				t = -math.Expm1(-l2*l) / l2
+			}
+		}
+		d := t - mean
+		mean += d / float64(i+1)
+		m2 += d * (t - mean)
+	}
+	v := m2 / n
+	if !(v > 0) || math.IsInf(v, 0) || math.IsNaN(v) {
+		return math.Inf(-1)
+	}
+	return -n/2*math.Log(v) + (lambda-1)*s.jac
+}
+
+// FitYeoJohnson returns the maximum-likelihood lambda for xs in [-5, 5]: a
+// coarse scan of the profile log-likelihood locates the best bracket, then a
+// golden-section search refines it to 1e-6. A sample without spread gets 1
+// (the identity transform).
+func FitYeoJohnson(xs []float64) float64 {
+	const steps = 40
+	f := newYJSample(xs).logLik
+	best, bestV := 1.0, f(1)
+	if math.IsInf(bestV, -1) {
+		return 1
+	}
+	h := (lambdaHi - lambdaLo) / steps
+	for i := 0; i <= steps; i++ {
+		l := lambdaLo + float64(i)*h
+		if v := f(l); v > bestV {
+			best, bestV = l, v
+		}
+	}
+	a, b := math.Max(lambdaLo, best-h), math.Min(lambdaHi, best+h)
+	const invPhi = 0.6180339887498949
+	c, d := b-invPhi*(b-a), a+invPhi*(b-a)
+	fc, fd := f(c), f(d)
+	for b-a > lambdaTol {
+		if fc >= fd {
+			b, d, fd = d, c, fc
+			c = b - invPhi*(b-a)
+			fc = f(c)
+		} else {
+			a, c, fc = c, d, fd
+			d = a + invPhi*(b-a)
+			fd = f(d)
+		}
+	}
+	l := (a + b) / 2
+	if f(l) < bestV {
+		return best
+	}
+	return l
+}
+
+// FitPreprocess fits the preprocessing on training rows: lambda by maximum
+// likelihood per feature, then the mean and sample standard deviation of the
+// transformed values. A feature with no spread gets Scale 1.
+func FitPreprocess(X [][access.NumFeatures]float64) (Preprocess, error) {
+	var p Preprocess
+	if len(X) < 2 {
+		return p, fmt.Errorf("%w: %d rows, need at least 2 to fit the preprocessing", ErrData, len(X))
+	}
+	col := make([]float64, len(X))
+	for j := range access.NumFeatures {
+		for i := range X {
+			col[i] = X[i][j]
+		}
+		p.Lambda[j] = FitYeoJohnson(col)
+		var mean, m2 float64
+		for i, x := range col {
+			t := YeoJohnson(x, p.Lambda[j])
+			d := t - mean
+			mean += d / float64(i+1)
+			m2 += d * (t - mean)
+		}
+		sd := math.Sqrt(m2 / float64(len(col)-1))
+		if !(sd > 0) || math.IsInf(sd, 0) {
+			sd = 1
+		}
+		p.Mean[j], p.Scale[j] = mean, sd
+	}
+	return p, p.validate()
+}
+
+// Apply returns the transformed, centred and scaled features of x.
+func (p *Preprocess) Apply(x [access.NumFeatures]float64) [access.NumFeatures]float64 {
+	var z [access.NumFeatures]float64
+	for j := range access.NumFeatures {
+		z[j] = (YeoJohnson(x[j], p.Lambda[j]) - p.Mean[j]) / p.Scale[j]
+	}
+	return z
+}
+
+func (p *Preprocess) validate() error {
+	for j := range access.NumFeatures {
+		for _, v := range []float64{p.Lambda[j], p.Mean[j], p.Scale[j]} {
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				return fmt.Errorf("%w: preprocessing of %s has a non-finite parameter", ErrModel, access.FeatureNames[j])
+			}
+		}
+		if !(p.Scale[j] > 0) {
+			return fmt.Errorf("%w: preprocessing of %s has scale %v, want > 0", ErrModel, access.FeatureNames[j], p.Scale[j])
+		}
+		if p.Lambda[j] < lambdaLo || p.Lambda[j] > lambdaHi {
+			return fmt.Errorf("%w: preprocessing of %s has lambda %v outside [%v, %v]", ErrModel, access.FeatureNames[j], p.Lambda[j], lambdaLo, lambdaHi)
+		}
+	}
+	return nil
+}
+
+// YeoJohnsonInverse returns x such that YeoJohnson(x, lambda) == t (up to
+// rounding), for t in the transform's range.
+func YeoJohnsonInverse(t, lambda float64) float64 {
+	if t >= 0 {
+		if math.Abs(lambda) < 1e-12 {
+			return math.Expm1(t)
+		}
+		return math.Expm1(math.Log1p(lambda*t) / lambda)
+	}
+	l2 := 2 - lambda
+	if math.Abs(l2) < 1e-12 {
+		return -math.Expm1(-t)
+	}
+	return -math.Expm1(math.Log1p(-l2*t) / l2)
+}
