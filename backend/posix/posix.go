@@ -9,7 +9,7 @@ import (
 	"sync"
 
 	"github.com/adaptio/adaptio/backend"
-	"github.com/adaptio/adaptio/backend/internal/rootfs"
+	"github.com/adaptio/adaptio/backend/rootfs"
 )
 
 // Backend is a directory tree, typically on a mounted parallel file system,

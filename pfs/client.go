@@ -1,0 +1,573 @@
+package pfs
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/adaptio/adaptio/backend"
+	"github.com/adaptio/adaptio/backend/rootfs"
+	"github.com/adaptio/adaptio/pfs/wire"
+)
+
+// ClientOptions configure a Client.
+type ClientOptions struct {
+	Addrs       []string      // data server addresses, server i at Addrs[i]
+	StripeSize  int64         // bytes per stripe unit; 0: backend.DefaultStripeSize
+	DialTimeout time.Duration // per connection attempt; 0: 2 s
+	Logger      *slog.Logger  // nil: discard
+}
+
+// Client is the emulated PFS seen as a backend.Backend: every file is
+// striped over all data servers (StripeSize units, round robin from server
+// 0). Server i keeps its stripes back to back in its own file of the same
+// path; every server holds the whole directory tree, and metadata
+// operations go to all of them. Each server has one pipelined connection,
+// dialled on first use and again after it fails, so a restarted server is
+// used again without intervention. Safe for concurrent use.
+type Client struct {
+	layout  backend.Layout
+	servers []*serverConn
+	log     *slog.Logger
+	closed  atomic.Bool
+}
+
+var _ backend.Backend = (*Client)(nil)
+
+// NewBackend connects lazily to the data servers at addrs with stripe units
+// of stripe bytes (0: 64 KiB).
+func NewBackend(addrs []string, stripe int64) (*Client, error) {
+	return NewClient(ClientOptions{Addrs: addrs, StripeSize: stripe})
+}
+
+// NewClient validates opts and returns a client; connections are made on
+// first use.
+func NewClient(opts ClientOptions) (*Client, error) {
+	if len(opts.Addrs) == 0 {
+		return nil, fmt.Errorf("%w: no data server addresses", ErrBadOptions)
+	}
+	if opts.StripeSize == 0 {
+		opts.StripeSize = backend.DefaultStripeSize
+	}
+	if opts.StripeSize < 0 {
+		return nil, fmt.Errorf("%w: stripe size %d", ErrBadOptions, opts.StripeSize)
+	}
+	if opts.DialTimeout <= 0 {
+		opts.DialTimeout = 2 * time.Second
+	}
+	c := &Client{
+		layout: backend.Layout{StripeSize: opts.StripeSize, StripeCount: len(opts.Addrs)},
+		log:    opts.Logger,
+	}
+	if c.log == nil {
+		c.log = slog.New(slog.DiscardHandler)
+	}
+	for i, a := range opts.Addrs {
+		c.servers = append(c.servers, &serverConn{idx: i, addr: a, dialTimeout: opts.DialTimeout, log: c.log})
+	}
+	return c, nil
+}
+
+// Servers is the number of data servers.
+func (c *Client) Servers() int { return len(c.servers) }
+
+// Layout is the striping layout of every file.
+func (c *Client) Layout() backend.Layout { return c.layout }
+
+// Split appends the pieces of file bytes [off, off+n) in file order.
+func (c *Client) Split(dst []backend.Piece, path string, off, n int64) ([]backend.Piece, error) {
+	if _, err := rootfs.Clean(path); err != nil {
+		return dst, err
+	}
+	if off < 0 || n < 0 {
+		return dst, fmt.Errorf("pfs: split %q: %w: range [%d, +%d)", path, backend.ErrBadArgument, off, n)
+	}
+	return c.layout.Split(dst, len(c.servers), 0, off, n), nil
+}
+
+func (c *Client) check(path string, server int, off, n int64) error {
+	if c.closed.Load() {
+		return backend.ErrClosed
+	}
+	if _, err := rootfs.Clean(path); err != nil {
+		return err
+	}
+	if server < 0 || server >= len(c.servers) {
+		return fmt.Errorf("pfs: %w: server %d of %d", backend.ErrBadArgument, server, len(c.servers))
+	}
+	if n > wire.MaxData {
+		return fmt.Errorf("pfs: %w: %d bytes in one access (limit %d)", backend.ErrBadArgument, n, wire.MaxData)
+	}
+	if err := c.layout.Check(server, off, n); err != nil {
+		return fmt.Errorf("pfs: %q on server %d: %w", path, server, err)
+	}
+	return nil
+}
+
+// ReadAt reads file bytes [off, off+len(p)) from server. Bytes the server
+// does not hold but which lie within the file (holes) read as zeros; the
+// count is short only at end of file.
+func (c *Client) ReadAt(ctx context.Context, path string, server int, p []byte, off int64) (int, error) {
+	if err := c.check(path, server, off, int64(len(p))); err != nil {
+		return 0, err
+	}
+	if len(p) == 0 {
+		return 0, nil
+	}
+	resp, err := c.servers[server].do(ctx, &wire.Request{Op: wire.OpRead, Path: path, A: c.layout.Local(off), B: int64(len(p))}, p)
+	if err != nil {
+		return 0, err
+	}
+	n := int(resp.A)
+	if n == len(p) {
+		return n, nil
+	}
+	// Short: the server's share ends here; the file may go on elsewhere.
+	st, err := c.Stat(ctx, path)
+	if err != nil {
+		return n, err
+	}
+	end := int(min(max(st.Size-off, int64(n)), int64(len(p))))
+	clear(p[n:end])
+	return end, nil
+}
+
+// WriteAt writes p at file offset off on server; it returns once the
+// server has written the bytes to its file.
+func (c *Client) WriteAt(ctx context.Context, path string, server int, p []byte, off int64) (int, error) {
+	if err := c.check(path, server, off, int64(len(p))); err != nil {
+		return 0, err
+	}
+	if len(p) == 0 {
+		return 0, nil
+	}
+	resp, err := c.servers[server].do(ctx, &wire.Request{Op: wire.OpWrite, Path: path, A: c.layout.Local(off), Data: p}, nil)
+	if err != nil {
+		return 0, err
+	}
+	return int(resp.A), nil
+}
+
+// all sends one request per server concurrently (req(i) builds server i's)
+// and returns the responses.
+func (c *Client) all(ctx context.Context, req func(i int) *wire.Request) ([]wire.Response, []error) {
+	resps := make([]wire.Response, len(c.servers))
+	errs := make([]error, len(c.servers))
+	var wg sync.WaitGroup
+	for i, s := range c.servers {
+		wg.Go(func() {
+			resps[i], errs[i] = s.do(ctx, req(i), nil)
+			if errs[i] != nil {
+				resps[i].Status = wire.StatusError
+			}
+		})
+	}
+	wg.Wait()
+	return resps, errs
+}
+
+// meta validates path and runs one operation on every server. Server 0
+// holds the authoritative namespace: its error wins; other servers' errors
+// of the kinds in ignore are tolerated (a server that missed an earlier
+// create or unlink while down).
+func (c *Client) meta(ctx context.Context, path string, req func(i int) *wire.Request, ignore ...error) ([]wire.Response, error) {
+	if c.closed.Load() {
+		return nil, backend.ErrClosed
+	}
+	if _, err := rootfs.Clean(path); err != nil {
+		return nil, err
+	}
+	resps, errs := c.all(ctx, req)
+	if errs[0] != nil {
+		return nil, errs[0]
+	}
+	for _, err := range errs[1:] {
+		if err != nil && !isAny(err, ignore) {
+			return nil, err
+		}
+	}
+	return resps, nil
+}
+
+func isAny(err error, targets []error) bool {
+	for _, t := range targets {
+		if errors.Is(err, t) {
+			return true
+		}
+	}
+	return false
+}
+
+// Create creates the file on every server if absent.
+func (c *Client) Create(ctx context.Context, path string, mode fs.FileMode) error {
+	_, err := c.meta(ctx, path, func(int) *wire.Request { return &wire.Request{Op: wire.OpCreate, Path: path, A: int64(mode.Perm())} })
+	return err
+}
+
+// Mkdir creates the directory on every server.
+func (c *Client) Mkdir(ctx context.Context, path string, mode fs.FileMode) error {
+	_, err := c.meta(ctx, path, func(int) *wire.Request { return &wire.Request{Op: wire.OpMkdir, Path: path, A: int64(mode.Perm())} }, backend.ErrExist)
+	return err
+}
+
+// Unlink removes the file or empty directory from every server.
+func (c *Client) Unlink(ctx context.Context, path string) error {
+	_, err := c.meta(ctx, path, func(int) *wire.Request { return &wire.Request{Op: wire.OpUnlink, Path: path} }, backend.ErrNotExist)
+	return err
+}
+
+// Fsync flushes the file on every server.
+func (c *Client) Fsync(ctx context.Context, path string) error {
+	_, err := c.meta(ctx, path, func(int) *wire.Request { return &wire.Request{Op: wire.OpFsync, Path: path} })
+	return err
+}
+
+// Truncate sets the file's size: each server keeps its share of the first
+// size bytes.
+func (c *Client) Truncate(ctx context.Context, path string, size int64) error {
+	if size < 0 {
+		return fmt.Errorf("pfs: truncate %q: %w: size %d", path, backend.ErrBadArgument, size)
+	}
+	_, err := c.meta(ctx, path, func(i int) *wire.Request {
+		return &wire.Request{Op: wire.OpTruncate, Path: path, A: c.layout.LocalSize(i, size)}
+	})
+	return err
+}
+
+// Stat describes path; a file's size is the largest implied by the
+// servers' shares.
+func (c *Client) Stat(ctx context.Context, path string) (backend.FileInfo, error) {
+	resps, err := c.meta(ctx, path, func(int) *wire.Request { return &wire.Request{Op: wire.OpStat, Path: path} }, backend.ErrNotExist)
+	if err != nil {
+		return backend.FileInfo{}, err
+	}
+	var fi backend.FileInfo
+	for i, r := range resps {
+		if r.Status != wire.StatusOK { // tolerated: no share there
+			continue
+		}
+		sfi, _, err := wire.DecodeFileInfo(r.Data)
+		if err != nil {
+			return backend.FileInfo{}, fmt.Errorf("pfs: server %d: stat %q: %w", i, path, err)
+		}
+		if i == 0 {
+			fi = sfi
+			if fi.IsDir {
+				return fi, nil
+			}
+			fi.Size = 0
+		}
+		fi.Size = max(fi.Size, c.layout.FileEnd(i, sfi.Size))
+		if sfi.ModTime.After(fi.ModTime) {
+			fi.ModTime = sfi.ModTime
+		}
+	}
+	return fi, nil
+}
+
+// ReadDir lists a directory as server 0 holds it, with file sizes gathered
+// from every server.
+func (c *Client) ReadDir(ctx context.Context, path string) ([]backend.FileInfo, error) {
+	resps, err := c.meta(ctx, path, func(int) *wire.Request { return &wire.Request{Op: wire.OpReadDir, Path: path} }, backend.ErrNotExist)
+	if err != nil {
+		return nil, err
+	}
+	var out []backend.FileInfo
+	index := make(map[string]int)
+	for i, r := range resps {
+		if r.Status != wire.StatusOK { // tolerated error
+			continue
+		}
+		ents, err := wire.DecodeDir(r.Data)
+		if err != nil {
+			return nil, fmt.Errorf("pfs: server %d: readdir %q: %w", i, path, err)
+		}
+		if i == 0 {
+			out = ents
+			for j := range out {
+				index[out[j].Name] = j
+				if !out[j].IsDir {
+					out[j].Size = 0
+				}
+			}
+		}
+		for _, e := range ents {
+			if j, ok := index[e.Name]; ok && !out[j].IsDir && !e.IsDir {
+				out[j].Size = max(out[j].Size, c.layout.FileEnd(i, e.Size))
+				if e.ModTime.After(out[j].ModTime) {
+					out[j].ModTime = e.ModTime
+				}
+			}
+		}
+	}
+	return out, nil
+}
+
+// Ping checks every data server answers.
+func (c *Client) Ping(ctx context.Context) error {
+	_, errs := c.all(ctx, func(int) *wire.Request { return &wire.Request{Op: wire.OpPing} })
+	return errors.Join(errs...)
+}
+
+// Close closes the connections; requests in flight fail.
+func (c *Client) Close() error {
+	if c.closed.Swap(true) {
+		return nil
+	}
+	for _, s := range c.servers {
+		s.close()
+	}
+	return nil
+}
+
+// ServerError is an error a data server reported.
+type ServerError struct {
+	Server int
+	Status wire.Status
+	Msg    string
+}
+
+func (e *ServerError) Error() string { return "pfs: " + e.Msg }
+
+// Unwrap returns the backend sentinel of the status (nil for a plain I/O
+// error).
+func (e *ServerError) Unwrap() error { return e.Status.Sentinel() }
+
+// serverConn is the client side of one data server: the current
+// connection, replaced after a failure.
+type serverConn struct {
+	idx         int
+	addr        string
+	dialTimeout time.Duration
+	log         *slog.Logger
+
+	mu     sync.Mutex
+	cur    *conn
+	closed bool
+}
+
+func (s *serverConn) down(err error) error {
+	return fmt.Errorf("pfs: server %d (%s): %w: %v", s.idx, s.addr, backend.ErrServerDown, err)
+}
+
+// get returns a live connection, dialling if needed.
+func (s *serverConn) get(ctx context.Context) (*conn, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil, backend.ErrClosed
+	}
+	if s.cur != nil && !s.cur.dead() {
+		return s.cur, nil
+	}
+	d := net.Dialer{Timeout: s.dialTimeout}
+	nc, err := d.DialContext(ctx, "tcp", s.addr)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, s.down(err)
+	}
+	if tc, ok := nc.(*net.TCPConn); ok {
+		tc.SetNoDelay(true)
+	}
+	if s.cur != nil {
+		s.log.Info("reconnected to pfs data server", "server", s.idx, "addr", s.addr)
+	}
+	s.cur = newConn(s, nc)
+	return s.cur, nil
+}
+
+func (s *serverConn) close() {
+	s.mu.Lock()
+	s.closed = true
+	cur := s.cur
+	s.mu.Unlock()
+	if cur != nil {
+		cur.fail(backend.ErrClosed)
+	}
+}
+
+// do sends req and waits for its response. For a read, dst receives the
+// data directly.
+func (s *serverConn) do(ctx context.Context, req *wire.Request, dst []byte) (wire.Response, error) {
+	c, err := s.get(ctx)
+	if err != nil {
+		return wire.Response{}, err
+	}
+	return c.do(ctx, req, dst)
+}
+
+// conn is one TCP connection with its pipelined requests.
+type conn struct {
+	s  *serverConn
+	nc net.Conn
+
+	wmu sync.Mutex // serialises frames on the socket
+
+	mu      sync.Mutex
+	pending map[uint64]*call
+	nextID  uint64
+	err     error // set once the connection failed
+}
+
+type call struct {
+	dst  []byte
+	done chan struct{}
+	resp wire.Response
+	err  error
+}
+
+func newConn(s *serverConn, nc net.Conn) *conn {
+	c := &conn{s: s, nc: nc, pending: make(map[uint64]*call)}
+	go c.readLoop()
+	return c
+}
+
+func (c *conn) dead() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.err != nil
+}
+
+// fail marks the connection failed, closes it and fails every pending call.
+func (c *conn) fail(err error) {
+	c.mu.Lock()
+	if c.err != nil {
+		c.mu.Unlock()
+		return
+	}
+	c.err = err
+	pending := c.pending
+	c.pending = nil
+	c.mu.Unlock()
+	c.nc.Close()
+	for _, cl := range pending {
+		cl.err = err
+		close(cl.done)
+	}
+}
+
+func (c *conn) do(ctx context.Context, req *wire.Request, dst []byte) (wire.Response, error) {
+	cl := &call{dst: dst, done: make(chan struct{})}
+	c.mu.Lock()
+	if c.err != nil {
+		err := c.err
+		c.mu.Unlock()
+		return wire.Response{}, err
+	}
+	c.nextID++
+	req.ID = c.nextID
+	c.pending[req.ID] = cl
+	c.mu.Unlock()
+
+	hdr, err := wire.AppendRequest(make([]byte, 0, wire.LenBytes+wire.RequestFixed+len(req.Path)), req)
+	if err != nil {
+		c.forget(req.ID)
+		return wire.Response{}, fmt.Errorf("pfs: %w", err)
+	}
+	bufs := net.Buffers{hdr}
+	if len(req.Data) > 0 {
+		bufs = append(bufs, req.Data)
+	}
+	c.wmu.Lock()
+	_, err = bufs.WriteTo(c.nc)
+	c.wmu.Unlock()
+	if err != nil {
+		c.fail(c.s.down(err))
+	}
+	select {
+	case <-cl.done:
+	case <-ctx.Done():
+		if c.forget(req.ID) {
+			return wire.Response{}, ctx.Err()
+		}
+		<-cl.done // the reader owns dst now; wait for it to finish
+	}
+	if cl.err != nil {
+		return wire.Response{}, cl.err
+	}
+	if cl.resp.Status != wire.StatusOK {
+		return cl.resp, &ServerError{Server: c.s.idx, Status: cl.resp.Status, Msg: string(cl.resp.Data)}
+	}
+	return cl.resp, nil
+}
+
+// forget removes a pending call; false if the reader already took it.
+func (c *conn) forget(id uint64) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.pending[id]; !ok {
+		return false
+	}
+	delete(c.pending, id)
+	return true
+}
+
+func (c *conn) readLoop() {
+	r := wire.NewReader(c.nc, 0)
+	var hdr [wire.ResponseFixed]byte
+	for {
+		n, err := r.Len()
+		if err == nil && n < wire.ResponseFixed {
+			err = fmt.Errorf("%w: response of %d bytes", wire.ErrMalformed, n)
+		}
+		if err == nil {
+			_, err = io.ReadFull(r.R, hdr[:])
+		}
+		var resp wire.Response
+		if err == nil {
+			resp, err = wire.DecodeResponseHeader(hdr[:])
+		}
+		if err != nil {
+			c.fail(c.s.down(err))
+			return
+		}
+		dataLen := n - wire.ResponseFixed
+		c.mu.Lock()
+		cl := c.pending[resp.ID]
+		delete(c.pending, resp.ID)
+		c.mu.Unlock()
+		if err := c.readData(r.R, cl, &resp, dataLen); err != nil {
+			if cl != nil {
+				cl.err = c.s.down(err)
+				close(cl.done)
+			}
+			c.fail(c.s.down(err))
+			return
+		}
+		if cl != nil {
+			cl.resp = resp
+			close(cl.done)
+		}
+	}
+}
+
+// readData consumes a response's data: into cl.dst for a successful read,
+// into a new slice otherwise, or discarded when nobody waits.
+func (c *conn) readData(r *bufio.Reader, cl *call, resp *wire.Response, n int) error {
+	switch {
+	case cl == nil:
+		_, err := r.Discard(n)
+		return err
+	case resp.Status == wire.StatusOK && cl.dst != nil:
+		if n > len(cl.dst) {
+			return fmt.Errorf("%w: %d data bytes for a %d-byte read", wire.ErrMalformed, n, len(cl.dst))
+		}
+		_, err := io.ReadFull(r, cl.dst[:n])
+		resp.A = int64(n)
+		return err
+	default:
+		resp.Data = make([]byte, n)
+		_, err := io.ReadFull(r, resp.Data)
+		return err
+	}
+}

@@ -1,0 +1,376 @@
+package pfs_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/adaptio/adaptio/backend"
+	"github.com/adaptio/adaptio/backend/backendtest"
+	"github.com/adaptio/adaptio/disk"
+	"github.com/adaptio/adaptio/pfs"
+	"github.com/adaptio/adaptio/pfs/wire"
+	"github.com/adaptio/adaptio/sched"
+)
+
+func startCluster(t *testing.T, opts pfs.ClusterOptions) (*pfs.Cluster, *pfs.Client) {
+	t.Helper()
+	if opts.Dir == "" {
+		opts.Dir = t.TempDir()
+	}
+	if opts.Disk == "" {
+		opts.Disk = "none"
+	}
+	c, err := pfs.NewCluster(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Shutdown)
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if !c.Ready(5 * time.Second) {
+		t.Fatal("cluster not ready")
+	}
+	b, err := c.Backend()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { b.Close() })
+	return c, b
+}
+
+func TestConformance(t *testing.T) {
+	backendtest.Run(t, func(t *testing.T) backendtest.Harness {
+		dir := t.TempDir()
+		c, b := startCluster(t, pfs.ClusterOptions{Dir: dir})
+		return backendtest.Harness{
+			Backend: b,
+			Symlink: func(name, target string) error {
+				for i := range len(c.Addrs()) {
+					if err := os.Symlink(target, filepath.Join(dir, fmt.Sprintf("server-%d", i), name)); err != nil {
+						return err
+					}
+				}
+				return nil
+			},
+		}
+	})
+}
+
+// waitFor polls cond until it holds or the deadline passes.
+func waitFor(t *testing.T, what string, cond func() error) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		err := cond()
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: still failing after 10 s: %v", what, err)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func TestServerRestartRecovery(t *testing.T) {
+	ctx := context.Background()
+	c, b := startCluster(t, pfs.ClusterOptions{Servers: 3})
+	if err := b.Create(ctx, "f", 0o644); err != nil {
+		t.Fatal(err)
+	}
+	data := make([]byte, 3*65536)
+	for i := range data {
+		data[i] = byte(i * 7)
+	}
+	if err := backendtest.WriteAll(ctx, b, "f", data, 0); err != nil {
+		t.Fatal(err)
+	}
+
+	c.Server(1).Shutdown()
+	// Stripe 0 is on server 0, stripe 1 on server 1.
+	_, err := b.WriteAt(ctx, "f", 1, data[:100], 65536)
+	if !errors.Is(err, backend.ErrServerDown) || !strings.Contains(err.Error(), "server 1") {
+		t.Fatalf("write to a stopped server: got %v, want ErrServerDown naming server 1", err)
+	}
+	if _, err := b.ReadAt(ctx, "f", 0, make([]byte, 100), 0); err != nil {
+		t.Fatalf("read from a live server while another is down: %v", err)
+	}
+	if _, err := b.Stat(ctx, "f"); !errors.Is(err, backend.ErrServerDown) {
+		t.Fatalf("stat with a server down: got %v, want ErrServerDown", err)
+	}
+
+	if err := c.Restart(1); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "write after restart", func() error {
+		_, err := b.WriteAt(ctx, "f", 1, data[65536:65536+100], 65536)
+		return err
+	})
+	got, err := backendtest.ReadAll(ctx, b, "f", 0, int64(len(data)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(got) != string(data) {
+		t.Fatal("data changed across the restart")
+	}
+}
+
+func TestPendingRequestsFailWhenServerDies(t *testing.T) {
+	ctx := context.Background()
+	gate := make(chan struct{})
+	dev := &blockingDevice{gate: gate, entered: make(chan struct{}, 16)}
+	c, b := startCluster(t, pfs.ClusterOptions{Servers: 2, Device: func(i int) disk.Device {
+		if i == 1 {
+			return dev
+		}
+		return constDevice(0)
+	}})
+	if err := b.Create(ctx, "f", 0o644); err != nil {
+		t.Fatal(err)
+	}
+	errc := make(chan error, 1)
+	go func() {
+		_, err := b.WriteAt(ctx, "f", 1, []byte("x"), 65536)
+		errc <- err
+	}()
+	<-dev.entered // the write is in the server
+	done := make(chan struct{})
+	go func() { c.Server(1).Shutdown(); close(done) }()
+	// Shutdown closes the connection first; the client fails the request.
+	var err error
+	select {
+	case err = <-errc:
+	case <-time.After(10 * time.Second):
+		t.Fatal("pending request not failed")
+	}
+	close(gate)
+	<-done
+	if !errors.Is(err, backend.ErrServerDown) {
+		t.Fatalf("pending write on a dying server: got %v, want ErrServerDown", err)
+	}
+}
+
+type blockingDevice struct {
+	gate    chan struct{}
+	entered chan struct{}
+}
+
+func (d *blockingDevice) Service(time.Duration, sched.Op, int64, int64, *rand.Rand) time.Duration {
+	d.entered <- struct{}{}
+	<-d.gate
+	return 0
+}
+
+type constDevice time.Duration
+
+func (d constDevice) Service(time.Duration, sched.Op, int64, int64, *rand.Rand) time.Duration {
+	return time.Duration(d)
+}
+
+// fakeClock advances only when slept on.
+type fakeClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *fakeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *fakeClock) Sleep(d time.Duration) {
+	c.mu.Lock()
+	c.now = c.now.Add(d)
+	c.mu.Unlock()
+}
+
+// recordingDevice wraps a model and checks each access starts with the
+// device idle: at or after the end of the previous one.
+type recordingDevice struct {
+	inner   disk.Device
+	mu      sync.Mutex
+	freeAt  time.Duration
+	total   time.Duration
+	n       int
+	overlap int
+}
+
+func (d *recordingDevice) Service(now time.Duration, op sched.Op, addr, length int64, rng *rand.Rand) time.Duration {
+	svc := d.inner.Service(now, op, addr, length, rng)
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if now < d.freeAt {
+		d.overlap++
+	}
+	d.freeAt = now + svc
+	d.total += svc
+	d.n++
+	return svc
+}
+
+func TestDiskDelayApplied(t *testing.T) {
+	tests := []struct {
+		kind     string
+		min, max time.Duration // per-access modelled time, 32 KiB random
+	}{
+		{"hdd", 2 * time.Millisecond, 20 * time.Millisecond},
+		{"ssd", 20 * time.Microsecond, 500 * time.Microsecond},
+	}
+	for _, tt := range tests {
+		t.Run(tt.kind, func(t *testing.T) {
+			ctx := context.Background()
+			cfg, err := disk.DefaultConfig(tt.kind)
+			if err != nil {
+				t.Fatal(err)
+			}
+			clock := &fakeClock{now: time.Unix(1000, 0)}
+			devs := make([]*recordingDevice, 2)
+			c, b := startCluster(t, pfs.ClusterOptions{Servers: 2, Clock: clock, Device: func(i int) disk.Device {
+				inner, err := disk.New(cfg)
+				if err != nil {
+					t.Fatal(err)
+				}
+				devs[i] = &recordingDevice{inner: inner}
+				return devs[i]
+			}})
+			start := clock.Now()
+			const files, writers = 4, 8
+			for f := range files {
+				if err := b.Create(ctx, fmt.Sprint("f", f), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			var wg sync.WaitGroup
+			for w := range writers {
+				wg.Go(func() {
+					buf := make([]byte, 32<<10)
+					for k := range 4 {
+						off := int64(k*writers+w) * 65536 // all on server 0 or 1 by parity
+						if err := backendtest.WriteAll(ctx, b, fmt.Sprint("f", w%files), buf, off); err != nil {
+							t.Error(err)
+						}
+					}
+				})
+			}
+			wg.Wait()
+			var busy time.Duration
+			for i, d := range devs {
+				st := c.Server(i).Stats()
+				if st.Busy != d.total {
+					t.Errorf("server %d: Busy %v, want the model's total %v", i, st.Busy, d.total)
+				}
+				if d.overlap != 0 {
+					t.Errorf("server %d: %d accesses started while the device was busy", i, d.overlap)
+				}
+				if d.n == 0 || d.total < time.Duration(d.n)*tt.min || d.total > time.Duration(d.n)*tt.max {
+					t.Errorf("server %d: %d accesses took %v of modelled time, want between %v and %v each", i, d.n, d.total, tt.min, tt.max)
+				}
+				busy = max(busy, d.total)
+			}
+			// The fake clock advances only by the delays: the servers slept
+			// at least as long as their busiest device was modelled busy.
+			if slept := clock.Now().Sub(start); slept < busy {
+				t.Errorf("clock advanced %v, less than the busiest device's %v", slept, busy)
+			}
+		})
+	}
+}
+
+func TestMalformedFrameClosesOnlyThatConnection(t *testing.T) {
+	ctx := context.Background()
+	c, b := startCluster(t, pfs.ClusterOptions{Servers: 1})
+	for _, junk := range [][]byte{
+		{0xff, 0xff, 0xff, 0xff},                         // oversized
+		{0, 0, 0, 3, 1, 2, 3},                            // too short for a request
+		append([]byte{0, 0, 0, 27}, make([]byte, 27)...), // op 0
+	} {
+		nc, err := net.Dial("tcp", c.Addrs()[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		nc.Write(junk)
+		nc.SetReadDeadline(time.Now().Add(10 * time.Second))
+		if n, err := nc.Read(make([]byte, 1)); err == nil {
+			t.Errorf("junk %x: server answered %d bytes instead of closing", junk, n)
+		}
+		nc.Close()
+	}
+	if err := b.Create(ctx, "ok", 0o644); err != nil {
+		t.Fatalf("server stopped serving others: %v", err)
+	}
+}
+
+func TestMetrics(t *testing.T) {
+	ctx := context.Background()
+	reg := prometheus.NewPedanticRegistry()
+	_, b := startCluster(t, pfs.ClusterOptions{Servers: 2, Registerer: reg})
+	if err := b.Create(ctx, "f", 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := backendtest.WriteAll(ctx, b, "f", make([]byte, 65536+10), 0); err != nil {
+		t.Fatal(err)
+	}
+	want := `
+# HELP adaptio_pfs_written_bytes_total Bytes written to the emulated PFS data server.
+# TYPE adaptio_pfs_written_bytes_total counter
+adaptio_pfs_written_bytes_total{server="0"} 65536
+adaptio_pfs_written_bytes_total{server="1"} 10
+`
+	if err := testutil.GatherAndCompare(reg, strings.NewReader(want), "adaptio_pfs_written_bytes_total"); err != nil {
+		t.Error(err)
+	}
+}
+
+func TestClientValidation(t *testing.T) {
+	ctx := context.Background()
+	_, b := startCluster(t, pfs.ClusterOptions{Servers: 2})
+	if _, err := b.ReadAt(ctx, "f", 0, make([]byte, wire.MaxData+1), 0); !errors.Is(err, backend.ErrBadArgument) {
+		t.Errorf("oversized read: got %v, want ErrBadArgument", err)
+	}
+	if _, err := pfs.NewBackend(nil, 0); !errors.Is(err, pfs.ErrBadOptions) {
+		t.Errorf("no servers: got %v, want ErrBadOptions", err)
+	}
+	b.Close()
+	if _, err := b.Stat(ctx, "f"); !errors.Is(err, backend.ErrClosed) {
+		t.Errorf("after Close: got %v, want ErrClosed", err)
+	}
+}
+
+func TestCanceledRead(t *testing.T) {
+	gate := make(chan struct{})
+	dev := &blockingDevice{gate: gate, entered: make(chan struct{}, 16)}
+	_, b := startCluster(t, pfs.ClusterOptions{Servers: 1, Device: func(int) disk.Device { return dev }})
+	if err := b.Create(context.Background(), "f", 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	errc := make(chan error, 1)
+	go func() {
+		_, err := b.ReadAt(ctx, "f", 0, make([]byte, 10), 0)
+		errc <- err
+	}()
+	<-dev.entered
+	cancel()
+	if err := <-errc; !errors.Is(err, context.Canceled) {
+		t.Errorf("canceled read: got %v, want context.Canceled", err)
+	}
+	close(gate)
+	// The late response is discarded and the connection stays usable.
+	if _, err := b.Stat(context.Background(), "f"); err != nil {
+		t.Errorf("after a canceled read: %v", err)
+	}
+}
