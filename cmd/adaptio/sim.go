@@ -1,18 +1,290 @@
 package main
 
 import (
+	"context"
 	"errors"
+	"fmt"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/adaptio/adaptio/access"
+	"github.com/adaptio/adaptio/dataset"
+	"github.com/adaptio/adaptio/disk"
+	"github.com/adaptio/adaptio/sched"
+	"github.com/adaptio/adaptio/sim"
+	"github.com/adaptio/adaptio/workload"
 )
 
-// newSimCmd is a placeholder until its package lands; it fails clearly.
 func newSimCmd() *cobra.Command {
-	return &cobra.Command{
+	cmd := &cobra.Command{
 		Use:   "sim",
-		Short: "Deterministic simulator of the forwarding stack (not built yet)",
-		RunE: func(*cobra.Command, []string) error {
-			return errors.New("sim: not built yet")
+		Short: "Deterministic simulator of the forwarding stack and the papers' dataset",
+		Long: `sim runs a discrete-event model of the papers' platform in virtual time: MPI-IO Test
+processes on 32 client nodes, I/O nodes running the real schedulers (TWINS, FIFO, ...)
+with IOFSL-like dispatcher threads, 10 Gb/s links, and 4 PVFS-like data servers with
+64 KiB striping on 10k rpm hard disks (writes through). See docs/simulator.md.`,
+	}
+	cmd.AddCommand(newSimRunCmd(), newSimGridCmd(), newSimPlotCmd(), newSimForgeCmd())
+	return cmd
+}
+
+// modelFlags are the model parameters shared by the sim subcommands.
+type modelFlags struct {
+	clients, servers, threads int
+	stripe                    string
+	diskKind                  string
+	contention                time.Duration
+	seed                      uint64
+}
+
+func (m *modelFlags) register(cmd *cobra.Command) {
+	f := cmd.Flags()
+	f.IntVar(&m.clients, "clients", sim.DefaultClientNodes, "client (compute) nodes; processes are spread evenly over them")
+	f.IntVar(&m.servers, "servers", sim.DefaultServers, "PFS data servers")
+	f.IntVar(&m.threads, "threads", sim.DefaultThreads, "dispatcher threads per I/O node (IOFSL)")
+	f.StringVar(&m.stripe, "stripe", "64KiB", "PFS stripe size (bytes; suffixes k/KiB, m/MiB, g/GiB)")
+	f.StringVar(&m.diskKind, "disk", "hdd", "data server device: hdd, ssd or none")
+	f.DurationVar(&m.contention, "contention", sim.DefaultContention, "extra data server time per access per additional I/O node with requests at the server")
+	f.Uint64Var(&m.seed, "seed", 1, "seed of every random stream (same seed, same output)")
+}
+
+func (m *modelFlags) config() (sim.Config, error) {
+	stripe, err := parseSize(m.stripe)
+	if err != nil {
+		return sim.Config{}, fmt.Errorf("--stripe: %w", err)
+	}
+	dc, err := disk.DefaultConfig(m.diskKind)
+	if err != nil {
+		return sim.Config{}, fmt.Errorf("--disk: %w", err)
+	}
+	return sim.Config{
+		ClientNodes: m.clients, Servers: m.servers, Threads: m.threads, StripeBytes: stripe,
+		Disk: dc, Contention: m.contention, Seed: m.seed,
+	}, nil
+}
+
+// parseSize parses a byte count such as 32k, 32KiB, 4GiB or 4096.
+func parseSize(s string) (int64, error) {
+	t := strings.ToLower(strings.TrimSpace(s))
+	mult := int64(1)
+	for _, u := range []struct {
+		suf string
+		m   int64
+	}{{"kib", 1 << 10}, {"mib", 1 << 20}, {"gib", 1 << 30}, {"tib", 1 << 40}, {"kb", 1 << 10}, {"mb", 1 << 20}, {"gb", 1 << 30}, {"k", 1 << 10}, {"m", 1 << 20}, {"g", 1 << 30}, {"t", 1 << 40}, {"b", 1}} {
+		if strings.HasSuffix(t, u.suf) {
+			t, mult = strings.TrimSuffix(t, u.suf), u.m
+			break
+		}
+	}
+	v, err := strconv.ParseInt(strings.TrimSpace(t), 10, 64)
+	if err != nil || v <= 0 {
+		return 0, fmt.Errorf("%q is not a positive byte count", s)
+	}
+	return v * mult, nil
+}
+
+func newSimRunCmd() *cobra.Command {
+	var (
+		m                             modelFlags
+		procs, ion, iterations        int
+		layout, spat, op, size, total string
+		scheduler, metrics            string
+		window                        time.Duration
+		scale                         bool
+	)
+	cmd := &cobra.Command{
+		Use:   "run",
+		Short: "Simulate one experiment; print makespan and bandwidth",
+		Long: `run simulates one MPI-IO Test pattern on the model and prints its makespan (virtual
+time from the first request to the last reply), bandwidth (bytes / makespan, MB/s = 1e6 B/s),
+events processed and the wall-clock time taken. --metrics FILE writes the per-second
+observations of every I/O node (the Announcer's metrics, dataset observations.csv format).
+--write-read N runs the pattern as a write then a read, N times back to back on the same
+files. --scale runs the scale mode: 768 I/O nodes and 49,152 processes (seed 000, Table I,
+Sequoia) on 6,144 client nodes and 64 data servers.`,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err := m.config()
+			if err != nil {
+				return err
+			}
+			p := workload.Pattern{Processes: procs}
+			if p.Layout, err = workload.ParseLayout(layout); err != nil {
+				return err
+			}
+			if p.Spatiality, err = workload.ParseSpatiality(spat); err != nil {
+				return err
+			}
+			if p.Op, err = sched.ParseOp(op); err != nil {
+				return err
+			}
+			if p.RequestSize, err = parseSize(size); err != nil {
+				return fmt.Errorf("--request-size: %w", err)
+			}
+			if p.TotalBytes, err = parseSize(total); err != nil {
+				return fmt.Errorf("--total: %w", err)
+			}
+			if scale {
+				ion = 768
+				p.Processes = 49152
+				if !cmd.Flags().Changed("clients") {
+					cfg.ClientNodes = 6144
+				}
+				if !cmd.Flags().Changed("servers") {
+					cfg.Servers = 64
+				}
+				if !cmd.Flags().Changed("total") {
+					p.TotalBytes = int64(p.Processes) * 8 * p.RequestSize
+				}
+			}
+			cfg.Patterns = []workload.Pattern{p}
+			if iterations > 0 {
+				cfg.Patterns = sim.WriteRead(p, iterations)
+			}
+			cfg.IONodes, cfg.Scheduler, cfg.Window = ion, scheduler, window
+			s, err := sim.New(cfg, nil)
+			if err != nil {
+				return err
+			}
+			var w *dataset.Writer
+			var mf *os.File
+			if metrics != "" {
+				if mf, err = os.Create(metrics); err != nil {
+					return err
+				}
+				defer mf.Close()
+				w = dataset.NewObservationWriter(mf)
+			}
+			sc := workload.Scenario{Pattern: p, IONodes: ion}
+			run := dataset.Run{Scenario: sc, Scheduler: scheduler}
+			if scheduler == "twins" {
+				run.Window = window
+			}
+			t0 := time.Now()
+			second := 0
+			res, err := s.Run(cmd.Context(), sim.Hooks{OnInterval: func(_ time.Duration, obs []access.Observation) (time.Duration, bool) {
+				if w != nil {
+					for _, o := range obs {
+						if !o.Idle() {
+							_ = w.Row(dataset.Row{Run: run, Second: second, Obs: o, Class: p.Class()})
+						}
+					}
+				}
+				second++
+				return 0, false
+			}})
+			wall := time.Since(t0)
+			if err != nil {
+				return err
+			}
+			if w != nil {
+				if err := w.Flush(); err != nil {
+					return err
+				}
+			}
+			out := cmd.OutOrStdout()
+			fmt.Fprintf(out, "scenario   %s, %s", sc, scheduler)
+			if scheduler == "twins" {
+				fmt.Fprintf(out, " window %v", window)
+			}
+			fmt.Fprintln(out)
+			fmt.Fprintf(out, "makespan   %.3f s\n", res.Makespan.Seconds())
+			for i, ph := range res.Phases {
+				if len(res.Phases) > 1 {
+					fmt.Fprintf(out, "  phase %d (%s): %.3f s\n", i, cfg.Patterns[i].Op, ph.Seconds())
+				}
+			}
+			fmt.Fprintf(out, "bandwidth  %.1f MB/s (%d bytes)\n", res.Bandwidth/1e6, res.Bytes)
+			fmt.Fprintf(out, "events     %d in %.3f s wall (%.2f M events/s)\n", res.Events, wall.Seconds(), float64(res.Events)/wall.Seconds()/1e6)
+			return nil
 		},
 	}
+	m.register(cmd)
+	f := cmd.Flags()
+	f.IntVar(&procs, "processes", 128, "MPI processes")
+	f.StringVar(&layout, "layout", "shared", "file layout: shared or fpp (file per process)")
+	f.StringVar(&spat, "spatiality", "strided", "contiguous or strided (1D-strided)")
+	f.StringVar(&op, "op", "read", "read or write")
+	f.StringVar(&size, "request-size", "32KiB", "request size in bytes (suffixes k/KiB, m/MiB, g/GiB)")
+	f.StringVar(&total, "total", "4GiB", "bytes over all processes")
+	f.IntVar(&ion, "io-nodes", 8, "I/O nodes")
+	f.StringVar(&scheduler, "scheduler", "twins", "I/O node scheduler (registry: "+strings.Join(sched.Names(), ", ")+")")
+	f.DurationVar(&window, "window", time.Millisecond, "TWINS time window")
+	f.StringVar(&metrics, "metrics", "", "write per-second observations of every I/O node to this CSV file")
+	f.IntVar(&iterations, "write-read", 0, "run write then read of the pattern this many times back to back (0: the pattern once)")
+	f.BoolVar(&scale, "scale", false, "scale mode: 768 I/O nodes, 49,152 processes, 6,144 clients, 64 servers")
+	return cmd
 }
+
+func newSimGridCmd() *cobra.Command {
+	var (
+		m          modelFlags
+		out        string
+		validation bool
+		resume     bool
+		workers    int
+		total      string
+	)
+	cmd := &cobra.Command{
+		Use:   "grid --out DIR",
+		Short: "Simulate the papers' grid and write the dataset",
+		Long: `grid runs the papers' 144 scenarios (128/256/512 processes x FPP contiguous, shared
+contiguous, shared 1D-strided x read/write x 32/256 KiB requests x 1/2/4/8 I/O nodes, 4 GiB
+each) with TWINS and each of the 7 windows (125 µs ... 8 ms), plus the FIFO and HBRR baselines
+once per scenario, and writes DIR/observations.csv (one row per I/O node per second with I/O:
+scenario, scheduler, window, the Announcer's metrics, the class label FPP/SC/SS) and
+DIR/summary.csv (makespan and bandwidth per experiment). --validation runs the generalisation
+set (64 and 128 KiB requests). Experiments run in parallel (--workers); the files are written
+in a fixed order, byte-identical for the same flags. --resume keeps the experiments already in
+DIR/summary.csv. DIR/READY is created when the grid is complete. Progress goes to stderr.`,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if out == "" {
+				return errors.New("sim grid: --out is required")
+			}
+			cfg, err := m.config()
+			if err != nil {
+				return err
+			}
+			o := sim.GridOptions{Out: out, Validation: validation, Workers: workers, Resume: resume,
+				Base: cfg, Seed: m.seed, Progress: cmd.ErrOrStderr()}
+			if total != "" {
+				if o.TotalBytes, err = parseSize(total); err != nil {
+					return fmt.Errorf("--total: %w", err)
+				}
+			}
+			st, err := sim.RunGrid(cmd.Context(), o)
+			if err != nil {
+				return fmt.Errorf("sim grid: %w", err)
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "%d experiments run, %d kept, %d observation rows, %d events in %.1f s (%.2f M events/s) -> %s\n",
+				st.Runs, st.Skipped, st.Rows, st.Events, st.Wall.Seconds(), float64(st.Events)/st.Wall.Seconds()/1e6, out)
+			return nil
+		},
+	}
+	m.register(cmd)
+	f := cmd.Flags()
+	f.StringVar(&out, "out", "", "dataset directory (created)")
+	f.BoolVar(&validation, "validation", false, "generalisation set: 64 and 128 KiB requests")
+	f.BoolVar(&resume, "resume", false, "keep experiments already in DIR/summary.csv")
+	f.IntVar(&workers, "workers", runtime.NumCPU(), "experiments run in parallel")
+	f.StringVar(&total, "total", "", "replace every scenario's 4 GiB total (quick grids), e.g. 256MiB")
+	return cmd
+}
+
+func newSimPlotCmd() *cobra.Command {
+	return &cobra.Command{Use: "plot", Short: "Figures from a dataset (coming)", RunE: func(*cobra.Command, []string) error {
+		return errors.New("sim plot: not built yet")
+	}}
+}
+
+func newSimForgeCmd() *cobra.Command {
+	return &cobra.Command{Use: "forge", Short: "Compare the model with FORGE measurements (coming)", RunE: func(*cobra.Command, []string) error {
+		return errors.New("sim forge: not built yet")
+	}}
+}
+
+var _ = context.Background

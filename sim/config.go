@@ -1,0 +1,162 @@
+package sim
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/adaptio/adaptio/disk"
+	"github.com/adaptio/adaptio/workload"
+)
+
+// ErrBadConfig is wrapped by every configuration error.
+var ErrBadConfig = errors.New("sim: invalid configuration")
+
+// Config describes one simulated experiment. Zero fields take the defaults
+// listed (the papers' platform, seed 000 V-A and seed 002 III-A); New fills
+// them and validates.
+type Config struct {
+	// Patterns run back to back; each starts when every process of the
+	// previous one has finished (a barrier), on the same files (file i of
+	// every pattern is the same file), so a write can be read back.
+	Patterns []workload.Pattern
+
+	IONodes     int   // I/O nodes (default 1)
+	ClientNodes int   // client (compute) nodes (default 32); processes are spread evenly over them in blocks, nodes over I/O nodes in blocks
+	Servers     int   // PFS data servers (default 4)
+	StripeBytes int64 // PFS stripe size (default 64 KiB, PVFS's)
+
+	Scheduler string        // I/O node scheduler from the sched registry (default "twins")
+	Window    time.Duration // TWINS window (default 1 ms)
+	Threads   int           // dispatcher threads per I/O node (default 16, IOFSL's largest pool)
+
+	Disk      disk.Config     // data server device (default: disk.DefaultConfig("hdd"))
+	Placement *disk.Placement // file placement on the data servers' disks (nil: disk.DefaultPlacement)
+
+	NetBytesPerSec float64       // every link's bandwidth (default 1.25e9: 10 Gb/s Ethernet)
+	NetLatency     time.Duration // one-way latency of a message (default 30 µs)
+	HeaderBytes    int64         // size of a message without data (default 512 bytes)
+	ServerOverhead time.Duration // data server CPU time per access before the disk (default 30 µs)
+	// Contention is the extra data server time per access for each I/O node
+	// beyond the first with requests at that server (queued or in service):
+	// the cost of serving interleaved connections and flows (default 0: none;
+	// the calibrated value is in docs/simulator.md).
+	Contention  time.Duration
+	StartJitter time.Duration // each process starts each pattern after a uniform delay in [0, StartJitter) (default 100 µs)
+
+	Interval time.Duration // observation interval (default 1 s, the Announcer's)
+	Seed     uint64        // seed of every random stream
+	MaxTime  time.Duration // stop a run that has not finished by this virtual time (default 24 h)
+}
+
+// Defaults.
+const (
+	DefaultClientNodes    = 32
+	DefaultServers        = 4
+	DefaultStripeBytes    = 64 << 10
+	DefaultScheduler      = "twins"
+	DefaultWindow         = time.Millisecond
+	DefaultThreads        = 16
+	DefaultNetBytesPerSec = 1.25e9
+	DefaultNetLatency     = 30 * time.Microsecond
+	DefaultHeaderBytes    = 512
+	DefaultServerOverhead = 30 * time.Microsecond
+	DefaultStartJitter    = 100 * time.Microsecond
+	DefaultContention     = 100 * time.Microsecond
+	DefaultInterval       = time.Second
+	DefaultMaxTime        = 24 * time.Hour
+)
+
+// WithDefaults returns c with zero fields set to their defaults.
+func (c Config) WithDefaults() Config {
+	if c.IONodes == 0 {
+		c.IONodes = 1
+	}
+	if c.ClientNodes == 0 {
+		c.ClientNodes = DefaultClientNodes
+	}
+	if c.Servers == 0 {
+		c.Servers = DefaultServers
+	}
+	if c.StripeBytes == 0 {
+		c.StripeBytes = DefaultStripeBytes
+	}
+	if c.Scheduler == "" {
+		c.Scheduler = DefaultScheduler
+	}
+	if c.Window == 0 {
+		c.Window = DefaultWindow
+	}
+	if c.Threads == 0 {
+		c.Threads = DefaultThreads
+	}
+	if c.Disk.Kind == "" {
+		c.Disk, _ = disk.DefaultConfig(disk.KindHDD)
+	}
+	if c.NetBytesPerSec == 0 {
+		c.NetBytesPerSec = DefaultNetBytesPerSec
+	}
+	if c.NetLatency == 0 {
+		c.NetLatency = DefaultNetLatency
+	}
+	if c.HeaderBytes == 0 {
+		c.HeaderBytes = DefaultHeaderBytes
+	}
+	if c.ServerOverhead == 0 {
+		c.ServerOverhead = DefaultServerOverhead
+	}
+	if c.StartJitter == 0 {
+		c.StartJitter = DefaultStartJitter
+	}
+	if c.Contention == 0 {
+		c.Contention = DefaultContention
+	}
+	if c.Interval == 0 {
+		c.Interval = DefaultInterval
+	}
+	if c.MaxTime == 0 {
+		c.MaxTime = DefaultMaxTime
+	}
+	return c
+}
+
+// Validate checks a Config after defaults.
+func (c Config) Validate() error {
+	bad := func(format string, a ...any) error {
+		return fmt.Errorf("%w: %s", ErrBadConfig, fmt.Sprintf(format, a...))
+	}
+	if len(c.Patterns) == 0 {
+		return bad("no pattern")
+	}
+	for i, p := range c.Patterns {
+		if err := p.Validate(); err != nil {
+			return bad("pattern %d: %v", i, err)
+		}
+	}
+	switch {
+	case c.IONodes < 1:
+		return bad("IONodes = %d, want >= 1", c.IONodes)
+	case c.ClientNodes < 1:
+		return bad("ClientNodes = %d, want >= 1", c.ClientNodes)
+	case c.Servers < 1 || c.Servers > 255:
+		return bad("Servers = %d, want 1..255", c.Servers)
+	case c.StripeBytes <= 0:
+		return bad("StripeBytes = %d, want > 0", c.StripeBytes)
+	case c.Window <= 0:
+		return bad("Window = %v, want > 0", c.Window)
+	case c.Threads < 1:
+		return bad("Threads = %d, want >= 1", c.Threads)
+	case !(c.NetBytesPerSec > 0):
+		return bad("NetBytesPerSec = %v, want > 0", c.NetBytesPerSec)
+	case c.NetLatency < 0 || c.ServerOverhead < 0 || c.StartJitter < 0 || c.HeaderBytes < 0:
+		return bad("negative latency, overhead, jitter or header size")
+	case c.Interval <= 0:
+		return bad("Interval = %v, want > 0", c.Interval)
+	case c.MaxTime <= 0:
+		return bad("MaxTime = %v, want > 0", c.MaxTime)
+	}
+	if err := c.Disk.Validate(); err != nil {
+		return fmt.Errorf("%w: %w", ErrBadConfig, err)
+	}
+	return nil
+}

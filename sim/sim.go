@@ -1,0 +1,611 @@
+package sim
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"time"
+
+	"github.com/adaptio/adaptio/access"
+	"github.com/adaptio/adaptio/disk"
+	"github.com/adaptio/adaptio/sched"
+	"github.com/adaptio/adaptio/workload"
+)
+
+// ErrTimeLimit is returned when a run reaches Config.MaxTime unfinished.
+var ErrTimeLimit = errors.New("sim: virtual time limit reached")
+
+// link is one direction of a network port: messages queue FIFO behind each other.
+type link struct{ free int64 }
+
+type process struct {
+	client  int32 // client node
+	ion     int32
+	next    int   // index of the next request to issue
+	n       int   // requests to issue in this pattern
+	file    int   // current request's file index
+	off     int64 // current request's offset
+	pending int32 // pieces not yet completed
+	start   int64 // when the current request was issued
+}
+
+type ionode struct {
+	sch     *sched.Switcher
+	acc     access.Accumulator
+	free    []int32 // free dispatcher threads (global thread ids)
+	retryAt int64   // pending retry event time (0: none)
+	tx, rx  link
+	twins   bool
+}
+
+type thread struct {
+	ion   int32
+	batch sched.Batch
+	sent  int64 // when the batch left the I/O node
+}
+
+type server struct {
+	dev   disk.Device
+	rng   *rand.Rand
+	queue ring
+	busy  int32   // thread being served, -1: idle
+	perIO []int32 // batches queued or in service per I/O node
+	nodes int32   // I/O nodes with batches here
+	tx    link
+	rx    link
+}
+
+// ring is a FIFO of thread ids.
+type ring struct {
+	buf        []int32
+	head, size int
+}
+
+func (q *ring) push(v int32) {
+	if q.size == len(q.buf) {
+		nb := make([]int32, max(16, 2*len(q.buf)))
+		k := copy(nb, q.buf[q.head:])
+		copy(nb[k:], q.buf[:q.head])
+		q.buf, q.head = nb, 0
+	}
+	i := q.head + q.size
+	if i >= len(q.buf) {
+		i -= len(q.buf)
+	}
+	q.buf[i] = v
+	q.size++
+}
+
+func (q *ring) pop() int32 {
+	v := q.buf[q.head]
+	q.head++
+	if q.head == len(q.buf) {
+		q.head = 0
+	}
+	q.size--
+	return v
+}
+
+// Result is the outcome of a run.
+type Result struct {
+	Makespan  time.Duration   // from the start to the last reply of the last pattern
+	Phases    []time.Duration // makespan of each pattern
+	Bytes     int64           // bytes moved by all processes
+	Bandwidth float64         // Bytes / Makespan, bytes per second
+	Events    uint64          // events processed
+	Requests  uint64          // client requests completed
+	Sched     []sched.Stats   // per I/O node scheduler statistics
+}
+
+// Sim is one experiment in virtual time. It is driven by Step (one interval
+// at a time) or by Run. Not safe for concurrent use.
+type Sim struct {
+	cfg     Config
+	log     *slog.Logger
+	pl      disk.Placement
+	q       eventQueue
+	now     int64
+	procs   []process
+	clients []struct{ tx, rx link }
+	ions    []ionode
+	threads []thread
+	servers []server
+	scratch []piece
+
+	phase      int
+	phaseStart int64
+	remaining  int // processes not finished in the current phase
+	done       bool
+	doneAt     int64
+	phases     []time.Duration
+	bytes      int64
+	requests   uint64
+	events     uint64
+
+	intervalEnd int64 // end of the current observation interval
+	obs         []access.Observation
+}
+
+type piece struct {
+	server int
+	local  int64
+	length int64
+}
+
+// New builds an experiment at virtual time 0 (nothing has happened yet).
+// logger may be nil.
+func New(cfg Config, logger *slog.Logger) (*Sim, error) {
+	cfg = cfg.WithDefaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	s := &Sim{cfg: cfg, log: logger}
+	if cfg.Placement != nil {
+		s.pl = *cfg.Placement
+	} else {
+		s.pl = disk.DefaultPlacement(cfg.Disk.CapacityBytes)
+	}
+	s.ions = make([]ionode, cfg.IONodes)
+	s.threads = make([]thread, cfg.IONodes*cfg.Threads)
+	for i := range s.ions {
+		sw, err := sched.NewSwitcher(cfg.Scheduler, sched.Config{
+			Servers: cfg.Servers, Node: i, Nodes: cfg.IONodes, Window: cfg.Window,
+		})
+		if err != nil {
+			return nil, fmt.Errorf("sim: I/O node %d: %w", i, err)
+		}
+		n := &s.ions[i]
+		n.sch = sw
+		n.twins = sw.Name() == "twins"
+		n.free = make([]int32, 0, cfg.Threads)
+		for k := cfg.Threads - 1; k >= 0; k-- {
+			id := int32(i*cfg.Threads + k)
+			n.free = append(n.free, id)
+			s.threads[id].ion = int32(i)
+		}
+	}
+	s.servers = make([]server, cfg.Servers)
+	for i := range s.servers {
+		d, err := disk.New(cfg.Disk)
+		if err != nil {
+			return nil, fmt.Errorf("sim: %w", err)
+		}
+		s.servers[i] = server{dev: d, rng: rand.New(rand.NewPCG(cfg.Seed, 0x5e7e7+uint64(i))), busy: -1,
+			perIO: make([]int32, cfg.IONodes)}
+	}
+	s.clients = make([]struct{ tx, rx link }, cfg.ClientNodes)
+	s.intervalEnd = int64(cfg.Interval)
+	s.startPhase(0)
+	return s, nil
+}
+
+// Config returns the configuration in force (with defaults).
+func (s *Sim) Config() Config { return s.cfg }
+
+// Now returns the current virtual time.
+func (s *Sim) Now() time.Duration { return time.Duration(s.now) }
+
+// Done reports whether every pattern has finished.
+func (s *Sim) Done() bool { return s.done }
+
+// Window returns I/O node node's current TWINS window.
+func (s *Sim) Window(node int) time.Duration { return s.ions[node].sch.Params().Window }
+
+// SetWindow changes I/O node node's TWINS window from now on (queued
+// requests are kept).
+func (s *Sim) SetWindow(node int, w time.Duration) error {
+	if node < 0 || node >= len(s.ions) {
+		return fmt.Errorf("%w: no I/O node %d", ErrBadConfig, node)
+	}
+	sw := s.ions[node].sch
+	p := sw.Params()
+	p.Window = w
+	return sw.SetParams(time.Duration(s.now), p)
+}
+
+// Switch makes I/O node node run the named scheduler from now on.
+func (s *Sim) Switch(node int, name string) error {
+	if node < 0 || node >= len(s.ions) {
+		return fmt.Errorf("%w: no I/O node %d", ErrBadConfig, node)
+	}
+	n := &s.ions[node]
+	if err := n.sch.Switch(time.Duration(s.now), name); err != nil {
+		return err
+	}
+	n.twins = name == "twins"
+	s.dispatch(node)
+	return nil
+}
+
+// startPhase places the processes of pattern k and lets them start.
+func (s *Sim) startPhase(k int) {
+	p := s.cfg.Patterns[k]
+	s.phase = k
+	s.phaseStart = s.now
+	if cap(s.procs) < p.Processes {
+		s.procs = make([]process, p.Processes)
+	}
+	s.procs = s.procs[:p.Processes]
+	clients := min(s.cfg.ClientNodes, p.Processes)
+	nreq := p.RequestsPerProcess()
+	rng := rand.New(rand.NewPCG(s.cfg.Seed, 0xc11e47+uint64(k)))
+	for i := range s.procs {
+		c := i * clients / p.Processes
+		s.procs[i] = process{client: int32(c), ion: int32(c * s.cfg.IONodes / clients), n: nreq}
+	}
+	s.remaining = p.Processes
+	for i := range s.procs {
+		var j int64
+		if s.cfg.StartJitter > 0 {
+			j = rng.Int64N(int64(s.cfg.StartJitter))
+		}
+		s.q.push(s.now+j, evClientDone, int32(-1-i)) // negative id: first request
+	}
+}
+
+// send books a message of the given size from a transmitting port to a
+// receiving port at time t and returns its arrival time.
+func (s *Sim) send(t int64, tx, rx *link, bytes int64) int64 {
+	d := int64(float64(bytes) / s.cfg.NetBytesPerSec * 1e9)
+	st := max(t, tx.free)
+	tx.free = st + d
+	at := st + int64(s.cfg.NetLatency)
+	at = max(at, rx.free)
+	rx.free = at + d
+	return at + d
+}
+
+func (s *Sim) fileHandle(file int) uint64 { return uint64(file) + 1 }
+
+// issue sends process i's next request.
+func (s *Sim) issue(i int) {
+	pr := &s.procs[i]
+	p := &s.cfg.Patterns[s.phase]
+	pr.file, pr.off = p.Request(i, pr.next)
+	pr.next++
+	pr.start = s.now
+	size := s.cfg.HeaderBytes
+	if p.Op == sched.Write {
+		size += p.RequestSize
+	}
+	c := &s.clients[pr.client]
+	at := s.send(s.now, &c.tx, &s.ions[pr.ion].rx, size)
+	s.q.push(at, evIONArrive, int32(i))
+}
+
+// split cuts [off, off+length) of a file into one piece per data server,
+// in the server's local (object) byte space. File f's stripe 0 is on server
+// f mod Servers.
+func (s *Sim) split(file int, off, length int64) []piece {
+	ps := s.scratch[:0]
+	S, N := s.cfg.StripeBytes, int64(s.cfg.Servers)
+	first := int64(s.fileHandle(file)) % N
+	for o, end := off, off+length; o < end; {
+		k := o / S
+		within := o - k*S
+		n := min(S-within, end-o)
+		srv := int((k + first) % N)
+		local := (k/N)*S + within
+		merged := false
+		for j := range ps {
+			if ps[j].server == srv && ps[j].local+ps[j].length == local {
+				ps[j].length += n
+				merged = true
+				break
+			}
+		}
+		if !merged {
+			ps = append(ps, piece{server: srv, local: local, length: n})
+		}
+		o += n
+	}
+	s.scratch = ps
+	return ps
+}
+
+func (s *Sim) ionArrive(i int) {
+	pr := &s.procs[i]
+	p := &s.cfg.Patterns[s.phase]
+	n := &s.ions[pr.ion]
+	fh := s.fileHandle(pr.file)
+	n.acc.Request(uint32(pr.client), uint64(i), fh, pr.off, p.RequestSize, p.Op)
+	ps := s.split(pr.file, pr.off, p.RequestSize)
+	pr.pending = int32(len(ps))
+	for _, pc := range ps {
+		err := n.sch.Add(time.Duration(s.now), sched.Request{
+			ID: uint64(i)<<8 | uint64(pc.server), Queue: pc.server, File: fh,
+			Offset: pc.local, Length: pc.length, Op: p.Op, App: uint32(pr.client),
+		})
+		if err != nil {
+			panic("sim: scheduler refused a request: " + err.Error())
+		}
+	}
+	s.dispatch(int(pr.ion))
+}
+
+// dispatch hands batches to free dispatcher threads of I/O node k.
+func (s *Sim) dispatch(k int) {
+	n := &s.ions[k]
+	for len(n.free) > 0 {
+		b, ok, retry := n.sch.Next(time.Duration(s.now))
+		if !ok {
+			if r := int64(retry); r > 0 && (n.retryAt == 0 || r < n.retryAt) {
+				if r <= s.now {
+					r = s.now + 1
+				}
+				n.retryAt = r
+				s.q.push(r, evIONRetry, int32(k))
+			}
+			return
+		}
+		tid := n.free[len(n.free)-1]
+		n.free = n.free[:len(n.free)-1]
+		th := &s.threads[tid]
+		th.batch = b
+		th.sent = s.now
+		size := s.cfg.HeaderBytes
+		if b.Op == sched.Write {
+			size += b.Length
+		}
+		sv := &s.servers[b.Queue]
+		at := s.send(s.now, &n.tx, &sv.rx, size)
+		s.q.push(at, evServerArrive, tid)
+	}
+}
+
+func (s *Sim) serverStart(si int) {
+	sv := &s.servers[si]
+	tid := sv.queue.pop()
+	sv.busy = tid
+	b := &s.threads[tid].batch
+	addr := s.pl.Addr(b.File, b.Offset)
+	d := int64(sv.dev.Service(time.Duration(s.now), b.Op, addr, b.Length, sv.rng))
+	d += int64(s.cfg.ServerOverhead) + int64(sv.nodes-1)*int64(max(0, s.cfg.Contention))
+	s.q.push(s.now+d, evDiskDone, int32(si))
+}
+
+func (s *Sim) step(e event) {
+	s.events++
+	switch e.kind {
+	case evClientDone:
+		i := int(e.id)
+		if i < 0 { // first request of the pattern
+			s.issue(-1 - i)
+			return
+		}
+		pr := &s.procs[i]
+		s.bytes += s.cfg.Patterns[s.phase].RequestSize
+		s.requests++
+		if pr.next < pr.n {
+			s.issue(i)
+			return
+		}
+		s.remaining--
+		if s.remaining == 0 {
+			s.phases = append(s.phases, time.Duration(s.now-s.phaseStart))
+			if s.phase+1 < len(s.cfg.Patterns) {
+				s.startPhase(s.phase + 1)
+			} else {
+				s.done = true
+				s.doneAt = s.now
+			}
+		}
+	case evIONArrive:
+		s.ionArrive(int(e.id))
+	case evIONRetry:
+		n := &s.ions[e.id]
+		if n.retryAt != e.t {
+			return // superseded
+		}
+		n.retryAt = 0
+		s.dispatch(int(e.id))
+	case evServerArrive:
+		th := &s.threads[e.id]
+		si := th.batch.Queue
+		sv := &s.servers[si]
+		sv.queue.push(e.id)
+		if sv.perIO[th.ion]++; sv.perIO[th.ion] == 1 {
+			sv.nodes++
+		}
+		if sv.busy < 0 {
+			s.serverStart(si)
+		}
+	case evDiskDone:
+		si := int(e.id)
+		sv := &s.servers[si]
+		tid := sv.busy
+		th := &s.threads[tid]
+		size := s.cfg.HeaderBytes
+		if th.batch.Op == sched.Read {
+			size += th.batch.Length
+		}
+		at := s.send(s.now, &sv.tx, &s.ions[th.ion].rx, size)
+		s.q.push(at, evBatchDone, tid)
+		sv.busy = -1
+		if sv.perIO[th.ion]--; sv.perIO[th.ion] == 0 {
+			sv.nodes--
+		}
+		if sv.queue.size > 0 {
+			s.serverStart(si)
+		}
+	case evBatchDone:
+		th := &s.threads[e.id]
+		k := int(th.ion)
+		n := &s.ions[k]
+		p := &s.cfg.Patterns[s.phase]
+		for _, r := range th.batch.Requests {
+			i := int(r.ID >> 8)
+			pr := &s.procs[i]
+			pr.pending--
+			if pr.pending == 0 {
+				n.acc.Done(p.RequestSize)
+				size := s.cfg.HeaderBytes
+				if p.Op == sched.Read {
+					size += p.RequestSize
+				}
+				c := &s.clients[pr.client]
+				at := s.send(s.now, &n.tx, &c.rx, size)
+				s.q.push(at, evClientDone, int32(i))
+			}
+		}
+		b := th.batch
+		th.batch = sched.Batch{}
+		if err := n.sch.Complete(time.Duration(s.now), b.ID, b.Length, time.Duration(s.now-th.sent)); err != nil {
+			panic("sim: scheduler refused a completion: " + err.Error())
+		}
+		n.free = append(n.free, e.id)
+		s.dispatch(k)
+	}
+}
+
+// closeInterval closes every I/O node's interval [end-length, end).
+func (s *Sim) closeInterval(end int64, length time.Duration) []access.Observation {
+	s.obs = s.obs[:0]
+	start := time.Duration(end) - length
+	for k := range s.ions {
+		n := &s.ions[k]
+		var w time.Duration
+		if n.twins {
+			w = n.sch.Params().Window
+		}
+		s.obs = append(s.obs, n.acc.Close(k, start, length, s.cfg.Servers, w))
+	}
+	return s.obs
+}
+
+// Step runs the simulation to the end of the current observation interval
+// (or to the end of the experiment, whichever is first) and returns one
+// observation per I/O node for that interval, in node order. The slice is
+// reused by the next Step. done is true when every pattern has finished; the
+// last interval may be shorter than Config.Interval. Step after done returns
+// nil, true.
+func (s *Sim) Step() (obs []access.Observation, done bool, err error) {
+	if s.done {
+		if s.intervalEnd < 0 {
+			return nil, true, nil
+		}
+	}
+	for !s.done && s.q.len() > 0 && s.q.peek() < s.intervalEnd {
+		e := s.q.pop()
+		s.now = e.t
+		s.step(e)
+	}
+	if s.done {
+		start := s.intervalEnd - int64(s.cfg.Interval)
+		s.intervalEnd = -1
+		if s.doneAt <= start {
+			return nil, true, nil
+		}
+		s.now = s.doneAt
+		return s.closeInterval(s.doneAt, time.Duration(s.doneAt-start)), true, nil
+	}
+	if s.q.len() == 0 {
+		return nil, true, errors.New("sim: no event left before every process finished (model error)")
+	}
+	s.now = s.intervalEnd
+	o := s.closeInterval(s.intervalEnd, s.cfg.Interval)
+	s.intervalEnd += int64(s.cfg.Interval)
+	if time.Duration(s.now) >= s.cfg.MaxTime {
+		return o, false, fmt.Errorf("%w (%v)", ErrTimeLimit, s.cfg.MaxTime)
+	}
+	return o, false, nil
+}
+
+// Result returns the outcome so far (final once Done).
+func (s *Sim) Result() Result {
+	r := Result{Bytes: s.bytes, Events: s.events, Requests: s.requests}
+	end := s.now
+	if s.done {
+		end = s.doneAt
+	}
+	r.Makespan = time.Duration(end)
+	r.Phases = append([]time.Duration(nil), s.phases...)
+	if end > 0 {
+		r.Bandwidth = float64(s.bytes) / time.Duration(end).Seconds()
+	}
+	for k := range s.ions {
+		r.Sched = append(r.Sched, s.ions[k].sch.Stats())
+	}
+	return r
+}
+
+// Hooks are called by Run. Nil hooks are skipped.
+type Hooks struct {
+	// OnInterval receives, at the end of every interval (virtual time now),
+	// one observation per I/O node in node order (the slice is reused after
+	// the call). If it returns change, every I/O node switches to window from
+	// now on.
+	OnInterval func(now time.Duration, obs []access.Observation) (window time.Duration, change bool)
+	// OnNodeInterval, if set, is called instead with the Sim, so it can set
+	// a window per node (Sim.SetWindow) or switch schedulers (Sim.Switch).
+	OnNodeInterval func(s *Sim, now time.Duration, obs []access.Observation) error
+}
+
+// Run runs one experiment to its end, calling hooks every interval. It
+// checks ctx between intervals.
+func Run(ctx context.Context, cfg Config, hooks Hooks) (Result, error) {
+	s, err := New(cfg, nil)
+	if err != nil {
+		return Result{}, err
+	}
+	return s.Run(ctx, hooks)
+}
+
+// Run runs s to its end (see the package function Run).
+func (s *Sim) Run(ctx context.Context, hooks Hooks) (Result, error) {
+	for {
+		if err := ctx.Err(); err != nil {
+			return s.Result(), err
+		}
+		obs, done, err := s.Step()
+		if err != nil {
+			return s.Result(), err
+		}
+		if obs != nil {
+			now := s.Now()
+			switch {
+			case hooks.OnNodeInterval != nil:
+				if err := hooks.OnNodeInterval(s, now, obs); err != nil {
+					return s.Result(), err
+				}
+			case hooks.OnInterval != nil:
+				if w, change := hooks.OnInterval(now, obs); change && !done {
+					for k := range s.ions {
+						if err := s.SetWindow(k, w); err != nil {
+							return s.Result(), err
+						}
+					}
+				}
+			}
+		}
+		if done {
+			return s.Result(), nil
+		}
+	}
+}
+
+// Patterns is a helper for write-then-read sequences: it returns the
+// patterns p with Op Write then p with Op Read, iterations times.
+func WriteRead(p workload.Pattern, iterations int) []workload.Pattern {
+	var out []workload.Pattern
+	for range iterations {
+		w, r := p, p
+		w.Op, r.Op = sched.Write, sched.Read
+		out = append(out, w, r)
+	}
+	return out
+}
+
+// DiskStats returns each data server's device statistics.
+func (s *Sim) DiskStats() []disk.Stats {
+	out := make([]disk.Stats, len(s.servers))
+	for i := range s.servers {
+		out[i] = disk.StatsOf(s.servers[i].dev)
+	}
+	return out
+}
