@@ -1,0 +1,532 @@
+package council
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"sort"
+	"time"
+
+	"github.com/adaptio/adaptio/access"
+	"github.com/adaptio/adaptio/bandit"
+	"github.com/adaptio/adaptio/council/wire"
+	"github.com/adaptio/adaptio/detect"
+	"github.com/adaptio/adaptio/sched"
+)
+
+// Report is one Announcer report, as decoded by package wire.
+type Report = wire.Report
+
+// Detector classifies an observation's access pattern; *detect.Model is one.
+// It returns access.Unknown when it cannot tell, and the class
+// probabilities in access.Classes order.
+type Detector interface {
+	Detect(o access.Observation) (access.Class, [3]float64)
+}
+
+var _ Detector = (*detect.Model)(nil)
+
+// Errors returned by the core.
+var (
+	ErrBadConfig = errors.New("council: invalid configuration")
+	ErrInvalid   = errors.New("council: invalid report")
+	ErrStale     = errors.New("council: stale or duplicate report")
+	ErrSnapshot  = errors.New("council: snapshot does not fit this configuration")
+)
+
+// Consensus rules for the exploitation step.
+const (
+	Majority  = "majority"  // the window recommended for the most I/O nodes (seed 000, Algorithm 1 line 17)
+	Bandwidth = "bandwidth" // the window recommended for the most bandwidth (each vote weighted by the node's bandwidth)
+)
+
+// Reward functions: what one interval's observation is worth to the window
+// that was in force during it.
+const (
+	RewardBandwidth  = "bandwidth"   // bytes per second (the papers)
+	RewardPerProcess = "per-process" // bytes per second per client process: normalises by demand (seed 000 V-F)
+	RewardServed     = "served"      // bytes completed / bytes requested in the interval: normalises by demand
+)
+
+// Defaults of the Config fields.
+const (
+	DefaultPolicy  = "egreedy"
+	DefaultTimeout = 500 * time.Millisecond
+	DefaultForget  = 3
+)
+
+// Config configures a Council core. Zero fields take the defaults listed.
+type Config struct {
+	Policy    string          // bandit policy by name (bandit.Names); default "egreedy"
+	Options   bandit.Options  // policy options; zero values take the bandit package's defaults
+	Windows   []time.Duration // the arms: TWINS windows to choose from (default sched.Windows)
+	Default   time.Duration   // window in force before the first decision (default sched.DefaultWindow); must be one of Windows
+	Consensus string          // Majority (default) or Bandwidth
+	Reward    string          // RewardBandwidth (default), RewardPerProcess or RewardServed
+	Timeout   time.Duration   // a round closes at most this long after its first report, even if known nodes are silent (default 500 ms)
+	Nodes     int             // I/O nodes 0..Nodes-1 are known from the start (others become known when they report)
+	Forget    int             // a known node that misses this many consecutive rounds is forgotten until it reports again (default 3)
+	Detector  Detector        // pattern detector (default detect.Default())
+}
+
+func (c Config) withDefaults() Config {
+	if c.Policy == "" {
+		c.Policy = DefaultPolicy
+	}
+	if len(c.Windows) == 0 {
+		c.Windows = sched.Windows
+	}
+	c.Windows = slices.Clone(c.Windows)
+	if c.Default == 0 {
+		c.Default = sched.DefaultWindow
+	}
+	if c.Consensus == "" {
+		c.Consensus = Majority
+	}
+	if c.Reward == "" {
+		c.Reward = RewardBandwidth
+	}
+	if c.Timeout == 0 {
+		c.Timeout = DefaultTimeout
+	}
+	if c.Forget == 0 {
+		c.Forget = DefaultForget
+	}
+	if c.Detector == nil {
+		c.Detector = detect.Default()
+	}
+	return c
+}
+
+func (c Config) validate() error {
+	bad := func(format string, a ...any) error {
+		return fmt.Errorf("%w: %s", ErrBadConfig, fmt.Sprintf(format, a...))
+	}
+	for i, w := range c.Windows {
+		if w <= 0 {
+			return bad("Windows[%d] = %v, want > 0", i, w)
+		}
+		if slices.Index(c.Windows, w) != i {
+			return bad("window %v listed twice", w)
+		}
+	}
+	switch {
+	case slices.Index(c.Windows, c.Default) < 0:
+		return bad("Default = %v is not one of Windows %v", c.Default, c.Windows)
+	case c.Consensus != Majority && c.Consensus != Bandwidth:
+		return bad("Consensus = %q, want %q or %q", c.Consensus, Majority, Bandwidth)
+	case c.Reward != RewardBandwidth && c.Reward != RewardPerProcess && c.Reward != RewardServed:
+		return bad("Reward = %q, want %q, %q or %q", c.Reward, RewardBandwidth, RewardPerProcess, RewardServed)
+	case c.Timeout < 0:
+		return bad("Timeout = %v, want > 0", c.Timeout)
+	case c.Nodes < 0:
+		return bad("Nodes = %d, want >= 0", c.Nodes)
+	case c.Forget < 1:
+		return bad("Forget = %d, want >= 1", c.Forget)
+	}
+	return nil
+}
+
+// NodeReport is what the Council made of one I/O node's report in a round:
+// the decision log's per-node entry.
+type NodeReport struct {
+	Node      int           `json:"node"`
+	Seq       uint64        `json:"seq"`
+	Round     uint64        `json:"round"`          // decision in force at the node when it reported
+	Reports   int           `json:"reports"`        // reports from the node in this round (the latest is shown)
+	Idle      bool          `json:"idle,omitempty"` // no I/O: no pattern, no reward, no vote
+	Op        string        `json:"op,omitempty"`
+	Pattern   string        `json:"pattern,omitempty"` // detected class
+	Probs     [3]float64    `json:"probs"`             // class probabilities (FPP, SC, SS)
+	Context   string        `json:"context,omitempty"` // bandit context: pattern/op
+	Bandwidth float64       `json:"bw"`                // bytes per second
+	Window    time.Duration `json:"win_ns"`            // window in force during the interval
+	Credited  bool          `json:"credited"`          // the reward updated (context, window)
+	Reward    float64       `json:"reward"`
+	Recommend time.Duration `json:"rec_ns,omitempty"` // best window for the node's context after the update
+}
+
+// Decision is the outcome of one round.
+type Decision struct {
+	Round   uint64        `json:"round"`
+	At      time.Duration `json:"at_ns"`  // when the round closed (the caller's clock)
+	Reason  string        `json:"reason"` // "all": every known node reported; "deadline": Timeout passed
+	Window  time.Duration `json:"win_ns"` // the window every I/O node applies from now on
+	Explore bool          `json:"explore"`
+	Prob    float64       `json:"prob"`              // probability the decision rule chose Window
+	Context string        `json:"context,omitempty"` // context whose policy governed exploration ("" when nobody voted)
+	Voters  int           `json:"voters"`            // nodes that voted (reported I/O with a detected pattern)
+	Nodes   []NodeReport  `json:"nodes"`             // one per reporting node, by node index
+	Missing []int         `json:"missing,omitempty"` // known nodes that did not report
+}
+
+// Wire returns the message broadcast for d.
+func (d Decision) Wire() wire.Decision {
+	return wire.Decision{Round: d.Round, Window: d.Window, Explore: d.Explore, Prob: d.Prob, Nodes: len(d.Nodes), Reason: d.Reason}
+}
+
+type nodeState struct {
+	inst   uint64
+	seq    uint64
+	missed int
+	known  bool
+}
+
+// Council is the Council's core: a pure, deterministic state machine. It
+// never starts goroutines, reads the clock or does I/O: the caller passes
+// the time of every event (time must not go backwards). Not safe for
+// concurrent use.
+type Council struct {
+	cfg    Config
+	rng    *rand.Rand
+	bands  *bandit.Contextual
+	nodes  map[int]*nodeState
+	round  uint64 // rounds closed
+	window time.Duration
+
+	open     map[int]*NodeReport // reports of the open round
+	first    time.Duration       // first report of the open round
+	deadline time.Duration
+	rejected int64
+}
+
+// New returns a Council core drawing its random choices from rng.
+func New(cfg Config, rng *rand.Rand) (*Council, error) {
+	cfg = cfg.withDefaults()
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	if rng == nil {
+		return nil, fmt.Errorf("%w: nil rng", ErrBadConfig)
+	}
+	bands, err := bandit.NewContextual(cfg.Policy, len(cfg.Windows), cfg.Options)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrBadConfig, err)
+	}
+	c := &Council{cfg: cfg, rng: rng, bands: bands, nodes: map[int]*nodeState{}, window: cfg.Default, open: map[int]*NodeReport{}}
+	for n := range cfg.Nodes {
+		c.nodes[n] = &nodeState{known: true}
+	}
+	return c, nil
+}
+
+// Config returns the configuration in use, defaults filled in.
+func (c *Council) Config() Config { return c.cfg }
+
+// Window returns the window decided last (Config.Default before the first decision).
+func (c *Council) Window() time.Duration { return c.window }
+
+// Round returns the number of rounds closed.
+func (c *Council) Round() uint64 { return c.round }
+
+// Known returns the number of I/O nodes the Council currently waits for.
+func (c *Council) Known() int {
+	n := 0
+	for _, s := range c.nodes {
+		if s.known {
+			n++
+		}
+	}
+	return n
+}
+
+func (c *Council) arm(w time.Duration) int { return slices.Index(c.cfg.Windows, w) }
+
+// Context returns the bandit context of a pattern and operation, such as "SS/write".
+func Context(p access.Class, op sched.Op) string { return p.String() + "/" + op.String() }
+
+func (c *Council) reward(o access.Observation) float64 {
+	switch c.cfg.Reward {
+	case RewardPerProcess:
+		return o.Bandwidth / float64(max(o.Processes, 1))
+	case RewardServed:
+		asked := float64(o.Requests) * o.ReqAvg
+		if asked <= 0 {
+			return 0
+		}
+		return float64(o.Bytes) / asked
+	}
+	return o.Bandwidth
+}
+
+// Observe takes one report received at time now: it detects the pattern of
+// the reported interval, credits the interval's reward to (pattern,
+// operation, window in force during the interval), and records the node's
+// recommendation for the open round. Idle intervals count as the node having
+// reported but teach nothing. A report that is invalid (ErrInvalid) or
+// repeats an earlier sequence number of the same Announcer instance
+// (ErrStale) changes nothing.
+func (c *Council) Observe(now time.Duration, r Report) error {
+	o := r.Obs
+	if err := o.Validate(); err != nil {
+		c.rejected++
+		return fmt.Errorf("%w: %v", ErrInvalid, err)
+	}
+	if r.Instance == 0 || r.Seq == 0 {
+		c.rejected++
+		return fmt.Errorf("%w: zero instance or sequence", ErrInvalid)
+	}
+	s := c.nodes[o.Node]
+	if s == nil {
+		s = &nodeState{}
+		c.nodes[o.Node] = s
+	}
+	if s.inst == r.Instance && r.Seq <= s.seq {
+		c.rejected++
+		return fmt.Errorf("%w: node %d seq %d after %d", ErrStale, o.Node, r.Seq, s.seq)
+	}
+	s.inst, s.seq, s.known = r.Instance, r.Seq, true
+
+	if len(c.open) == 0 {
+		c.first, c.deadline = now, now+c.cfg.Timeout
+	}
+	nr := &NodeReport{Node: o.Node, Seq: r.Seq, Round: r.Round, Reports: 1, Bandwidth: o.Bandwidth, Window: o.Window}
+	if prev := c.open[o.Node]; prev != nil {
+		nr.Reports = prev.Reports + 1
+	}
+	c.open[o.Node] = nr
+	if o.Idle() {
+		nr.Idle = true
+		return nil
+	}
+	nr.Op = o.Op.String()
+	class, probs := c.cfg.Detector.Detect(o)
+	nr.Probs = probs
+	if class.Index() < 0 {
+		return nil
+	}
+	nr.Pattern = class.String()
+	nr.Context = Context(class, o.Op)
+	p := c.bands.Policy(nr.Context)
+	if a := c.arm(o.Window); a >= 0 {
+		nr.Reward = c.reward(o)
+		p.Update(a, nr.Reward)
+		nr.Credited = true
+	}
+	nr.Recommend = c.cfg.Windows[p.Best()]
+	return nil
+}
+
+// Poll closes the open round if it is due at time now: every known I/O node
+// has reported, or the round's deadline has passed. It returns ok=false when
+// the round is not due, with wakeAt the time to call Poll again (zero: no
+// round is open; call after the next Observe).
+func (c *Council) Poll(now time.Duration) (d Decision, ok bool, wakeAt time.Duration) {
+	if len(c.open) == 0 {
+		return Decision{}, false, 0
+	}
+	all := true
+	for n, s := range c.nodes {
+		if s.known && c.open[n] == nil {
+			all = false
+			break
+		}
+	}
+	if !all && now < c.deadline {
+		return Decision{}, false, c.deadline
+	}
+	d = c.close(now)
+	if all {
+		d.Reason = "all"
+	} else {
+		d.Reason = "deadline"
+	}
+	return d, true, 0
+}
+
+// Deadline returns when the open round closes at the latest (zero: no round open).
+func (c *Council) Deadline() time.Duration {
+	if len(c.open) == 0 {
+		return 0
+	}
+	return c.deadline
+}
+
+func (c *Council) close(now time.Duration) Decision {
+	c.round++
+	d := Decision{Round: c.round, At: now}
+	ids := make([]int, 0, len(c.nodes))
+	for n := range c.nodes {
+		ids = append(ids, n)
+	}
+	sort.Ints(ids)
+	for _, n := range ids {
+		s := c.nodes[n]
+		if nr := c.open[n]; nr != nil {
+			s.missed = 0
+			d.Nodes = append(d.Nodes, *nr)
+			continue
+		}
+		if s.known {
+			d.Missing = append(d.Missing, n)
+			s.missed++
+			if s.missed >= c.cfg.Forget {
+				s.known = false
+			}
+		}
+	}
+	clear(c.open)
+
+	// Votes: one per node with a detected pattern, weighted by the rule.
+	k := len(c.cfg.Windows)
+	votes := make([]float64, k)
+	bw := make([]float64, k)
+	contexts := map[string]int{}
+	for _, nr := range d.Nodes {
+		if nr.Context == "" {
+			continue
+		}
+		a := c.arm(nr.Recommend)
+		d.Voters++
+		contexts[nr.Context]++
+		bw[a] += nr.Bandwidth
+		if c.cfg.Consensus == Bandwidth {
+			votes[a] += nr.Bandwidth
+		} else {
+			votes[a]++
+		}
+	}
+	if d.Voters == 0 {
+		// Nothing detectable: keep the window in force (seed 000: a decision
+		// is made only when the metrics allow a detection).
+		d.Window, d.Prob = c.window, 1
+		return d
+	}
+	consensus := 0
+	for a := 1; a < k; a++ {
+		if votes[a] > votes[consensus] || votes[a] == votes[consensus] && bw[a] > bw[consensus] {
+			consensus = a
+		}
+	}
+	// The context most nodes are in governs exploration (ties: first by name).
+	for ctx, n := range contexts {
+		if n > contexts[d.Context] || n == contexts[d.Context] && (d.Context == "" || ctx < d.Context) {
+			d.Context = ctx
+		}
+	}
+	p := c.bands.Policy(d.Context)
+	ch := p.Select(c.rng)
+	best := p.Best()
+	// Decision rule: the governing policy draws an arm; its greedy arm
+	// stands for exploitation and is replaced by the consensus, any other
+	// arm is exploration and is taken as drawn.
+	arm := consensus
+	if ch.Arm != best {
+		arm, d.Explore = ch.Arm, true
+	}
+	d.Prob = propensity(p, ch, arm, best, consensus)
+	d.Window = c.cfg.Windows[arm]
+	c.window = d.Window
+	return d
+}
+
+// propensity returns the probability that the decision rule picks arm:
+// P(policy draws arm) for an exploration arm, plus P(policy draws its
+// greedy arm) when arm is the consensus. It is exact for policies that
+// implement bandit.Distribution and falls back to the policy's own Choice.Prob.
+func propensity(p bandit.Policy, ch bandit.Choice, arm, best, consensus int) float64 {
+	prob := ch.Prob
+	if dist, ok := p.(bandit.Distribution); ok {
+		probs := dist.Probs()
+		if len(probs) == p.Arms() {
+			prob = 0
+			if arm != best {
+				prob += probs[arm]
+			}
+			if arm == consensus {
+				prob += probs[best]
+			}
+		}
+	}
+	if math.IsNaN(prob) || prob <= 0 || prob > 1 {
+		prob = min(max(prob, math.SmallestNonzeroFloat64), 1)
+		if math.IsNaN(prob) {
+			prob = 1
+		}
+	}
+	return prob
+}
+
+// Status is a summary of the learned state, for /status.
+type Status struct {
+	Round    uint64          `json:"round"`
+	Window   time.Duration   `json:"win_ns"`
+	Known    int             `json:"known_nodes"`
+	Policy   string          `json:"policy"`
+	Windows  []time.Duration `json:"windows_ns"`
+	Contexts []ContextStatus `json:"contexts"`
+}
+
+// ContextStatus is one bandit context's estimates.
+type ContextStatus struct {
+	Context string        `json:"context"`
+	Values  []float64     `json:"values"`
+	Counts  []int64       `json:"counts"`
+	Best    time.Duration `json:"best_ns"`
+}
+
+// Status returns the current learned state, contexts in sorted order.
+func (c *Council) Status() Status {
+	st := Status{Round: c.round, Window: c.window, Known: c.Known(), Policy: c.cfg.Policy, Windows: slices.Clone(c.cfg.Windows)}
+	for _, ctx := range c.bands.Contexts() {
+		p := c.bands.Policy(ctx)
+		st.Contexts = append(st.Contexts, ContextStatus{Context: ctx, Values: p.Values(), Counts: p.Counts(), Best: c.cfg.Windows[p.Best()]})
+	}
+	return st
+}
+
+// snapshot is the persisted learned state, versioned.
+type snapshot struct {
+	V       int             `json:"v"`
+	Round   uint64          `json:"round"`
+	Window  time.Duration   `json:"win_ns"`
+	Policy  string          `json:"policy"`
+	Windows []time.Duration `json:"windows_ns"`
+	Bandits json.RawMessage `json:"bandits"`
+}
+
+// Snapshot returns the learned state (round counter, window in force, every
+// context's policy) as versioned JSON. The open round is not included.
+func (c *Council) Snapshot() ([]byte, error) {
+	b, err := c.bands.MarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(snapshot{V: 1, Round: c.round, Window: c.window, Policy: c.cfg.Policy, Windows: c.cfg.Windows, Bandits: b})
+}
+
+// Restore replaces the learned state with a Snapshot's. The snapshot must
+// come from a Council with the same policy and windows (ErrSnapshot); on
+// error the state is unchanged.
+func (c *Council) Restore(data []byte) error {
+	var s snapshot
+	if err := json.Unmarshal(data, &s); err != nil {
+		return fmt.Errorf("%w: %v", ErrSnapshot, err)
+	}
+	if s.V != 1 {
+		return fmt.Errorf("%w: version %d", ErrSnapshot, s.V)
+	}
+	if s.Policy != c.cfg.Policy || !slices.Equal(s.Windows, c.cfg.Windows) {
+		return fmt.Errorf("%w: policy %q windows %v, configured %q %v", ErrSnapshot, s.Policy, s.Windows, c.cfg.Policy, c.cfg.Windows)
+	}
+	if c.arm(s.Window) < 0 {
+		return fmt.Errorf("%w: window %v not among windows", ErrSnapshot, s.Window)
+	}
+	bands, err := bandit.NewContextual(c.cfg.Policy, len(c.cfg.Windows), c.cfg.Options)
+	if err != nil {
+		return err
+	}
+	if err := bands.UnmarshalJSON(s.Bandits); err != nil {
+		return fmt.Errorf("%w: %v", ErrSnapshot, err)
+	}
+	for _, ctx := range bands.Contexts() {
+		if p := bands.Policy(ctx); p.Arms() != len(c.cfg.Windows) {
+			return fmt.Errorf("%w: context %q has %d arms, want %d", ErrSnapshot, ctx, p.Arms(), len(c.cfg.Windows))
+		}
+	}
+	c.bands, c.round, c.window = bands, s.Round, s.Window
+	return nil
+}

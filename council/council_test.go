@@ -1,0 +1,410 @@
+package council
+
+import (
+	"errors"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/adaptio/adaptio/access"
+	"github.com/adaptio/adaptio/sched"
+	"pgregory.net/rapid"
+)
+
+// classByHandles is a test detector: the pattern is encoded in FileHandles
+// (1 FPP, 2 SC, 3 SS, anything else unknown).
+type classByHandles struct{}
+
+func (classByHandles) Detect(o access.Observation) (access.Class, [3]float64) {
+	var p [3]float64
+	if o.FileHandles >= 1 && o.FileHandles <= 3 {
+		p[o.FileHandles-1] = 1
+		return access.Classes[o.FileHandles-1], p
+	}
+	return access.Unknown, p
+}
+
+// obs returns a busy observation of node under window w with pattern class.
+func obs(node int, class access.Class, op sched.Op, w time.Duration, bw float64) access.Observation {
+	return access.Observation{
+		Node: node, Interval: time.Second, DataServers: 4, Clients: 8, Processes: 64, Op: op,
+		FileHandles: int(class), ReqAvg: 32768, ReqMin: 32768, ReqMax: 32768, Bandwidth: bw,
+		Bytes: int64(bw), Requests: int64(bw / 32768), Window: w,
+	}
+}
+
+type reporter struct {
+	seq map[int]uint64
+}
+
+func (r *reporter) report(o access.Observation, round uint64) Report {
+	if r.seq == nil {
+		r.seq = map[int]uint64{}
+	}
+	r.seq[o.Node]++
+	return Report{Instance: uint64(o.Node) + 100, Seq: r.seq[o.Node], Round: round, Obs: o}
+}
+
+func newCouncil(t *testing.T, cfg Config) *Council {
+	t.Helper()
+	if cfg.Detector == nil {
+		cfg.Detector = classByHandles{}
+	}
+	c, err := New(cfg, rand.New(rand.NewPCG(1, 2)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func mustObserve(t *testing.T, c *Council, now time.Duration, r Report) {
+	t.Helper()
+	if err := c.Observe(now, r); err != nil {
+		t.Fatalf("Observe(node %d): %v", r.Obs.Node, err)
+	}
+}
+
+func TestRoundClosesWhenAllKnownNodesReport(t *testing.T) {
+	c := newCouncil(t, Config{Nodes: 3, Policy: "greedy"})
+	var rp reporter
+	w := c.Window()
+	for n := range 2 {
+		mustObserve(t, c, time.Duration(n)*time.Millisecond, rp.report(obs(n, access.SS, sched.Write, w, 1e8), 0))
+		if _, ok, wake := c.Poll(time.Duration(n) * time.Millisecond); ok || wake != DefaultTimeout {
+			t.Fatalf("after %d of 3 reports: ok=%v wake=%v, want not due until %v", n+1, ok, wake, DefaultTimeout)
+		}
+	}
+	mustObserve(t, c, 3*time.Millisecond, rp.report(obs(2, access.SS, sched.Write, w, 1e8), 0))
+	d, ok, _ := c.Poll(3 * time.Millisecond)
+	if !ok || d.Reason != "all" || d.Round != 1 || len(d.Nodes) != 3 || d.Voters != 3 || len(d.Missing) != 0 {
+		t.Fatalf("got ok=%v %+v, want round 1 closed by all 3 nodes", ok, d)
+	}
+	if _, ok, wake := c.Poll(4 * time.Millisecond); ok || wake != 0 {
+		t.Fatalf("empty round: ok=%v wake=%v, want nothing to do", ok, wake)
+	}
+}
+
+func TestDeadNodeDoesNotStall(t *testing.T) {
+	c := newCouncil(t, Config{Nodes: 3, Timeout: 200 * time.Millisecond, Forget: 2, Policy: "greedy"})
+	var rp reporter
+	now := time.Duration(0)
+	for round := uint64(1); round <= 3; round++ {
+		now = time.Duration(round) * time.Second
+		for n := range 2 { // node 2 is dead
+			mustObserve(t, c, now, rp.report(obs(n, access.FPP, sched.Read, c.Window(), 1e8), round-1))
+		}
+		d, ok, wake := c.Poll(now)
+		if round <= 2 {
+			if ok || wake != now+200*time.Millisecond {
+				t.Fatalf("round %d: closed=%v wake=%v before the deadline", round, ok, wake)
+			}
+			d, ok, _ = c.Poll(wake)
+			if !ok || d.Reason != "deadline" || !slices.Equal(d.Missing, []int{2}) {
+				t.Fatalf("round %d at deadline: ok=%v %+v, want closed by deadline missing [2]", round, ok, d)
+			}
+			continue
+		}
+		// Node 2 missed Forget=2 rounds: forgotten, rounds close at once.
+		if !ok || d.Reason != "all" || c.Known() != 2 {
+			t.Fatalf("round %d: ok=%v reason=%q known=%d, want closed by all, 2 known", round, ok, d.Reason, c.Known())
+		}
+	}
+	// The dead node comes back: known again.
+	mustObserve(t, c, now+time.Second, rp.report(obs(2, access.FPP, sched.Read, c.Window(), 1e8), 3))
+	if c.Known() != 3 {
+		t.Fatalf("known = %d after node 2 returned, want 3", c.Known())
+	}
+}
+
+func TestRewardCreditedToWindowInForce(t *testing.T) {
+	c := newCouncil(t, Config{Policy: "greedy"})
+	var rp reporter
+	w250 := 250 * time.Microsecond
+	// The node's pattern just changed to SC and it still ran 250us (an older
+	// decision): the reward goes to (SC, write, 250us), whatever the Council
+	// decided last.
+	mustObserve(t, c, 0, rp.report(obs(0, access.SC, sched.Write, w250, 3e8), 0))
+	st := c.Status()
+	if len(st.Contexts) != 1 || st.Contexts[0].Context != "SC/write" {
+		t.Fatalf("contexts %+v, want only SC/write", st.Contexts)
+	}
+	a := slices.Index(sched.Windows, w250)
+	if got := st.Contexts[0].Counts[a]; got != 1 || st.Contexts[0].Values[a] != 3e8 {
+		t.Fatalf("SC/write[250us]: count %d value %v, want 1, 3e8", got, st.Contexts[0].Values[a])
+	}
+}
+
+func TestIdleAndForeignWindowTeachNothing(t *testing.T) {
+	c := newCouncil(t, Config{Nodes: 2, Policy: "greedy"})
+	var rp reporter
+	idle := access.Observation{Node: 0, Interval: time.Second, Window: c.Window()}
+	mustObserve(t, c, 0, rp.report(idle, 0))
+	foreign := obs(1, access.SS, sched.Read, 3*time.Millisecond, 5e8) // not an arm
+	mustObserve(t, c, 0, rp.report(foreign, 0))
+	d, ok, _ := c.Poll(0)
+	if !ok || d.Reason != "all" {
+		t.Fatalf("idle node must count as reported: ok=%v %+v", ok, d)
+	}
+	for _, cs := range c.Status().Contexts {
+		for a, n := range cs.Counts {
+			if n != 0 {
+				t.Errorf("context %s arm %d has %d rewards, want none", cs.Context, a, n)
+			}
+		}
+	}
+	if !d.Nodes[0].Idle || d.Nodes[1].Credited {
+		t.Errorf("node reports %+v: want node 0 idle, node 1 not credited", d.Nodes)
+	}
+}
+
+func TestNoVotesKeepsWindow(t *testing.T) {
+	c := newCouncil(t, Config{Nodes: 1, Default: 2 * time.Millisecond})
+	var rp reporter
+	mustObserve(t, c, 0, rp.report(access.Observation{Node: 0, Interval: time.Second}, 0))
+	d, ok, _ := c.Poll(0)
+	if !ok || d.Window != 2*time.Millisecond || d.Prob != 1 || d.Explore || d.Voters != 0 {
+		t.Fatalf("got %+v, want the default window kept with prob 1", d)
+	}
+}
+
+func TestRejectsWithoutChangingState(t *testing.T) {
+	c := newCouncil(t, Config{})
+	var rp reporter
+	good := rp.report(obs(0, access.SS, sched.Write, c.Window(), 1e8), 0)
+	mustObserve(t, c, 0, good)
+	before, _ := c.Snapshot()
+	bad := obs(1, access.SS, sched.Write, c.Window(), 1e8)
+	bad.ReqMin = 1 << 20 // min > avg
+	tests := []struct {
+		name string
+		r    Report
+		want error
+	}{
+		{"duplicate", good, ErrStale},
+		{"older seq", Report{Instance: good.Instance, Seq: 0, Obs: good.Obs}, ErrInvalid},
+		{"invalid", Report{Instance: 9, Seq: 1, Obs: bad}, ErrInvalid},
+		{"nan", Report{Instance: 9, Seq: 1, Obs: func() access.Observation { o := good.Obs; o.Bandwidth = math.NaN(); return o }()}, ErrInvalid},
+	}
+	for _, tt := range tests {
+		if err := c.Observe(0, tt.r); !errors.Is(err, tt.want) {
+			t.Errorf("%s: got %v, want %v", tt.name, err, tt.want)
+		}
+	}
+	after, _ := c.Snapshot()
+	if string(before) != string(after) {
+		t.Fatalf("rejected reports changed the state:\n%s\n%s", before, after)
+	}
+	// A restarted Announcer (new instance) starts its sequence again.
+	mustObserve(t, c, 0, Report{Instance: good.Instance + 1, Seq: 1, Obs: good.Obs})
+}
+
+func TestConsensus(t *testing.T) {
+	// Nodes 0,1 run SS reads whose best window is 4 ms (low bandwidth);
+	// node 2 runs FPP writes whose best is 125us (high bandwidth).
+	w125, w4 := sched.Windows[0], sched.Windows[5]
+	tests := []struct {
+		rule string
+		want time.Duration
+	}{
+		{Majority, w4},
+		{Bandwidth, w125},
+	}
+	for _, tt := range tests {
+		t.Run(tt.rule, func(t *testing.T) {
+			c := newCouncil(t, Config{Nodes: 3, Consensus: tt.rule, Policy: "greedy"})
+			var rp reporter
+			mustObserve(t, c, 0, rp.report(obs(0, access.SS, sched.Read, w4, 1e7), 0))
+			mustObserve(t, c, 0, rp.report(obs(1, access.SS, sched.Read, w4, 1e7), 0))
+			mustObserve(t, c, 0, rp.report(obs(2, access.FPP, sched.Write, w125, 1e9), 0))
+			d, ok, _ := c.Poll(0)
+			if !ok || d.Window != tt.want || d.Explore || d.Prob != 1 {
+				t.Fatalf("got ok=%v window %v explore %v prob %v, want %v exploited with prob 1", ok, d.Window, d.Explore, d.Prob, tt.want)
+			}
+			if d.Context != "SS/read" {
+				t.Errorf("governing context %q, want SS/read (most nodes)", d.Context)
+			}
+		})
+	}
+}
+
+// TestPropensity checks that the logged probability matches the observed
+// frequency of each decision: over many rounds in the same state, the
+// fraction of rounds choosing window w must approach the Prob logged with w.
+func TestPropensity(t *testing.T) {
+	c := newCouncil(t, Config{Nodes: 1, Policy: "egreedy", Options: banditEps(0.3)})
+	var rp reporter
+	w4 := sched.Windows[5]
+	mustObserve(t, c, 0, rp.report(obs(0, access.SS, sched.Read, w4, 1e7), 0))
+	c.Poll(0)
+	const rounds = 20000
+	freq := map[time.Duration]int{}
+	prob := map[time.Duration]float64{}
+	for i := range rounds {
+		// Idle-free reports under a foreign window: no learning, same state.
+		mustObserve(t, c, 0, rp.report(obs(0, access.SS, sched.Read, 3*time.Millisecond, 1e7), uint64(i)))
+		d, _, _ := c.Poll(0)
+		freq[d.Window]++
+		if p, seen := prob[d.Window]; seen && p != d.Prob {
+			t.Fatalf("window %v logged with prob %v and %v in the same state", d.Window, p, d.Prob)
+		}
+		prob[d.Window] = d.Prob
+	}
+	sum := 0.0
+	for w, p := range prob {
+		sum += p
+		got := float64(freq[w]) / rounds
+		if math.Abs(got-p) > 0.01 {
+			t.Errorf("window %v: chosen %.4f of rounds, logged prob %.4f", w, got, p)
+		}
+	}
+	if len(prob) != len(sched.Windows) || math.Abs(sum-1) > 1e-9 {
+		t.Errorf("probabilities of %d windows sum to %v, want 7 windows summing to 1", len(prob), sum)
+	}
+	if p := prob[w4]; math.Abs(p-(0.7+0.3/7)) > 1e-9 {
+		t.Errorf("greedy window prob %v, want 1-eps+eps/k = %v", p, 0.7+0.3/7)
+	}
+}
+
+func TestDeterministic(t *testing.T) {
+	run := func() []Decision {
+		c := newCouncil(t, Config{Nodes: 4, Policy: "egreedy"})
+		var rp reporter
+		rng := rand.New(rand.NewPCG(7, 7))
+		var out []Decision
+		for round := range 50 {
+			for n := range 4 {
+				cls := access.Classes[(n+round/10)%3]
+				mustObserve(t, c, time.Duration(round)*time.Second, rp.report(obs(n, cls, sched.Write, c.Window(), 1e8*rng.Float64()+1), uint64(round)))
+			}
+			d, ok, _ := c.Poll(time.Duration(round) * time.Second)
+			if !ok {
+				t.Fatal("round not closed")
+			}
+			out = append(out, d)
+		}
+		return out
+	}
+	a, b := run(), run()
+	for i := range a {
+		if a[i].Window != b[i].Window || a[i].Prob != b[i].Prob || a[i].Explore != b[i].Explore {
+			t.Fatalf("round %d differs between identical runs: %+v vs %+v", i+1, a[i], b[i])
+		}
+	}
+}
+
+func TestSnapshotRestoreContinues(t *testing.T) {
+	cfg := Config{Nodes: 2, Policy: "egreedy"}
+	a := newCouncil(t, cfg)
+	var rp reporter
+	for round := range 20 {
+		for n := range 2 {
+			mustObserve(t, a, 0, rp.report(obs(n, access.FPP, sched.Write, a.Window(), float64(1e8*(n+1))), uint64(round)))
+		}
+		a.Poll(0)
+	}
+	snap, err := a.Snapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := newCouncil(t, cfg)
+	if err := b.Restore(snap); err != nil {
+		t.Fatal(err)
+	}
+	sa, sb := a.Status(), b.Status()
+	if sb.Round != 20 || sb.Window != sa.Window || len(sb.Contexts) != 1 || !slices.Equal(sa.Contexts[0].Counts, sb.Contexts[0].Counts) || !slices.Equal(sa.Contexts[0].Values, sb.Contexts[0].Values) {
+		t.Fatalf("restored status %+v, want %+v", sb, sa)
+	}
+	// Learning continues: the next reward adds to the restored counts.
+	mustObserve(t, b, 0, rp.report(obs(0, access.FPP, sched.Write, b.Window(), 1e8), 20))
+	d, ok, _ := b.Poll(time.Hour)
+	if !ok || d.Round != 21 {
+		t.Fatalf("round after restore: ok=%v round %d, want 21", ok, d.Round)
+	}
+	total := func(s Status) (n int64) {
+		for _, x := range s.Contexts[0].Counts {
+			n += x
+		}
+		return n
+	}
+	if got, want := total(b.Status()), total(sa)+1; got != want {
+		t.Fatalf("rewards after restore %d, want %d", got, want)
+	}
+	// Mismatched configurations and garbage are refused, state unchanged.
+	other := newCouncil(t, Config{Windows: sched.Windows[:3], Default: sched.Windows[0]})
+	for _, in := range [][]byte{snap, []byte("{"), []byte(`{"v":2}`)} {
+		if err := other.Restore(in); !errors.Is(err, ErrSnapshot) {
+			t.Errorf("Restore(%.20s) on other config: %v, want ErrSnapshot", in, err)
+		}
+	}
+	if other.Round() != 0 {
+		t.Errorf("failed restore changed the round to %d", other.Round())
+	}
+}
+
+func TestConfigValidation(t *testing.T) {
+	tests := []Config{
+		{Policy: "nope"},
+		{Consensus: "dictator"},
+		{Reward: "joy"},
+		{Default: 3 * time.Millisecond},
+		{Windows: []time.Duration{1, 1}, Default: 1},
+		{Nodes: -1},
+		{Forget: -1},
+	}
+	for _, cfg := range tests {
+		if _, err := New(cfg, rand.New(rand.NewPCG(1, 1))); !errors.Is(err, ErrBadConfig) {
+			t.Errorf("New(%+v): %v, want ErrBadConfig", cfg, err)
+		}
+	}
+}
+
+// TestRapidInvariants drives the core with random valid and invalid reports
+// and checks that it never panics, that only credited reports change the
+// counts, and that every decision names an arm with a probability in (0, 1].
+func TestRapidInvariants(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		c, err := New(Config{
+			Nodes: rapid.IntRange(0, 5).Draw(t, "nodes"), Detector: classByHandles{},
+			Policy:    rapid.SampledFrom([]string{"egreedy", "ucb1", "softmax", "greedy"}).Draw(t, "policy"),
+			Consensus: rapid.SampledFrom([]string{Majority, Bandwidth}).Draw(t, "consensus"),
+			Reward:    rapid.SampledFrom([]string{RewardBandwidth, RewardPerProcess, RewardServed}).Draw(t, "reward"),
+		}, rand.New(rand.NewPCG(rapid.Uint64().Draw(t, "seed"), 0)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var credited int64
+		now := time.Duration(0)
+		seq := map[int]uint64{}
+		for range rapid.IntRange(1, 100).Draw(t, "steps") {
+			now += time.Duration(rapid.Int64Range(0, int64(time.Second)).Draw(t, "dt"))
+			node := rapid.IntRange(0, 6).Draw(t, "node")
+			o := obs(node, access.Class(rapid.IntRange(0, 4).Draw(t, "class")), sched.Op(rapid.IntRange(0, 3).Draw(t, "op")),
+				rapid.SampledFrom(append([]time.Duration{0, 3 * time.Millisecond}, sched.Windows...)).Draw(t, "win"),
+				rapid.Float64Range(0, 1e10).Draw(t, "bw"))
+			if rapid.Bool().Draw(t, "idle") {
+				o.Requests, o.Bytes = 0, 0
+			}
+			seq[node] += uint64(rapid.IntRange(0, 2).Draw(t, "seqstep"))
+			err := c.Observe(now, Report{Instance: 1, Seq: seq[node], Obs: o})
+			if err == nil && !o.Idle() && o.FileHandles >= 1 && o.FileHandles <= 3 && slices.Contains(sched.Windows, o.Window) {
+				credited++
+			}
+			if d, ok, _ := c.Poll(now); ok {
+				if !slices.Contains(sched.Windows, d.Window) || !(d.Prob > 0 && d.Prob <= 1) {
+					t.Fatalf("decision %+v", d)
+				}
+			}
+		}
+		var n int64
+		for _, cs := range c.Status().Contexts {
+			for _, x := range cs.Counts {
+				n += x
+			}
+		}
+		if n != credited {
+			t.Fatalf("counts sum %d, want %d credited reports", n, credited)
+		}
+	})
+}

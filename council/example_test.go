@@ -1,0 +1,45 @@
+package council_test
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"time"
+
+	"github.com/adaptio/adaptio/access"
+	"github.com/adaptio/adaptio/council"
+	"github.com/adaptio/adaptio/sched"
+)
+
+// sharedStrided is a stand-in detector: every busy interval is SS.
+type sharedStrided struct{}
+
+func (sharedStrided) Detect(access.Observation) (access.Class, [3]float64) {
+	return access.SS, [3]float64{0, 0, 1}
+}
+
+func Example() {
+	c, err := council.New(council.Config{Nodes: 2, Policy: "greedy", Detector: sharedStrided{}}, rand.New(rand.NewPCG(1, 2)))
+	if err != nil {
+		panic(err)
+	}
+	report := func(node int, seq uint64, bw float64) council.Report {
+		return council.Report{Instance: uint64(node + 1), Seq: seq, Obs: access.Observation{
+			Node: node, Interval: time.Second, Processes: 16, Op: sched.Write, FileHandles: 1,
+			ReqAvg: 32 << 10, ReqMin: 32 << 10, ReqMax: 32 << 10, Bandwidth: bw, Bytes: int64(bw), Requests: 100,
+			Window: c.Window(), // the window in force during the interval
+		}}
+	}
+	now := time.Second
+	c.Observe(now, report(0, 1, 2e8))
+	if _, ok, wakeAt := c.Poll(now); !ok {
+		fmt.Println("waiting for node 1 until", wakeAt)
+	}
+	c.Observe(now+time.Millisecond, report(1, 1, 3e8))
+	d, _, _ := c.Poll(now + time.Millisecond)
+	fmt.Println("round", d.Round, "closed by", d.Reason, "window", d.Window, "explore", d.Explore, "prob", d.Prob)
+	fmt.Println("node 1:", d.Nodes[1].Context, "reward", d.Nodes[1].Reward, "recommends", d.Nodes[1].Recommend)
+	// Output:
+	// waiting for node 1 until 1.5s
+	// round 1 closed by all window 1ms explore false prob 1
+	// node 1: SS/write reward 3e+08 recommends 1ms
+}

@@ -1,0 +1,213 @@
+package service
+
+import (
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nkeys"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/adaptio/adaptio/council"
+	"github.com/adaptio/adaptio/council/wire"
+)
+
+// DefaultPrefix is the subject prefix of the default Council group.
+const DefaultPrefix = "adaptio.default"
+
+// ErrBadOptions is wrapped by every Options validation error.
+var ErrBadOptions = errors.New("council/service: invalid options")
+
+// Security holds the NATS authentication and TLS settings. For the embedded
+// server they are what it requires of clients; for an external server (URL)
+// they are what the Council presents. Empty fields disable the feature.
+type Security struct {
+	User     string // user name (with Password)
+	Password string
+	// NKeySeedFile is a file holding an NKey user seed ("SU..."): the Council
+	// authenticates with it, and the embedded server accepts its public key.
+	NKeySeedFile string
+	// AllowNKeys are further NKey user public keys ("U...") the embedded
+	// server accepts (for example one per Announcer).
+	AllowNKeys []string
+	// TLSCert and TLSKey are PEM files: the embedded server's certificate,
+	// or the Council's client certificate for an external server.
+	TLSCert, TLSKey string
+	// TLSCA is a PEM file of CA certificates: for the embedded server, the
+	// CAs client certificates must chain to (mutual TLS); for an external
+	// server, the CAs its certificate must chain to.
+	TLSCA string
+}
+
+// ClientOptions returns the nats.go options that authenticate a client
+// (the Council, an Announcer, the bench) with these settings.
+func (s Security) ClientOptions() ([]nats.Option, error) {
+	var opts []nats.Option
+	if s.User != "" {
+		opts = append(opts, nats.UserInfo(s.User, s.Password))
+	}
+	if s.NKeySeedFile != "" {
+		o, err := nats.NkeyOptionFromSeed(s.NKeySeedFile)
+		if err != nil {
+			return nil, fmt.Errorf("nkey seed %s: %w", s.NKeySeedFile, err)
+		}
+		opts = append(opts, o)
+	}
+	if s.TLSCA != "" {
+		opts = append(opts, nats.RootCAs(s.TLSCA))
+	}
+	if s.TLSCert != "" || s.TLSKey != "" {
+		opts = append(opts, nats.ClientCert(s.TLSCert, s.TLSKey))
+	}
+	return opts, nil
+}
+
+// serverOptions applies the settings to an embedded server's options.
+func (s Security) serverOptions(o *server.Options) error {
+	if s.User != "" {
+		o.Username, o.Password = s.User, s.Password
+	}
+	keys := append([]string(nil), s.AllowNKeys...)
+	if s.NKeySeedFile != "" {
+		seed, err := os.ReadFile(s.NKeySeedFile)
+		if err != nil {
+			return fmt.Errorf("nkey seed: %w", err)
+		}
+		kp, err := nkeys.FromSeed([]byte(strings.TrimSpace(string(seed))))
+		if err != nil {
+			return fmt.Errorf("nkey seed %s: %w", s.NKeySeedFile, err)
+		}
+		pub, err := kp.PublicKey()
+		if err != nil {
+			return err
+		}
+		keys = append(keys, pub)
+	}
+	for _, k := range keys {
+		if !nkeys.IsValidPublicUserKey(k) {
+			return fmt.Errorf("%q is not an NKey user public key", k)
+		}
+		o.Nkeys = append(o.Nkeys, &server.NkeyUser{Nkey: k})
+	}
+	if s.User != "" && len(o.Nkeys) > 0 {
+		// The server takes users and NKey users together only as lists.
+		o.Users = []*server.User{{Username: s.User, Password: s.Password}}
+		o.Username, o.Password = "", ""
+	}
+	if s.TLSCert != "" || s.TLSKey != "" {
+		cert, err := tls.LoadX509KeyPair(s.TLSCert, s.TLSKey)
+		if err != nil {
+			return fmt.Errorf("tls certificate: %w", err)
+		}
+		cfg := &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+		if s.TLSCA != "" {
+			pem, err := os.ReadFile(s.TLSCA)
+			if err != nil {
+				return fmt.Errorf("tls ca: %w", err)
+			}
+			pool := x509.NewCertPool()
+			if !pool.AppendCertsFromPEM(pem) {
+				return fmt.Errorf("tls ca %s: no certificates", s.TLSCA)
+			}
+			cfg.ClientCAs, cfg.ClientAuth = pool, tls.RequireAndVerifyClientCert
+			o.TLSVerify = true
+		}
+		o.TLSConfig, o.TLS = cfg, true
+		o.TLSTimeout = 2
+	} else if s.TLSCA != "" {
+		return errors.New("TLSCA without TLSCert/TLSKey for the embedded server")
+	}
+	return nil
+}
+
+// Options configure a Council service. Zero fields take the defaults listed.
+type Options struct {
+	// Prefix is the subject prefix of this Council's group of I/O nodes
+	// (default DefaultPrefix): reports on <Prefix>.report.<node>, decisions
+	// on <Prefix>.decision.
+	Prefix string
+	// URL of an external NATS server or cluster (with JetStream). Empty:
+	// run an embedded server in this process.
+	URL string
+	// Host and Port the embedded server listens on (default 127.0.0.1 and
+	// 4222; Port -1 picks a free port).
+	Host string
+	Port int
+	// StateDir is the embedded server's JetStream directory, where learned
+	// state survives restarts. Empty: a temporary directory removed at
+	// Shutdown (nothing survives).
+	StateDir string
+	// Bucket is the JetStream KV bucket holding the learned state (default
+	// derived from Prefix: "adaptio_council_" + Prefix with '.' -> '_').
+	Bucket string
+	// Security: authentication and TLS.
+	Security Security
+	// Core configures the learning core (policy, windows, consensus, ...).
+	Core council.Config
+	// Seed seeds the core's random choices (0: 1).
+	Seed uint64
+	// HTTPAddr serves /metrics, /status and /healthz ("" : no HTTP;
+	// "127.0.0.1:0" picks a free port).
+	HTTPAddr string
+	// DecisionLog receives one JSON line per round (nil: none). Writes
+	// happen after the decision is published.
+	DecisionLog io.Writer
+	// Logger for operational messages (nil: discard).
+	Logger *slog.Logger
+	// Registerer for the metrics (nil: a private registry, served on /metrics).
+	// When it is also a prometheus.Gatherer, /metrics serves it.
+	Registerer prometheus.Registerer
+	// ReadyTimeout bounds the embedded server's start (default 10 s).
+	ReadyTimeout time.Duration
+}
+
+func (o Options) withDefaults() Options {
+	if o.Prefix == "" {
+		o.Prefix = DefaultPrefix
+	}
+	if o.Host == "" {
+		o.Host = "127.0.0.1"
+	}
+	if o.Port == 0 {
+		o.Port = 4222
+	}
+	if o.Bucket == "" {
+		o.Bucket = "adaptio_council_" + strings.ReplaceAll(o.Prefix, ".", "_")
+	}
+	if o.Seed == 0 {
+		o.Seed = 1
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.ReadyTimeout == 0 {
+		o.ReadyTimeout = 10 * time.Second
+	}
+	return o
+}
+
+func (o Options) validate() error {
+	if err := wire.ValidPrefix(o.Prefix); err != nil {
+		return fmt.Errorf("%w: %v", ErrBadOptions, err)
+	}
+	for _, c := range o.Bucket {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
+			return fmt.Errorf("%w: bucket %q: character %q not allowed", ErrBadOptions, o.Bucket, c)
+		}
+	}
+	if o.Port < -1 || o.Port > 65535 {
+		return fmt.Errorf("%w: port %d", ErrBadOptions, o.Port)
+	}
+	if o.Security.User == "" && o.Security.Password != "" {
+		return fmt.Errorf("%w: password without user", ErrBadOptions)
+	}
+	return nil
+}

@@ -1,0 +1,478 @@
+package service
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/adaptio/adaptio/council"
+	"github.com/adaptio/adaptio/council/wire"
+)
+
+// stateKey is the KV key holding the core's snapshot.
+const stateKey = "state"
+
+// Service is the Council on NATS: it receives every Announcer's reports,
+// drives the core, broadcasts decisions, persists learned state in JetStream
+// KV after each round, and serves HTTP status and metrics. Its lifecycle is
+// New -> Start -> Ready -> Shutdown. Methods are safe for concurrent use.
+type Service struct {
+	opts Options
+	subj wire.Subjects
+	log  *slog.Logger
+
+	mu       sync.Mutex
+	core     *council.Council
+	t0       time.Time
+	timer    *time.Timer
+	timerAt  time.Duration
+	lastDec  council.Decision
+	started  bool
+	stopped  bool
+	logw     *bufio.Writer
+	scratch  []byte
+	procTime time.Duration // handler time spent on the open round
+
+	ns      *server.Server
+	tmpDir  string
+	nc      *nats.Conn
+	sub     *nats.Subscription
+	kv      jetstream.KeyValue
+	httpSrv *http.Server
+	httpLn  net.Listener
+
+	persistc chan []byte
+	wg       sync.WaitGroup
+	m        *metrics
+	ready    chan struct{}
+}
+
+// New validates opts and builds the core; nothing runs until Start.
+func New(opts Options) (*Service, error) {
+	opts = opts.withDefaults()
+	if err := opts.validate(); err != nil {
+		return nil, err
+	}
+	core, err := council.New(opts.Core, rand.New(rand.NewPCG(opts.Seed, 0x636f756e63696c)))
+	if err != nil {
+		return nil, err
+	}
+	s := &Service{
+		opts: opts, subj: wire.Subjects{Prefix: opts.Prefix}, log: opts.Logger,
+		core: core, persistc: make(chan []byte, 1), ready: make(chan struct{}),
+	}
+	reg := opts.Registerer
+	if reg == nil {
+		reg = prometheus.NewRegistry()
+		s.opts.Registerer = reg
+	}
+	if s.m, err = newMetrics(reg); err != nil {
+		return nil, err
+	}
+	if opts.DecisionLog != nil {
+		s.logw = bufio.NewWriterSize(opts.DecisionLog, 1<<16)
+	}
+	return s, nil
+}
+
+// Start starts the embedded NATS server (unless Options.URL is set),
+// connects, restores learned state from JetStream KV, subscribes to reports
+// and starts the HTTP server. It returns once the Council is serving.
+func (s *Service) Start() error {
+	s.mu.Lock()
+	if s.started {
+		s.mu.Unlock()
+		return errors.New("council/service: already started")
+	}
+	s.started = true
+	s.mu.Unlock()
+	if err := s.start(); err != nil {
+		s.Shutdown()
+		return err
+	}
+	close(s.ready)
+	return nil
+}
+
+func (s *Service) start() error {
+	url := s.opts.URL
+	if url == "" {
+		so := &server.Options{
+			ServerName: "adaptio-council", Host: s.opts.Host, Port: s.opts.Port,
+			JetStream: true, StoreDir: s.opts.StateDir, NoLog: true, NoSigs: true,
+			MaxPayload: 1 << 20,
+		}
+		if so.StoreDir == "" {
+			dir, err := os.MkdirTemp("", "adaptio-council-*")
+			if err != nil {
+				return err
+			}
+			s.tmpDir, so.StoreDir = dir, dir
+			s.log.Warn("no state directory: learned state will not survive a restart")
+		}
+		if err := s.opts.Security.serverOptions(so); err != nil {
+			return fmt.Errorf("%w: %v", ErrBadOptions, err)
+		}
+		ns, err := server.NewServer(so)
+		if err != nil {
+			return fmt.Errorf("nats server: %w", err)
+		}
+		s.ns = ns
+		ns.Start()
+		if !ns.ReadyForConnections(s.opts.ReadyTimeout) {
+			return fmt.Errorf("nats server: not ready after %v", s.opts.ReadyTimeout)
+		}
+		url = ns.ClientURL()
+		s.log.Info("embedded NATS server started", "url", url, "state_dir", so.StoreDir)
+	}
+	copts, err := s.opts.Security.ClientOptions()
+	if err != nil {
+		return err
+	}
+	copts = append(copts, nats.Name("adaptio-council "+s.opts.Prefix), nats.MaxReconnects(-1),
+		nats.ReconnectWait(250*time.Millisecond), nats.ReconnectBufSize(8<<20),
+		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) { s.log.Warn("disconnected from NATS", "err", err) }),
+		nats.ReconnectHandler(func(c *nats.Conn) { s.log.Info("reconnected to NATS", "url", c.ConnectedUrl()) }))
+	if s.ns != nil {
+		copts = append(copts, nats.InProcessServer(s.ns))
+	}
+	nc, err := nats.Connect(url, copts...)
+	if err != nil {
+		return fmt.Errorf("connect %s: %w", url, err)
+	}
+	s.nc = nc
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), s.opts.ReadyTimeout)
+	defer cancel()
+	kv, err := js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
+		Bucket: s.opts.Bucket, Description: "adaptio Council learned state for " + s.opts.Prefix,
+		History: 1, Storage: jetstream.FileStorage,
+	})
+	if err != nil {
+		return fmt.Errorf("JetStream KV bucket %s (does the NATS server have JetStream enabled?): %w", s.opts.Bucket, err)
+	}
+	s.kv = kv
+	switch e, err := kv.Get(ctx, stateKey); {
+	case errors.Is(err, jetstream.ErrKeyNotFound):
+		s.log.Info("no learned state yet: starting fresh", "bucket", s.opts.Bucket)
+	case err != nil:
+		return fmt.Errorf("read learned state: %w", err)
+	default:
+		if err := s.core.Restore(e.Value()); err != nil {
+			return fmt.Errorf("restore learned state from bucket %s: %w", s.opts.Bucket, err)
+		}
+		st := s.core.Status()
+		s.log.Info("learned state restored", "round", st.Round, "contexts", len(st.Contexts), "window", st.Window)
+	}
+	s.t0 = time.Now()
+	s.m.window.Set(s.core.Window().Seconds())
+	s.m.round.Set(float64(s.core.Round()))
+
+	s.wg.Add(1)
+	go s.persistLoop()
+
+	sub, err := nc.Subscribe(s.subj.Reports(), s.onReport)
+	if err != nil {
+		return err
+	}
+	if err := sub.SetPendingLimits(1<<20, 256<<20); err != nil {
+		return err
+	}
+	s.sub = sub
+	if err := nc.Flush(); err != nil {
+		return err
+	}
+	if s.opts.HTTPAddr != "" {
+		ln, err := net.Listen("tcp", s.opts.HTTPAddr)
+		if err != nil {
+			return fmt.Errorf("http: %w", err)
+		}
+		s.httpLn = ln
+		s.httpSrv = &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 5 * time.Second}
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			if err := s.httpSrv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				s.log.Error("http server", "err", err)
+			}
+		}()
+	}
+	s.log.Info("council serving", "prefix", s.opts.Prefix, "reports", s.subj.Reports(), "decisions", s.subj.Decision())
+	return nil
+}
+
+// Ready reports whether Start completed within timeout.
+func (s *Service) Ready(timeout time.Duration) bool {
+	select {
+	case <-s.ready:
+		return true
+	case <-time.After(timeout):
+		return false
+	}
+}
+
+// ClientURL is the NATS URL Announcers connect to (the embedded server's, or Options.URL).
+func (s *Service) ClientURL() string {
+	if s.ns != nil {
+		return s.ns.ClientURL()
+	}
+	return s.opts.URL
+}
+
+// Server returns the embedded NATS server (nil with an external one).
+func (s *Service) Server() *server.Server { return s.ns }
+
+// HTTPAddr is the address the HTTP server listens on ("" if none).
+func (s *Service) HTTPAddr() string {
+	if s.httpLn == nil {
+		return ""
+	}
+	return s.httpLn.Addr().String()
+}
+
+// Subjects returns the group's subjects.
+func (s *Service) Subjects() wire.Subjects { return s.subj }
+
+func (s *Service) now() time.Duration { return time.Since(s.t0) }
+
+// onReport handles one report message (on the subscription's goroutine).
+func (s *Service) onReport(m *nats.Msg) {
+	t := time.Now()
+	r, err := s.subj.DecodeReport(m.Subject, m.Data)
+	if err != nil {
+		s.m.rejected.WithLabelValues(wire.Reason(err)).Inc()
+		s.log.Debug("report rejected", "subject", m.Subject, "err", err)
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.stopped {
+		return
+	}
+	now := s.now()
+	if err := s.core.Observe(now, r); err != nil {
+		reason := "invalid"
+		if errors.Is(err, council.ErrStale) {
+			reason = "stale"
+		}
+		s.m.rejected.WithLabelValues(reason).Inc()
+		return
+	}
+	s.m.reports.Inc()
+	s.poll(now)
+	s.procTime += time.Since(t)
+}
+
+// onTimer polls the core at a round's deadline.
+func (s *Service) onTimer() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.stopped {
+		return
+	}
+	s.timerAt = 0
+	s.poll(s.now())
+}
+
+// poll closes the round if due, else arms the timer. Called with s.mu held.
+func (s *Service) poll(now time.Duration) {
+	d, ok, wake := s.core.Poll(now)
+	if !ok {
+		if wake > 0 && wake != s.timerAt {
+			s.timerAt = wake
+			if s.timer == nil {
+				s.timer = time.AfterFunc(wake-now, s.onTimer)
+			} else {
+				s.timer.Reset(wake - now)
+			}
+		}
+		return
+	}
+	if s.timer != nil {
+		s.timer.Stop()
+		s.timerAt = 0
+	}
+	s.scratch = wire.AppendDecision(s.scratch[:0], d.Wire())
+	if err := s.nc.Publish(s.subj.Decision(), s.scratch); err != nil {
+		s.log.Warn("publish decision", "round", d.Round, "err", err)
+	}
+	s.lastDec = d
+	s.m.rounds.WithLabelValues(d.Reason).Inc()
+	if d.Explore {
+		s.m.explorations.Inc()
+	}
+	s.m.window.Set(d.Window.Seconds())
+	s.m.round.Set(float64(d.Round))
+	s.m.known.Set(float64(s.core.Known()))
+	s.m.roundNodes.Observe(float64(len(d.Nodes)))
+	s.m.proc.Observe(s.procTime.Seconds())
+	s.procTime = 0
+	if s.logw != nil {
+		b, err := json.Marshal(d)
+		if err == nil {
+			s.logw.Write(b)
+			s.logw.WriteByte('\n')
+			s.logw.Flush()
+		}
+	}
+	if snap, err := s.core.Snapshot(); err == nil {
+		select {
+		case s.persistc <- snap:
+		default: // a newer snapshot replaces the pending one
+			select {
+			case <-s.persistc:
+			default:
+			}
+			s.persistc <- snap
+		}
+	}
+}
+
+// persistLoop writes snapshots to KV, latest first, off the report path.
+func (s *Service) persistLoop() {
+	defer s.wg.Done()
+	for snap := range s.persistc {
+		s.put(snap)
+	}
+}
+
+func (s *Service) put(snap []byte) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if _, err := s.kv.Put(ctx, stateKey, snap); err != nil {
+		s.m.persistErrors.Inc()
+		s.log.Warn("persist learned state", "err", err)
+		return fmt.Errorf("council/service: persist learned state: %w", err)
+	}
+	s.m.persisted.Inc()
+	return nil
+}
+
+// Persist writes the current learned state to KV now (it is also written
+// after every round and at Shutdown).
+func (s *Service) Persist() error {
+	s.mu.Lock()
+	snap, err := s.core.Snapshot()
+	s.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	if s.kv == nil {
+		return errors.New("council/service: not started")
+	}
+	return s.put(snap)
+}
+
+// Status returns the core's learned state.
+func (s *Service) Status() council.Status {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.core.Status()
+}
+
+// LastDecision returns the latest round's decision (zero before the first).
+func (s *Service) LastDecision() council.Decision {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.lastDec
+}
+
+// Shutdown stops receiving, persists the learned state, and stops the HTTP
+// and embedded NATS servers. It is safe to call more than once.
+func (s *Service) Shutdown() {
+	s.mu.Lock()
+	if s.stopped {
+		s.mu.Unlock()
+		return
+	}
+	s.stopped = true
+	if s.timer != nil {
+		s.timer.Stop()
+	}
+	var snap []byte
+	if s.kv != nil {
+		snap, _ = s.core.Snapshot()
+	}
+	s.mu.Unlock()
+	if s.sub != nil {
+		_ = s.sub.Unsubscribe()
+	}
+	if s.httpSrv != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		_ = s.httpSrv.Shutdown(ctx)
+		cancel()
+	}
+	if s.kv != nil {
+		close(s.persistc)
+		s.wg.Wait()
+		if snap != nil {
+			s.put(snap)
+		}
+	} else {
+		s.wg.Wait()
+	}
+	if s.nc != nil {
+		s.nc.Close()
+	}
+	if s.ns != nil {
+		s.ns.Shutdown()
+		s.ns.WaitForShutdown()
+	}
+	if s.tmpDir != "" {
+		os.RemoveAll(s.tmpDir)
+	}
+	s.log.Info("council stopped")
+}
+
+// Handler returns the HTTP handler: /metrics, /status, /healthz.
+func (s *Service) Handler() http.Handler {
+	mux := http.NewServeMux()
+	g, ok := s.opts.Registerer.(prometheus.Gatherer)
+	if !ok {
+		g = prometheus.DefaultGatherer
+	}
+	mux.Handle("/metrics", promhttp.HandlerFor(g, promhttp.HandlerOpts{}))
+	mux.HandleFunc("/status", func(w http.ResponseWriter, _ *http.Request) {
+		s.mu.Lock()
+		st := statusJSON{Prefix: s.opts.Prefix, NATS: s.ClientURL(), Status: s.core.Status(), Last: s.lastDec.Wire()}
+		s.mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		_ = enc.Encode(st)
+	})
+	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
+		if s.nc == nil || !s.nc.IsConnected() {
+			http.Error(w, "not connected to NATS", http.StatusServiceUnavailable)
+			return
+		}
+		io.WriteString(w, "ok\n")
+	})
+	return mux
+}
+
+type statusJSON struct {
+	Prefix string `json:"prefix"`
+	NATS   string `json:"nats"`
+	council.Status
+	Last wire.Decision `json:"last_decision"`
+}

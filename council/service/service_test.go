@@ -1,0 +1,416 @@
+package service
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nkeys"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/adaptio/adaptio/access"
+	"github.com/adaptio/adaptio/council"
+	"github.com/adaptio/adaptio/council/wire"
+	"github.com/adaptio/adaptio/sched"
+)
+
+// waitFor polls cond until it holds or the deadline passes.
+func waitFor(t *testing.T, what string, timeout time.Duration, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %v waiting for %s", timeout, what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// fpp is a detector for tests: every busy interval is FPP.
+type fpp struct{}
+
+func (fpp) Detect(access.Observation) (access.Class, [3]float64) {
+	return access.FPP, [3]float64{1, 0, 0}
+}
+
+func startService(t *testing.T, o Options) *Service {
+	t.Helper()
+	o.Port = -1
+	if o.Core.Detector == nil {
+		o.Core.Detector = fpp{}
+	}
+	s, err := New(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if !s.Ready(5 * time.Second) {
+		t.Fatal("service not ready")
+	}
+	return s
+}
+
+// node is a minimal test announcer on a raw connection.
+type node struct {
+	id   int
+	seq  uint64
+	nc   *nats.Conn
+	subj wire.Subjects
+}
+
+func (n *node) report(t *testing.T, w time.Duration, bw float64) {
+	t.Helper()
+	n.seq++
+	o := access.Observation{Node: n.id, Interval: time.Second, Processes: 8, Op: sched.Write, FileHandles: 8,
+		ReqAvg: 1 << 20, ReqMin: 1 << 20, ReqMax: 1 << 20, Bandwidth: bw, Bytes: int64(bw), Requests: 100, Window: w}
+	b, err := wire.MarshalReport(wire.Report{Instance: uint64(n.id + 1), Seq: n.seq, Obs: o})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := n.nc.Publish(n.subj.Report(n.id), b); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// decisions collects the decisions broadcast on s's group.
+type decisions struct {
+	mu  sync.Mutex
+	got []wire.Decision
+}
+
+func (d *decisions) last() (wire.Decision, int) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if len(d.got) == 0 {
+		return wire.Decision{}, 0
+	}
+	return d.got[len(d.got)-1], len(d.got)
+}
+
+func listen(t *testing.T, nc *nats.Conn, subj wire.Subjects) *decisions {
+	t.Helper()
+	d := &decisions{}
+	if _, err := nc.Subscribe(subj.Decision(), func(m *nats.Msg) {
+		dec, err := wire.UnmarshalDecision(m.Data)
+		if err != nil {
+			t.Errorf("bad decision %s: %v", m.Data, err)
+			return
+		}
+		d.mu.Lock()
+		d.got = append(d.got, dec)
+		d.mu.Unlock()
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := nc.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+// runRounds has nodes report under the window in force and waits for each
+// round's decision.
+func runRounds(t *testing.T, nodes []*node, dec *decisions, rounds int) {
+	t.Helper()
+	for range rounds {
+		last, n := dec.last()
+		w := last.Window
+		if n == 0 {
+			w = sched.DefaultWindow
+		}
+		for i, nd := range nodes {
+			nd.report(t, w, float64(1e8*(i+1))*(1+w.Seconds()*100))
+		}
+		waitFor(t, "decision", 5*time.Second, func() bool { _, m := dec.last(); return m > n })
+	}
+}
+
+func totalCount(st council.Status) (n int64) {
+	for _, c := range st.Contexts {
+		for _, x := range c.Counts {
+			n += x
+		}
+	}
+	return n
+}
+
+func connect(t *testing.T, url string, opts ...nats.Option) *nats.Conn {
+	t.Helper()
+	nc, err := nats.Connect(url, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	return nc
+}
+
+// TestRestartResumesLearning kills the Council (Shutdown) and starts it again
+// on the same state directory: the round counter, the value estimates and the
+// counts continue where they stopped.
+func TestRestartResumesLearning(t *testing.T) {
+	dir := t.TempDir()
+	var logbuf bytes.Buffer
+	opts := Options{StateDir: dir, Prefix: "adaptio.g1", Core: council.Config{Nodes: 2}, Seed: 3, DecisionLog: &logbuf}
+
+	s1 := startService(t, opts)
+	nc := connect(t, s1.ClientURL())
+	nodes := []*node{{id: 0, nc: nc, subj: s1.Subjects()}, {id: 1, nc: nc, subj: s1.Subjects()}}
+	dec := listen(t, nc, s1.Subjects())
+	runRounds(t, nodes, dec, 10)
+	before := s1.Status()
+	if before.Round != 10 || totalCount(before) != 20 {
+		t.Fatalf("before restart: round %d, %d rewards; want 10 rounds, 20 rewards", before.Round, totalCount(before))
+	}
+	s1.Shutdown()
+	if lines := strings.Count(logbuf.String(), "\n"); lines != 10 {
+		t.Fatalf("decision log has %d lines, want 10", lines)
+	}
+	var first council.Decision
+	if err := json.Unmarshal([]byte(strings.SplitN(logbuf.String(), "\n", 2)[0]), &first); err != nil || first.Round != 1 || len(first.Nodes) != 2 || first.Nodes[1].Pattern != "FPP" {
+		t.Fatalf("first decision log line: %+v (%v)", first, err)
+	}
+
+	opts.DecisionLog = nil
+	s2 := startService(t, opts)
+	defer s2.Shutdown()
+	after := s2.Status()
+	if after.Round != before.Round || after.Window != before.Window || len(after.Contexts) != len(before.Contexts) {
+		t.Fatalf("after restart: %+v, want %+v", after, before)
+	}
+	for i := range before.Contexts {
+		b, a := before.Contexts[i], after.Contexts[i]
+		if b.Context != a.Context || !equalF(b.Values, a.Values) || !equalI(b.Counts, a.Counts) {
+			t.Fatalf("context %d after restart %+v, want %+v", i, a, b)
+		}
+	}
+	nc2 := connect(t, s2.ClientURL())
+	for _, n := range nodes {
+		n.nc = nc2
+	}
+	dec2 := listen(t, nc2, s2.Subjects())
+	dec2.got = append(dec2.got, wire.Decision{Round: before.Round, Window: before.Window})
+	runRounds(t, nodes, dec2, 5)
+	st := s2.Status()
+	if st.Round != 15 || totalCount(st) != 30 {
+		t.Fatalf("after 5 more rounds: round %d, %d rewards; want 15, 30", st.Round, totalCount(st))
+	}
+	if d, _ := dec2.last(); d.Round != 15 {
+		t.Fatalf("last broadcast round %d, want 15", d.Round)
+	}
+}
+
+func equalF(a, b []float64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func equalI(a, b []int64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func TestBadInputRejectedAndCounted(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	s := startService(t, Options{Core: council.Config{Nodes: 1}, Registerer: reg, HTTPAddr: "127.0.0.1:0"})
+	defer s.Shutdown()
+	nc := connect(t, s.ClientURL())
+	subj := s.Subjects()
+	good, _ := wire.MarshalReport(wire.Report{Instance: 1, Seq: 1, Obs: access.Observation{Node: 0, Interval: time.Second}})
+	bad := []struct {
+		reason, subject string
+		data            []byte
+	}{
+		{"malformed", subj.Report(0), []byte("node=0 bw=12")},
+		{"malformed", subj.Report(0), []byte{0xff, 0xfe, '{'}},
+		{"oversized", subj.Report(0), bytes.Repeat([]byte(" "), wire.MaxSize+1)},
+		{"version", subj.Report(0), bytes.Replace(good, []byte(`"v":1`), []byte(`"v":9`), 1)},
+		{"invalid", subj.Report(0), bytes.Replace(good, []byte(`"bytes":0`), []byte(`"bytes":-5`), 1)},
+		{"subject", subj.Report(1), good},
+		{"subject", subj.Prefix + ".report.zero", good},
+	}
+	for _, b := range bad {
+		if err := nc.Publish(b.subject, b.data); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := map[string]float64{}
+	for _, b := range bad {
+		want[b.reason]++
+	}
+	waitFor(t, "rejections counted", 5*time.Second, func() bool {
+		for r, n := range want {
+			if testutil.ToFloat64(s.m.rejected.WithLabelValues(r)) != n {
+				return false
+			}
+		}
+		return true
+	})
+	if st := s.Status(); st.Round != 0 || len(st.Contexts) != 0 {
+		t.Fatalf("bad input changed the state: %+v", st)
+	}
+	// The Council still works, and a replayed report is rejected as stale.
+	dec := listen(t, nc, subj)
+	nc.Publish(subj.Report(0), good)
+	nc.Publish(subj.Report(0), good)
+	waitFor(t, "decision after bad input", 5*time.Second, func() bool { _, n := dec.last(); return n == 1 })
+	waitFor(t, "stale counted", 5*time.Second, func() bool { return testutil.ToFloat64(s.m.rejected.WithLabelValues("stale")) == 1 })
+
+	// HTTP endpoints.
+	get := func(path string) (int, string) {
+		resp, err := http.Get("http://" + s.HTTPAddr() + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	if code, body := get("/healthz"); code != 200 || body != "ok\n" {
+		t.Errorf("/healthz: %d %q", code, body)
+	}
+	code, body := get("/metrics")
+	for _, w := range []string{`adaptio_council_rejected_messages_total{reason="malformed"} 2`, `adaptio_council_rounds_total{reason="all"} 1`, "adaptio_council_reports_total 1"} {
+		if code != 200 || !strings.Contains(body, w) {
+			t.Errorf("/metrics (%d) lacks %q", code, w)
+		}
+	}
+	code, body = get("/status")
+	var st struct {
+		Prefix string `json:"prefix"`
+		Round  uint64 `json:"round"`
+		Window int64  `json:"win_ns"`
+	}
+	if err := json.Unmarshal([]byte(body), &st); code != 200 || err != nil || st.Round != 1 || st.Prefix != DefaultPrefix || st.Window <= 0 {
+		t.Errorf("/status: %d %v %+v\n%s", code, err, st, body)
+	}
+}
+
+func TestDeadNodeRoundClosesAtDeadline(t *testing.T) {
+	s := startService(t, Options{Core: council.Config{Nodes: 3, Timeout: 100 * time.Millisecond}})
+	defer s.Shutdown()
+	nc := connect(t, s.ClientURL())
+	dec := listen(t, nc, s.Subjects())
+	nodes := []*node{{id: 0, nc: nc, subj: s.Subjects()}, {id: 1, nc: nc, subj: s.Subjects()}}
+	start := time.Now()
+	for _, n := range nodes {
+		n.report(t, sched.DefaultWindow, 1e8)
+	}
+	waitFor(t, "decision at deadline", 5*time.Second, func() bool { _, n := dec.last(); return n == 1 })
+	d, _ := dec.last()
+	if d.Reason != "deadline" || d.Nodes != 2 || time.Since(start) < 100*time.Millisecond {
+		t.Fatalf("got %+v after %v, want closed by the deadline (100ms) with 2 nodes", d, time.Since(start))
+	}
+}
+
+func TestGroupsAreIndependent(t *testing.T) {
+	a := startService(t, Options{Prefix: "adaptio.a", Core: council.Config{Nodes: 1}})
+	defer a.Shutdown()
+	// A second Council on the same NATS server, another group.
+	b, err := New(Options{URL: a.ClientURL(), Prefix: "adaptio.b", Core: council.Config{Nodes: 1, Detector: fpp{}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer b.Shutdown()
+	nc := connect(t, a.ClientURL())
+	da, db := listen(t, nc, a.Subjects()), listen(t, nc, b.Subjects())
+	n := &node{id: 0, nc: nc, subj: b.Subjects()}
+	n.report(t, sched.DefaultWindow, 1e8)
+	waitFor(t, "group b decision", 5*time.Second, func() bool { _, k := db.last(); return k == 1 })
+	if _, k := da.last(); k != 0 || a.Status().Round != 0 {
+		t.Fatalf("group a saw group b's report")
+	}
+}
+
+func TestAuthentication(t *testing.T) {
+	dir := t.TempDir()
+	kp, err := nkeys.CreateUser()
+	if err != nil {
+		t.Fatal(err)
+	}
+	seed, _ := kp.Seed()
+	seedFile := filepath.Join(dir, "council.nk")
+	if err := os.WriteFile(seedFile, seed, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	nodeKP, _ := nodeKeys(t, dir)
+	s := startService(t, Options{Core: council.Config{Nodes: 1}, Security: Security{
+		User: "ops", Password: "s3cret", NKeySeedFile: seedFile, AllowNKeys: []string{nodeKP.pub},
+	}})
+	defer s.Shutdown()
+	if nc, err := nats.Connect(s.ClientURL()); err == nil {
+		nc.Close()
+		t.Fatal("anonymous connection accepted")
+	}
+	if nc, err := nats.Connect(s.ClientURL(), nats.UserInfo("ops", "wrong")); err == nil {
+		nc.Close()
+		t.Fatal("wrong password accepted")
+	}
+	pw := connect(t, s.ClientURL(), nats.UserInfo("ops", "s3cret"))
+	opt, err := Security{NKeySeedFile: nodeKP.seedFile}.ClientOptions()
+	if err != nil {
+		t.Fatal(err)
+	}
+	nk := connect(t, s.ClientURL(), opt...)
+	dec := listen(t, pw, s.Subjects())
+	(&node{id: 0, nc: nk, subj: s.Subjects()}).report(t, sched.DefaultWindow, 1e8)
+	waitFor(t, "decision over authenticated connections", 5*time.Second, func() bool { _, n := dec.last(); return n == 1 })
+}
+
+type nodeKey struct{ pub, seedFile string }
+
+func nodeKeys(t *testing.T, dir string) (nodeKey, error) {
+	kp, err := nkeys.CreateUser()
+	if err != nil {
+		t.Fatal(err)
+	}
+	seed, _ := kp.Seed()
+	pub, _ := kp.PublicKey()
+	f := filepath.Join(dir, "node.nk")
+	if err := os.WriteFile(f, seed, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return nodeKey{pub: pub, seedFile: f}, nil
+}
+
+func TestOptionsValidation(t *testing.T) {
+	for _, o := range []Options{
+		{Prefix: "a.*"},
+		{Prefix: "a..b"},
+		{Bucket: "no.dots"},
+		{Port: 70000},
+		{Security: Security{Password: "x"}},
+		{Core: council.Config{Consensus: "dictator"}},
+	} {
+		if _, err := New(o); err == nil {
+			t.Errorf("New(%+v) accepted", o)
+		}
+	}
+}
