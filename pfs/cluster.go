@@ -45,6 +45,7 @@ type Cluster struct {
 
 	mu      sync.Mutex
 	servers []*Server
+	started bool
 }
 
 // NewCluster validates opts and creates the servers (not yet listening).
@@ -96,6 +97,10 @@ func (c *Cluster) serverOptions(i int, addr string) Options {
 func (c *Cluster) Start() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.started {
+		return ErrStarted
+	}
+	c.started = true
 	for _, s := range c.servers {
 		if err := s.Start(); err != nil {
 			return err
@@ -185,9 +190,10 @@ func (c *Cluster) Shutdown() {
 	wg.Wait()
 }
 
-// Run starts the cluster and serves until ctx ends, then shuts it down.
+// Run starts the cluster unless Start was called, serves until ctx ends,
+// then shuts it down.
 func (c *Cluster) Run(ctx context.Context) error {
-	if err := c.Start(); err != nil {
+	if err := c.Start(); err != nil && !errors.Is(err, ErrStarted) {
 		c.Shutdown()
 		return err
 	}
