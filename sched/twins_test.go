@@ -1,0 +1,211 @@
+package sched
+
+import (
+	"bytes"
+	"flag"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"pgregory.net/rapid"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files under testdata/")
+
+// runPrompt feeds reqs (sorted by Arrival) to s and serves it promptly: at
+// every arrival and at every retry time it dispatches until Next says no,
+// completing each batch at once. onBatch sees every batch.
+// tb is the subset of testing.TB that *rapid.T also has.
+type tb interface {
+	Helper()
+	Fatal(args ...any)
+	Fatalf(format string, args ...any)
+}
+
+func runPrompt(tb tb, s Scheduler, reqs []Request, onBatch func(now time.Duration, b Batch)) {
+	var now, retry time.Duration
+	i := 0
+	for guard := 0; ; guard++ {
+		if guard > 1_000_000 {
+			tb.Fatalf("runPrompt: no progress")
+		}
+		switch {
+		case i < len(reqs) && (retry == 0 || reqs[i].Arrival <= retry):
+			now = max(now, reqs[i].Arrival)
+		case retry > 0:
+			now = max(now, retry)
+		default:
+			if s.Len() != 0 {
+				tb.Fatalf("runPrompt: %d requests left and no retry time", s.Len())
+			}
+			return
+		}
+		for i < len(reqs) && reqs[i].Arrival <= now {
+			if err := s.Add(now, reqs[i]); err != nil {
+				tb.Fatal(err)
+			}
+			i++
+		}
+		retry = 0
+		for {
+			b, ok, r := s.Next(now)
+			if !ok {
+				retry = r
+				break
+			}
+			onBatch(now, b)
+			if err := s.Complete(now, b.ID, b.Length, 0); err != nil {
+				tb.Fatal(err)
+			}
+		}
+	}
+}
+
+// TestTWINSWaitBound: served promptly, TWINS dispatches every request
+// within Servers windows of its arrival.
+func TestTWINSWaitBound(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		node := rapid.IntRange(0, 7).Draw(t, "node")
+		cfg := Config{
+			Servers:   rapid.IntRange(1, 6).Draw(t, "servers"),
+			Node:      node,
+			Window:    rapid.SampledFrom(Windows).Draw(t, "window"),
+			SkipEmpty: rapid.Bool().Draw(t, "skip"),
+		}
+		s, err := New("twins", cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := rapid.IntRange(1, 200).Draw(t, "n")
+		reqs := make([]Request, n)
+		var at time.Duration
+		for i := range reqs {
+			at += time.Duration(rapid.IntRange(0, 3000).Draw(t, "gapUs")) * time.Microsecond
+			reqs[i] = Request{ID: uint64(i + 1), Queue: rapid.IntRange(0, cfg.Servers-1).Draw(t, "queue"),
+				Length: 4096, Op: Read, Arrival: at + 1}
+		}
+		bound := time.Duration(cfg.Servers) * cfg.Window
+		got := 0
+		runPrompt(t, s, reqs, func(now time.Duration, b Batch) {
+			for _, r := range b.Requests {
+				got++
+				if w := now - r.Arrival; w > bound {
+					t.Fatalf("request %d to server %d waited %v > Servers x Window = %v", r.ID, r.Queue, w, bound)
+				}
+			}
+		})
+		if got != n {
+			t.Fatalf("dispatched %d of %d", got, n)
+		}
+	})
+}
+
+// TestTWINSGolden records the windows TWINS visits over a fixed stream.
+func TestTWINSGolden(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 7))
+	var reqs []Request
+	var at time.Duration
+	for i := range 80 {
+		at += time.Duration(rng.IntN(400)) * time.Microsecond
+		reqs = append(reqs, Request{ID: uint64(i + 1), Queue: rng.IntN(4), File: uint64(rng.IntN(3)),
+			Offset: int64(i) << 12, Length: 4096, Op: Write, Arrival: at + 1})
+	}
+	var buf bytes.Buffer
+	for _, skip := range []bool{false, true} {
+		cfg := Config{Servers: 4, Node: 1, Nodes: 2, Window: time.Millisecond, SkipEmpty: skip}
+		s, err := New("twins", cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rec := &twinsRecorder{twins: s.(*twins), w: &buf}
+		fmt.Fprintf(&buf, "# twins servers=4 node=1 window=1ms skip-empty=%v\n", skip)
+		fmt.Fprintf(&buf, "# server start end dispatched-request-ids\n")
+		runPrompt(t, rec, reqs, func(now time.Duration, b Batch) {
+			rec.ids = append(rec.ids, b.Requests[0].ID)
+		})
+		rec.flush()
+	}
+	path := filepath.Join("testdata", "twins_windows.golden")
+	if *update {
+		if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -run TestTWINSGolden -update)", err)
+	}
+	if !bytes.Equal(buf.Bytes(), want) {
+		t.Errorf("TWINS windows differ from %s (go test -run TestTWINSGolden -update to accept):\n got:\n%s\nwant:\n%s", path, buf.Bytes(), want)
+	}
+}
+
+// twinsRecorder writes one line per window TWINS visits, with the requests
+// dispatched in it (empty windows included).
+type twinsRecorder struct {
+	*twins
+	w     *bytes.Buffer
+	srv   int
+	start time.Duration
+	ids   []uint64
+	open  bool
+}
+
+func (r *twinsRecorder) Next(now time.Duration) (Batch, bool, time.Duration) {
+	b, ok, retry := r.twins.Next(now)
+	if srv, start, _, started := r.twins.window(); started && (!r.open || srv != r.srv || start != r.start) {
+		r.flush()
+		r.srv, r.start, r.open = srv, start, true
+	}
+	return b, ok, retry
+}
+
+func (r *twinsRecorder) flush() {
+	if r.open {
+		fmt.Fprintf(r.w, "%d %v %v %v\n", r.srv, r.start, r.start+r.twins.cfg.Window, r.ids)
+	}
+	r.ids = nil
+}
+
+// TestTWINSSetWindow: changing the window mid-window keeps its start and
+// recomputes its end; no request is lost.
+func TestTWINSSetWindow(t *testing.T) {
+	s, _ := New("twins", Config{Servers: 2, Window: 4 * time.Millisecond})
+	tw := s.(*twins)
+	for i := range 4 {
+		if err := s.Add(0, Request{ID: uint64(i), Queue: i % 2, Length: 1, Op: Read}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, ok, _ := s.Next(time.Millisecond); !ok {
+		t.Fatal("no first batch")
+	}
+	p := tw.Params()
+	p.Window = 2 * time.Millisecond
+	if err := tw.SetParams(1500*time.Microsecond, p); err != nil {
+		t.Fatal(err)
+	}
+	if srv, start, end, _ := tw.window(); srv != 0 || start != time.Millisecond || end != 3*time.Millisecond {
+		t.Fatalf("window after SetParams: server %d [%v, %v), want server 0 [1ms, 3ms)", srv, start, end)
+	}
+	p.Window = 100 * time.Microsecond // already over: ends at the next Next
+	if err := tw.SetParams(1500*time.Microsecond, p); err != nil {
+		t.Fatal(err)
+	}
+	b, ok, _ := s.Next(1500 * time.Microsecond)
+	if !ok || b.Queue != 1 {
+		t.Fatalf("after shrinking the window: got ok=%v queue %d, want the next server (1)", ok, b.Queue)
+	}
+	if s.Len() != 2 {
+		t.Fatalf("Len %d, want 2", s.Len())
+	}
+	if err := tw.SetParams(0, Params{Window: -1}); err == nil {
+		t.Fatal("negative window accepted")
+	}
+	if got := tw.Params().Window; got != 100*time.Microsecond {
+		t.Fatalf("rejected SetParams changed Window to %v", got)
+	}
+}
