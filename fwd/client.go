@@ -291,7 +291,7 @@ func (c *Client) Truncate(path string, size int64) error {
 	return nil
 }
 
-// Mkdir creates a directory (no error if it exists, as the backend's Mkdir).
+// Mkdir creates a directory; an existing name fails with an error matching fs.ErrExist.
 func (c *Client) Mkdir(path string, mode fs.FileMode) error {
 	_, err := c.do(&wire.Msg{Op: wire.OpMkdir, Path: path, Mode: uint32(mode.Perm())}, nil)
 	if err != nil {

@@ -1,18 +1,120 @@
 package main
 
 import (
-	"errors"
+	"fmt"
 
 	"github.com/spf13/cobra"
+
+	"github.com/adaptio/adaptio/fwd"
+	"github.com/adaptio/adaptio/fwd/bench"
+	"github.com/adaptio/adaptio/sched"
+	"github.com/adaptio/adaptio/workload"
 )
 
-// newBenchCmd is a placeholder until its package lands; it fails clearly.
+// benchConfig is the configuration of "adaptio bench".
+type benchConfig struct {
+	Forwarder   string
+	Processes   int
+	Layout      string
+	Spatiality  string
+	Op          string
+	RequestSize string
+	Total       string
+	Conns       int
+	Dir         string
+	Seed        uint64
+	NoVerify    bool
+	Keep        bool
+}
+
 func newBenchCmd() *cobra.Command {
-	return &cobra.Command{
+	cfg := benchConfig{}
+	cmd := &cobra.Command{
 		Use:   "bench",
-		Short: "MPI-IO Test / IOR-style benchmark client through the forwarder (not built yet)",
-		RunE: func(*cobra.Command, []string) error {
-			return errors.New("bench: not built yet")
+		Short: "MPI-IO Test / IOR-style benchmark client through the forwarder",
+		Long: `Run an MPI-IO Test / IOR-style access pattern through a forwarding daemon, with
+the same pattern definitions as the simulator: --procs processes (goroutines),
+file per process or one shared file, contiguous or 1D-strided requests of
+--request-size bytes, --total bytes over all processes.
+
+The write phase writes deterministic content (derived from file and offset);
+the read phase reads it back and checks every byte. Both phases are timed as
+IOR does (makespan from the first process's start to the last one's end) and
+printed with their bandwidth in MiB/s (1 MiB = 2^20 bytes). Files are created
+under --dir on the forwarder and removed at the end unless --keep.`,
+		Example: `  adaptio bench --forwarder 127.0.0.1:7070 --procs 16 --layout shared --spatiality strided --request-size 32KiB --total 256MiB`,
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			p, err := cfg.pattern()
+			if err != nil {
+				return fmt.Errorf("bench: %w", err)
+			}
+			c, err := fwd.Dial(cfg.Forwarder)
+			if err != nil {
+				return fmt.Errorf("bench: %w", err)
+			}
+			defer c.Close()
+			var extra []*fwd.Client
+			for i := 1; i < cfg.Conns; i++ {
+				x, err := fwd.Dial(cfg.Forwarder)
+				if err != nil {
+					return fmt.Errorf("bench: %w", err)
+				}
+				defer x.Close()
+				extra = append(extra, x)
+			}
+			fmt.Fprintf(cmd.ErrOrStderr(), "bench: %s through %s, %d connection(s)\n", p, cfg.Forwarder, cfg.Conns)
+			res, err := bench.Run(cmd.Context(), c, p, bench.Options{
+				Dir: cfg.Dir, Clients: extra, Seed: cfg.Seed, NoVerify: cfg.NoVerify, Keep: cfg.Keep,
+				Progress: cmd.ErrOrStderr(),
+			})
+			if err != nil {
+				return fmt.Errorf("bench: %w", err)
+			}
+			res.Print(cmd.OutOrStdout())
+			return nil
 		},
 	}
+	f := cmd.Flags()
+	f.StringVar(&cfg.Forwarder, "forwarder", "127.0.0.1:7070", "daemon address: host:port or unix:/path")
+	f.IntVar(&cfg.Processes, "procs", 16, "number of processes (goroutines)")
+	f.StringVar(&cfg.Layout, "layout", "shared", "file layout: fpp (file per process) or shared")
+	f.StringVar(&cfg.Spatiality, "spatiality", "contiguous", "contiguous or strided (1D-strided)")
+	f.StringVar(&cfg.Op, "op", "write", "operation measured: write or read (a write phase always comes first to create the data)")
+	f.StringVar(&cfg.RequestSize, "request-size", "32KiB", "bytes per request (suffixes KiB, MiB)")
+	f.StringVar(&cfg.Total, "total", "256MiB", "bytes over all processes (suffixes KiB, MiB, GiB)")
+	f.IntVar(&cfg.Conns, "conns", 1, "connections to the forwarder; processes are spread over them")
+	f.StringVar(&cfg.Dir, "dir", "bench", "directory on the forwarder for the benchmark files")
+	f.Uint64Var(&cfg.Seed, "seed", 0, "varies the content written")
+	f.BoolVar(&cfg.NoVerify, "no-verify", false, "skip the read-back phase")
+	f.BoolVar(&cfg.Keep, "keep", false, "keep the files")
+	return cmd
+}
+
+func (cfg benchConfig) pattern() (workload.Pattern, error) {
+	var p workload.Pattern
+	var err error
+	if p.Layout, err = workload.ParseLayout(cfg.Layout); err != nil {
+		return p, err
+	}
+	if p.Spatiality, err = workload.ParseSpatiality(cfg.Spatiality); err != nil {
+		return p, err
+	}
+	if p.Op, err = sched.ParseOp(cfg.Op); err != nil {
+		return p, err
+	}
+	if p.RequestSize, err = bench.ParseSize(cfg.RequestSize); err != nil {
+		return p, err
+	}
+	if p.TotalBytes, err = bench.ParseSize(cfg.Total); err != nil {
+		return p, err
+	}
+	if cfg.Conns < 1 {
+		return p, fmt.Errorf("--conns %d: want >= 1", cfg.Conns)
+	}
+	if p.Op == sched.Read && cfg.NoVerify {
+		return p, fmt.Errorf("--op read needs the read phase; drop --no-verify")
+	}
+	p.Processes = cfg.Processes
+	return p, p.Validate()
 }

@@ -1,0 +1,352 @@
+// Package fusemount presents a forwarding daemon as a mounted file system
+// (FUSE, hanwen/go-fuse/v2), so unmodified programs (dd, fio, MPI-IO
+// applications) do their I/O through the forwarder. Every read and write
+// reaches the daemon as the application issued it (direct I/O: no page
+// cache on the client), tagged with the calling process's id so the daemon
+// sees the real access pattern.
+//
+//	c, _ := fwd.Dial("127.0.0.1:7070")
+//	m, err := fusemount.Mount("/mnt/adaptio", c, fusemount.Options{})
+//	defer m.Unmount()
+//	m.Wait() // until unmounted (fusermount -u, umount)
+package fusemount
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path"
+	"sync"
+	"syscall"
+	"time"
+
+	gofs "github.com/hanwen/go-fuse/v2/fs"
+	"github.com/hanwen/go-fuse/v2/fuse"
+
+	"github.com/adaptio/adaptio/fwd"
+	"github.com/adaptio/adaptio/fwd/wire"
+)
+
+// Options configure Mount. Zero fields take the defaults listed.
+type Options struct {
+	// DirectMount calls mount(2) directly instead of fusermount (needs
+	// root; default: on when running as root).
+	DirectMount *bool
+	// CacheTimeout is how long the kernel caches names and attributes
+	// (default 1 s; keep it short when other clients write the same files).
+	CacheTimeout time.Duration
+	// PageCache lets the kernel cache file data (default off: every read
+	// and write goes to the forwarder as issued).
+	PageCache bool
+	// MaxWrite is the largest read or write the kernel sends in one request
+	// (default 1 MiB).
+	MaxWrite int
+	// Debug logs every FUSE operation to stderr.
+	Debug bool
+	// Logger receives errors (nil: discard).
+	Logger *slog.Logger
+}
+
+// Server is a mounted forwarder.
+type Server struct {
+	srv  *fuse.Server
+	dir  string
+	once sync.Once
+	err  error
+}
+
+// Mount mounts the forwarder reached through c at dir (an existing empty
+// directory) and serves it until Unmount. c must stay open meanwhile.
+func Mount(dir string, c *fwd.Client, o Options) (*Server, error) {
+	if c == nil {
+		return nil, errors.New("fusemount: nil client")
+	}
+	direct := os.Geteuid() == 0
+	if o.DirectMount != nil {
+		direct = *o.DirectMount
+	}
+	if o.CacheTimeout == 0 {
+		o.CacheTimeout = time.Second
+	}
+	if o.MaxWrite == 0 {
+		o.MaxWrite = 1 << 20
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	r := &root{node: node{c: c, o: &o}}
+	to := o.CacheTimeout
+	neg := time.Duration(0)
+	srv, err := gofs.Mount(dir, r, &gofs.Options{
+		EntryTimeout: &to, AttrTimeout: &to, NegativeTimeout: &neg,
+		MountOptions: fuse.MountOptions{
+			DirectMount: direct, FsName: "adaptio", Name: "adaptio", MaxWrite: o.MaxWrite,
+			Debug: o.Debug, DisableXAttrs: true,
+		},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("fusemount: mount %s: %w", dir, err)
+	}
+	return &Server{srv: srv, dir: dir}, nil
+}
+
+// Dir is the mount point.
+func (m *Server) Dir() string { return m.dir }
+
+// Unmount unmounts (it fails while files are open, as umount does).
+func (m *Server) Unmount() error {
+	m.once.Do(func() { m.err = m.srv.Unmount() })
+	return m.err
+}
+
+// Wait blocks until the file system is unmounted.
+func (m *Server) Wait() { m.srv.Wait() }
+
+// node is a file or directory; its path is computed from the inode tree.
+type node struct {
+	gofs.Inode
+	c *fwd.Client
+	o *Options
+}
+
+type root struct{ node }
+
+var (
+	_ gofs.NodeLookuper  = (*node)(nil)
+	_ gofs.NodeGetattrer = (*node)(nil)
+	_ gofs.NodeSetattrer = (*node)(nil)
+	_ gofs.NodeReaddirer = (*node)(nil)
+	_ gofs.NodeOpener    = (*node)(nil)
+	_ gofs.NodeCreater   = (*node)(nil)
+	_ gofs.NodeMkdirer   = (*node)(nil)
+	_ gofs.NodeUnlinker  = (*node)(nil)
+	_ gofs.NodeRmdirer   = (*node)(nil)
+)
+
+func (n *node) rel(name string) string {
+	p := n.Path(n.Root())
+	if name != "" {
+		p = path.Join(p, name)
+	}
+	if p == "" {
+		return "."
+	}
+	return p
+}
+
+// errno maps forwarder errors to errno values.
+func errno(err error) syscall.Errno {
+	if err == nil {
+		return 0
+	}
+	var we *wire.Error
+	if errors.As(err, &we) {
+		switch we.Code {
+		case wire.CodeNotExist:
+			return syscall.ENOENT
+		case wire.CodeExist:
+			return syscall.EEXIST
+		case wire.CodePath:
+			return syscall.EACCES
+		case wire.CodeIsDir:
+			return syscall.EISDIR
+		case wire.CodeNotDir:
+			return syscall.ENOTDIR
+		case wire.CodeNotEmpty:
+			return syscall.ENOTEMPTY
+		case wire.CodeBadArgument:
+			return syscall.EINVAL
+		case wire.CodeTooLarge:
+			return syscall.EFBIG
+		case wire.CodeBadHandle:
+			return syscall.EBADF
+		}
+		return syscall.EIO
+	}
+	if errors.Is(err, fwd.ErrClientClosed) {
+		return syscall.ENOTCONN
+	}
+	return syscall.EIO
+}
+
+func (n *node) fill(fi fwd.FileInfo, a *fuse.Attr) {
+	a.Size = uint64(fi.Size)
+	a.Blocks = (a.Size + 511) / 512
+	a.Blksize = 1 << 20
+	perm := uint32(fi.Mode.Perm())
+	if fi.IsDir {
+		a.Mode = syscall.S_IFDIR | perm
+		a.Nlink = 2
+	} else {
+		a.Mode = syscall.S_IFREG | perm
+		a.Nlink = 1
+	}
+	if !fi.ModTime.IsZero() {
+		a.SetTimes(nil, &fi.ModTime, &fi.ModTime)
+	}
+	a.Uid, a.Gid = uint32(os.Getuid()), uint32(os.Getgid())
+}
+
+func (n *node) child(ctx context.Context, fi fwd.FileInfo, out *fuse.EntryOut) *gofs.Inode {
+	n.fill(fi, &out.Attr)
+	mode := uint32(syscall.S_IFREG)
+	if fi.IsDir {
+		mode = syscall.S_IFDIR
+	}
+	return n.NewInode(ctx, &node{c: n.c, o: n.o}, gofs.StableAttr{Mode: mode})
+}
+
+func (n *node) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
+	fi, err := n.c.Stat(n.rel(name))
+	if err != nil {
+		return nil, errno(err)
+	}
+	return n.child(ctx, fi, out), 0
+}
+
+func (n *node) Getattr(ctx context.Context, fh gofs.FileHandle, out *fuse.AttrOut) syscall.Errno {
+	fi, err := n.c.Stat(n.rel(""))
+	if err != nil {
+		return errno(err)
+	}
+	n.fill(fi, &out.Attr)
+	return 0
+}
+
+// Setattr supports changing the size (truncate); other changes (mode,
+// owner, times) are accepted and ignored, as the forwarder does not store them.
+func (n *node) Setattr(ctx context.Context, fh gofs.FileHandle, in *fuse.SetAttrIn, out *fuse.AttrOut) syscall.Errno {
+	if sz, ok := in.GetSize(); ok {
+		if err := n.c.Truncate(n.rel(""), int64(sz)); err != nil {
+			return errno(err)
+		}
+	}
+	return n.Getattr(ctx, fh, out)
+}
+
+func (n *node) Readdir(ctx context.Context) (gofs.DirStream, syscall.Errno) {
+	ents, err := n.c.ReadDir(n.rel(""))
+	if err != nil {
+		return nil, errno(err)
+	}
+	list := make([]fuse.DirEntry, 0, len(ents))
+	for _, e := range ents {
+		mode := uint32(syscall.S_IFREG)
+		if e.IsDir {
+			mode = syscall.S_IFDIR
+		}
+		list = append(list, fuse.DirEntry{Name: e.Name, Mode: mode})
+	}
+	return gofs.NewListDirStream(list), 0
+}
+
+func callerPID(ctx context.Context) uint32 {
+	if c, ok := fuse.FromContext(ctx); ok {
+		return c.Pid
+	}
+	return 0
+}
+
+func openFlags(flags uint32) uint32 {
+	var f uint32
+	if flags&syscall.O_TRUNC != 0 {
+		f |= wire.OpenTruncate
+	}
+	if flags&syscall.O_CREAT != 0 {
+		f |= wire.OpenCreate
+	}
+	if flags&syscall.O_EXCL != 0 {
+		f |= wire.OpenExcl
+	}
+	return f
+}
+
+func (n *node) fuseFlags() uint32 {
+	if n.o.PageCache {
+		return 0
+	}
+	return fuse.FOPEN_DIRECT_IO
+}
+
+func (n *node) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uint32, syscall.Errno) {
+	f, err := n.c.OpenFile(n.rel(""), openFlags(flags)&^wire.OpenCreate, 0)
+	if err != nil {
+		return nil, 0, errno(err)
+	}
+	f.Process = callerPID(ctx)
+	return &handle{f: f}, n.fuseFlags(), 0
+}
+
+func (n *node) Create(ctx context.Context, name string, flags uint32, mode uint32, out *fuse.EntryOut) (*gofs.Inode, gofs.FileHandle, uint32, syscall.Errno) {
+	p := n.rel(name)
+	f, err := n.c.OpenFile(p, openFlags(flags)|wire.OpenCreate, fs.FileMode(mode).Perm())
+	if err != nil {
+		return nil, nil, 0, errno(err)
+	}
+	f.Process = callerPID(ctx)
+	fi, err := n.c.Stat(p)
+	if err != nil {
+		f.Close()
+		return nil, nil, 0, errno(err)
+	}
+	return n.child(ctx, fi, out), &handle{f: f}, n.fuseFlags(), 0
+}
+
+func (n *node) Mkdir(ctx context.Context, name string, mode uint32, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
+	p := n.rel(name)
+	if err := n.c.Mkdir(p, fs.FileMode(mode).Perm()); err != nil {
+		return nil, errno(err)
+	}
+	fi, err := n.c.Stat(p)
+	if err != nil {
+		return nil, errno(err)
+	}
+	return n.child(ctx, fi, out), 0
+}
+
+func (n *node) Unlink(ctx context.Context, name string) syscall.Errno {
+	return errno(n.c.Unlink(n.rel(name)))
+}
+
+func (n *node) Rmdir(ctx context.Context, name string) syscall.Errno {
+	return errno(n.c.Unlink(n.rel(name)))
+}
+
+// handle is an open file.
+type handle struct{ f *fwd.File }
+
+var (
+	_ gofs.FileReader   = (*handle)(nil)
+	_ gofs.FileWriter   = (*handle)(nil)
+	_ gofs.FileFsyncer  = (*handle)(nil)
+	_ gofs.FileFlusher  = (*handle)(nil)
+	_ gofs.FileReleaser = (*handle)(nil)
+)
+
+func (h *handle) Read(ctx context.Context, dest []byte, off int64) (fuse.ReadResult, syscall.Errno) {
+	n, err := h.f.ReadAt(dest, off)
+	if err != nil && !errors.Is(err, io.EOF) {
+		return nil, errno(err)
+	}
+	return fuse.ReadResultData(dest[:n]), 0
+}
+
+func (h *handle) Write(ctx context.Context, data []byte, off int64) (uint32, syscall.Errno) {
+	n, err := h.f.WriteAt(data, off)
+	if err != nil {
+		return uint32(n), errno(err)
+	}
+	return uint32(n), 0
+}
+
+func (h *handle) Fsync(ctx context.Context, flags uint32) syscall.Errno { return errno(h.f.Sync()) }
+
+// Flush (on every close(2) of a descriptor) has nothing to do: writes are
+// acknowledged only once the backend has them.
+func (h *handle) Flush(ctx context.Context) syscall.Errno { return 0 }
+
+func (h *handle) Release(ctx context.Context) syscall.Errno { return errno(h.f.Close()) }

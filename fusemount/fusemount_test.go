@@ -1,0 +1,168 @@
+package fusemount_test
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/adaptio/adaptio/backend"
+	"github.com/adaptio/adaptio/backend/posix"
+	"github.com/adaptio/adaptio/fusemount"
+	"github.com/adaptio/adaptio/fwd"
+	"github.com/adaptio/adaptio/fwd/bench"
+)
+
+// mounted starts a daemon over a POSIX backend in a temporary directory and
+// mounts it; it returns the mount point and the backend's directory.
+func mounted(t *testing.T) (mnt, root string) {
+	t.Helper()
+	if _, err := os.Stat("/dev/fuse"); err != nil {
+		t.Skipf("FUSE unavailable (%v): install fuse3 / run with /dev/fuse to test the mount", err)
+	}
+	if os.Geteuid() != 0 {
+		t.Skip("not root: the mount test mounts directly (DirectMount) and needs root")
+	}
+	root = t.TempDir()
+	be, err := posix.New(root, backend.Layout{StripeSize: 64 << 10, StripeCount: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { be.Close() })
+	d, err := fwd.New(fwd.Options{Backend: be})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(d.Shutdown)
+	c, err := fwd.Dial(d.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	mnt = t.TempDir()
+	m, err := fusemount.Mount(mnt, c, fusemount.Options{})
+	if err != nil {
+		if errors.Is(err, os.ErrPermission) || strings.Contains(err.Error(), "operation not permitted") {
+			t.Skipf("mounting FUSE is not permitted here (%v): needs CAP_SYS_ADMIN", err)
+		}
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		deadline := time.Now().Add(10 * time.Second)
+		for m.Unmount() != nil && time.Now().Before(deadline) {
+			time.Sleep(20 * time.Millisecond) // a file may still be closing
+		}
+	})
+	return mnt, root
+}
+
+func TestFileOperations(t *testing.T) {
+	mnt, root := mounted(t)
+	if err := os.MkdirAll(filepath.Join(mnt, "a/b"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	data := make([]byte, 3<<20+123)
+	bench.Fill(data, 1, 0, 0)
+	p := filepath.Join(mnt, "a/b/f")
+	if err := os.WriteFile(p, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := os.ReadFile(filepath.Join(root, "a/b/f")); err != nil || !bytes.Equal(got, data) {
+		t.Fatalf("backend holds %d bytes (%v), want the %d written", len(got), err, len(data))
+	}
+	if got, err := os.ReadFile(p); err != nil || !bytes.Equal(got, data) {
+		t.Fatalf("read through the mount: %d bytes, %v", len(got), err)
+	}
+	fi, err := os.Stat(p)
+	if err != nil || fi.Size() != int64(len(data)) || fi.IsDir() {
+		t.Fatalf("stat: %v %v", fi, err)
+	}
+	if err := os.Truncate(p, 100); err != nil {
+		t.Fatal(err)
+	}
+	ents, err := os.ReadDir(filepath.Join(mnt, "a/b"))
+	if err != nil || len(ents) != 1 || ents[0].Name() != "f" {
+		t.Fatalf("readdir: %v %v", ents, err)
+	}
+	if err := os.Remove(p); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(filepath.Join(mnt, "a/b")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(root, "a/b")); !os.IsNotExist(err) {
+		t.Fatalf("directory still on the backend: %v", err)
+	}
+	if _, err := os.Open(filepath.Join(mnt, "missing")); !os.IsNotExist(err) {
+		t.Fatalf("open missing: %v, want not exist", err)
+	}
+}
+
+func TestDD(t *testing.T) {
+	dd, err := exec.LookPath("dd")
+	if err != nil {
+		t.Skip("dd not installed")
+	}
+	mnt, root := mounted(t)
+	src := filepath.Join(t.TempDir(), "src")
+	data := make([]byte, 8<<20)
+	bench.Fill(data, 2, 0, 0)
+	if err := os.WriteFile(src, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	run := func(args ...string) {
+		t.Helper()
+		if out, err := exec.Command(dd, args...).CombinedOutput(); err != nil {
+			t.Fatalf("dd %v: %v\n%s", args, err, out)
+		}
+	}
+	run("if="+src, "of="+filepath.Join(mnt, "dd.out"), "bs=1M", "conv=fsync")
+	if got, _ := os.ReadFile(filepath.Join(root, "dd.out")); !bytes.Equal(got, data) {
+		t.Fatalf("dd through the mount: backend holds %d bytes or other bytes", len(got))
+	}
+	back := filepath.Join(t.TempDir(), "back")
+	run("if="+filepath.Join(mnt, "dd.out"), "of="+back, "bs=64k")
+	if got, _ := os.ReadFile(back); !bytes.Equal(got, data) {
+		t.Fatalf("dd read back %d bytes or other bytes", len(got))
+	}
+}
+
+// TestFio runs fio through the mount with its own crc32c verification.
+func TestFio(t *testing.T) {
+	fio, err := exec.LookPath("fio")
+	if err != nil {
+		t.Skip("fio not installed (CI installs it): skipping the fio verification run")
+	}
+	mnt, root := mounted(t)
+	for _, rw := range []string{"write", "randwrite"} {
+		t.Run(rw, func(t *testing.T) {
+			dir := filepath.Join(mnt, rw)
+			if err := os.Mkdir(dir, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			args := []string{"--name=verify", "--directory=" + dir, "--rw=" + rw, "--bs=64k", "--size=8m",
+				"--numjobs=2", "--ioengine=psync", "--verify=crc32c", "--do_verify=1", "--verify_fatal=1",
+				"--group_reporting", "--output-format=normal"}
+			out, err := exec.Command(fio, args...).CombinedOutput()
+			if err != nil || bytes.Contains(out, []byte("verify: bad")) || bytes.Contains(out, []byte("err=")) && !bytes.Contains(out, []byte("err= 0")) {
+				t.Fatalf("fio %s: %v\n%s", strings.Join(args, " "), err, out)
+			}
+			ents, err := os.ReadDir(filepath.Join(root, rw))
+			if err != nil || len(ents) != 2 {
+				t.Fatalf("backend holds %d fio files (%v), want 2", len(ents), err)
+			}
+			for _, e := range ents {
+				if fi, _ := e.Info(); fi.Size() != 8<<20 {
+					t.Fatalf("%s: %d bytes, want %d", e.Name(), fi.Size(), 8<<20)
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,324 @@
+// Package bench is an MPI-IO Test / IOR-style benchmark client for the
+// forwarding daemon: N processes (goroutines) issue the request stream of a
+// workload.Pattern (the same definitions the simulator uses) through
+// fwd.Client connections, writing deterministic content, then read it back
+// and verify every byte.
+//
+//	c, _ := fwd.Dial(addr)
+//	res, err := bench.Run(ctx, c, workload.Pattern{Processes: 16, Layout: workload.Shared,
+//		Spatiality: workload.Strided, Op: sched.Write, RequestSize: 32 << 10, TotalBytes: 64 << 20},
+//		bench.Options{})
+//	res.Print(os.Stdout)
+package bench
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"path"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/adaptio/adaptio/fwd"
+	"github.com/adaptio/adaptio/fwd/wire"
+	"github.com/adaptio/adaptio/sched"
+	"github.com/adaptio/adaptio/workload"
+)
+
+// ErrVerify reports bytes read back that differ from those written.
+var ErrVerify = errors.New("bench: read-back verification failed")
+
+// Options configure Run. Zero fields take the defaults listed.
+type Options struct {
+	// Dir is the directory on the forwarder holding the files (default "bench").
+	Dir string
+	// Clients are extra connections; processes are spread over the client
+	// passed to Run and these, round robin (default: just the one).
+	Clients []*fwd.Client
+	// Seed varies the content written (default 0).
+	Seed uint64
+	// NoVerify skips the read-back phase.
+	NoVerify bool
+	// Keep leaves the files in place (default: unlinked at the end).
+	Keep bool
+	// Progress receives one line per phase (nil: none).
+	Progress io.Writer
+}
+
+// Phase is the outcome of one access phase, timed like IOR: the makespan
+// runs from the start of the first process to the end of the last.
+type Phase struct {
+	Op        sched.Op
+	Bytes     int64
+	Requests  int64
+	Makespan  time.Duration
+	Bandwidth float64 // bytes per second over the makespan
+	MaxLat    time.Duration
+	MeanLat   time.Duration
+}
+
+// Result is the outcome of Run.
+type Result struct {
+	Pattern  workload.Pattern
+	Write    Phase
+	Read     Phase // zero with NoVerify
+	Verified bool  // every byte read back matched
+}
+
+// Measured is the phase of the pattern's operation.
+func (r Result) Measured() Phase {
+	if r.Pattern.Op == sched.Read {
+		return r.Read
+	}
+	return r.Write
+}
+
+// FileName is the name of file index i of pattern p under dir.
+func FileName(dir string, p workload.Pattern, i int) string {
+	if p.Layout == workload.Shared {
+		return path.Join(dir, "shared.dat")
+	}
+	return path.Join(dir, fmt.Sprintf("fpp.%05d.dat", i))
+}
+
+// Fill writes the benchmark's content of file file at byte offset off into
+// b: the same bytes whatever the request boundaries, so any reader can check
+// any range.
+func Fill(b []byte, seed uint64, file int, off int64) {
+	key := seed*0x9E3779B97F4A7C15 ^ uint64(file+1)*0xC2B2AE3D27D4EB4F
+	word := func(w int64) uint64 {
+		x := uint64(w)*0xD6E8FEB86659FD93 ^ key
+		x ^= x >> 32
+		return x * 0xD6E8FEB86659FD93
+	}
+	i := 0
+	for ; i < len(b) && (off+int64(i))%8 != 0; i++ {
+		o := off + int64(i)
+		b[i] = byte(word(o/8) >> (8 * (o % 8)))
+	}
+	for ; i+8 <= len(b); i += 8 {
+		binary.LittleEndian.PutUint64(b[i:], word((off+int64(i))/8))
+	}
+	for ; i < len(b); i++ {
+		o := off + int64(i)
+		b[i] = byte(word(o/8) >> (8 * (o % 8)))
+	}
+}
+
+// Run creates the pattern's files, runs the write phase, then (unless
+// NoVerify) the read phase checking every byte, and removes the files
+// (unless Keep). An error stops the run; a verification failure returns the
+// result so far and an error wrapping ErrVerify.
+func Run(ctx context.Context, c *fwd.Client, p workload.Pattern, o Options) (Result, error) {
+	if err := p.Validate(); err != nil {
+		return Result{}, err
+	}
+	if o.Dir == "" {
+		o.Dir = "bench"
+	}
+	clients := append([]*fwd.Client{c}, o.Clients...)
+	res := Result{Pattern: p}
+	if err := c.Mkdir(o.Dir, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
+		return res, err
+	}
+	for i := 0; i < p.Files(); i++ {
+		f, err := c.OpenFile(FileName(o.Dir, p, i), wire.OpenCreate|wire.OpenTruncate, 0o644)
+		if err != nil {
+			return res, err
+		}
+		if err := f.Close(); err != nil {
+			return res, err
+		}
+	}
+	var err error
+	res.Write, err = phase(ctx, clients, p, o, sched.Write)
+	if err != nil {
+		return res, err
+	}
+	progress(o.Progress, res.Write)
+	if !o.NoVerify {
+		res.Read, err = phase(ctx, clients, p, o, sched.Read)
+		if err != nil {
+			return res, err
+		}
+		res.Verified = true
+		progress(o.Progress, res.Read)
+	}
+	if !o.Keep {
+		for i := 0; i < p.Files(); i++ {
+			if err := c.Unlink(FileName(o.Dir, p, i)); err != nil {
+				return res, err
+			}
+		}
+	}
+	return res, nil
+}
+
+// Verify reads the files a Run with the same pattern and options left
+// (Keep) and checks every byte, as Run's read phase does.
+func Verify(ctx context.Context, c *fwd.Client, p workload.Pattern, o Options) (Phase, error) {
+	if err := p.Validate(); err != nil {
+		return Phase{}, err
+	}
+	if o.Dir == "" {
+		o.Dir = "bench"
+	}
+	return phase(ctx, append([]*fwd.Client{c}, o.Clients...), p, o, sched.Read)
+}
+
+func progress(w io.Writer, ph Phase) {
+	if w != nil {
+		fmt.Fprintf(w, "bench: %s phase: %s in %.3f s, %.1f MiB/s\n", ph.Op, Size(ph.Bytes), ph.Makespan.Seconds(), ph.Bandwidth/(1<<20))
+	}
+}
+
+func phase(ctx context.Context, clients []*fwd.Client, p workload.Pattern, o Options, op sched.Op) (Phase, error) {
+	n := p.RequestsPerProcess()
+	var (
+		wg      sync.WaitGroup
+		errOnce sync.Once
+		first   error
+		latSum  atomic.Int64
+		latMax  atomic.Int64
+	)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	fail := func(err error) {
+		errOnce.Do(func() { first = err; cancel() })
+	}
+	start := time.Now()
+	for proc := 0; proc < p.Processes; proc++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c := clients[proc%len(clients)]
+			file, _ := p.Request(proc, 0)
+			f, err := c.Open(FileName(o.Dir, p, file))
+			if err != nil {
+				fail(err)
+				return
+			}
+			defer f.Close()
+			f.Process = uint32(proc)
+			buf := make([]byte, p.RequestSize)
+			want := make([]byte, p.RequestSize)
+			for i := 0; i < n; i++ {
+				if ctx.Err() != nil {
+					fail(ctx.Err())
+					return
+				}
+				file, off := p.Request(proc, i)
+				t0 := time.Now()
+				if op == sched.Write {
+					Fill(buf, o.Seed, file, off)
+					t0 = time.Now()
+					if _, err := f.WriteAt(buf, off); err != nil {
+						fail(err)
+						return
+					}
+				} else {
+					if k, err := f.ReadAt(buf, off); err != nil {
+						fail(fmt.Errorf("%w: process %d read %d of %d bytes at %d: %v", ErrVerify, proc, k, len(buf), off, err))
+						return
+					}
+				}
+				lat := time.Since(t0)
+				latSum.Add(int64(lat))
+				for {
+					m := latMax.Load()
+					if int64(lat) <= m || latMax.CompareAndSwap(m, int64(lat)) {
+						break
+					}
+				}
+				if op == sched.Read {
+					Fill(want, o.Seed, file, off)
+					if string(buf) != string(want) {
+						fail(fmt.Errorf("%w: process %d, %s bytes [%d, %d)", ErrVerify, proc, FileName(o.Dir, p, file), off, off+int64(len(buf))))
+						return
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	span := time.Since(start)
+	reqs := int64(n) * int64(p.Processes)
+	ph := Phase{Op: op, Bytes: p.BytesPerProcess() * int64(p.Processes), Requests: reqs, Makespan: span,
+		MaxLat: time.Duration(latMax.Load())}
+	if reqs > 0 {
+		ph.MeanLat = time.Duration(latSum.Load() / reqs)
+	}
+	if span > 0 {
+		ph.Bandwidth = float64(ph.Bytes) / span.Seconds()
+	}
+	return ph, first
+}
+
+// Print writes the result as IOR does: a summary of the pattern, then one
+// line per phase with bandwidth, transfer size, total and makespan.
+func (r Result) Print(w io.Writer) {
+	p := r.Pattern
+	fmt.Fprintf(w, "pattern    : %s (class %s)\n", p, p.Class())
+	fmt.Fprintf(w, "processes  : %d\nlayout     : %s, %s\nxfer size  : %s\naggregate  : %s\n",
+		p.Processes, p.Layout, p.Spatiality, Size(p.RequestSize), Size(p.BytesPerProcess()*int64(p.Processes)))
+	fmt.Fprintf(w, "\n%-7s %12s %11s %12s %12s %12s %12s\n", "access", "bw(MiB/s)", "xfer(KiB)", "total(MiB)", "makespan(s)", "mean lat(ms)", "max lat(ms)")
+	fmt.Fprintf(w, "%-7s %12s %11s %12s %12s %12s %12s\n", "------", "---------", "---------", "----------", "-----------", "------------", "-----------")
+	for _, ph := range []Phase{r.Write, r.Read} {
+		if ph.Op == 0 {
+			continue
+		}
+		fmt.Fprintf(w, "%-7s %12.2f %11.2f %12.2f %12.4f %12.3f %12.3f\n", ph.Op, ph.Bandwidth/(1<<20),
+			float64(p.RequestSize)/1024, float64(ph.Bytes)/(1<<20), ph.Makespan.Seconds(),
+			float64(ph.MeanLat)/1e6, float64(ph.MaxLat)/1e6)
+	}
+	if r.Verified {
+		fmt.Fprintf(w, "\nverification: every byte read back matched\n")
+	}
+}
+
+// Size formats bytes with a binary unit ("32KiB", "4GiB", "1000B").
+func Size(b int64) string {
+	switch {
+	case b >= 1<<30 && b%(1<<30) == 0:
+		return fmt.Sprintf("%dGiB", b>>30)
+	case b >= 1<<20 && b%(1<<20) == 0:
+		return fmt.Sprintf("%dMiB", b>>20)
+	case b >= 1<<10 && b%(1<<10) == 0:
+		return fmt.Sprintf("%dKiB", b>>10)
+	}
+	return fmt.Sprintf("%dB", b)
+}
+
+// ParseSize parses a byte count with an optional binary suffix: "4096",
+// "32k", "32KiB", "1m", "1MiB", "4g", "4GiB" (k, m, g are powers of 1024).
+func ParseSize(s string) (int64, error) {
+	t := strings.TrimSpace(strings.ToLower(s))
+	t = strings.TrimSuffix(strings.TrimSuffix(t, "ib"), "b")
+	mult := int64(1)
+	if t != "" {
+		switch t[len(t)-1] {
+		case 'k':
+			mult = 1 << 10
+		case 'm':
+			mult = 1 << 20
+		case 'g':
+			mult = 1 << 30
+		case 't':
+			mult = 1 << 40
+		}
+		if mult != 1 {
+			t = t[:len(t)-1]
+		}
+	}
+	v, err := strconv.ParseInt(t, 10, 64)
+	if err != nil || v < 0 || v > (1<<62)/mult {
+		return 0, fmt.Errorf("bench: bad size %q (want e.g. 4096, 32KiB, 1MiB, 4GiB)", s)
+	}
+	return v * mult, nil
+}
