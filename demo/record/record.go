@@ -75,18 +75,29 @@ type Meta struct {
 	Phases      []string  `json:"phases"`       // phase cycle of one experiment iteration
 	Workload    string    `json:"workload"`     // human description of the experiment
 	Notes       []string  `json:"notes"`
+	ValueUnit   string    `json:"value_unit"` // unit of the value estimates ("MiB/s")
 }
 
 // Recording is everything the run produced that the views and the report show.
 type Recording struct {
-	Meta       Meta           `json:"meta"`
-	Seconds    []Second       `json:"seconds"`
-	Iterations []Iteration    `json:"iterations"`
-	Estimates  []Estimate     `json:"estimates"`
-	Events     []Event        `json:"events"`
-	Static     []StaticResult `json:"static"`
-	Done       bool           `json:"done"`
-	Elapsed    float64        `json:"elapsed"` // seconds of run time
+	Meta        Meta           `json:"meta"`
+	Seconds     []Second       `json:"seconds"`
+	Iterations  []Iteration    `json:"iterations"`
+	Estimates   []Estimate     `json:"estimates"`
+	Events      []Event        `json:"events"`
+	Static      []StaticResult `json:"static"`
+	Decisions   Decisions      `json:"decisions"`
+	Done        bool           `json:"done"`
+	Interrupted bool           `json:"interrupted"` // stopped before the planned end (Ctrl-C, --duration)
+	Elapsed     float64        `json:"elapsed"`     // seconds of run time
+}
+
+// Decisions counts the Council's rounds that decided something (at least
+// one node with a detected pattern voted).
+type Decisions struct {
+	Rounds   int64   `json:"rounds"`
+	Explores int64   `json:"explores"`
+	ByWindow []int64 `json:"by_window"` // rounds that chose each window, in Meta.WindowsUS order
 }
 
 // Delta is the part of a Recording after given positions, for incremental views.
@@ -196,11 +207,35 @@ func (r *Recorder) SetStatic(s []StaticResult) {
 	r.notify()
 }
 
+// AddDecision counts one deciding round that chose window index w.
+func (r *Recorder) AddDecision(w int, explore bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	d := &r.rec.Decisions
+	if len(d.ByWindow) < len(r.rec.Meta.WindowsUS) {
+		d.ByWindow = append(d.ByWindow, make([]int64, len(r.rec.Meta.WindowsUS)-len(d.ByWindow))...)
+	}
+	d.Rounds++
+	if explore {
+		d.Explores++
+	}
+	if w >= 0 && w < len(d.ByWindow) {
+		d.ByWindow[w]++
+	}
+}
+
 // SetElapsed records the run time so far (seconds).
 func (r *Recorder) SetElapsed(t float64) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.rec.Elapsed = t
+}
+
+// Interrupt marks the run as stopped before its planned end.
+func (r *Recorder) Interrupt() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.rec.Interrupted = true
 }
 
 // Finish marks the run done.
@@ -221,6 +256,7 @@ func (r *Recorder) Snapshot() Recording {
 	c.Estimates = slices.Clone(c.Estimates)
 	c.Events = slices.Clone(c.Events)
 	c.Static = slices.Clone(c.Static)
+	c.Decisions.ByWindow = slices.Clone(c.Decisions.ByWindow)
 	return c
 }
 

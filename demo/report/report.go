@@ -42,13 +42,14 @@ type Summary struct {
 	Learned    record.StaticResult   `json:"learned"`
 	Carried    int64                 `json:"carried_over"`
 	WindowsUS  []int64               `json:"windows_us"`
+	Rounds     record.Decisions      `json:"rounds"` // the Council's deciding rounds, as in the decision log
 }
 
 // Summarize computes the Summary of a recording.
 func Summarize(r record.Recording) Summary {
 	s := Summary{Mode: r.Meta.Mode, Elapsed: r.Elapsed, Seconds: len(r.Seconds), Iterations: len(r.Iterations),
 		Estimates: r.Estimates, Static: r.Static, Carried: r.Meta.CarriedOver, WindowsUS: r.Meta.WindowsUS,
-		Learned: record.Summary(r.Iterations)}
+		Learned: record.Summary(r.Iterations), Rounds: r.Decisions}
 	for _, p := range record.Phases(r.Iterations) {
 		s.Phases = append(s.Phases, record.Stats(r.Iterations, p))
 	}
@@ -148,6 +149,16 @@ func Write(w io.Writer, r record.Recording) error {
 	pg.Lines = append(pg.Lines,
 		fmt.Sprintf("Ran on %s: %d I/O nodes, %d data servers, %s.", mode, r.Meta.Nodes, r.Meta.Servers, learn),
 		fmt.Sprintf("%.0f s of run time, %d iterations (phases) completed, %d node-seconds with a decision in force, %d of them explorations.", r.Elapsed, len(r.Iterations), sum.Decisions, sum.Explores))
+	if d := r.Decisions; d.Rounds > 0 {
+		var parts []string
+		for i, n := range d.ByWindow {
+			if i < len(r.Meta.WindowsUS) {
+				parts = append(parts, fmt.Sprintf("%s %d", WindowLabel(r.Meta.WindowsUS[i]), n))
+			}
+		}
+		pg.Lines = append(pg.Lines, fmt.Sprintf("The Council closed %d deciding rounds, %d of them explorations (%.0f%%). Rounds per chosen window: %s.",
+			d.Rounds, d.Explores, 100*float64(d.Explores)/float64(d.Rounds), strings.Join(parts, ", ")))
+	}
 	if r.Meta.Workload != "" {
 		pg.Lines = append(pg.Lines, "Workload: "+r.Meta.Workload)
 	}
@@ -155,8 +166,8 @@ func Write(w io.Writer, r record.Recording) error {
 		pg.Lines = append(pg.Lines, fmt.Sprintf("Learned state in %s; %d bandit pulls were carried over from earlier runs.", r.Meta.StateDir, r.Meta.CarriedOver))
 	}
 	pg.Lines = append(pg.Lines, r.Meta.Notes...)
-	if !r.Done {
-		pg.Lines = append(pg.Lines, "The run was interrupted; this report shows what ran.")
+	if r.Interrupted || !r.Done {
+		pg.Lines = append(pg.Lines, "The run was stopped before its planned end; this report shows what ran.")
 	}
 
 	pg.Figures = append(pg.Figures, fig6(r, sum))
@@ -224,10 +235,11 @@ func fig6(r record.Recording, sum Summary) figure {
 	return f
 }
 
-// fig7 plots the window in force on each node over time; long runs show
-// their first and last 40 minutes as in the paper.
+// fig7 plots the window in force over time. Every I/O node applies the
+// Council's decision, so node 0 stands for all (the others are drawn thin
+// when they differ). Long runs show their first and last 15 minutes.
 func fig7(r record.Recording, phases []string) []figure {
-	const seg = 2400.0
+	const seg = 900.0
 	if len(r.Seconds) == 0 {
 		return []figure{{Title: "Window in force over time (seed 000 Fig. 7)", Caption: "No second recorded."}}
 	}
@@ -239,7 +251,7 @@ func fig7(r record.Recording, phases []string) []figure {
 	}
 	spans := []span{{t0, t1, "Window in force over time (seed 000 Fig. 7)"}}
 	if t1-t0 > 2*seg {
-		spans = []span{{t0, t0 + seg, "Window in force: the first 40 minutes (seed 000 Fig. 7)"}, {t1 - seg, t1, "Window in force: the last 40 minutes"}}
+		spans = []span{{t0, t0 + seg, "Window in force: the first 15 minutes (seed 000 Fig. 7)"}, {t1 - seg, t1, "Window in force: the last 15 minutes"}}
 	}
 	var ticks []Tick
 	for i, us := range r.Meta.WindowsUS {
@@ -247,40 +259,42 @@ func fig7(r record.Recording, phases []string) []figure {
 	}
 	var out []figure
 	for _, sp := range spans {
-		f := figure{Title: sp.title, Caption: "Shaded: the workload phase the clients ran (legend above). Gray lines: a change in the pattern the Council detected on that node. Dots: explorations."}
-		for node := 0; node < r.Meta.Nodes; node++ {
+		f := figure{Title: sp.title, Caption: "Blue: the window in force on I/O node 0 (every node applies the Council's decision; other nodes are drawn thin where they differ). Red dots: seconds whose window was chosen to explore. Shaded: the workload phase the clients ran (legend above). Gray lines: a change in the pattern the Council detected."}
+		var bands []Band
+		var vlines []float64
+		var series []Series
+		colors := []string{"#1f5fbf", "#ff7f0e", "#2ca02c", "#9467bd"}
+		prev := ""
+		for node := r.Meta.Nodes - 1; node >= 0; node-- {
 			var xs, ys, ex, ey []float64
-			var vlines []float64
-			var bands []Band
-			prev := ""
 			for _, sec := range r.Seconds {
-				if sec.T < sp.a || sec.T > sp.b {
+				if sec.T < sp.a || sec.T > sp.b || node >= len(sec.Nodes) {
 					continue
 				}
-				if len(bands) > 0 && bands[len(bands)-1].Color == phaseColor(phases, sec.Phase) && bands[len(bands)-1].X1 >= sec.T-1 {
-					bands[len(bands)-1].X1 = sec.T
-				} else if sec.Phase != "" {
-					bands = append(bands, Band{sec.T - 1, sec.T, phaseColor(phases, sec.Phase)})
-				}
-				if node >= len(sec.Nodes) {
-					continue
+				if node == 0 {
+					col := phaseColor(phases, sec.Phase)
+					if len(bands) > 0 && bands[len(bands)-1].Color == col && bands[len(bands)-1].X1 >= sec.T-1 {
+						bands[len(bands)-1].X1 = sec.T
+					} else if sec.Phase != "" {
+						bands = append(bands, Band{sec.T - 1, sec.T, col})
+					}
 				}
 				n := sec.Nodes[node]
 				k := slices.Index(r.Meta.WindowsUS, n.WindowUS)
 				if k < 0 {
 					continue
 				}
-				if len(ys) == 0 || ys[len(ys)-1] != float64(k) || sec.T == sp.b {
+				if len(ys) == 0 || ys[len(ys)-1] != float64(k) {
 					xs = append(xs, sec.T-1)
 					ys = append(ys, float64(k))
 				}
-				if n.Explore {
+				if node == 0 && n.Explore {
 					ex = append(ex, sec.T-0.5)
 					ey = append(ey, float64(k))
 				}
-				cur := n.Pattern + " " + n.Op
-				if n.Pattern != "" && cur != prev {
-					if prev != "" {
+				if node == 0 && n.Pattern != "" {
+					cur := n.Pattern + " " + n.Op
+					if prev != "" && cur != prev {
 						vlines = append(vlines, sec.T-1)
 					}
 					prev = cur
@@ -290,12 +304,20 @@ func fig7(r record.Recording, phases []string) []figure {
 				xs = append(xs, sp.b)
 				ys = append(ys, ys[len(ys)-1])
 			}
-			c := Chart{Title: fmt.Sprintf("I/O node %d", node), XLabel: "time (s)", YLabel: "window", W: 760, H: 170,
-				YTicks: ticks, FixedY: true, YMin: -0.5, YMax: float64(len(ticks)) - 0.5, FixedX: true, XMin: sp.a, XMax: sp.b,
-				Bands: bands, VLines: vlines,
-				Series: []Series{{Color: "#1f5fbf", X: xs, Y: ys, Step: true}, {Color: "#d62728", X: ex, Y: ey, Dots: true}}}
-			f.SVGs = append(f.SVGs, template.HTML(c.SVG()))
+			w := 0.7
+			name := ""
+			if node == 0 {
+				w, name = 1.6, "node 0"
+				series = append(series, Series{Name: name, Color: colors[0], X: xs, Y: ys, Step: true, Width: w},
+					Series{Name: "explore", Color: "#d62728", X: ex, Y: ey, Dots: true})
+			} else {
+				series = append(series, Series{Color: colors[node%len(colors)], X: xs, Y: ys, Step: true, Width: w})
+			}
 		}
+		c := Chart{XLabel: "time (s)", YLabel: "window", W: 960, H: 230,
+			YTicks: ticks, FixedY: true, YMin: -0.5, YMax: float64(len(ticks)) - 0.5, FixedX: true, XMin: sp.a, XMax: sp.b,
+			Bands: bands, VLines: vlines, Series: series}
+		f.SVGs = append(f.SVGs, template.HTML(c.SVG()))
 		out = append(out, f)
 	}
 	return out
@@ -316,7 +338,7 @@ func fig8(r record.Recording) figure {
 			}
 			bars = append(bars, br)
 		}
-		f.SVGs = append(f.SVGs, template.HTML(BarChart(e.Context, "value estimate", bars, 440, 230)))
+		f.SVGs = append(f.SVGs, template.HTML(BarChart(e.Context, "value estimate ("+r.Meta.ValueUnit+")", bars, 440, 230)))
 	}
 	if len(r.Estimates) == 0 {
 		f.Caption = "No value estimates (static run, or nothing learned yet)."

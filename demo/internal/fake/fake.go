@@ -14,7 +14,7 @@ var Windows = []int64{125, 250, 500, 1000, 2000, 4000, 8000}
 
 // Meta describes a fake 4-node run.
 func Meta() record.Meta {
-	return record.Meta{Mode: "sim", Title: "adaptio demo (preview)", Nodes: 4, Servers: 4, WindowsUS: Windows,
+	return record.Meta{Mode: "sim", Title: "adaptio demo (preview)", ValueUnit: "MiB/s", Nodes: 4, Servers: 4, WindowsUS: Windows,
 		Policy: "egreedy", Epsilon: 0.15, Phases: []string{"SS write", "SS read", "FPP write"},
 		Workload: "128 processes write then read a shared file in 32 KiB 1D-strided requests"}
 }
