@@ -1,18 +1,89 @@
 package main
 
 import (
-	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/adaptio/adaptio/demo"
 )
 
-// newDemoCmd is a placeholder until its package lands; it fails clearly.
+// newDemoCmd is "adaptio demo": the whole stack end to end, a live view, a report.
 func newDemoCmd() *cobra.Command {
-	return &cobra.Command{
+	var cfg demo.Config
+	var static string
+	var noMix, quiet bool
+	var verbose bool
+	cmd := &cobra.Command{
 		Use:   "demo",
-		Short: "Run the whole stack end to end and watch it learn (not built yet)",
-		RunE: func(*cobra.Command, []string) error {
-			return errors.New("demo: not built yet")
+		Short: "Run the whole stack end to end and watch it learn (live view, web dashboard, report.html)",
+		Long: `demo runs the papers' online experiment (seed 000, section V-C): client processes write,
+then read, a shared file in 32 KiB 1D-strided requests, again and again, mixed with
+file-per-process and shared-contiguous phases, while the Council detects each I/O node's
+access pattern and learns which TWINS window serves it best.
+
+By default it starts, in this one process, a Council service (embedded NATS, learned state
+in --state), an emulated PFS of 4 data servers with the hard-disk model, 4 forwarding
+daemons running TWINS, each with an Announcer, and the clients; real bytes move through
+the real daemons. With --sim the same experiment runs in the simulator, in virtual time,
+many iterations in seconds.
+
+While it runs: a live view on stdout, refreshed each second (one line per second when
+stdout is not a terminal), and a web dashboard (--http). At the end, or on Ctrl-C, it
+saves the learned state and writes --report: execution time per iteration (Fig. 6), the
+window in force over time (Fig. 7), the value estimates (Fig. 8) and the same workload
+under each static window.
+
+Files written: --report (default report.html); in --state (default ./adaptio-state): the
+learned state (a second run continues learning from it) and the decision log of the last
+run (decisions-sim.jsonl with --sim).`,
+		Example: `  adaptio demo                       # the real stack, about 10 iterations
+  adaptio demo --sim                 # 120 iterations in the simulator, in seconds
+  adaptio demo --sim --static 8ms    # no learning, one fixed window, for comparison
+  adaptio demo --http 127.0.0.1:0    # dashboard on a free port (printed at start)`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if static != "" {
+				w, err := time.ParseDuration(static)
+				if err != nil {
+					return fmt.Errorf("demo: --static %q: %w (want a window such as 250us or 8ms)", static, err)
+				}
+				cfg.Static = w
+			}
+			cfg.Mix = !noMix
+			if !quiet {
+				cfg.Out = os.Stdout
+				cfg.TTY = demo.IsTerminal(os.Stdout)
+			}
+			level := slog.LevelWarn
+			if verbose {
+				level = slog.LevelInfo
+			}
+			cfg.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+			_, err := demo.Run(cmd.Context(), cfg)
+			return err
 		},
 	}
+	f := cmd.Flags()
+	f.BoolVar(&cfg.Sim, "sim", false, "run the experiment in the simulator, in virtual time")
+	f.DurationVar(&cfg.Duration, "duration", 0, "stop after this much run time (virtual time with --sim); 0: run all iterations")
+	f.IntVar(&cfg.Iterations, "iterations", 0, "experiment iterations, each one pass of every phase (default 120 with --sim, 10 otherwise)")
+	f.StringVar(&cfg.StateDir, "state", demo.DefaultStateDir, "directory of the learned state and the decision log; a second run continues learning")
+	f.StringVar(&static, "static", "", "use this fixed TWINS window (125us, 250us, 500us, 1ms, 2ms, 4ms or 8ms) instead of learning")
+	f.StringVar(&cfg.HTTP, "http", "127.0.0.1:8080", "dashboard address (port 0: a free port; empty: no dashboard)")
+	f.StringVar(&cfg.Report, "report", demo.DefaultReport, `report file ("-": none)`)
+	f.IntVar(&cfg.Processes, "processes", demo.DefaultProcesses, "client processes")
+	f.Int64Var(&cfg.PhaseBytes, "phase-bytes", 0, "bytes each phase writes or reads (default 1 GiB with --sim, 64 MiB otherwise)")
+	f.BoolVar(&noMix, "no-mix", false, "run only the shared 1D-strided write and read phases")
+	f.StringVar(&cfg.Policy, "policy", demo.DefaultPolicy, "bandit policy (see adaptio eval)")
+	f.Float64Var(&cfg.Epsilon, "epsilon", 0, "exploration probability (0: the policy's default, 0.15 for egreedy)")
+	f.Uint64Var(&cfg.Seed, "seed", 1, "random seed")
+	f.IntVar(&cfg.Compare, "compare", 0, "iterations of each static-window run in the comparison (default 2; -1: skip)")
+	f.Float64Var(&cfg.Pace, "pace", 0, "with --sim: virtual seconds per wall-clock second, to watch it live (0: as fast as possible)")
+	f.BoolVar(&quiet, "quiet", false, "no live view on stdout")
+	f.BoolVar(&verbose, "verbose", false, "log progress on stderr")
+	return cmd
 }

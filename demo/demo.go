@@ -1,0 +1,276 @@
+package demo
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"github.com/adaptio/adaptio/demo/dashboard"
+	"github.com/adaptio/adaptio/demo/record"
+	"github.com/adaptio/adaptio/demo/report"
+	"github.com/adaptio/adaptio/sched"
+	"github.com/adaptio/adaptio/workload"
+)
+
+// Errors of the demo.
+var (
+	ErrBadConfig   = errors.New("demo: invalid configuration")
+	ErrNoRealStack = errors.New("demo: the real stack is not available in this build")
+)
+
+// Config configures one demo run. Zero fields take the defaults listed.
+type Config struct {
+	Sim        bool          // run in the simulator, in virtual time
+	Duration   time.Duration // stop after this much run time (wall clock; virtual time with Sim); 0: no limit
+	Iterations int           // experiment iterations, each one pass of every phase (default: 120 with Sim, 10 otherwise)
+	StateDir   string        // learned state and decision log (default ./adaptio-state)
+	Static     time.Duration // a fixed TWINS window instead of learning (0: learn); must be one of sched.Windows
+	HTTP       string        // dashboard address ("" = none; port 0 picks a free one)
+	Report     string        // report file (default report.html; "-" = none)
+
+	Nodes       int     // I/O nodes (default 4)
+	Servers     int     // PFS data servers (default 4)
+	Processes   int     // client processes (default 128)
+	RequestSize int64   // bytes per request (default 32 KiB)
+	PhaseBytes  int64   // bytes each phase moves (default 1 GiB with Sim, 64 MiB otherwise)
+	Mix         bool    // add file-per-process and shared-contiguous phases to each iteration
+	Policy      string  // bandit policy (default egreedy)
+	Epsilon     float64 // exploration probability (0: the policy's default)
+	Seed        uint64  // random seed
+	Compare     int     // iterations of each static-window run for the comparison (default 2; -1: skip)
+	Pace        float64 // Sim only: virtual seconds per wall second (0: as fast as possible)
+
+	Out    io.Writer    // live view (nil: none)
+	TTY    bool         // Out is a terminal: redraw in place
+	Logger *slog.Logger // nil: discard
+}
+
+// Defaults.
+const (
+	DefaultStateDir    = "adaptio-state"
+	DefaultReport      = "report.html"
+	DefaultNodes       = 4
+	DefaultServers     = 4
+	DefaultProcesses   = 128
+	DefaultRequestSize = 32 << 10
+	DefaultPolicy      = "egreedy"
+)
+
+// WithDefaults returns c with zero fields set.
+func (c Config) WithDefaults() Config {
+	if c.Iterations == 0 {
+		c.Iterations = 10
+		if c.Sim {
+			c.Iterations = 120
+		}
+	}
+	if c.StateDir == "" {
+		c.StateDir = DefaultStateDir
+	}
+	if c.Report == "" {
+		c.Report = DefaultReport
+	}
+	if c.Nodes == 0 {
+		c.Nodes = DefaultNodes
+	}
+	if c.Servers == 0 {
+		c.Servers = DefaultServers
+	}
+	if c.Processes == 0 {
+		c.Processes = DefaultProcesses
+	}
+	if c.RequestSize == 0 {
+		c.RequestSize = DefaultRequestSize
+	}
+	if c.PhaseBytes == 0 {
+		c.PhaseBytes = 64 << 20
+		if c.Sim {
+			c.PhaseBytes = 1 << 30
+		}
+	}
+	if c.Policy == "" {
+		c.Policy = DefaultPolicy
+	}
+	if c.Compare == 0 {
+		c.Compare = 2
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	return c
+}
+
+// Validate checks c after defaults.
+func (c Config) Validate() error {
+	bad := func(format string, a ...any) error {
+		return fmt.Errorf("%w: %s", ErrBadConfig, fmt.Sprintf(format, a...))
+	}
+	switch {
+	case c.Iterations < 1:
+		return bad("iterations %d, want >= 1", c.Iterations)
+	case c.Duration < 0:
+		return bad("duration %v, want >= 0", c.Duration)
+	case c.Static != 0 && !slices.Contains(sched.Windows, c.Static):
+		return bad("static window %v is not one of the TWINS windows %v", c.Static, sched.Windows)
+	case c.Nodes < 1 || c.Servers < 1:
+		return bad("%d I/O nodes and %d data servers, want >= 1 each", c.Nodes, c.Servers)
+	case c.Epsilon < 0 || c.Epsilon > 1:
+		return bad("epsilon %v, want in [0, 1]", c.Epsilon)
+	case c.Pace < 0:
+		return bad("pace %v, want >= 0", c.Pace)
+	}
+	for _, p := range c.Phases() {
+		if err := p.Pattern.Validate(); err != nil {
+			return bad("phase %s: %v", p.Name, err)
+		}
+	}
+	return nil
+}
+
+// Phase is one step of an experiment iteration.
+type Phase struct {
+	Name    string // e.g. "SS write": detected class and operation
+	Pattern workload.Pattern
+}
+
+// Phases returns one iteration of the experiment: the papers' online
+// experiment (seed 000 V-C: processes write, then read, a shared file in
+// 1D-strided requests) and, with Mix, a file-per-process write and a
+// shared-contiguous read, so several bandit instances learn.
+func (c Config) Phases() []Phase {
+	p := workload.Pattern{Processes: c.Processes, Layout: workload.Shared, Spatiality: workload.Strided,
+		RequestSize: c.RequestSize, TotalBytes: c.PhaseBytes}
+	w, r := p, p
+	w.Op, r.Op = sched.Write, sched.Read
+	out := []Phase{{"SS write", w}, {"SS read", r}}
+	if c.Mix {
+		f := p
+		f.Layout, f.Spatiality, f.Op = workload.FilePerProcess, workload.Contiguous, sched.Write
+		s := p
+		s.Spatiality, s.Op = workload.Contiguous, sched.Read
+		out = append(out, Phase{"FPP write", f}, Phase{"SC read", s})
+	}
+	return out
+}
+
+func (c Config) meta(mode string) record.Meta {
+	m := record.Meta{Mode: mode, Started: time.Now().UTC(), Nodes: c.Nodes, Servers: c.Servers,
+		WindowsUS: windowsUS(sched.Windows), StaticUS: c.Static.Microseconds(), Policy: c.Policy, Epsilon: c.Epsilon,
+		StateDir: c.StateDir, ValueUnit: "MiB/s"}
+	for _, p := range c.Phases() {
+		m.Phases = append(m.Phases, p.Name)
+	}
+	p := c.Phases()[0].Pattern
+	m.Workload = fmt.Sprintf("%d processes write, then read, a shared file in %s 1D-strided requests (%s per phase)",
+		p.Processes, size(p.RequestSize), size(p.TotalBytes))
+	if c.Mix {
+		m.Workload += ", then write a file per process and read a shared file contiguously"
+	}
+	m.Workload += fmt.Sprintf("; %d iterations.", c.Iterations)
+	m.Title = "adaptio demo report"
+	if mode == "sim" {
+		m.Title += " (simulator)"
+	}
+	return m
+}
+
+func size(b int64) string {
+	switch {
+	case b >= 1<<30 && b%(1<<30) == 0:
+		return fmt.Sprintf("%d GiB", b>>30)
+	case b >= 1<<20 && b%(1<<20) == 0:
+		return fmt.Sprintf("%d MiB", b>>20)
+	case b%(1<<10) == 0:
+		return fmt.Sprintf("%d KiB", b>>10)
+	}
+	return fmt.Sprintf("%d B", b)
+}
+
+// Run runs the demo: it starts the dashboard (if HTTP is set), runs the
+// experiment in the simulator or on the real stack, shows the live view on
+// Out, saves the learned state, and writes the report, also when ctx is
+// cancelled (the report then says the run was interrupted). It returns the
+// recording.
+func Run(ctx context.Context, cfg Config) (record.Recording, error) {
+	cfg = cfg.WithDefaults()
+	if err := cfg.Validate(); err != nil {
+		return record.Recording{}, err
+	}
+	if err := os.MkdirAll(cfg.StateDir, 0o755); err != nil {
+		return record.Recording{}, fmt.Errorf("demo: state directory: %w", err)
+	}
+	mode := "real"
+	if cfg.Sim {
+		mode = "sim"
+	}
+	rec := record.New(cfg.meta(mode))
+	var url string
+	if cfg.HTTP != "" {
+		ln, err := net.Listen("tcp", cfg.HTTP)
+		if err != nil {
+			return record.Recording{}, fmt.Errorf("demo: dashboard: %w", err)
+		}
+		url = "http://" + ln.Addr().String() + "/"
+		mux := http.NewServeMux()
+		mux.Handle("/", dashboard.Handler(rec))
+		srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+		go srv.Serve(ln)
+		defer srv.Close()
+		cfg.Logger.Info("dashboard", "url", url)
+		if cfg.Out != nil {
+			fmt.Fprintf(cfg.Out, "adaptio demo: dashboard at %s\n", url)
+		}
+	}
+	viewDone := make(chan struct{})
+	stopView := make(chan struct{})
+	if cfg.Out != nil {
+		v := &View{W: cfg.Out, TTY: cfg.TTY, Rec: rec, URL: url}
+		go func() {
+			defer close(viewDone)
+			t := time.NewTicker(time.Second)
+			defer t.Stop()
+			for {
+				select {
+				case <-stopView:
+					v.Render()
+					return
+				case <-t.C:
+					v.Render()
+				}
+			}
+		}()
+	} else {
+		close(viewDone)
+	}
+	var err error
+	if cfg.Sim {
+		err = runSim(ctx, cfg, rec)
+	} else {
+		err = runReal(ctx, cfg, rec)
+	}
+	if ctx.Err() != nil {
+		rec.Interrupt()
+	}
+	rec.Finish()
+	close(stopView)
+	<-viewDone
+	out := rec.Snapshot()
+	if cfg.Report != "-" {
+		if rerr := report.WriteFile(cfg.Report, out); rerr != nil && err == nil {
+			err = rerr
+		}
+		if cfg.Out != nil {
+			abs, _ := filepath.Abs(cfg.Report)
+			fmt.Fprintf(cfg.Out, "adaptio demo: report written to %s\n", abs)
+		}
+	}
+	return out, err
+}

@@ -1,0 +1,89 @@
+package demo
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// repoRoot walks up from the working directory to the module root.
+func repoRoot(t *testing.T) string {
+	t.Helper()
+	dir, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			t.Fatal("go.mod not found above the working directory")
+		}
+		dir = parent
+	}
+}
+
+// browserCheck runs e2e/check.mjs against a dashboard URL and a report file
+// in headless Chromium; it skips when Chromium, node or node_modules are absent.
+func browserCheck(t *testing.T, dashURL, reportFile string) map[string]any {
+	t.Helper()
+	chromium := "/usr/bin/chromium"
+	if _, err := os.Stat(chromium); err != nil {
+		t.Skip("browser test skipped: /usr/bin/chromium is absent (apt-get install chromium)")
+	}
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Skip("browser test skipped: node is not installed")
+	}
+	dir := filepath.Join(repoRoot(t), "e2e")
+	if _, err := os.Stat(filepath.Join(dir, "node_modules", "playwright-core")); err != nil {
+		t.Skip("browser test skipped: e2e/node_modules is absent (run: cd e2e && npm ci)")
+	}
+	args := []string{"check.mjs", "--chromium", chromium}
+	if dashURL != "" {
+		args = append(args, "--dashboard", dashURL)
+	}
+	if reportFile != "" {
+		args = append(args, "--report", reportFile)
+	}
+	if shots := os.Getenv("ADAPTIO_SCREENSHOTS"); shots != "" {
+		args = append(args, "--shots", shots)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, args...)
+	cmd.Dir = dir
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	runErr := cmd.Run()
+	var out map[string]any
+	if err := json.Unmarshal(bytes.TrimSpace(stdout.Bytes()), &out); err != nil {
+		t.Fatalf("browser check: %v; stdout %q stderr %q", runErr, stdout.String(), stderr.String())
+	}
+	if runErr != nil {
+		t.Fatalf("browser check failed: %v: %s", out["error"], stdout.String())
+	}
+	return out
+}
+
+// serve starts h on a free localhost port and returns its URL.
+func serve(t *testing.T, h http.Handler) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: h}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+	return "http://" + ln.Addr().String() + "/"
+}
