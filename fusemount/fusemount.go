@@ -85,7 +85,7 @@ func Mount(dir string, c *fwd.Client, o Options) (*Server, error) {
 		EntryTimeout: &to, AttrTimeout: &to, NegativeTimeout: &neg,
 		MountOptions: fuse.MountOptions{
 			DirectMount: direct, FsName: "adaptio", Name: "adaptio", MaxWrite: o.MaxWrite,
-			Debug: o.Debug, DisableXAttrs: true,
+			Debug: o.Debug, DisableXAttrs: true, DisableSplice: true,
 		},
 	})
 	if err != nil {
