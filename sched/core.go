@@ -16,7 +16,7 @@ type Tunable interface {
 
 // Stats are a scheduler's cumulative statistics since it was created.
 type Stats struct {
-	Added          uint64        // requests accepted by Add
+	Added          uint64        // requests accepted by Add (including those a Switch moved in)
 	Dispatched     uint64        // requests handed out in batches
 	Batches        uint64        // batches handed out
 	Completed      uint64        // batches completed

@@ -88,7 +88,7 @@ type Scheduler interface {
 	Add(now time.Duration, r Request) error
 	// Next returns the next dispatchable batch at time now. If none is
 	// dispatchable it returns ok=false and the earliest time worth asking
-	// again (zero: nothing until the next Add).
+	// again (zero: nothing until the next Add or Complete).
 	Next(now time.Duration) (b Batch, ok bool, retryAt time.Duration)
 	// Complete reports that the batch with the given id finished at time now,
 	// having moved bytes in took. It returns ErrUnknownBatch for an id that is
