@@ -1,0 +1,322 @@
+package announce
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/adaptio/adaptio/access"
+	"github.com/adaptio/adaptio/council/wire"
+)
+
+// Source supplies the metrics of each interval; the forwarding daemon
+// implements it. CloseInterval ends the current interval at now and returns
+// its observation, including the window that was in force.
+type Source interface {
+	CloseInterval(now time.Time) access.Observation
+}
+
+// Applier applies a window the Council decided; the forwarding daemon
+// implements it.
+type Applier interface {
+	ApplyWindow(w time.Duration) error
+}
+
+// Defaults.
+const (
+	DefaultInterval = time.Second
+	DefaultPrefix   = "adaptio.default"
+)
+
+// Errors.
+var (
+	ErrBadOptions = errors.New("announce: invalid options")
+	ErrStarted    = errors.New("announce: already started")
+)
+
+// Options configure an Announcer. Zero fields take the defaults listed.
+type Options struct {
+	// URL of the NATS server the Council listens on (ignored when Conn is set).
+	URL string
+	// Conn is an existing connection to share (the Announcer does not
+	// close it). Nil: the Announcer connects to URL itself and reconnects
+	// forever.
+	Conn *nats.Conn
+	// NATSOptions are extra connection options (authentication, TLS) used
+	// when the Announcer connects itself.
+	NATSOptions []nats.Option
+	// Prefix is the Council group's subject prefix (default "adaptio.default").
+	Prefix string
+	// Node is this I/O node's index (>= 0); reports carry it.
+	Node int
+	// Interval between reports (default 1 s).
+	Interval time.Duration
+	// Default is the window applied at Start and kept until the first
+	// decision (0: apply nothing until the first decision). After a
+	// decision, the Announcer keeps the last decided window while the
+	// Council is unreachable.
+	Default time.Duration
+	// Source supplies each interval's observation (required).
+	Source Source
+	// Applier applies decisions (nil: decisions are only recorded).
+	Applier Applier
+	// Instance identifies this run in reports (0: random).
+	Instance uint64
+	// OnDecision, if set, is called after each new decision is applied,
+	// with the time since this Announcer's latest report was sent (zero if
+	// no report was pending). It runs on the subscription's goroutine.
+	OnDecision func(d wire.Decision, sinceSend time.Duration)
+	// Logger (nil: discard) and Registerer (nil: metrics not registered).
+	Logger     *slog.Logger
+	Registerer prometheus.Registerer
+}
+
+// Announcer reports an I/O node's metrics to the Council every interval and
+// applies the Council's decisions. Lifecycle: New -> Start -> Shutdown.
+// Methods are safe for concurrent use.
+type Announcer struct {
+	opts Options
+	subj wire.Subjects
+	log  *slog.Logger
+	m    *metrics
+
+	mu       sync.Mutex
+	nc       *nats.Conn
+	ownConn  bool
+	sub      *nats.Subscription
+	seq      uint64
+	round    uint64
+	window   time.Duration
+	sentAt   time.Time
+	started  bool
+	cancel   context.CancelFunc
+	done     chan struct{}
+	buf      []byte
+	lastErr  error
+	decided  bool
+	stopOnce sync.Once
+}
+
+// New validates opts; nothing runs until Start.
+func New(opts Options) (*Announcer, error) {
+	if opts.Prefix == "" {
+		opts.Prefix = DefaultPrefix
+	}
+	if opts.Interval == 0 {
+		opts.Interval = DefaultInterval
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.Instance == 0 {
+		opts.Instance = rand.Uint64() | 1
+	}
+	switch {
+	case opts.Source == nil:
+		return nil, fmt.Errorf("%w: Source is required", ErrBadOptions)
+	case opts.Conn == nil && opts.URL == "":
+		return nil, fmt.Errorf("%w: URL or Conn is required", ErrBadOptions)
+	case opts.Node < 0:
+		return nil, fmt.Errorf("%w: Node = %d, want >= 0", ErrBadOptions, opts.Node)
+	case opts.Interval < 0:
+		return nil, fmt.Errorf("%w: Interval = %v, want > 0", ErrBadOptions, opts.Interval)
+	case opts.Default < 0:
+		return nil, fmt.Errorf("%w: Default = %v, want >= 0", ErrBadOptions, opts.Default)
+	}
+	if err := wire.ValidPrefix(opts.Prefix); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrBadOptions, err)
+	}
+	m, err := newMetrics(opts.Registerer, opts.Node)
+	if err != nil {
+		return nil, err
+	}
+	return &Announcer{opts: opts, subj: wire.Subjects{Prefix: opts.Prefix}, log: opts.Logger, m: m, done: make(chan struct{})}, nil
+}
+
+// Start connects (retrying in the background if the server is not up
+// yet), applies the default window, subscribes to decisions and starts
+// reporting every interval until ctx is cancelled or Shutdown is called.
+func (a *Announcer) Start(ctx context.Context) error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.started {
+		return ErrStarted
+	}
+	a.started = true
+	a.nc = a.opts.Conn
+	if a.nc == nil {
+		copts := append([]nats.Option{
+			nats.Name(fmt.Sprintf("adaptio-announcer %s node %d", a.opts.Prefix, a.opts.Node)),
+			nats.MaxReconnects(-1), nats.ReconnectWait(200 * time.Millisecond),
+			nats.RetryOnFailedConnect(true), nats.ReconnectBufSize(-1), // reports are not buffered while disconnected
+			nats.DisconnectErrHandler(func(_ *nats.Conn, err error) {
+				a.m.connected.Set(0)
+				a.log.Warn("disconnected from the Council's NATS server; keeping the window in force", "err", err)
+			}),
+			nats.ReconnectHandler(func(c *nats.Conn) {
+				a.m.connected.Set(1)
+				a.log.Info("reconnected to the Council's NATS server", "url", c.ConnectedUrl())
+			}),
+			nats.ConnectHandler(func(*nats.Conn) { a.m.connected.Set(1) }),
+		}, a.opts.NATSOptions...)
+		nc, err := nats.Connect(a.opts.URL, copts...)
+		if err != nil {
+			return fmt.Errorf("announce: connect %s: %w", a.opts.URL, err)
+		}
+		a.nc, a.ownConn = nc, true
+	}
+	if a.nc.IsConnected() {
+		a.m.connected.Set(1)
+	}
+	if a.opts.Default > 0 {
+		a.applyLocked(a.opts.Default)
+	}
+	sub, err := a.nc.Subscribe(a.subj.Decision(), a.onDecision)
+	if err != nil {
+		if a.ownConn {
+			a.nc.Close()
+		}
+		return fmt.Errorf("announce: subscribe: %w", err)
+	}
+	a.sub = sub
+	ctx, a.cancel = context.WithCancel(ctx)
+	go a.loop(ctx)
+	return nil
+}
+
+func (a *Announcer) loop(ctx context.Context) {
+	defer close(a.done)
+	t := time.NewTicker(a.opts.Interval)
+	defer t.Stop()
+	a.opts.Source.CloseInterval(time.Now()) // start a fresh interval
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case now := <-t.C:
+			a.report(now)
+		}
+	}
+}
+
+// report closes the interval and publishes its observation.
+func (a *Announcer) report(now time.Time) {
+	o := a.opts.Source.CloseInterval(now)
+	o.Node = a.opts.Node
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.seq++
+	if !a.nc.IsConnected() {
+		a.m.dropped.Inc()
+		return
+	}
+	b, err := wire.AppendReport(a.buf[:0], wire.Report{Instance: a.opts.Instance, Seq: a.seq, Round: a.round, Obs: o})
+	if err != nil {
+		a.m.dropped.Inc()
+		a.log.Warn("observation not sent", "err", err)
+		return
+	}
+	a.buf = b
+	a.sentAt = time.Now()
+	if err := a.nc.Publish(a.subj.Report(a.opts.Node), b); err != nil {
+		a.m.dropped.Inc()
+		a.sentAt = time.Time{}
+		return
+	}
+	a.m.reports.Inc()
+}
+
+// ReportNow closes the interval and sends its report immediately (the bench
+// drives Announcers this way; the ticker keeps running).
+func (a *Announcer) ReportNow() { a.report(time.Now()) }
+
+func (a *Announcer) onDecision(m *nats.Msg) {
+	t := time.Now()
+	d, err := wire.UnmarshalDecision(m.Data)
+	if err != nil {
+		a.m.badDecisions.Inc()
+		return
+	}
+	a.mu.Lock()
+	if d.Round == a.round && a.decided {
+		a.mu.Unlock()
+		return // duplicate
+	}
+	var since time.Duration
+	if !a.sentAt.IsZero() {
+		since = t.Sub(a.sentAt)
+		a.sentAt = time.Time{}
+		a.m.latency.Observe(since.Seconds())
+	}
+	a.round, a.decided = d.Round, true
+	a.applyLocked(d.Window)
+	a.m.decisions.Inc()
+	cb := a.opts.OnDecision
+	a.mu.Unlock()
+	if cb != nil {
+		cb(d, since)
+	}
+}
+
+func (a *Announcer) applyLocked(w time.Duration) {
+	if a.opts.Applier != nil && w != a.window {
+		if err := a.opts.Applier.ApplyWindow(w); err != nil {
+			a.m.applyErrors.Inc()
+			a.lastErr = err
+			a.log.Warn("apply window", "window", w, "err", err)
+			return
+		}
+	}
+	a.window = w
+	a.m.window.Set(w.Seconds())
+}
+
+// Window returns the window in force (the last decision's, or the default).
+func (a *Announcer) Window() time.Duration {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.window
+}
+
+// Round returns the round of the last decision applied (0: none).
+func (a *Announcer) Round() uint64 {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.round
+}
+
+// Connected reports whether the NATS connection is up.
+func (a *Announcer) Connected() bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.nc != nil && a.nc.IsConnected()
+}
+
+// Shutdown stops reporting, unsubscribes and closes the connection the
+// Announcer opened. It is safe to call more than once.
+func (a *Announcer) Shutdown() {
+	a.stopOnce.Do(func() {
+		a.mu.Lock()
+		started := a.started
+		cancel := a.cancel
+		a.mu.Unlock()
+		if !started || cancel == nil {
+			return
+		}
+		cancel()
+		<-a.done
+		if a.sub != nil {
+			_ = a.sub.Unsubscribe()
+		}
+		if a.ownConn {
+			a.nc.Close()
+		}
+	})
+}
