@@ -111,6 +111,10 @@ func (w *Writer) WriteHeader() error {
 	return w.w.Write(w.header)
 }
 
+// OmitHeader makes the Writer write rows without a header, to append to a
+// file that already has one.
+func (w *Writer) OmitHeader() { w.wrote = true }
+
 // Row writes one observation row.
 func (w *Writer) Row(r Row) error {
 	if err := w.WriteHeader(); err != nil {

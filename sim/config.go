@@ -41,7 +41,12 @@ type Config struct {
 	// beyond the first with requests at that server (queued or in service):
 	// the cost of serving interleaved connections and flows (default 0: none;
 	// the calibrated value is in docs/simulator.md).
-	Contention  time.Duration
+	Contention time.Duration
+	// SwitchCost is the extra data server time of an access whose batch
+	// comes from another I/O node than the previous access's: the switch
+	// between the flows and the disk streams of different nodes (default
+	// DefaultSwitchCost, calibrated in docs/simulator.md; negative: none).
+	SwitchCost  time.Duration
 	StartJitter time.Duration // each process starts each pattern after a uniform delay in [0, StartJitter) (default 100 µs)
 
 	Interval time.Duration // observation interval (default 1 s, the Announcer's)
@@ -62,7 +67,8 @@ const (
 	DefaultHeaderBytes    = 512
 	DefaultServerOverhead = 30 * time.Microsecond
 	DefaultStartJitter    = 100 * time.Microsecond
-	DefaultContention     = 100 * time.Microsecond
+	DefaultContention     = -1
+	DefaultSwitchCost     = 500 * time.Microsecond
 	DefaultInterval       = time.Second
 	DefaultMaxTime        = 24 * time.Hour
 )
@@ -107,6 +113,9 @@ func (c Config) WithDefaults() Config {
 	}
 	if c.StartJitter == 0 {
 		c.StartJitter = DefaultStartJitter
+	}
+	if c.SwitchCost == 0 {
+		c.SwitchCost = DefaultSwitchCost
 	}
 	if c.Contention == 0 {
 		c.Contention = DefaultContention

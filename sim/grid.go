@@ -272,6 +272,8 @@ func RunGrid(ctx context.Context, o GridOptions) (GridStats, error) {
 			if obsHeader {
 				_ = ow.WriteHeader()
 				obsHeader = false
+			} else {
+				ow.OmitHeader()
 			}
 			for _, row := range r.rows {
 				_ = ow.Row(row)
@@ -287,6 +289,8 @@ func RunGrid(ctx context.Context, o GridOptions) (GridStats, error) {
 			if sumHeader {
 				_ = sw.WriteHeader()
 				sumHeader = false
+			} else {
+				sw.OmitHeader()
 			}
 			_ = sw.Experiment(r.exp)
 			if err := sw.Flush(); err != nil {

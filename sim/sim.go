@@ -53,6 +53,8 @@ type server struct {
 	busy  int32   // thread being served, -1: idle
 	perIO []int32 // batches queued or in service per I/O node
 	nodes int32   // I/O nodes with batches here
+	last  int32   // I/O node of the previous access (-1: none)
+	accesses, switches uint64
 	tx    link
 	rx    link
 }
@@ -175,7 +177,7 @@ func New(cfg Config, logger *slog.Logger) (*Sim, error) {
 		if err != nil {
 			return nil, fmt.Errorf("sim: %w", err)
 		}
-		s.servers[i] = server{dev: d, rng: rand.New(rand.NewPCG(cfg.Seed, 0x5e7e7+uint64(i))), busy: -1,
+		s.servers[i] = server{dev: d, rng: rand.New(rand.NewPCG(cfg.Seed, 0x5e7e7+uint64(i))), busy: -1, last: -1,
 			perIO: make([]int32, cfg.IONodes)}
 	}
 	s.clients = make([]struct{ tx, rx link }, cfg.ClientNodes)
@@ -366,6 +368,14 @@ func (s *Sim) serverStart(si int) {
 	addr := s.pl.Addr(b.File, b.Offset)
 	d := int64(sv.dev.Service(time.Duration(s.now), b.Op, addr, b.Length, sv.rng))
 	d += int64(s.cfg.ServerOverhead) + int64(sv.nodes-1)*int64(max(0, s.cfg.Contention))
+	sv.accesses++
+	if ion := s.threads[tid].ion; ion != sv.last {
+		if sv.last >= 0 {
+			sv.switches++
+			d += int64(max(0, s.cfg.SwitchCost))
+		}
+		sv.last = ion
+	}
 	s.q.push(s.now+d, evDiskDone, int32(si))
 }
 
