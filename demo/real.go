@@ -1,11 +1,347 @@
 package demo
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/adaptio/adaptio/announce"
+	"github.com/adaptio/adaptio/bandit"
+	"github.com/adaptio/adaptio/council"
+	"github.com/adaptio/adaptio/council/service"
 	"github.com/adaptio/adaptio/demo/record"
+	"github.com/adaptio/adaptio/fwd"
+	"github.com/adaptio/adaptio/fwd/bench"
+	"github.com/adaptio/adaptio/pfs"
+	"github.com/adaptio/adaptio/sched"
 )
 
+// Files in the state directory for the real stack.
+const (
+	RealStateDir    = "council"         // the Council's JetStream store (learned state in KV)
+	RealDecisionLog = "decisions.jsonl" // the Council's decisions of the last real run
+	realPrefix      = "adaptio.demo"    // subject prefix of the demo's Council group
+)
+
+// decisionSink receives the Council service's decision log: it writes every
+// line to the log file and hands the decoded decision to the tracker.
+type decisionSink struct {
+	mu    sync.Mutex
+	file  *os.File
+	buf   []byte
+	t0    time.Time
+	phase *atomic.Value // string
+	trk   *tracker
+	nodes int
+}
+
+func (s *decisionSink) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, err := s.file.Write(p); err != nil {
+		return 0, err
+	}
+	s.buf = append(s.buf, p...)
+	for {
+		i := bytes.IndexByte(s.buf, '\n')
+		if i < 0 {
+			break
+		}
+		var d council.Decision
+		if err := json.Unmarshal(s.buf[:i], &d); err == nil {
+			s.trk.decision(time.Since(s.t0).Seconds(), s.phase.Load().(string), d, s.nodes)
+		}
+		s.buf = s.buf[i+1:]
+	}
+	return len(p), nil
+}
+
+// stack is the real stack of the demo, started in one process.
+type stack struct {
+	cluster  *pfs.Cluster
+	backends []*pfs.Client
+	daemons  []*fwd.Daemon
+	anns     []*announce.Announcer
+	svc      *service.Service
+	clients  []*fwd.Client
+	pfsDir   string
+}
+
+func (s *stack) shutdown() {
+	for _, c := range s.clients {
+		c.Close()
+	}
+	for _, a := range s.anns {
+		a.Shutdown()
+	}
+	for _, d := range s.daemons {
+		d.Shutdown()
+	}
+	for _, b := range s.backends {
+		b.Close()
+	}
+	if s.svc != nil {
+		s.svc.Shutdown()
+	}
+	if s.cluster != nil {
+		s.cluster.Shutdown()
+	}
+	if s.pfsDir != "" {
+		os.RemoveAll(s.pfsDir)
+	}
+}
+
+// start brings up the Council, the PFS, the daemons with their Announcers
+// and one client connection per daemon.
+func startStack(ctx context.Context, cfg Config, sink *decisionSink) (*stack, error) {
+	s := &stack{}
+	fail := func(err error) (*stack, error) {
+		s.shutdown()
+		return nil, err
+	}
+	var err error
+	s.svc, err = service.New(service.Options{
+		Prefix: realPrefix, Port: -1, StateDir: filepath.Join(cfg.StateDir, RealStateDir),
+		Core: council.Config{Policy: cfg.Policy, Options: bandit.Options{Epsilon: cfg.Epsilon}, Windows: sched.Windows,
+			Nodes: cfg.Nodes},
+		Seed: cfg.Seed, DecisionLog: sink, Logger: cfg.Logger, Registerer: prometheus.NewRegistry(),
+	})
+	if err != nil {
+		return fail(fmt.Errorf("demo: council: %w", err))
+	}
+	if err := s.svc.Start(); err != nil {
+		return fail(fmt.Errorf("demo: council: %w", err))
+	}
+	if !s.svc.Ready(10 * time.Second) {
+		return fail(errors.New("demo: council: not ready after 10 s"))
+	}
+	s.pfsDir, err = os.MkdirTemp("", "adaptio-demo-pfs-")
+	if err != nil {
+		return fail(fmt.Errorf("demo: pfs: %w", err))
+	}
+	s.cluster, err = pfs.NewCluster(pfs.ClusterOptions{Servers: cfg.Servers, Dir: s.pfsDir, Disk: "hdd", Seed: cfg.Seed,
+		Logger: cfg.Logger, Registerer: prometheus.NewRegistry()})
+	if err != nil {
+		return fail(fmt.Errorf("demo: pfs: %w", err))
+	}
+	if err := s.cluster.Start(); err != nil {
+		return fail(fmt.Errorf("demo: pfs: %w", err))
+	}
+	if !s.cluster.Ready(10 * time.Second) {
+		return fail(errors.New("demo: pfs: data servers not ready after 10 s"))
+	}
+	window := cfg.Static
+	if window == 0 {
+		window = sched.DefaultWindow
+	}
+	for i := 0; i < cfg.Nodes; i++ {
+		be, err := s.cluster.Backend()
+		if err != nil {
+			return fail(fmt.Errorf("demo: pfs client: %w", err))
+		}
+		s.backends = append(s.backends, be)
+		d, err := fwd.New(fwd.Options{Backend: be, Scheduler: "twins",
+			Sched:  sched.Config{Node: i, Nodes: cfg.Nodes, Window: window},
+			Logger: cfg.Logger.With("node", i), Registerer: prometheus.NewRegistry()})
+		if err != nil {
+			return fail(fmt.Errorf("demo: forwarding daemon %d: %w", i, err))
+		}
+		s.daemons = append(s.daemons, d)
+		if err := d.Start(); err != nil {
+			return fail(fmt.Errorf("demo: forwarding daemon %d: %w", i, err))
+		}
+		if !d.Ready(10 * time.Second) {
+			return fail(fmt.Errorf("demo: forwarding daemon %d: not ready after 10 s", i))
+		}
+		var applier announce.Applier = d
+		if cfg.Static != 0 {
+			applier = nil // no learning: decisions are recorded, not applied
+		}
+		a, err := announce.New(announce.Options{URL: s.svc.ClientURL(), Prefix: realPrefix, Node: i, Source: d, Applier: applier,
+			Default: window, Logger: cfg.Logger.With("node", i), Registerer: prometheus.NewRegistry()})
+		if err != nil {
+			return fail(fmt.Errorf("demo: announcer %d: %w", i, err))
+		}
+		s.anns = append(s.anns, a)
+		if err := a.Start(ctx); err != nil {
+			return fail(fmt.Errorf("demo: announcer %d: %w", i, err))
+		}
+		c, err := fwd.Dial(d.Addr())
+		if err != nil {
+			return fail(fmt.Errorf("demo: client of daemon %d: %w", i, err))
+		}
+		s.clients = append(s.clients, c)
+	}
+	return s, nil
+}
+
+// runReal runs the experiment on the real stack: real bytes through the
+// forwarding daemons to the emulated PFS, the Council service deciding.
 func runReal(ctx context.Context, cfg Config, rec *record.Recorder) error {
-	return ErrNoRealStack
+	logf, err := os.Create(filepath.Join(cfg.StateDir, RealDecisionLog))
+	if err != nil {
+		return fmt.Errorf("demo: decision log: %w", err)
+	}
+	defer logf.Close()
+	var phase atomic.Value
+	phase.Store("")
+	t0 := time.Now()
+	sink := &decisionSink{file: logf, t0: t0, phase: &phase, trk: newTracker(rec, nil, sched.Windows, cfg.Static), nodes: cfg.Nodes}
+
+	// The static-window comparison runs in the simulator meanwhile.
+	var wg sync.WaitGroup
+	var static []record.StaticResult
+	var staticErr error
+	if cfg.Compare > 0 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			static, staticErr = staticSim(ctx, cfg)
+			if staticErr == nil && cfg.Static == 0 {
+				var learned record.StaticResult
+				learned, staticErr = learnSim(ctx, cfg)
+				static = append(static, learned)
+			}
+		}()
+	}
+
+	st, err := startStack(ctx, cfg, sink)
+	if err != nil {
+		wg.Wait()
+		return err
+	}
+	carried := pulls(st.svc.Status())
+	rec.UpdateMeta(func(m *record.Meta) {
+		m.CarriedOver = carried
+		m.StateDir = filepath.Join(cfg.StateDir, RealStateDir)
+		m.Notes = append(m.Notes,
+			fmt.Sprintf("Real stack in one process: a Council service (embedded NATS at %s, learned state in JetStream KV), %d emulated data servers with the hard-disk model, %d forwarding daemons running TWINS, each with an Announcer reporting every second; the clients are %d goroutines moving real bytes, verified on read.",
+				st.svc.ClientURL(), cfg.Servers, cfg.Nodes, cfg.Processes))
+		if cfg.Compare > 0 {
+			m.Notes = append(m.Notes, "The static-window comparison below ran in the simulator (same experiment, virtual time), with a simulated learning run for reference: its times are the simulator's, not this run's.")
+		}
+	})
+	if carried > 0 {
+		rec.AddEvent(0, "info", fmt.Sprintf("learning continues from %s: %d bandit pulls carried over", cfg.StateDir, carried))
+	}
+
+	// Estimates follow the Council's state each second.
+	stopEst := make(chan struct{})
+	estDone := make(chan struct{})
+	go func() {
+		defer close(estDone)
+		tk := time.NewTicker(time.Second)
+		defer tk.Stop()
+		for {
+			select {
+			case <-stopEst:
+				return
+			case <-tk.C:
+				rec.SetEstimates(estimates(st.svc.Status()))
+				rec.SetElapsed(time.Since(t0).Seconds())
+			}
+		}
+	}()
+
+	runCtx := ctx
+	if cfg.Duration > 0 {
+		var cancel context.CancelFunc
+		runCtx, cancel = context.WithTimeout(ctx, cfg.Duration)
+		defer cancel()
+	}
+	runErr := realLoop(runCtx, cfg, rec, st, &phase, t0)
+	if errors.Is(runErr, context.DeadlineExceeded) && ctx.Err() == nil {
+		rec.AddEvent(time.Since(t0).Seconds(), "info", fmt.Sprintf("stopped at --duration %v", cfg.Duration))
+		runErr = nil
+	}
+	phase.Store("")
+	close(stopEst)
+	<-estDone
+	rec.SetEstimates(estimates(st.svc.Status()))
+	st.shutdown() // the Council persists its learned state on shutdown
+	if cfg.Static == 0 {
+		rec.AddEvent(time.Since(t0).Seconds(), "info", "learned state saved in "+filepath.Join(cfg.StateDir, RealStateDir))
+	}
+	wg.Wait()
+	if staticErr == nil && len(static) > 0 {
+		rec.SetStatic(static)
+	} else if staticErr != nil && !errors.Is(staticErr, context.Canceled) {
+		rec.AddEvent(time.Since(t0).Seconds(), "error", "static comparison: "+staticErr.Error())
+	}
+	if errors.Is(runErr, context.Canceled) {
+		return nil
+	}
+	return runErr
+}
+
+// realLoop runs the iterations: per iteration SS write, SS read, and with
+// Mix FPP write and SC read (which reads back the shared file SS wrote).
+func realLoop(ctx context.Context, cfg Config, rec *record.Recorder, st *stack, phase *atomic.Value, t0 time.Time) error {
+	phases := cfg.Phases()
+	extra := st.clients[1:]
+	for it := 0; it < cfg.Iterations; it++ {
+		opt := bench.Options{Dir: "demo", Clients: extra, Seed: uint64(it), Keep: true}
+		for _, p := range phases {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			phase.Store(p.Name)
+			now := time.Since(t0).Seconds()
+			rec.AddEvent(now, "phase", fmt.Sprintf("iteration %d: start %s", it+1, p.Name))
+			var ph bench.Phase
+			var err error
+			switch {
+			case p.Pattern.Op == sched.Write:
+				o := opt
+				o.NoVerify = true
+				o.Keep = p.Pattern.Files() == 1 // the shared file is read back by the read phases
+				var res bench.Result
+				res, err = bench.Run(ctx, st.clients[0], p.Pattern, o)
+				ph = res.Write
+			default:
+				ph, err = bench.Verify(ctx, st.clients[0], p.Pattern, opt)
+			}
+			if err != nil {
+				return fmt.Errorf("demo: %s: %w", p.Name, err)
+			}
+			rec.AddIteration(record.Iteration{Phase: p.Name, Workload: p.Pattern.String(), Start: now,
+				Seconds: ph.Makespan.Seconds(), Bytes: ph.Bytes})
+		}
+		phase.Store("")
+		if err := st.clients[0].Unlink(bench.FileName("demo", phases[0].Pattern, 0)); err != nil {
+			return fmt.Errorf("demo: cleaning up: %w", err)
+		}
+	}
+	return nil
+}
+
+// learnSim runs the learning experiment in the simulator with a fresh
+// Council core and returns its last-quarter summary, the reference row of
+// the real demo's static comparison.
+func learnSim(ctx context.Context, cfg Config) (record.StaticResult, error) {
+	c := cfg
+	c.Sim, c.Static, c.Compare, c.Out, c.Pace, c.Duration = true, 0, -1, nil, 0, 0
+	c.Iterations = max(cfg.Iterations, 8)
+	dir, err := os.MkdirTemp("", "adaptio-demo-learnsim-")
+	if err != nil {
+		return record.StaticResult{}, err
+	}
+	defer os.RemoveAll(dir)
+	c.StateDir = dir
+	r := record.New(c.meta("sim"))
+	if err := runSim(ctx, c, r); err != nil {
+		return record.StaticResult{}, err
+	}
+	s := record.Summary(r.Snapshot().Iterations)
+	s.Label = "learning (simulator, last quarter)"
+	return s, nil
 }

@@ -58,7 +58,7 @@ run (decisions-sim.jsonl with --sim).`,
 				cfg.Out = os.Stdout
 				cfg.TTY = demo.IsTerminal(os.Stdout)
 			}
-			level := slog.LevelWarn
+			level := slog.LevelError
 			if verbose {
 				level = slog.LevelInfo
 			}

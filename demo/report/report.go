@@ -353,12 +353,14 @@ func static(r record.Recording, sum Summary, phases []string) ([]string, []stati
 	cols := slices.Clone(phases)
 	rows := slices.Clone(r.Static)
 	learned := sum.Learned
-	if r.Meta.StaticUS == 0 && len(r.Iterations) > 0 {
+	if r.Meta.StaticUS == 0 && len(r.Iterations) > 0 && r.Meta.Mode == "sim" {
 		rows = append(rows, learned)
 	}
 	best := math.Inf(1)
 	for _, s := range r.Static {
-		best = math.Min(best, s.Total)
+		if s.WindowUS > 0 {
+			best = math.Min(best, s.Total)
+		}
 	}
 	var out []staticRow
 	var bars []Bar
