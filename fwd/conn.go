@@ -110,6 +110,7 @@ func (c *conn) sendErr(op wire.Op, id uint64, err error) {
 
 func (c *conn) reader() {
 	r := wire.NewReader(c.nc, c.d.opts.MaxFrame)
+	r.Alloc = getBuf
 	for {
 		h, p, err := r.ReadFrame()
 		if err != nil {
@@ -133,16 +134,25 @@ func (c *conn) reader() {
 		}
 		var m wire.Msg
 		if err := wire.Decode(h, p, &m); err != nil {
+			putBuf(p)
 			c.d.m.badFrames.Inc()
 			c.d.log.Warn("malformed request; closing connection", "remote", c.nc.RemoteAddr(), "err", err)
 			c.send(&wire.Msg{Op: m.Op, ID: h.ID, Response: true, Code: wire.CodeBadFrame, Err: err.Error()}, nil)
 			return
 		}
 		if m.Response {
+			putBuf(p)
 			c.send(&wire.Msg{Op: m.Op, ID: h.ID, Response: true, Code: wire.CodeBadFrame, Err: "fwd: response frame sent to the daemon"}, nil)
 			return
 		}
-		c.handle(&m)
+		if m.Op == wire.OpWrite {
+			m.Data = m.Data[:len(m.Data):len(m.Data)]
+			c.handle(&m, p) // the write's data lives in p until the write completes
+			continue
+		}
+		// Other messages hold no reference to p after Decode (strings are copied).
+		putBuf(p)
+		c.handle(&m, nil)
 	}
 }
 
@@ -154,20 +164,21 @@ func isClosed(err error) bool {
 // handle dispatches one request. Reads and writes go to the scheduler;
 // metadata operations run in their own goroutine. Either way the response
 // may overtake earlier ones.
-func (c *conn) handle(m *wire.Msg) {
+func (c *conn) handle(m *wire.Msg, frame []byte) {
 	if m.Op == wire.OpHello {
 		c.clientID, c.hello = m.ClientID, true
 		c.send(&wire.Msg{Op: wire.OpHello, ID: m.ID, Response: true}, nil)
 		return
 	}
 	if !c.hello {
+		putBuf(frame)
 		c.send(&wire.Msg{Op: m.Op, ID: m.ID, Response: true, Code: wire.CodeNoHello, Err: "fwd: send hello first"}, nil)
 		return
 	}
 	c.ops.Add(1)
 	switch m.Op {
 	case wire.OpRead, wire.OpWrite:
-		c.io(m)
+		c.io(m, frame)
 	default:
 		mm := *m
 		go func() {
@@ -192,7 +203,7 @@ func (c *conn) handlePath(h uint64) (string, bool) {
 	return p, ok && c.handles[h] > 0
 }
 
-func (c *conn) io(m *wire.Msg) {
+func (c *conn) io(m *wire.Msg, frame []byte) {
 	d := c.d
 	p, ok := c.handlePath(m.Handle)
 	var err error
@@ -205,6 +216,7 @@ func (c *conn) io(m *wire.Msg) {
 		err = &wire.Error{Code: wire.CodeTooLarge, Msg: fmt.Sprintf("read of %d bytes exceeds the frame limit", m.Length)}
 	}
 	if err != nil {
+		putBuf(frame)
 		c.replyErr(m.Op, m.ID, err)
 		c.ops.Done()
 		return
@@ -212,8 +224,10 @@ func (c *conn) io(m *wire.Msg) {
 	op := &ioOp{c: c, id: m.ID, write: m.Op == wire.OpWrite, path: p, file: m.Handle, off: m.Offset, start: time.Now()}
 	if op.write {
 		op.buf = m.Data
+		op.frame = frame
 	} else {
-		op.buf = make([]byte, m.Length)
+		op.frame = getBuf(int(m.Length))
+		op.buf = op.frame
 	}
 	sop := sched.Read
 	if op.write {
@@ -227,6 +241,7 @@ func (c *conn) io(m *wire.Msg) {
 		return
 	}
 	if err := d.submit(op); err != nil {
+		putBuf(op.frame)
 		c.replyErr(m.Op, m.ID, err)
 		c.ops.Done()
 	}
@@ -266,6 +281,12 @@ func (d *Daemon) complete(op *ioOp) {
 		wop = wire.OpWrite
 	}
 	d.m.observe(wop, op.start, err)
+	if op.write || err != nil {
+		// The write's data is on the backend (or failed); a failed read's
+		// buffer is not sent.
+		putBuf(op.frame)
+		op.frame = nil
+	}
 	if err != nil {
 		d.log.Debug("request failed", "op", wop, "path", op.path, "off", op.off, "err", err)
 		c.sendErr(wop, op.id, fmt.Errorf("%s %s at %d: %w", wop, op.path, op.off, err))
@@ -283,7 +304,8 @@ func (d *Daemon) complete(op *ioOp) {
 		c.send(&wire.Msg{Op: wop, ID: op.id, Response: true, N: int64(n)}, nil)
 		return
 	}
-	c.send(&wire.Msg{Op: wop, ID: op.id, Response: true, Data: op.buf[:n]}, nil)
+	frame := op.frame
+	c.send(&wire.Msg{Op: wop, ID: op.id, Response: true, Data: op.buf[:n]}, func() { putBuf(frame) })
 }
 
 // meta runs a metadata operation.

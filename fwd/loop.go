@@ -1,7 +1,6 @@
 package fwd
 
 import (
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -19,7 +18,7 @@ type ioOp struct {
 	file    uint64
 	off     int64
 	buf     []byte // write data or read destination
-	release func() // returns buf's frame buffer to its pool, or nil
+	frame   []byte // pooled buffer holding buf, returned when the op is answered
 	start   time.Time
 	pieces  []piece
 	left    atomic.Int32
@@ -146,8 +145,6 @@ func (d *Daemon) loop() {
 	}
 }
 
-var bufPool = sync.Pool{New: func() any { b := make([]byte, 0, 1<<20); return &b }}
-
 // worker executes batches on the backend.
 func (d *Daemon) worker() {
 	defer d.workerWG.Done()
@@ -172,11 +169,7 @@ func (d *Daemon) run(j *job) {
 		}
 		p.n = n
 	default:
-		bp := bufPool.Get().(*[]byte)
-		if int64(cap(*bp)) < b.Length {
-			*bp = make([]byte, b.Length)
-		}
-		buf := (*bp)[:b.Length]
+		buf := getBuf(int(b.Length))
 		if b.Op == sched.Write {
 			for _, p := range j.pieces {
 				copy(buf[p.off-b.Offset:], p.buf)
@@ -192,7 +185,7 @@ func (d *Daemon) run(j *job) {
 				copy(p.buf, buf[p.off-b.Offset:][:p.n])
 			}
 		}
-		bufPool.Put(bp)
+		putBuf(buf)
 	}
 	took := time.Since(t0)
 	d.m.batches.Inc()

@@ -1,0 +1,130 @@
+package fwd_test
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/adaptio/adaptio/backend"
+	"github.com/adaptio/adaptio/backend/posix"
+	"github.com/adaptio/adaptio/fwd"
+	"github.com/adaptio/adaptio/sched"
+)
+
+// memDir is a temporary directory on tmpfs when the machine has one, so the
+// backend has no disk delays.
+func memDir(b *testing.B) string {
+	if fi, err := os.Stat("/dev/shm"); err == nil && fi.IsDir() {
+		dir, err := os.MkdirTemp("/dev/shm", "adaptio-bench-")
+		if err == nil {
+			b.Cleanup(func() { os.RemoveAll(dir) })
+			return dir
+		}
+	}
+	return b.TempDir()
+}
+
+// ioFile is what both the direct and the forwarded runs use.
+type ioFile interface {
+	io.ReaderAt
+	io.WriterAt
+}
+
+// runClients has each of len(files) clients move perClient bytes of its own
+// file in req-byte requests, all at once, and returns the makespan.
+func runClients(b *testing.B, files []ioFile, req, perClient int, write bool) time.Duration {
+	var wg sync.WaitGroup
+	start := time.Now()
+	for _, f := range files {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			buf := make([]byte, req)
+			for off := 0; off < perClient; off += req {
+				var err error
+				if write {
+					_, err = f.WriteAt(buf, int64(off))
+				} else {
+					_, err = f.ReadAt(buf, int64(off))
+				}
+				if err != nil {
+					b.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	return time.Since(start)
+}
+
+// BenchmarkForwarderVsDirect measures, in the same run, 16 clients doing
+// pwrite/pread on their own files directly and the same through the
+// forwarder (one connection each, Unix socket or TCP loopback), on a POSIX
+// backend on tmpfs (64 KiB stripes over 4 data servers, no disk model).
+// It reports both bandwidths and their ratio fwd/direct.
+func BenchmarkForwarderVsDirect(b *testing.B) {
+	const clients = 16
+	for _, req := range []int{1 << 20, 32 << 10} {
+		perClient := 8 << 20
+		if req < 1<<20 {
+			perClient = 2 << 20
+		}
+		for _, scheduler := range []string{"fifo", "twins"} {
+			for _, transport := range []string{"unix", "tcp"} {
+				for _, op := range []string{"write", "read"} {
+					name := fmt.Sprintf("req=%dKiB/sched=%s/net=%s/op=%s", req>>10, scheduler, transport, op)
+					b.Run(name, func(b *testing.B) {
+						root := memDir(b)
+						be, err := posix.New(root, backend.Layout{StripeSize: 64 << 10, StripeCount: 4})
+						if err != nil {
+							b.Fatal(err)
+						}
+						defer be.Close()
+						listen := "127.0.0.1:0"
+						if transport == "unix" {
+							listen = "unix:" + filepath.Join(b.TempDir(), "fwd.sock")
+						}
+						d := startDaemon(b, be, fwd.Options{Listen: []string{listen}, Scheduler: scheduler, Sched: sched.Config{Window: time.Millisecond}})
+						direct := make([]ioFile, clients)
+						forwarded := make([]ioFile, clients)
+						for i := 0; i < clients; i++ {
+							name := fmt.Sprintf("f%02d", i)
+							osf, err := os.OpenFile(filepath.Join(root, name), os.O_RDWR|os.O_CREATE, 0o644)
+							if err != nil {
+								b.Fatal(err)
+							}
+							defer osf.Close()
+							if _, err := osf.WriteAt(make([]byte, perClient), 0); err != nil {
+								b.Fatal(err)
+							}
+							direct[i] = osf
+							c := dial(b, d.Addr())
+							f, err := c.Open(name)
+							if err != nil {
+								b.Fatal(err)
+							}
+							forwarded[i] = f
+						}
+						write := op == "write"
+						var tDirect, tFwd time.Duration
+						b.ResetTimer()
+						for i := 0; i < b.N; i++ {
+							tDirect += runClients(b, direct, req, perClient, write)
+							tFwd += runClients(b, forwarded, req, perClient, write)
+						}
+						b.StopTimer()
+						total := float64(b.N) * clients * float64(perClient) / (1 << 20)
+						b.ReportMetric(total/tDirect.Seconds(), "direct-MiB/s")
+						b.ReportMetric(total/tFwd.Seconds(), "fwd-MiB/s")
+						b.ReportMetric(tDirect.Seconds()/tFwd.Seconds(), "fwd/direct")
+					})
+				}
+			}
+		}
+	}
+}
