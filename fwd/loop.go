@@ -11,17 +11,17 @@ import (
 // ioOp is one client read or write, split into pieces (one per data-server
 // range). It is answered when its last piece finishes.
 type ioOp struct {
-	c       *conn
-	id      uint64
-	write   bool
-	path    string
-	file    uint64
-	off     int64
-	buf     []byte // write data or read destination
-	frame   []byte // pooled buffer holding buf, returned when the op is answered
-	start   time.Time
-	pieces  []piece
-	left    atomic.Int32
+	c      *conn
+	id     uint64
+	write  bool
+	path   string
+	file   uint64
+	off    int64
+	buf    []byte // write data or read destination
+	frame  []byte // pooled buffer holding buf, returned when the op is answered
+	start  time.Time
+	pieces []piece
+	left   atomic.Int32
 }
 
 // piece is the part of an ioOp on one data server.
