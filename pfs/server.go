@@ -279,7 +279,7 @@ func (s *Server) serve(c net.Conn) {
 	}
 	r := wire.NewReader(c, 0)
 	for {
-		body, err := r.Next(nil)
+		body, err := readBody(r)
 		if err != nil {
 			if !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) {
 				s.log.Warn("closing connection", "remote", c.RemoteAddr().String(), "err", err)
@@ -296,12 +296,16 @@ func (s *Server) serve(c net.Conn) {
 		go func() {
 			defer func() { <-sem; inflight.Done() }()
 			s.requests.Add(1)
-			st, a, data := s.handle(&req)
+			st, a, data, recycle := s.handle(&req)
+			putBuf(body) // req.Data is no longer used
 			hdr := wire.AppendResponseHeader(make([]byte, 0, wire.LenBytes+wire.ResponseFixed), req.ID, st, a, len(data))
 			bufs := net.Buffers{hdr, data}
 			wmu.Lock()
 			_, err := bufs.WriteTo(c)
 			wmu.Unlock()
+			if recycle != nil {
+				putBuf(recycle)
+			}
 			if err != nil {
 				c.Close() // the reader sees it and ends the connection
 			}
@@ -309,9 +313,31 @@ func (s *Server) serve(c net.Conn) {
 	}
 }
 
+// readBody reads one frame body into a pooled buffer.
+func readBody(r *wire.Reader) ([]byte, error) {
+	n, err := r.Len()
+	if err != nil {
+		return nil, err
+	}
+	body := getBuf(n)
+	if _, err := io.ReadFull(r.R, body); err != nil {
+		putBuf(body)
+		if err == io.EOF || err == io.ErrUnexpectedEOF {
+			err = fmt.Errorf("%w: truncated frame", wire.ErrMalformed)
+		}
+		return nil, err
+	}
+	return body, nil
+}
+
 // handle executes one request and returns the response's status, a and
-// data.
-func (s *Server) handle(r *wire.Request) (wire.Status, int64, []byte) {
+// data, and a pooled buffer to recycle once the response is sent.
+func (s *Server) handle(r *wire.Request) (st wire.Status, a int64, data, recycle []byte) {
+	st, a, data = s.exec(r, &recycle)
+	return st, a, data, recycle
+}
+
+func (s *Server) exec(r *wire.Request, recycle *[]byte) (wire.Status, int64, []byte) {
 	fail := func(err error) (wire.Status, int64, []byte) {
 		return wire.StatusOf(err), 0, []byte(fmt.Sprintf("server %d: %s %q: %v", s.opts.ID, r.Op, r.Path, err))
 	}
@@ -322,7 +348,8 @@ func (s *Server) handle(r *wire.Request) (wire.Status, int64, []byte) {
 		if r.B < 0 || r.B > wire.MaxData {
 			return fail(fmt.Errorf("%w: read of %d bytes", errBadArg, r.B))
 		}
-		buf := make([]byte, r.B)
+		buf := getBuf(int(r.B))
+		*recycle = buf
 		n, err := s.access(sched.Read, r.Path, r.A, len(buf), func() (int, error) { return s.fs.ReadAt(r.Path, buf, r.A) })
 		if err != nil {
 			return fail(err)
