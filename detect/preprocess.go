@@ -3,6 +3,7 @@ package detect
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/adaptio/adaptio/access"
 )
@@ -29,17 +30,22 @@ const (
 // (Yeo and Johnson, Biometrika 2000). It is defined for every real x and is
 // strictly increasing in x for every lambda.
 func YeoJohnson(x, lambda float64) float64 {
+	// exp and log rather than expm1 and log1p: several times faster, and the
+	// transform is only ever compared with itself (fit, train and predict
+	// all go through here).
 	if x >= 0 {
+		l := math.Log(1 + x)
 		if math.Abs(lambda) < 1e-12 {
-			return math.Log1p(x)
+			return l
 		}
-		return math.Expm1(lambda*math.Log1p(x)) / lambda
+		return (math.Exp(lambda*l) - 1) / lambda
 	}
+	l := math.Log(1 - x)
 	l2 := 2 - lambda
 	if math.Abs(l2) < 1e-12 {
-		return -math.Log1p(-x)
+		return -l
 	}
-	return -math.Expm1(l2*math.Log1p(-x)) / l2
+	return -(math.Exp(l2*l) - 1) / l2
 }
 
 // YeoJohnsonLogLik is the profile log-likelihood of lambda for the sample
@@ -50,32 +56,44 @@ func YeoJohnsonLogLik(xs []float64, lambda float64) float64 {
 	return newYJSample(xs).logLik(lambda)
 }
 
-// yjSample caches sign(x) log(|x|+1) of a sample, so each likelihood
-// evaluation costs one exponential per value.
+// yjSample caches sign(x) log(|x|+1) of a sample's distinct values with
+// their multiplicities, so each likelihood evaluation costs one exponential
+// per distinct value.
 type yjSample struct {
-	logs []float64 // sign(x) * log1p(|x|)
-	jac  float64   // sum of logs
+	logs []float64 // sign(x) * log1p(|x|) of each distinct value
+	wts  []float64 // multiplicity of each distinct value
+	n    float64
+	jac  float64 // sum over the sample of sign(x) log1p(|x|)
 }
 
 func newYJSample(xs []float64) *yjSample {
-	s := &yjSample{logs: make([]float64, len(xs))}
-	for i, x := range xs {
-		if x >= 0 {
-			s.logs[i] = math.Log1p(x)
+	sorted := slices.Clone(xs)
+	slices.Sort(sorted)
+	s := &yjSample{n: float64(len(xs))}
+	for i, x := range sorted {
+		if i > 0 && x == sorted[i-1] {
+			s.wts[len(s.wts)-1]++
 		} else {
-			s.logs[i] = -math.Log1p(-x)
+			l := math.Log1p(math.Abs(x))
+			if x < 0 {
+				l = -l
+			}
+			s.logs = append(s.logs, l)
+			s.wts = append(s.wts, 1)
 		}
-		s.jac += s.logs[i]
+	}
+	for i, l := range s.logs {
+		s.jac += s.wts[i] * l
 	}
 	return s
 }
 
 func (s *yjSample) logLik(lambda float64) float64 {
-	n := float64(len(s.logs))
-	if len(s.logs) < 2 {
+	if s.n < 2 {
 		return math.Inf(-1)
 	}
-	var mean, m2 float64
+	// Weighted mean and variance (West's incremental update).
+	var mean, m2, wsum float64
 	for i, l := range s.logs {
 		var t float64
 		if l >= 0 {
@@ -91,15 +109,17 @@ func (s *yjSample) logLik(lambda float64) float64 {
 				t = -math.Expm1(-l2*l) / l2
 			}
 		}
+		w := s.wts[i]
+		wsum += w
 		d := t - mean
-		mean += d / float64(i+1)
-		m2 += d * (t - mean)
+		mean += d * w / wsum
+		m2 += w * d * (t - mean)
 	}
-	v := m2 / n
+	v := m2 / s.n
 	if !(v > 0) || math.IsInf(v, 0) || math.IsNaN(v) {
 		return math.Inf(-1)
 	}
-	return -n/2*math.Log(v) + (lambda-1)*s.jac
+	return -s.n/2*math.Log(v) + (lambda-1)*s.jac
 }
 
 // FitYeoJohnson returns the maximum-likelihood lambda for xs in [-5, 5]: a
@@ -172,11 +192,27 @@ func FitPreprocess(X [][access.NumFeatures]float64) (Preprocess, error) {
 	return p, p.validate()
 }
 
-// Apply returns the transformed, centred and scaled features of x.
+// Apply returns the transformed, centred and scaled features of x. It
+// computes YeoJohnson up to rounding (it multiplies by precomputed
+// reciprocals); training and prediction both go through it, so a model
+// sees the same values in both.
 func (p *Preprocess) Apply(x [access.NumFeatures]float64) [access.NumFeatures]float64 {
 	var z [access.NumFeatures]float64
 	for j := range access.NumFeatures {
-		z[j] = (YeoJohnson(x[j], p.Lambda[j]) - p.Mean[j]) / p.Scale[j]
+		v, lam := x[j], p.Lambda[j]
+		var t float64
+		if v >= 0 {
+			t = math.Log(1 + v)
+			if lam != 0 {
+				t = (math.Exp(lam*t) - 1) * (1 / lam)
+			}
+		} else {
+			t = -math.Log(1 - v)
+			if l2 := 2 - lam; l2 != 0 {
+				t = (1 - math.Exp(-l2*t)) * (1 / l2)
+			}
+		}
+		z[j] = (t - p.Mean[j]) * (1 / p.Scale[j])
 	}
 	return z
 }

@@ -1,0 +1,98 @@
+package detect
+
+import (
+	"math/rand/v2"
+	"sync"
+	"testing"
+)
+
+// benchSet is the synthetic grid at the papers' size: 40 rows from each of
+// 1,008 experiments (40,320 rows), generated once.
+var benchSet = sync.OnceValue(func() Set {
+	s, err := LoadSet(SyntheticDir, 40, 1)
+	if err != nil {
+		panic(err)
+	}
+	return s
+})
+
+func benchTrain(b *testing.B, kind string, opt TrainOptions) {
+	s := benchSet()
+	b.ResetTimer()
+	cpu0 := processCPU()
+	n := 0
+	for b.Loop() {
+		if _, err := Train(kind, s.X, s.Y, opt, rand.New(rand.NewPCG(uint64(n), 1))); err != nil {
+			b.Fatal(err)
+		}
+		n++
+	}
+	if cpu := processCPU(); cpu0 >= 0 && n > 0 {
+		b.ReportMetric(float64(cpu-cpu0)/float64(n)/1e9, "cpu-s/op")
+	}
+	b.ReportMetric(float64(s.Len()), "rows")
+}
+
+// Targets on 2 cores with ~40,000 rows: tree <= 0.5 s, forest <= 20 s, network <= 10 s.
+func BenchmarkTrainTree(b *testing.B)   { benchTrain(b, "tree", TrainOptions{}) }
+func BenchmarkTrainForest(b *testing.B) { benchTrain(b, "forest", TrainOptions{}) }
+func BenchmarkTrainMLP(b *testing.B)    { benchTrain(b, "mlp", TrainOptions{}) }
+
+// BenchmarkPreprocessFit is the Yeo-Johnson fit shared by all kinds.
+func BenchmarkPreprocessFit(b *testing.B) {
+	s := benchSet()
+	for b.Loop() {
+		if _, err := FitPreprocess(s.X); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+var benchModels sync.Map
+
+func benchPredict(b *testing.B, kind string) {
+	s := benchSet()
+	var m *Model
+	if v, ok := benchModels.Load(kind); ok {
+		m = v.(*Model)
+	} else {
+		var err error
+		m, err = Train(kind, s.X, s.Y, TrainOptions{}, rand.New(rand.NewPCG(1, 1)))
+		if err != nil {
+			b.Fatal(err)
+		}
+		benchModels.Store(kind, m)
+	}
+	loopPredict(b, m, s)
+}
+
+// loopPredict predicts the rows in turn and reports CPU ns per prediction
+// (cpu-ns/op) beside the wall time.
+func loopPredict(b *testing.B, m *Model, s Set) {
+	b.ReportAllocs()
+	b.ResetTimer()
+	cpu0 := processCPU()
+	i, n := 0, 0
+	for b.Loop() {
+		m.Predict(s.X[i])
+		i++
+		n++
+		if i == len(s.X) {
+			i = 0
+		}
+	}
+	if cpu := processCPU(); cpu0 >= 0 && n > 0 {
+		b.ReportMetric(float64(cpu-cpu0)/float64(n), "cpu-ns/op")
+	}
+}
+
+// Targets per prediction: tree <= 100 ns, 500-tree forest <= 20 µs, network <= 300 ns.
+func BenchmarkPredictTree(b *testing.B)   { benchPredict(b, "tree") }
+func BenchmarkPredictForest(b *testing.B) { benchPredict(b, "forest") }
+func BenchmarkPredictMLP(b *testing.B)    { benchPredict(b, "mlp") }
+
+// BenchmarkPredictDefault measures the embedded model.
+func BenchmarkPredictDefault(b *testing.B) {
+	s := benchSet()
+	loopPredict(b, Default(), s)
+}
