@@ -358,23 +358,24 @@ func (s *serverConn) down(err error) error {
 	return fmt.Errorf("pfs: server %d (%s): %w: %v", s.idx, s.addr, backend.ErrServerDown, err)
 }
 
-// get returns a live connection, dialling if needed.
-func (s *serverConn) get(ctx context.Context) (*conn, error) {
+// get returns a live connection, dialling if needed; fresh reports a new
+// one.
+func (s *serverConn) get(ctx context.Context) (c *conn, fresh bool, err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
-		return nil, backend.ErrClosed
+		return nil, false, backend.ErrClosed
 	}
 	if s.cur != nil && !s.cur.dead() {
-		return s.cur, nil
+		return s.cur, false, nil
 	}
 	d := net.Dialer{Timeout: s.dialTimeout}
 	nc, err := d.DialContext(ctx, "tcp", s.addr)
 	if err != nil {
 		if ctx.Err() != nil {
-			return nil, ctx.Err()
+			return nil, false, ctx.Err()
 		}
-		return nil, s.down(err)
+		return nil, false, s.down(err)
 	}
 	if tc, ok := nc.(*net.TCPConn); ok {
 		tc.SetNoDelay(true)
@@ -383,7 +384,7 @@ func (s *serverConn) get(ctx context.Context) (*conn, error) {
 		s.log.Info("reconnected to pfs data server", "server", s.idx, "addr", s.addr)
 	}
 	s.cur = newConn(s, nc)
-	return s.cur, nil
+	return s.cur, true, nil
 }
 
 func (s *serverConn) close() {
@@ -397,13 +398,30 @@ func (s *serverConn) close() {
 }
 
 // do sends req and waits for its response. For a read, dst receives the
-// data directly.
+// data directly. A request that fails on a connection made before it was
+// sent (the server may have restarted since) is sent once more on a fresh
+// connection if repeating it is harmless.
 func (s *serverConn) do(ctx context.Context, req *wire.Request, dst []byte) (wire.Response, error) {
-	c, err := s.get(ctx)
+	c, fresh, err := s.get(ctx)
 	if err != nil {
 		return wire.Response{}, err
 	}
-	return c.do(ctx, req, dst)
+	resp, err := c.do(ctx, req, dst)
+	if err != nil && !fresh && idempotent(req.Op) && errors.Is(err, backend.ErrServerDown) && ctx.Err() == nil {
+		if c, _, err2 := s.get(ctx); err2 == nil {
+			return c.do(ctx, req, dst)
+		}
+	}
+	return resp, err
+}
+
+// idempotent reports whether repeating op leaves the same state and answer.
+func idempotent(op wire.Op) bool {
+	switch op {
+	case wire.OpMkdir, wire.OpUnlink: // a repeat reports exists / not exists
+		return false
+	}
+	return true
 }
 
 // conn is one TCP connection with its pipelined requests.
