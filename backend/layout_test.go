@@ -103,3 +103,22 @@ func ExampleLayout_Split() {
 	// server 2: bytes [131072, 196608)
 	// server 3: bytes [196608, 229376)
 }
+
+// FuzzParseLayout: any accepted layout file re-encodes to itself, and
+// nothing panics.
+func FuzzParseLayout(f *testing.F) {
+	f.Add([]byte("stripe_size = 64KiB\nstripe_count = 4\n"))
+	f.Add([]byte("# c\nstripe_size=1M"))
+	f.Add([]byte("stripe_count = 9999999999999999999"))
+	f.Fuzz(func(t *testing.T, in []byte) {
+		l, err := backend.ParseLayout(in, backend.DefaultLayout(4))
+		if err != nil {
+			return
+		}
+		text, _ := l.MarshalText()
+		again, err := backend.ParseLayout(text, backend.Layout{})
+		if err != nil || again != l {
+			t.Fatalf("%+v re-parsed as %+v, %v", l, again, err)
+		}
+	})
+}
