@@ -108,3 +108,75 @@ func TestNewErrors(t *testing.T) {
 		}
 	}
 }
+
+func TestStats(t *testing.T) {
+	s, _ := New("fifo", Config{Servers: 1})
+	ms := time.Millisecond
+	for i := range 3 {
+		if err := s.Add(time.Duration(i)*ms, Request{ID: uint64(i), Length: 100, Op: Read}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Dispatch two at 4ms (waits 4ms, 3ms), complete them at 5ms and 7ms;
+	// dispatch the third at 10ms (wait 8ms), complete at 11ms.
+	b1, _, _ := s.Next(4 * ms)
+	b2, _, _ := s.Next(4 * ms)
+	if err := s.Complete(5*ms, b1.ID, 100, ms); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Complete(7*ms, b2.ID, 100, 3*ms); err != nil {
+		t.Fatal(err)
+	}
+	b3, _, _ := s.Next(10 * ms)
+	if err := s.Complete(11*ms, b3.ID, 50, ms); err != nil {
+		t.Fatal(err)
+	}
+	st, ok := StatsOf(s)
+	if !ok {
+		t.Fatal("fifo does not report statistics")
+	}
+	want := Stats{Added: 3, Dispatched: 3, Batches: 3, Completed: 3, BytesCompleted: 250,
+		Busy: 4 * ms, Service: 5 * ms, WaitTotal: 15 * ms}
+	if st != want {
+		t.Fatalf("stats:\n got %+v\nwant %+v", st, want)
+	}
+	if st.MeanWait() != 5*ms || st.MeanBatchSize() != 1 {
+		t.Fatalf("MeanWait %v, MeanBatchSize %v; want 5ms, 1", st.MeanWait(), st.MeanBatchSize())
+	}
+	if (Stats{}).MeanWait() != 0 || (Stats{}).MeanBatchSize() != 0 {
+		t.Fatal("empty stats means are not zero")
+	}
+}
+
+// TestBatchBufferReuse: a batch's Requests stay intact until Complete, and
+// completed slots are reused without allocating.
+func TestBatchBufferReuse(t *testing.T) {
+	s, _ := New("hbrr", Config{Servers: 1})
+	for i := range 4 {
+		s.Add(0, Request{ID: uint64(i), File: 1, Offset: int64(i) * 10, Length: 10, Op: Write})
+	}
+	b, _, _ := s.Next(0)
+	if len(b.Requests) != 4 {
+		t.Fatalf("batch of %d, want 4 merged", len(b.Requests))
+	}
+	keep := append([]Request(nil), b.Requests...)
+	s.Add(1, Request{ID: 9, File: 2, Length: 10, Op: Write})
+	if b2, ok, _ := s.Next(1); !ok || b2.Requests[0].ID != 9 {
+		t.Fatalf("second batch: %+v", b2)
+	}
+	for i := range keep {
+		if b.Requests[i] != keep[i] {
+			t.Fatalf("in-flight batch changed before Complete: %+v", b.Requests)
+		}
+	}
+	allocs := testing.AllocsPerRun(100, func() {
+		s.Complete(2, b.ID, 40, 1)
+		for i := range 4 {
+			s.Add(2, Request{ID: uint64(100 + i), File: 1, Offset: int64(i) * 10, Length: 10, Op: Write})
+		}
+		b, _, _ = s.Next(2)
+	})
+	if allocs != 0 {
+		t.Fatalf("steady add/next/complete allocates %v times", allocs)
+	}
+}
