@@ -233,9 +233,11 @@ func (c *conn) io(m *wire.Msg, frame []byte) {
 	if op.write {
 		sop = sched.Write
 	}
-	d.accMu.Lock()
-	d.acc.Request(c.clientID, uint64(c.clientID)<<32|uint64(m.Process), op.file, op.off, int64(len(op.buf)), sop)
-	d.accMu.Unlock()
+	if d.opts.Observe {
+		d.accMu.Lock()
+		d.acc.Request(c.clientID, uint64(c.clientID)<<32|uint64(m.Process), op.file, op.off, int64(len(op.buf)), sop)
+		d.accMu.Unlock()
+	}
 	if len(op.buf) == 0 {
 		d.complete(op)
 		return
@@ -289,7 +291,7 @@ func (d *Daemon) complete(op *ioOp) {
 	}
 	if err != nil {
 		d.log.Debug("request failed", "op", wop, "path", op.path, "off", op.off, "err", err)
-		c.sendErr(wop, op.id, fmt.Errorf("%s %s at %d: %w", wop, op.path, op.off, err))
+		c.sendErr(wop, op.id, err)
 		return
 	}
 	if op.write && n < len(op.buf) {
@@ -297,9 +299,11 @@ func (d *Daemon) complete(op *ioOp) {
 		return
 	}
 	d.m.bytes(op.write, n)
-	d.accMu.Lock()
-	d.acc.Done(int64(n))
-	d.accMu.Unlock()
+	if d.opts.Observe {
+		d.accMu.Lock()
+		d.acc.Done(int64(n))
+		d.accMu.Unlock()
+	}
 	if op.write {
 		c.send(&wire.Msg{Op: wop, ID: op.id, Response: true, N: int64(n)}, nil)
 		return

@@ -64,6 +64,10 @@ type Options struct {
 	// wire.DefaultMaxFrame); larger frames get CodeTooLarge and the
 	// connection is closed.
 	MaxFrame int
+	// Observe feeds every client request to the access.Accumulator behind
+	// CloseInterval (the Announcer's Source). Off, CloseInterval returns
+	// observations with no requests; set it when an Announcer is attached.
+	Observe bool
 	// MetricsAddr, if set, serves Prometheus /metrics over HTTP there
 	// (from Gatherer, or from Registerer when it is a Gatherer).
 	MetricsAddr string

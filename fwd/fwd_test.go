@@ -486,7 +486,7 @@ func TestShutdownMidLoadAndRestart(t *testing.T) {
 func TestWindowObservationAndMetrics(t *testing.T) {
 	dir := t.TempDir()
 	reg := prometheus.NewRegistry()
-	d := startDaemon(t, newPosix(t, dir), fwd.Options{Registerer: reg, Sched: sched.Config{Node: 1, Nodes: 2}})
+	d := startDaemon(t, newPosix(t, dir), fwd.Options{Registerer: reg, Observe: true, Sched: sched.Config{Node: 1, Nodes: 2}})
 	if d.Window() != time.Millisecond {
 		t.Fatalf("default window %v, want 1ms", d.Window())
 	}

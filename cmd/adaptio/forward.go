@@ -12,6 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/spf13/cobra"
 
+	"github.com/adaptio/adaptio/announce"
 	"github.com/adaptio/adaptio/backend"
 	"github.com/adaptio/adaptio/backend/posix"
 	"github.com/adaptio/adaptio/fwd"
@@ -21,19 +22,20 @@ import (
 
 // forwardConfig is the configuration of "adaptio forward".
 type forwardConfig struct {
-	Listen      []string
-	Backend     string
-	StripeSize  string
-	StripeCount int
-	Scheduler   string
-	Window      time.Duration
-	Node        int
-	Nodes       int
-	Workers     int
-	MetricsAddr string
-	Council     string
-	Interval    time.Duration
-	Verbose     bool
+	Listen        []string
+	Backend       string
+	StripeSize    string
+	StripeCount   int
+	Scheduler     string
+	Window        time.Duration
+	Node          int
+	Nodes         int
+	Workers       int
+	MetricsAddr   string
+	Council       string
+	CouncilPrefix string
+	Interval      time.Duration
+	Verbose       bool
 }
 
 func newForwardCmd() *cobra.Command {
@@ -74,7 +76,8 @@ already received complete first.`,
 	f.IntVar(&cfg.Workers, "workers", fwd.DefaultWorkers, "worker goroutines executing batches (most batches in flight)")
 	f.StringVar(&cfg.MetricsAddr, "metrics-addr", "", "serve Prometheus /metrics on this host:port (empty: off)")
 	f.StringVar(&cfg.Council, "council", "", "NATS URL of the Council (nats://host:4222); empty: no announcer")
-	f.DurationVar(&cfg.Interval, "interval", time.Second, "announcer reporting interval")
+	f.StringVar(&cfg.CouncilPrefix, "council-prefix", announce.DefaultPrefix, "subject prefix of the Council group")
+	f.DurationVar(&cfg.Interval, "interval", announce.DefaultInterval, "how often the announcer reports to the Council")
 	f.BoolVarP(&cfg.Verbose, "verbose", "v", false, "log connections and errors to stderr at debug level")
 	return cmd
 }
@@ -126,6 +129,7 @@ func runForward(cmd *cobra.Command, cfg forwardConfig) error {
 		Listen: cfg.Listen, Backend: be, Scheduler: cfg.Scheduler, Workers: cfg.Workers,
 		Sched:       sched.Config{Window: cfg.Window, Node: cfg.Node, Nodes: cfg.Nodes},
 		MetricsAddr: cfg.MetricsAddr, Logger: log, Registerer: reg, Gatherer: reg,
+		Observe: cfg.Council != "",
 	})
 	if err != nil {
 		return fmt.Errorf("forward: %w", err)
@@ -171,10 +175,27 @@ func parseBytes(s string) (int64, error) {
 	return v * mult, nil
 }
 
-// startAnnouncer connects the daemon to the Council when --council is set.
+// startAnnouncer connects the daemon to the Council when --council is set:
+// every --interval it reports the daemon's observation and it applies the
+// windows the Council decides. It returns the function that stops it.
 func startAnnouncer(cmd *cobra.Command, cfg forwardConfig, d *fwd.Daemon, log *slog.Logger, reg prometheus.Registerer) (func(), error) {
 	if cfg.Council == "" {
 		return func() {}, nil
 	}
-	return nil, errors.New("--council: the announcer is not available in this build")
+	var def time.Duration
+	if cfg.Scheduler == "twins" {
+		def = cfg.Window
+	}
+	a, err := announce.New(announce.Options{
+		URL: cfg.Council, Prefix: cfg.CouncilPrefix, Node: cfg.Node, Interval: cfg.Interval, Default: def,
+		Source: d, Applier: d, Logger: log, Registerer: reg,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("--council: %w", err)
+	}
+	if err := a.Start(cmd.Context()); err != nil {
+		return nil, fmt.Errorf("--council: %w", err)
+	}
+	fmt.Fprintf(cmd.ErrOrStderr(), "adaptio forward: reporting to the Council at %s every %v as node %d\n", cfg.Council, cfg.Interval, cfg.Node)
+	return a.Shutdown, nil
 }

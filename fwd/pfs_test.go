@@ -1,0 +1,156 @@
+package fwd_test
+
+import (
+	"bytes"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/adaptio/adaptio/fwd"
+	"github.com/adaptio/adaptio/fwd/wire"
+	"github.com/adaptio/adaptio/pfs"
+	"github.com/adaptio/adaptio/sched"
+)
+
+func startCluster(t *testing.T) *pfs.Cluster {
+	t.Helper()
+	c, err := pfs.NewCluster(pfs.ClusterOptions{Servers: 4, Dir: t.TempDir(), Disk: "none"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Shutdown)
+	if !c.Ready(5 * time.Second) {
+		t.Fatal("pfs cluster not ready")
+	}
+	return c
+}
+
+// With the emulated PFS: requests are exact, a dead data server fails the
+// requests that touch it with a clear error while the others are served,
+// and the daemon recovers when the server is back.
+func TestPFSDeadServerAndRecovery(t *testing.T) {
+	cl := startCluster(t)
+	be, err := cl.Backend()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { be.Close() })
+	d := startDaemon(t, be, fwd.Options{Workers: 8})
+	c := dial(t, d.Addr())
+	f, err := c.Create("data")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const stripe = 64 << 10
+	whole := content(11, 0, 8*stripe)
+	if _, err := f.WriteAt(whole, 0); err != nil {
+		t.Fatal(err)
+	}
+	got := make([]byte, len(whole))
+	if n, err := f.ReadAt(got, 0); err != nil || n != len(got) || !bytes.Equal(got, whole) {
+		t.Fatalf("read back %d bytes, %v (equal %v)", n, err, bytes.Equal(got, whole))
+	}
+
+	cl.Server(1).Shutdown()
+	// Stripe 1 lives on server 1: its requests fail clearly.
+	_, err = f.WriteAt(content(12, stripe, 100), stripe)
+	var we *wire.Error
+	if !errors.As(err, &we) || we.Code != wire.CodeServerDown {
+		t.Fatalf("write to a dead data server: got %v, want CodeServerDown", err)
+	}
+	t.Logf("write to a dead data server: %v", err)
+	if _, err := f.ReadAt(make([]byte, 2*stripe), 0); !errors.As(err, &we) || we.Code != wire.CodeServerDown {
+		t.Fatalf("read spanning a dead data server: got %v, want CodeServerDown", err)
+	}
+	// Stripes on the other servers are still served.
+	if _, err := f.WriteAt(content(11, 2*stripe, stripe), 2*stripe); err != nil {
+		t.Fatalf("write to a live data server while another is down: %v", err)
+	}
+	if n, err := f.ReadAt(got[:stripe], 0); err != nil || n != stripe || !bytes.Equal(got[:stripe], whole[:stripe]) {
+		t.Fatalf("read from a live data server: %d, %v", n, err)
+	}
+
+	if err := cl.Restart(1); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		_, err := f.WriteAt(content(11, stripe, stripe), stripe)
+		if err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("daemon did not recover after the data server came back: %v", err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if n, err := f.ReadAt(got, 0); err != nil || n != len(got) || !bytes.Equal(got, whole) {
+		t.Fatalf("after recovery: read %d bytes, %v (equal %v)", n, err, bytes.Equal(got, whole))
+	}
+}
+
+func TestPFSConcurrentWriters(t *testing.T) {
+	cl := startCluster(t)
+	be, err := cl.Backend()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { be.Close() })
+	d := startDaemon(t, be, fwd.Options{})
+	addr := d.Addr()
+	c := dial(t, addr)
+	// 6 writers of distinct ranges of one file; then every byte is checked
+	// through a second daemon on the same PFS (another I/O node).
+	var done = make(chan error, 6)
+	f0, err := c.Create("shared")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const region = 200 << 10
+	for w := 0; w < 6; w++ {
+		go func() {
+			cw, err := fwd.Dial(addr)
+			if err != nil {
+				done <- err
+				return
+			}
+			defer cw.Close()
+			fw, err := cw.Open("shared")
+			if err != nil {
+				done <- err
+				return
+			}
+			for off := int64(0); off < region; off += 40 << 10 {
+				base := int64(w)*region + off
+				if _, err := fw.WriteAt(content(5, base, 40<<10), base); err != nil {
+					done <- err
+					return
+				}
+			}
+			done <- nil
+		}()
+	}
+	for w := 0; w < 6; w++ {
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+	}
+	f0.Close()
+	be2, err := cl.Backend()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { be2.Close() })
+	d2 := startDaemon(t, be2, fwd.Options{Sched: sched.Config{Node: 1, Nodes: 2}})
+	f2, err := dial(t, d2.Addr()).Open("shared")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := make([]byte, 6*region)
+	if n, err := f2.ReadAt(got, 0); err != nil || n != len(got) || !bytes.Equal(got, content(5, 0, len(got))) {
+		t.Fatalf("read through another I/O node: %d bytes, %v; equal %v", n, err, bytes.Equal(got, content(5, 0, len(got))))
+	}
+}
