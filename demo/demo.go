@@ -48,6 +48,9 @@ type Config struct {
 	Compare     int     // iterations of each static-window run for the comparison (default 2; -1: skip)
 	Pace        float64 // Sim only: virtual seconds per wall second (0: as fast as possible)
 
+	// OnDashboard, if set, is called with the dashboard's URL once it listens.
+	OnDashboard func(url string)
+
 	Out    io.Writer    // live view (nil: none)
 	TTY    bool         // Out is a terminal: redraw in place
 	Logger *slog.Logger // nil: discard
@@ -225,6 +228,9 @@ func Run(ctx context.Context, cfg Config) (record.Recording, error) {
 		go srv.Serve(ln)
 		defer srv.Close()
 		cfg.Logger.Info("dashboard", "url", url)
+		if cfg.OnDashboard != nil {
+			cfg.OnDashboard(url)
+		}
 		if cfg.Out != nil {
 			fmt.Fprintf(cfg.Out, "adaptio demo: dashboard at %s\n", url)
 		}

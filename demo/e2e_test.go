@@ -87,3 +87,44 @@ func serve(t *testing.T, h http.Handler) string {
 	t.Cleanup(func() { srv.Close() })
 	return "http://" + ln.Addr().String() + "/"
 }
+
+// TestDashboardInBrowser runs a paced simulated demo and checks its
+// dashboard in headless Chromium (no request leaves localhost, the charts
+// fill and keep updating), then the report page. Set ADAPTIO_SCREENSHOTS to
+// a directory to keep PNGs of both.
+func TestDashboardInBrowser(t *testing.T) {
+	root := repoRoot(t)
+	if _, err := os.Stat(filepath.Join(root, "e2e", "node_modules", "playwright-core")); err != nil {
+		t.Skip("browser test skipped: e2e/node_modules is absent (run: cd e2e && npm ci)")
+	}
+	if _, err := os.Stat("/usr/bin/chromium"); err != nil {
+		t.Skip("browser test skipped: /usr/bin/chromium is absent (apt-get install chromium)")
+	}
+	cfg := Config{Sim: true, Iterations: 6, PhaseBytes: 256 << 20, StateDir: t.TempDir(), Mix: true, Compare: 1,
+		Report: filepath.Join(t.TempDir(), "report.html"), Pace: 8, HTTP: "127.0.0.1:0", Seed: 11}
+	urls := make(chan string, 1)
+	cfg.OnDashboard = func(u string) { urls <- u }
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() {
+		_, err := Run(ctx, cfg)
+		done <- err
+	}()
+	var url string
+	select {
+	case url = <-urls:
+	case err := <-done:
+		t.Fatalf("demo ended before its dashboard listened: %v", err)
+	case <-time.After(20 * time.Second):
+		t.Fatal("dashboard did not start within 20 s")
+	}
+	out := browserCheck(t, url, "")
+	t.Logf("dashboard: %v", out["dashboard"])
+	cancel() // Ctrl-C: the report is still written
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	out = browserCheck(t, "", cfg.Report)
+	t.Logf("report: %v", out["report"])
+}

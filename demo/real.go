@@ -266,6 +266,12 @@ func runReal(ctx context.Context, cfg Config, rec *record.Recorder) error {
 	phase.Store("")
 	close(stopEst)
 	<-estDone
+	// Stop reporting, let the Council close its open round, then take the
+	// final estimates: the report and the decision log then agree.
+	for _, a := range st.anns {
+		a.Shutdown()
+	}
+	settle(st.svc)
 	rec.SetEstimates(estimates(st.svc.Status()))
 	st.shutdown() // the Council persists its learned state on shutdown
 	if cfg.Static == 0 {
@@ -281,6 +287,21 @@ func runReal(ctx context.Context, cfg Config, rec *record.Recorder) error {
 		return nil
 	}
 	return runErr
+}
+
+// settle waits until the Council has closed no round for longer than its
+// round timeout (at most 3 s).
+func settle(svc *service.Service) {
+	quiet := council.DefaultTimeout + 200*time.Millisecond
+	last, since := svc.LastDecision().Round, time.Now()
+	for end := time.Now().Add(3 * time.Second); time.Now().Before(end); time.Sleep(50 * time.Millisecond) {
+		if r := svc.LastDecision().Round; r != last {
+			last, since = r, time.Now()
+		}
+		if time.Since(since) > quiet {
+			return
+		}
+	}
 }
 
 // realLoop runs the iterations: per iteration SS write, SS read, and with

@@ -1,0 +1,240 @@
+package demo
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/adaptio/adaptio/council"
+	"github.com/adaptio/adaptio/demo/record"
+	"github.com/adaptio/adaptio/demo/report"
+	"github.com/adaptio/adaptio/sched"
+)
+
+// reportSummary reads the machine-readable summary embedded in a report.
+func reportSummary(t *testing.T, path string) report.Summary {
+	t.Helper()
+	page, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`(?s)<script type="application/json" id="adaptio-summary">(.*?)</script>`).FindSubmatch(page)
+	if m == nil {
+		t.Fatalf("%s: no summary", path)
+	}
+	var s report.Summary
+	if err := json.Unmarshal(m[1], &s); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// readLog decodes a decision log.
+func readLog(t *testing.T, path string) []council.Decision {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var out []council.Decision
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		var d council.Decision
+		if err := json.Unmarshal(sc.Bytes(), &d); err != nil {
+			t.Fatalf("decision log line %d: %v", len(out)+1, err)
+		}
+		out = append(out, d)
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// checkAgainstLog checks the report's decision counts and value-estimate
+// counts against the decision log.
+func checkAgainstLog(t *testing.T, s report.Summary, log []council.Decision, carried int64) {
+	t.Helper()
+	want := record.Decisions{ByWindow: make([]int64, len(sched.Windows))}
+	credited := map[string]int64{}
+	for _, d := range log {
+		for _, nr := range d.Nodes {
+			if nr.Credited {
+				credited[strings.ReplaceAll(nr.Context, "/", " ")]++
+			}
+		}
+		if d.Voters == 0 {
+			continue
+		}
+		want.Rounds++
+		if d.Explore {
+			want.Explores++
+		}
+		want.ByWindow[slices.Index(sched.Windows, d.Window)]++
+	}
+	if want.Rounds == 0 {
+		t.Fatal("the decision log has no deciding round")
+	}
+	if s.Rounds.Rounds != want.Rounds || s.Rounds.Explores != want.Explores || !slices.Equal(s.Rounds.ByWindow, want.ByWindow) {
+		t.Errorf("report rounds %+v, decision log %+v", s.Rounds, want)
+	}
+	var total, logged int64
+	for _, e := range s.Estimates {
+		for _, n := range e.Counts {
+			total += n
+		}
+	}
+	for _, n := range credited {
+		logged += n
+	}
+	if total != carried+logged {
+		t.Errorf("value estimates count %d pulls, want %d carried over + %d credited in the log", total, carried, logged)
+	}
+}
+
+func smallSim(t *testing.T, dir string) Config {
+	return Config{Sim: true, Iterations: 3, PhaseBytes: 32 << 20, StateDir: dir,
+		Report: filepath.Join(t.TempDir(), "report.html"), Mix: true, Compare: 1, Seed: 3}
+}
+
+func TestSimDemoReportAgreesWithDecisionLog(t *testing.T) {
+	state := t.TempDir()
+	cfg := smallSim(t, state)
+	rec, err := Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := reportSummary(t, cfg.Report)
+	if s.Mode != "sim" || s.Iterations != 3*4 || len(rec.Iterations) != 12 {
+		t.Fatalf("mode %q, %d iterations in the report, %d recorded; want sim, 12, 12", s.Mode, s.Iterations, len(rec.Iterations))
+	}
+	checkAgainstLog(t, s, readLog(t, filepath.Join(state, SimDecisionLog)), 0)
+	if len(s.Static) != len(sched.Windows) {
+		t.Errorf("%d static windows compared, want %d", len(s.Static), len(sched.Windows))
+	}
+	for _, st := range s.Static {
+		if len(st.Phases) != 4 || st.Total <= 0 {
+			t.Errorf("static %d µs: phases %v total %v", st.WindowUS, st.Phases, st.Total)
+		}
+	}
+	// Seconds of the recording are the rounds of the log, one per simulated second.
+	if log := readLog(t, filepath.Join(state, SimDecisionLog)); len(log) != s.Seconds {
+		t.Errorf("%d seconds in the report, %d rounds in the log", s.Seconds, len(log))
+	}
+}
+
+func TestSimDemoSecondRunContinuesLearning(t *testing.T) {
+	state := t.TempDir()
+	cfg := smallSim(t, state)
+	cfg.Compare = -1
+	first, err := Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pulls int64
+	for _, e := range first.Estimates {
+		for _, n := range e.Counts {
+			pulls += n
+		}
+	}
+	if first.Meta.CarriedOver != 0 || pulls == 0 {
+		t.Fatalf("first run: carried %d, learned %d pulls; want 0 and > 0", first.Meta.CarriedOver, pulls)
+	}
+	second, err := Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if second.Meta.CarriedOver != pulls {
+		t.Errorf("second run carried over %d pulls, want %d", second.Meta.CarriedOver, pulls)
+	}
+	checkAgainstLog(t, reportSummary(t, cfg.Report), readLog(t, filepath.Join(state, SimDecisionLog)), pulls)
+}
+
+func TestSimDemoStaticDoesNotLearn(t *testing.T) {
+	state := t.TempDir()
+	cfg := smallSim(t, state)
+	cfg.Static, cfg.Compare, cfg.Iterations = 4*time.Millisecond, -1, 1
+	rec, err := Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, sec := range rec.Seconds {
+		for _, n := range sec.Nodes {
+			if n.WindowUS != 4000 || n.Explore {
+				t.Fatalf("t=%v node %d: window %d µs explore %v; want 4000 µs, no exploration", sec.T, n.Node, n.WindowUS, n.Explore)
+			}
+		}
+	}
+	if _, err := os.Stat(filepath.Join(state, SimStateFile)); !os.IsNotExist(err) {
+		t.Errorf("a static run saved learned state (stat: %v)", err)
+	}
+}
+
+func TestSimDemoCancelStillWritesReport(t *testing.T) {
+	state := t.TempDir()
+	cfg := smallSim(t, state)
+	cfg.Pace, cfg.Iterations, cfg.Compare = 400, 50, -1
+	ctx, cancel := context.WithCancel(context.Background())
+	cfg.OnDashboard = func(string) {}
+	done := make(chan struct{})
+	var rec record.Recording
+	var err error
+	go func() {
+		defer close(done)
+		rec, err = Run(ctx, cfg)
+	}()
+	// Cancel once the run is under way: the recording gets its first seconds.
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		if _, serr := os.Stat(filepath.Join(state, SimDecisionLog)); serr == nil || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	cancel()
+	<-done
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !rec.Interrupted || len(rec.Iterations) >= 50*4 {
+		t.Errorf("interrupted %v with %d iterations; want an interrupted, partial run", rec.Interrupted, len(rec.Iterations))
+	}
+	page, rerr := os.ReadFile(cfg.Report)
+	if rerr != nil {
+		t.Fatal(rerr)
+	}
+	if !strings.Contains(string(page), "stopped before its planned end") {
+		t.Error("report of a cancelled run does not say so")
+	}
+	if _, serr := os.Stat(filepath.Join(state, SimStateFile)); serr != nil {
+		t.Errorf("learned state not saved on cancel: %v", serr)
+	}
+}
+
+func TestConfigValidation(t *testing.T) {
+	tests := []struct {
+		name string
+		cfg  Config
+	}{
+		{"static window not a TWINS window", Config{Static: 3 * time.Millisecond}},
+		{"negative iterations", Config{Iterations: -1}},
+		{"epsilon above 1", Config{Epsilon: 2}},
+		{"too few bytes for the processes", Config{PhaseBytes: 1024}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if _, err := Run(context.Background(), tt.cfg); err == nil {
+				t.Error("Run accepted an invalid configuration")
+			}
+		})
+	}
+}

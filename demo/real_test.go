@@ -1,0 +1,34 @@
+package demo
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+)
+
+func TestRealDemoShortReportAgreesWithDecisionLog(t *testing.T) {
+	state := t.TempDir()
+	cfg := Config{Iterations: 1, Processes: 16, PhaseBytes: 8 << 20, StateDir: state, Mix: true, Compare: -1,
+		Report: filepath.Join(t.TempDir(), "report.html"), Seed: 5}
+	rec, err := Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rec.Iterations) != 4 {
+		t.Fatalf("%d phases completed, want 4", len(rec.Iterations))
+	}
+	for _, it := range rec.Iterations {
+		if it.Bytes != 8<<20 || it.Seconds <= 0 {
+			t.Errorf("%s: %d bytes in %v s, want %d bytes", it.Phase, it.Bytes, it.Seconds, 8<<20)
+		}
+	}
+	s := reportSummary(t, cfg.Report)
+	if s.Mode != "real" || s.Iterations != 4 {
+		t.Errorf("report: mode %q, %d iterations; want real, 4", s.Mode, s.Iterations)
+	}
+	log := readLog(t, filepath.Join(state, RealDecisionLog))
+	if len(log) != s.Seconds {
+		t.Errorf("%d seconds in the report, %d rounds in the decision log", s.Seconds, len(log))
+	}
+	checkAgainstLog(t, s, log, 0)
+}
