@@ -3,6 +3,7 @@ package pfs_test
 import (
 	"context"
 	"fmt"
+	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -99,4 +100,57 @@ func readInto(ctx context.Context, be backend.Backend, buf []byte, off int64) (i
 		total += n
 	}
 	return total, nil
+}
+
+// BenchmarkHDDContention shows the modelled disks acting in wall-clock
+// time: one data server with the HDD model, 64 KiB writes from 1 stream
+// (sequential on the disk) and from 8 streams to 8 files at once (the
+// device serves them interleaved, seeking between file regions).
+func BenchmarkHDDContention(b *testing.B) {
+	for _, streams := range []int{1, 8} {
+		b.Run(fmt.Sprintf("streams=%d", streams), func(b *testing.B) {
+			ctx := context.Background()
+			c, err := pfs.NewCluster(pfs.ClusterOptions{Servers: 1, Dir: b.TempDir(), Disk: "hdd"})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer c.Shutdown()
+			if err := c.Start(); err != nil {
+				b.Fatal(err)
+			}
+			be, err := c.Backend()
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer be.Close()
+			for f := range streams {
+				if err := be.Create(ctx, fmt.Sprint("f", f), 0o644); err != nil {
+					b.Fatal(err)
+				}
+			}
+			const piece = 64 << 10
+			b.SetBytes(piece)
+			var next atomic.Int64
+			var wg sync.WaitGroup
+			b.ResetTimer()
+			for f := range streams {
+				wg.Go(func() {
+					buf := make([]byte, piece)
+					for k := int64(0); ; k++ {
+						if next.Add(1) > int64(b.N) {
+							return
+						}
+						if _, err := be.WriteAt(ctx, fmt.Sprint("f", f), 0, buf, k*piece); err != nil {
+							b.Error(err)
+							return
+						}
+					}
+				})
+			}
+			wg.Wait()
+			b.StopTimer()
+			st := c.Stats()[0]
+			b.ReportMetric(float64(st.Busy.Microseconds())/float64(b.N), "model-us/op")
+		})
+	}
 }
