@@ -1,0 +1,17 @@
+// Package fwd is the forwarding daemon of an I/O node and its client
+// library. Clients send reads, writes and metadata operations over TCP or a
+// Unix socket (protocol: package fwd/wire, docs/protocol.md). The daemon
+// splits each read and write into pieces per PFS data server
+// (backend.Backend.Split), schedules them with a sched.Switcher (TWINS by
+// default) held by one goroutine, and executes the batches on the backend
+// with a pool of workers; a write is acknowledged once the backend has it.
+// The daemon is the Announcer's Source (per-interval access.Observation)
+// and Applier (the TWINS window, changed live).
+//
+//	d, _ := fwd.New(fwd.Options{Backend: be, Listen: []string{"127.0.0.1:7070"}})
+//	d.Start()
+//	defer d.Shutdown()
+//	c, _ := fwd.Dial(d.Addr())
+//	f, _ := c.Create("out/rank0")
+//	f.WriteAt(buf, off) // pipelined: any number of goroutines may call at once
+package fwd
