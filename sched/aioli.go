@@ -28,13 +28,6 @@ var _ Tunable = (*aioli)(nil)
 func newAIOLi(cfg Config) *aioli {
 	t := &aioli{}
 	t.init("aioli", cfg)
-	t.h.less = func(a, b *stream) bool {
-		ha, hb := a.head(), b.head()
-		if ha.r.Arrival != hb.r.Arrival {
-			return ha.r.Arrival < hb.r.Arrival
-		}
-		return ha.seq < hb.seq
-	}
 	return t
 }
 
@@ -48,11 +41,19 @@ func (t *aioli) Add(now time.Duration, r Request) error {
 	switch {
 	case s == t.cur:
 	case s.hidx < 0:
+		setHeadKey(s)
 		t.h.push(s)
 	case i == 0:
+		setHeadKey(s)
 		t.h.fix(s)
 	}
 	return nil
+}
+
+// setHeadKey keys s in the heap by its head's arrival.
+func setHeadKey(s *stream) {
+	h := s.head()
+	s.k1, s.k2 = int64(h.r.Arrival), h.seq
 }
 
 func (t *aioli) Next(now time.Duration) (Batch, bool, time.Duration) {
@@ -123,6 +124,7 @@ func (t *aioli) endTurn(used time.Duration) {
 		t.ss.release(s)
 		return
 	}
+	setHeadKey(s)
 	t.h.push(s)
 }
 

@@ -20,12 +20,6 @@ var _ Tunable = (*sjf)(nil)
 func newSJF(cfg Config) *sjf {
 	t := &sjf{}
 	t.init("sjf", cfg)
-	t.h.less = func(a, b *stream) bool {
-		if a.bytes != b.bytes {
-			return a.bytes < b.bytes
-		}
-		return a.id < b.id
-	}
 	return t
 }
 
@@ -36,6 +30,7 @@ func (t *sjf) Add(now time.Duration, r Request) error {
 	}
 	s, _ := t.ss.get(skey{r.Queue, r.File, r.Op})
 	s.insert(item{r: r, seq: seq})
+	s.k1, s.k2 = s.bytes, s.id
 	if s.hidx < 0 {
 		t.h.push(s)
 	} else {
@@ -56,6 +51,7 @@ func (t *sjf) Next(now time.Duration) (Batch, bool, time.Duration) {
 		t.h.remove(s)
 		t.ss.release(s)
 	} else {
+		s.k1 = s.bytes
 		t.h.fix(s)
 	}
 	return t.emit(now, slot, buf), true, 0

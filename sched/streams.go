@@ -23,6 +23,8 @@ type stream struct {
 	bytes int64  // total queued bytes
 	id    uint64 // creation order, for deterministic tie breaks
 	hidx  int    // position in a heap, -1 when not in one
+	k1    int64  // heap key (compared first), set by the owner before push/fix
+	k2    uint64 // heap key tie break
 
 	// Per-algorithm state.
 	inRing  bool          // mlf, hbrr: in the round-robin ring
@@ -31,18 +33,85 @@ type stream struct {
 
 func (s *stream) head() *item { return &s.reqs[0] }
 
-// streamSet indexes streams by key and recycles empty ones.
+// streamSet indexes streams by key and recycles empty ones. The index is
+// open addressing with linear probing and backward-shift deletion, so the
+// churn of streams appearing and emptying neither allocates nor degrades.
 type streamSet struct {
-	m      map[skey]*stream
+	tab    []*stream // nil: empty slot
+	n      int
+	shift  uint8
 	free   []*stream
 	nextID uint64
 }
 
-func (ss *streamSet) get(k skey) (s *stream, created bool) {
-	if ss.m == nil {
-		ss.m = make(map[skey]*stream, 256)
+func (k skey) hash() uint64 {
+	h := k.file*0x9e3779b97f4a7c15 ^ uint64(k.queue)*0xc2b2ae3d27d4eb4f ^ uint64(k.op)
+	h ^= h >> 29
+	return h * 0xbf58476d1ce4e5b9
+}
+
+func (ss *streamSet) slot(k skey) int { return int(k.hash() >> ss.shift) }
+
+func (ss *streamSet) lookup(k skey) *stream {
+	if ss.n == 0 {
+		return nil
 	}
-	if s = ss.m[k]; s != nil {
+	mask := len(ss.tab) - 1
+	for i := ss.slot(k); ; i = (i + 1) & mask {
+		s := ss.tab[i]
+		if s == nil || s.key == k {
+			return s
+		}
+	}
+}
+
+func (ss *streamSet) insert(s *stream) {
+	if 2*(ss.n+1) > len(ss.tab) {
+		old := ss.tab
+		size := max(256, 2*len(old))
+		ss.tab = make([]*stream, size)
+		ss.shift = uint8(64 - bitsLen(size-1))
+		ss.n = 0
+		for _, o := range old {
+			if o != nil {
+				ss.insert(o)
+			}
+		}
+	}
+	mask := len(ss.tab) - 1
+	i := ss.slot(s.key)
+	for ss.tab[i] != nil {
+		i = (i + 1) & mask
+	}
+	ss.tab[i] = s
+	ss.n++
+}
+
+func (ss *streamSet) delete(k skey) {
+	if ss.n == 0 {
+		return
+	}
+	mask := len(ss.tab) - 1
+	i := ss.slot(k)
+	for ss.tab[i] == nil || ss.tab[i].key != k {
+		if ss.tab[i] == nil {
+			return
+		}
+		i = (i + 1) & mask
+	}
+	for j := (i + 1) & mask; ss.tab[j] != nil; j = (j + 1) & mask {
+		h := ss.slot(ss.tab[j].key)
+		if (j > i && (h <= i || h > j)) || (j < i && h <= i && h > j) {
+			ss.tab[i] = ss.tab[j]
+			i = j
+		}
+	}
+	ss.tab[i] = nil
+	ss.n--
+}
+
+func (ss *streamSet) get(k skey) (s *stream, created bool) {
+	if s = ss.lookup(k); s != nil {
 		return s, false
 	}
 	if n := len(ss.free); n > 0 {
@@ -53,7 +122,7 @@ func (ss *streamSet) get(k skey) (s *stream, created bool) {
 	}
 	ss.nextID++
 	*s = stream{key: k, reqs: s.reqs[:0], id: ss.nextID, hidx: -1}
-	ss.m[k] = s
+	ss.insert(s)
 	return s, true
 }
 
@@ -72,7 +141,7 @@ func (s *stream) insert(it item) int {
 
 // release recycles an empty stream.
 func (ss *streamSet) release(s *stream) {
-	delete(ss.m, s.key)
+	ss.delete(s.key)
 	clear(s.reqs[:cap(s.reqs)])
 	s.reqs = s.reqs[:0]
 	ss.free = append(ss.free, s)
@@ -80,10 +149,17 @@ func (ss *streamSet) release(s *stream) {
 
 // drainAll appends every queued item of every stream and empties the set.
 func (ss *streamSet) drainAll(dst []item) []item {
-	for _, s := range ss.m {
+	for i, s := range ss.tab {
+		if s == nil {
+			continue
+		}
 		dst = append(dst, s.reqs...)
-		ss.release(s)
+		clear(s.reqs[:cap(s.reqs)])
+		s.reqs = s.reqs[:0]
+		ss.free = append(ss.free, s)
+		ss.tab[i] = nil
 	}
+	ss.n = 0
 	return dst
 }
 
@@ -132,10 +208,13 @@ func (s *stream) take(lo, hi int, buf []Request) []Request {
 	return buf
 }
 
-// streamHeap is an indexed binary min-heap of streams under less.
+// streamHeap is an indexed binary min-heap of streams by (k1, k2).
 type streamHeap struct {
-	s    []*stream
-	less func(a, b *stream) bool
+	s []*stream
+}
+
+func (h *streamHeap) less(a, b *stream) bool {
+	return a.k1 < b.k1 || (a.k1 == b.k1 && a.k2 < b.k2)
 }
 
 func (h *streamHeap) len() int { return len(h.s) }
