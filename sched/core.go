@@ -82,6 +82,7 @@ type core struct {
 	busyFrom time.Duration
 	seq      uint64
 	epoch    uint16
+	moving   bool // a Switch is moving requests in: keep Arrival as it is
 	stats    Stats
 }
 
@@ -131,7 +132,7 @@ func (c *core) admit(now time.Duration, r *Request) (uint64, error) {
 	if !c.ids.add(r.ID) {
 		return 0, fmt.Errorf("%w: %d is queued or in flight", ErrDuplicateID, r.ID)
 	}
-	if r.Arrival == 0 {
+	if r.Arrival == 0 && !c.moving {
 		r.Arrival = now
 	}
 	c.n++

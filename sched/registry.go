@@ -236,6 +236,7 @@ func (s *Switcher) Switch(now time.Duration, name string) error {
 		}
 		return 0
 	})
+	next.base().moving = true
 	for i := range s.scratch {
 		r := s.scratch[i].r
 		old.base().forget(r.ID)
@@ -243,6 +244,7 @@ func (s *Switcher) Switch(now time.Duration, name string) error {
 			panic("sched: moving a validated request failed: " + err.Error())
 		}
 	}
+	next.base().moving = false
 	clear(s.scratch)
 	if old.Len() != 0 {
 		panic("sched: " + old.Name() + " drained incompletely")

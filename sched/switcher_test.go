@@ -246,3 +246,23 @@ func TestIDSet(t *testing.T) {
 		}
 	})
 }
+
+// TestSwitchKeepsArrival: a request that arrived at time 0 keeps Arrival 0
+// when a Switch moves it.
+func TestSwitchKeepsArrival(t *testing.T) {
+	sw, _ := NewSwitcher("fifo", Config{Servers: 1})
+	sw.Add(0, Request{ID: 1, Length: 1, Op: Read})
+	sw.Add(5, Request{ID: 2, Length: 1, Op: Read})
+	if err := sw.Switch(10, "sw"); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []time.Duration{0, 5} {
+		b, ok, _ := sw.Next(20)
+		if !ok || b.Requests[0].Arrival != want {
+			t.Fatalf("got %+v, want arrival %v", b.Requests, want)
+		}
+	}
+	if st := sw.Stats(); st.WaitTotal != 35 {
+		t.Fatalf("WaitTotal %v, want 20+15", st.WaitTotal)
+	}
+}
