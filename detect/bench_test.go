@@ -9,7 +9,7 @@ import (
 // benchSet is the synthetic grid at the papers' size: 40 rows from each of
 // 1,008 experiments (40,320 rows), generated once.
 var benchSet = sync.OnceValue(func() Set {
-	s, err := LoadSet(SyntheticDir, 40, 1)
+	s, err := LoadSet(SyntheticDir, SetOptions{PerExperiment: 40}, 1)
 	if err != nil {
 		panic(err)
 	}

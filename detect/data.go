@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"time"
 
 	"github.com/adaptio/adaptio/access"
@@ -49,17 +50,31 @@ func (s Set) Counts() [NumClasses]int {
 	return c
 }
 
+// SetOptions selects rows of a dataset.
+type SetOptions struct {
+	// PerExperiment rows are kept from the centre of each experiment; <= 0
+	// keeps every labelled, non-idle row.
+	PerExperiment int
+	// Schedulers keeps only experiments run under these schedulers (e.g.
+	// "twins", as the papers' 1,008 experiments); empty keeps all.
+	Schedulers []string
+}
+
 // CenterRows builds a training set from dataset rows as the papers do: rows
 // are grouped by experiment (dataset.Run), idle or unlabelled intervals are
-// dropped, and from each experiment the perExperiment rows at the centre of
-// its remaining rows (in file order) are kept, avoiding start-up and
-// tear-down noise and weighting experiments equally. perExperiment <= 0
-// keeps every labelled, non-idle row. Experiments appear in first-seen order.
-func CenterRows(rows []dataset.Row, perExperiment int) Set {
+// dropped, and from each experiment the opt.PerExperiment rows at the centre
+// of its remaining rows (in file order) are kept, avoiding start-up and
+// tear-down noise and weighting experiments equally. Experiments appear in
+// first-seen order.
+func CenterRows(rows []dataset.Row, opt SetOptions) Set {
+	perExperiment := opt.PerExperiment
 	groups := map[string][]int{}
 	var keys []string
 	for i, r := range rows {
 		if r.Obs.Idle() || r.Class.Index() < 0 {
+			continue
+		}
+		if len(opt.Schedulers) > 0 && !slices.Contains(opt.Schedulers, r.Run.Scheduler) {
 			continue
 		}
 		k := r.Run.Key()
@@ -200,14 +215,13 @@ const (
 )
 
 // LoadSet reads dir/observations.csv (dataset package schema) and returns
-// CenterRows(rows, perExperiment). The names SyntheticDir and
-// SyntheticValidationDir generate Synthetic sets instead (perExperiment*7
-// intervals per scenario, like 40 rows from each of 7 windows), seeded by
-// seed.
-func LoadSet(dir string, perExperiment int, seed uint64) (Set, error) {
+// CenterRows(rows, opt). The names SyntheticDir and SyntheticValidationDir
+// generate Synthetic sets instead (PerExperiment*7 intervals per scenario,
+// like 40 rows from each of 7 windows), seeded by seed.
+func LoadSet(dir string, opt SetOptions, seed uint64) (Set, error) {
 	switch dir {
 	case SyntheticDir, SyntheticValidationDir:
-		per := perExperiment * 7
+		per := opt.PerExperiment * 7
 		if per <= 0 {
 			per = 280
 		}
@@ -218,9 +232,9 @@ func LoadSet(dir string, perExperiment int, seed uint64) (Set, error) {
 	if err != nil {
 		return Set{}, err
 	}
-	s := CenterRows(rows, perExperiment)
+	s := CenterRows(rows, opt)
 	if s.Len() == 0 {
-		return Set{}, fmt.Errorf("%w: %s has no labelled, non-idle observations", ErrData, dir)
+		return Set{}, fmt.Errorf("%w: %s has no labelled, non-idle observations (schedulers %v)", ErrData, dir, opt.Schedulers)
 	}
 	return s, nil
 }

@@ -445,7 +445,7 @@ func TestCenterRows(t *testing.T) {
 			rows = append(rows, dataset.Row{Run: run, Second: s, Obs: o, Class: sc.Class()})
 		}
 	}
-	s := CenterRows(rows, 3)
+	s := CenterRows(rows, SetOptions{PerExperiment: 3})
 	var got []float64
 	for _, x := range s.X {
 		got = append(got, x[0])
@@ -460,8 +460,11 @@ func TestCenterRows(t *testing.T) {
 			t.Fatalf("got %v (classes %v), want %v", got, s.Y, want)
 		}
 	}
-	if n := CenterRows(rows, 0).Len(); n != 18 {
+	if n := CenterRows(rows, SetOptions{}).Len(); n != 18 {
 		t.Errorf("CenterRows(all) has %d rows, want 18", n)
+	}
+	if n := CenterRows(rows, SetOptions{Schedulers: []string{"fifo"}}).Len(); n != 9 {
+		t.Errorf("CenterRows(fifo) has %d rows, want 9", n)
 	}
 }
 

@@ -44,6 +44,7 @@ type detectTrainConfig struct {
 	Out           string
 	Seed          uint64
 	PerExperiment int
+	Schedulers    []string
 	TrainFraction float64
 	Opt           detect.TrainOptions
 }
@@ -52,6 +53,7 @@ type detectTrainConfig struct {
 type detectSplit struct {
 	data          string
 	perExperiment int
+	schedulers    []string
 	trainFraction float64
 	seed          uint64
 }
@@ -60,14 +62,15 @@ func (s detectSplit) extra() map[string]string {
 	return map[string]string{
 		"data":           s.data,
 		"per_experiment": strconv.Itoa(s.perExperiment),
+		"schedulers":     strings.Join(s.schedulers, ","),
 		"train_fraction": strconv.FormatFloat(s.trainFraction, 'g', -1, 64),
 		"split_seed":     strconv.FormatUint(s.seed, 10),
 	}
 }
 
 func (s detectSplit) load(stderr io.Writer) (all, train, test detect.Set, err error) {
-	fmt.Fprintf(stderr, "detect: loading %s (%d rows from the centre of each experiment)...\n", s.data, s.perExperiment)
-	all, err = detect.LoadSet(s.data, s.perExperiment, s.seed)
+	fmt.Fprintf(stderr, "detect: loading %s (%d rows from the centre of each experiment; schedulers %v)...\n", s.data, s.perExperiment, s.schedulers)
+	all, err = detect.LoadSet(s.data, detect.SetOptions{PerExperiment: s.perExperiment, Schedulers: s.schedulers}, s.seed)
 	if err != nil {
 		return
 	}
@@ -100,8 +103,10 @@ The same --seed gives the same split and the same model file, byte for byte.`,
 	f.StringVar(&cfg.Out, "out", "", "model file to write (required)")
 	f.Uint64Var(&cfg.Seed, "seed", 1, "seed of the split and of training")
 	f.IntVar(&cfg.PerExperiment, "per-experiment", 40, "rows kept from the centre of each experiment (0: all)")
+	f.StringSliceVar(&cfg.Schedulers, "schedulers", []string{"twins"}, "keep experiments run under these schedulers (the papers: twins, 7 windows x 144 scenarios); empty: all")
 	f.Float64Var(&cfg.TrainFraction, "train-fraction", 0.7, "share of rows used for training, the rest for testing")
 	f.IntVar(&cfg.Opt.Folds, "folds", 5, "tree: cross-validation folds choosing the pruning level (-1: no pruning)")
+	f.IntVar(&cfg.Opt.MinLeaf, "min-leaf", 1, "tree and forest: minimum training rows per leaf")
 	f.IntVar(&cfg.Opt.Trees, "trees", 500, "forest: number of trees")
 	f.IntVar(&cfg.Opt.Mtry, "mtry", 3, "forest: features tried at each split")
 	f.IntVar(&cfg.Opt.Workers, "workers", 0, "forest: training goroutines (0: GOMAXPROCS; does not change the model)")
@@ -115,7 +120,7 @@ The same --seed gives the same split and the same model file, byte for byte.`,
 }
 
 func runDetectTrain(cfg detectTrainConfig, stdout, stderr io.Writer) error {
-	split := detectSplit{data: cfg.Data, perExperiment: cfg.PerExperiment, trainFraction: cfg.TrainFraction, seed: cfg.Seed}
+	split := detectSplit{data: cfg.Data, perExperiment: cfg.PerExperiment, schedulers: cfg.Schedulers, trainFraction: cfg.TrainFraction, seed: cfg.Seed}
 	all, train, test, err := split.load(stderr)
 	if err != nil {
 		return fmt.Errorf("detect train: %w", err)
@@ -154,11 +159,11 @@ func detectReports(m *detect.Model, train, test detect.Set, validation string, s
 		return nil
 	}
 	fmt.Fprintf(stderr, "detect: loading validation set %s...\n", validation)
-	v, err := detect.LoadSet(validation, 0, split.seed+1)
+	v, err := detect.LoadSet(validation, detect.SetOptions{Schedulers: split.schedulers}, split.seed+1)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "\n== validation (%s, all rows) ==\n", validation)
+	fmt.Fprintf(stdout, "\n== validation (%s, all labelled non-idle rows, schedulers %v) ==\n", validation, split.schedulers)
 	return detect.Evaluate(m, v.X, v.Y).Write(stdout)
 }
 
@@ -208,9 +213,12 @@ func runDetectEval(cfg detectEvalConfig, stdout, stderr io.Writer) error {
 		return fmt.Errorf("detect eval: %w", err)
 	}
 	info := m.Info()
-	split := detectSplit{data: cfg.Data, perExperiment: 40, trainFraction: 0.7, seed: info.Options.Seed}
+	split := detectSplit{data: cfg.Data, perExperiment: 40, schedulers: []string{"twins"}, trainFraction: 0.7, seed: info.Options.Seed}
 	if v, err := strconv.Atoi(info.Extra["per_experiment"]); err == nil {
 		split.perExperiment = v
+	}
+	if v, ok := info.Extra["schedulers"]; ok && v != "" {
+		split.schedulers = strings.Split(v, ",")
 	}
 	if v, err := strconv.ParseFloat(info.Extra["train_fraction"], 64); err == nil {
 		split.trainFraction = v
