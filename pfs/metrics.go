@@ -4,11 +4,7 @@ import (
 	"strconv"
 
 	"github.com/prometheus/client_golang/prometheus"
-
-	"github.com/adaptio/adaptio/backend"
 )
-
-var errBadArgument = backend.ErrBadArgument
 
 type serverMetrics struct {
 	reg        prometheus.Registerer

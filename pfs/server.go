@@ -16,6 +16,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/adaptio/adaptio/backend"
 	"github.com/adaptio/adaptio/backend/rootfs"
 	"github.com/adaptio/adaptio/disk"
 	"github.com/adaptio/adaptio/pfs/wire"
@@ -346,7 +347,7 @@ func (s *Server) exec(r *wire.Request, recycle *[]byte) (wire.Status, int64, []b
 		return wire.StatusOK, 0, nil
 	case wire.OpRead:
 		if r.B < 0 || r.B > wire.MaxData {
-			return fail(fmt.Errorf("%w: read of %d bytes", errBadArg, r.B))
+			return fail(fmt.Errorf("%w: read of %d bytes", backend.ErrBadArgument, r.B))
 		}
 		buf := getBuf(int(r.B))
 		*recycle = buf
@@ -396,7 +397,7 @@ func (s *Server) exec(r *wire.Request, recycle *[]byte) (wire.Status, int64, []b
 			return fail(err)
 		}
 	default:
-		return fail(fmt.Errorf("%w: operation %v", errBadArg, r.Op))
+		return fail(fmt.Errorf("%w: operation %v", backend.ErrBadArgument, r.Op))
 	}
 	return wire.StatusOK, 0, nil
 }
@@ -443,8 +444,6 @@ func fileHandle(path string) uint64 {
 	h.Write([]byte(path))
 	return h.Sum64()
 }
-
-var errBadArg = fmt.Errorf("pfs: %w", errBadArgument)
 
 // ping checks a server is answering (used by Cluster.Ready).
 func ping(ctx context.Context, addr string) error {
