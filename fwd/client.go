@@ -40,8 +40,8 @@ type Client struct {
 	maxIO int
 
 	wmu  sync.Mutex
-	bw   *bufio.Writer
 	hdr  []byte
+	bufs net.Buffers
 	next uint64
 
 	mu      sync.Mutex
@@ -92,7 +92,7 @@ func DialOptions(addr string, o ClientOptions) (*Client, error) {
 	if tc, ok := nc.(*net.TCPConn); ok {
 		_ = tc.SetNoDelay(true)
 	}
-	c := &Client{nc: nc, maxIO: o.MaxIO, bw: bufio.NewWriterSize(nc, 64<<10), pending: map[uint64]*call{}, done: make(chan struct{})}
+	c := &Client{nc: nc, maxIO: o.MaxIO, pending: map[uint64]*call{}, done: make(chan struct{})}
 	go c.readLoop()
 	if _, err := c.do(&wire.Msg{Op: wire.OpHello, ClientID: o.ClientID, Name: o.Name}, nil); err != nil {
 		c.Close()
@@ -138,12 +138,13 @@ func (c *Client) do(m *wire.Msg, dst []byte) (*call, error) {
 	c.pending[m.ID] = cl
 	c.mu.Unlock()
 	c.hdr = wire.AppendFixed(c.hdr[:0], m)
-	_, err := c.bw.Write(c.hdr)
-	if err == nil && m.Op == wire.OpWrite {
-		_, err = c.bw.Write(m.Data)
-	}
-	if err == nil {
-		err = c.bw.Flush()
+	var err error
+	if m.Op == wire.OpWrite && len(m.Data) > 0 {
+		// One writev: the data goes from the caller's buffer to the socket.
+		c.bufs = append(c.bufs[:0], c.hdr, m.Data)
+		_, err = c.bufs.WriteTo(c.nc)
+	} else {
+		_, err = c.nc.Write(c.hdr)
 	}
 	c.wmu.Unlock()
 	if err != nil {
@@ -162,7 +163,7 @@ func (c *Client) do(m *wire.Msg, dst []byte) (*call, error) {
 
 func (c *Client) readLoop() {
 	defer close(c.done)
-	br := bufio.NewReaderSize(c.nc, 64<<10)
+	br := bufio.NewReaderSize(c.nc, 4<<10) // large read data bypasses it
 	var hdr [wire.HeaderSize]byte
 	for {
 		if _, err := io.ReadFull(br, hdr[:]); err != nil {

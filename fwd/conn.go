@@ -1,7 +1,6 @@
 package fwd
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"io"
@@ -67,29 +66,51 @@ func (c *conn) serve() {
 	_ = c.nc.Close()
 }
 
+// writer sends responses, gathering those already queued into one writev
+// (read data goes from its buffer to the socket without a copy).
 func (c *conn) writer(done chan struct{}) {
 	defer close(done)
-	bw := bufio.NewWriterSize(c.nc, 64<<10)
-	var werr error
+	var (
+		werr     error
+		bufs     net.Buffers
+		releases []func()
+	)
 	for f := range c.out {
+		bufs = append(bufs[:0], f.fixed)
+		releases = append(releases[:0], f.release)
+		size := len(f.fixed) + len(f.data)
+		if len(f.data) > 0 {
+			bufs = append(bufs, f.data)
+		}
+	gather:
+		for len(bufs) < 64 && size < 4<<20 {
+			select {
+			case g, ok := <-c.out:
+				if !ok {
+					break gather
+				}
+				bufs = append(bufs, g.fixed)
+				if len(g.data) > 0 {
+					bufs = append(bufs, g.data)
+				}
+				releases = append(releases, g.release)
+				size += len(g.fixed) + len(g.data)
+			default:
+				break gather
+			}
+		}
 		if werr == nil {
-			if _, werr = bw.Write(f.fixed); werr == nil && len(f.data) > 0 {
-				_, werr = bw.Write(f.data)
-			}
-			if werr == nil && len(c.out) == 0 {
-				werr = bw.Flush()
-			}
-			if werr != nil {
+			if _, werr = bufs.WriteTo(c.nc); werr != nil {
 				c.d.log.Debug("connection write", "remote", c.nc.RemoteAddr(), "err", werr)
 				_ = c.nc.Close()
 			}
 		}
-		if f.release != nil {
-			f.release()
+		for _, r := range releases {
+			if r != nil {
+				r()
+			}
 		}
-	}
-	if werr == nil {
-		_ = bw.Flush()
+		clear(releases)
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -32,6 +33,13 @@ func memDir(b *testing.B) string {
 type ioFile interface {
 	io.ReaderAt
 	io.WriterAt
+}
+
+// cpuTime is the process's user+system CPU time so far.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // runClients has each of len(files) clients move perClient bytes of its own
@@ -111,17 +119,24 @@ func BenchmarkForwarderVsDirect(b *testing.B) {
 							forwarded[i] = f
 						}
 						write := op == "write"
-						var tDirect, tFwd time.Duration
+						var tDirect, tFwd, cDirect, cFwd time.Duration
 						b.ResetTimer()
 						for i := 0; i < b.N; i++ {
+							c0 := cpuTime()
 							tDirect += runClients(b, direct, req, perClient, write)
+							c1 := cpuTime()
 							tFwd += runClients(b, forwarded, req, perClient, write)
+							cDirect, cFwd = cDirect+c1-c0, cFwd+cpuTime()-c1
 						}
 						b.StopTimer()
 						total := float64(b.N) * clients * float64(perClient) / (1 << 20)
 						b.ReportMetric(total/tDirect.Seconds(), "direct-MiB/s")
 						b.ReportMetric(total/tFwd.Seconds(), "fwd-MiB/s")
 						b.ReportMetric(tDirect.Seconds()/tFwd.Seconds(), "fwd/direct")
+						// CPU time per GiB (clients and daemon are in this process):
+						// robust to other load on the machine.
+						b.ReportMetric(cDirect.Seconds()/(total/1024), "direct-cpu-s/GiB")
+						b.ReportMetric(cFwd.Seconds()/(total/1024), "fwd-cpu-s/GiB")
 					})
 				}
 			}

@@ -214,7 +214,9 @@ func NewReader(r io.Reader, maxFrame int) *Reader {
 	if maxFrame <= 0 {
 		maxFrame = DefaultMaxFrame
 	}
-	return &Reader{r: bufio.NewReaderSize(r, 64<<10), maxFrame: maxFrame}
+	// A small buffer: payloads larger than it are read straight into their
+	// own buffer by the kernel, without a copy through this one.
+	return &Reader{r: bufio.NewReaderSize(r, 4<<10), maxFrame: maxFrame}
 }
 
 // ReadFrame reads one frame and returns its header and payload. A header
