@@ -47,16 +47,16 @@ type thread struct {
 }
 
 type server struct {
-	dev   disk.Device
-	rng   *rand.Rand
-	queue ring
-	busy  int32   // thread being served, -1: idle
-	perIO []int32 // batches queued or in service per I/O node
-	nodes int32   // I/O nodes with batches here
-	last  int32   // I/O node of the previous access (-1: none)
+	dev                disk.Device
+	rng                *rand.Rand
+	queue              ring
+	busy               int32   // thread being served, -1: idle
+	perIO              []int32 // batches queued or in service per I/O node
+	nodes              int32   // I/O nodes with batches here
+	last               int32   // I/O node of the previous access (-1: none)
 	accesses, switches uint64
-	tx    link
-	rx    link
+	tx                 link
+	rx                 link
 }
 
 // ring is a FIFO of thread ids.
