@@ -82,7 +82,7 @@ type Server struct {
 
 	dev      disk.Device // nil: no delays, no serialisation
 	place    disk.Placement
-	devMu    sync.Mutex // serialises device accesses; guards rng, debt, start
+	devSem   chan struct{} // capacity 1: serialises device accesses in arrival order; guards rng, debt, start, modelEnd
 	rng      *rand.Rand
 	debt     time.Duration // sleep owed (positive) or overslept (negative)
 	modelEnd time.Duration // end of the last access in device time
@@ -110,7 +110,7 @@ func New(opts Options) (*Server, error) {
 	if opts.MaxInFlight <= 0 {
 		opts.MaxInFlight = 64
 	}
-	s := &Server{opts: opts, log: opts.Logger, clock: opts.Clock, conns: make(map[net.Conn]struct{}), ready: make(chan struct{})}
+	s := &Server{opts: opts, log: opts.Logger, clock: opts.Clock, conns: make(map[net.Conn]struct{}), ready: make(chan struct{}), devSem: make(chan struct{}, 1)}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
@@ -173,9 +173,9 @@ func (s *Server) Start() error {
 		return fmt.Errorf("pfs: server %d: listen: %w", s.opts.ID, err)
 	}
 	s.ln = ln
-	s.devMu.Lock()
+	s.devSem <- struct{}{}
 	s.start = s.clock.Now()
-	s.devMu.Unlock()
+	<-s.devSem
 	s.wg.Add(1)
 	go s.accept(ln)
 	close(s.ready)
@@ -411,15 +411,15 @@ func modeOf(a int64) os.FileMode {
 }
 
 // access performs one read or write on the device: accesses are served one
-// at a time, each taking at least its modelled service time. Time spent in
+// at a time in arrival order, each taking at least its modelled service time. Time spent in
 // the real I/O counts towards it, and oversleeping is paid back on the next
 // access, so the long-run pace follows the model.
 func (s *Server) access(op sched.Op, path string, local int64, n int, do func() (int, error)) (int, error) {
 	if s.dev == nil {
 		return do()
 	}
-	s.devMu.Lock()
-	defer s.devMu.Unlock()
+	s.devSem <- struct{}{} // blocked senders queue in order: FIFO service
+	defer func() { <-s.devSem }()
 	t0 := s.clock.Now()
 	// The model's clock never runs behind the end of the previous access,
 	// even when paid-back oversleeping lets the wall clock do so.
