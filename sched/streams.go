@@ -142,7 +142,7 @@ func (s *stream) insert(it item) int {
 // release recycles an empty stream.
 func (ss *streamSet) release(s *stream) {
 	ss.delete(s.key)
-	clear(s.reqs[:cap(s.reqs)])
+	clear(s.reqs) // take already cleared what it removed
 	s.reqs = s.reqs[:0]
 	ss.free = append(ss.free, s)
 }
@@ -154,7 +154,7 @@ func (ss *streamSet) drainAll(dst []item) []item {
 			continue
 		}
 		dst = append(dst, s.reqs...)
-		clear(s.reqs[:cap(s.reqs)])
+		clear(s.reqs)
 		s.reqs = s.reqs[:0]
 		ss.free = append(ss.free, s)
 		ss.tab[i] = nil

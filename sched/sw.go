@@ -8,24 +8,30 @@ import "time"
 // queue_id for SW), then by arrival. A request is served as soon as it is
 // the first in that order; windows only order, they never delay. Changing
 // SWWindow re-sorts the queue.
+//
+// The heap holds small keys; the requests sit in a slab indexed by them.
 type sw struct {
 	core
-	h []swEntry // binary min-heap
+	h    []swKey // binary min-heap
+	slab []item
+	free []uint32
 }
 
-type swEntry struct {
+type swKey struct {
 	win int64
-	it  item
+	seq uint64
+	app uint32
+	idx uint32 // position in slab
 }
 
-func (a *swEntry) less(b *swEntry) bool {
+func (a *swKey) less(b *swKey) bool {
 	if a.win != b.win {
 		return a.win < b.win
 	}
-	if a.it.r.App != b.it.r.App {
-		return a.it.r.App < b.it.r.App
+	if a.app != b.app {
+		return a.app < b.app
 	}
-	return a.it.seq < b.it.seq
+	return a.seq < b.seq
 }
 
 var _ Scheduler = (*sw)(nil)
@@ -44,51 +50,70 @@ func (t *sw) Add(now time.Duration, r Request) error {
 	if err != nil {
 		return err
 	}
-	t.h = append(t.h, swEntry{win: t.window(&r), it: item{r: r, seq: seq}})
+	var idx uint32
+	if n := len(t.free); n > 0 {
+		idx = t.free[n-1]
+		t.free = t.free[:n-1]
+		t.slab[idx] = item{r: r, seq: seq}
+	} else {
+		idx = uint32(len(t.slab))
+		t.slab = append(t.slab, item{r: r, seq: seq})
+	}
+	t.h = append(t.h, swKey{win: t.window(&r), seq: seq, app: r.App, idx: idx})
 	t.up(len(t.h) - 1)
 	return nil
 }
 
 func (t *sw) up(i int) {
+	h := t.h
+	k := h[i]
 	for i > 0 {
 		p := (i - 1) / 2
-		if !t.h[i].less(&t.h[p]) {
-			return
+		if !k.less(&h[p]) {
+			break
 		}
-		t.h[i], t.h[p] = t.h[p], t.h[i]
+		h[i] = h[p]
 		i = p
 	}
+	h[i] = k
 }
 
 func (t *sw) down(i int) {
-	n := len(t.h)
+	h := t.h
+	n := len(h)
+	k := h[i]
 	for {
 		l := 2*i + 1
 		if l >= n {
-			return
+			break
 		}
 		m := l
-		if r := l + 1; r < n && t.h[r].less(&t.h[l]) {
+		if r := l + 1; r < n && h[r].less(&h[l]) {
 			m = r
 		}
-		if !t.h[m].less(&t.h[i]) {
-			return
+		if !h[m].less(&k) {
+			break
 		}
-		t.h[i], t.h[m] = t.h[m], t.h[i]
+		h[i] = h[m]
 		i = m
 	}
+	h[i] = k
 }
 
 func (t *sw) Next(now time.Duration) (Batch, bool, time.Duration) {
 	if len(t.h) == 0 {
 		return Batch{}, false, 0
 	}
-	r := t.h[0].it.r
+	idx := t.h[0].idx
+	r := t.slab[idx].r
+	t.slab[idx] = item{}
+	t.free = append(t.free, idx)
 	last := len(t.h) - 1
 	t.h[0] = t.h[last]
-	t.h[last] = swEntry{}
 	t.h = t.h[:last]
-	t.down(0)
+	if last > 0 {
+		t.down(0)
+	}
 	s, buf := t.open()
 	return t.emit(now, s, append(buf, r)), true, 0
 }
@@ -100,7 +125,7 @@ func (t *sw) SetParams(_ time.Duration, p Params) error {
 	}
 	if t.cfg.SWWindow != old {
 		for i := range t.h {
-			t.h[i].win = t.window(&t.h[i].it.r)
+			t.h[i].win = t.window(&t.slab[t.h[i].idx].r)
 		}
 		for i := len(t.h)/2 - 1; i >= 0; i-- {
 			t.down(i)
@@ -111,9 +136,11 @@ func (t *sw) SetParams(_ time.Duration, p Params) error {
 
 func (t *sw) drain(dst []item) []item {
 	for i := range t.h {
-		dst = append(dst, t.h[i].it)
+		dst = append(dst, t.slab[t.h[i].idx])
 	}
-	clear(t.h)
 	t.h = t.h[:0]
+	clear(t.slab)
+	t.slab = t.slab[:0]
+	t.free = t.free[:0]
 	return dst
 }
