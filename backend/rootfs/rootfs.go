@@ -62,6 +62,9 @@ func Clean(path string) (string, error) {
 	if strings.HasPrefix(path, "/") || strings.ContainsAny(path, "\\\x00") {
 		return "", fmt.Errorf("%w: %q", backend.ErrPath, path)
 	}
+	if isClean(path) {
+		return path, nil
+	}
 	parts := strings.Split(path, "/")
 	out := parts[:0]
 	for _, p := range parts {
@@ -77,6 +80,23 @@ func Clean(path string) (string, error) {
 		return ".", nil
 	}
 	return strings.Join(out, "/"), nil
+}
+
+// isClean reports whether path is already canonical: non-empty elements
+// separated by single slashes, none "." or "..".
+func isClean(path string) bool {
+	start := 0
+	for i := 0; i <= len(path); i++ {
+		if i < len(path) && path[i] != '/' {
+			continue
+		}
+		switch elem := path[start:i]; elem {
+		case "", ".", "..":
+			return false
+		}
+		start = i + 1
+	}
+	return true
 }
 
 // mapErr turns os.Root's escape refusal into backend.ErrPath; other errors

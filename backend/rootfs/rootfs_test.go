@@ -73,3 +73,11 @@ func TestEvictionUnderConcurrency(t *testing.T) {
 		t.Errorf("after Close: got %v, want ErrClosed", err)
 	}
 }
+
+func BenchmarkClean(b *testing.B) {
+	for b.Loop() {
+		if _, err := rootfs.Clean("run/42/out.dat"); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
