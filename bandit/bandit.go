@@ -56,6 +56,14 @@ type Distribution interface {
 	Probs() []float64
 }
 
+// Chooser is implemented by every policy of this package: Choose is Select
+// without computing the probability (which costs a numerical integration for
+// Thompson sampling), for simulations that do not need it. It consumes the
+// same random numbers and returns the same arm as Select would.
+type Chooser interface {
+	Choose(rng *rand.Rand) (arm int, explore bool)
+}
+
 // Options tune a policy. Zero values mean the default of the named policy
 // (see Names). At most one of StepSize, Discount and Window may be set: they
 // choose how rewards are averaged into estimates; none of them means the
@@ -320,6 +328,7 @@ type policy struct {
 var (
 	_ Policy       = (*policy)(nil)
 	_ Distribution = (*policy)(nil)
+	_ Chooser      = (*policy)(nil)
 )
 
 func (p *policy) Name() string { return p.name }
@@ -353,6 +362,14 @@ func (p *policy) Select(rng *rand.Rand) Choice {
 	}
 	a, ex := p.sel.choose(&p.core, rng)
 	return Choice{Arm: a, Prob: f/k + (1-f)*p.sel.prob(&p.core, a), Explore: ex}
+}
+
+func (p *policy) Choose(rng *rand.Rand) (arm int, explore bool) {
+	k := len(p.arms)
+	if f := p.opt.Floor; f > 0 && rng.Float64() < f {
+		return rng.IntN(k), true
+	}
+	return p.sel.choose(&p.core, rng)
 }
 
 func (p *policy) Probs() []float64 {

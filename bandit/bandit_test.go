@@ -94,11 +94,15 @@ func TestProbabilitiesProperty(t *testing.T) {
 					}
 					sum += q
 				}
-				if math.Abs(sum-1) > 1e-3 {
+				if math.Abs(sum-1) > 2e-3 {
 					t.Fatalf("probabilities sum to %v, want 1: %v", sum, probs)
 				}
-				rng := rand.New(rand.NewPCG(rapid.Uint64().Draw(t, "seed"), 1))
+				seed := rapid.Uint64().Draw(t, "seed")
+				rng := rand.New(rand.NewPCG(seed, 1))
 				c := p.Select(rng)
+				if a, ex := p.(Chooser).Choose(rand.New(rand.NewPCG(seed, 1))); a != c.Arm || ex != c.Explore {
+					t.Fatalf("Choose = %d,%v; Select = %+v from the same stream", a, ex, c)
+				}
 				if c.Arm < 0 || c.Arm >= k {
 					t.Fatalf("arm %d out of range", c.Arm)
 				}
