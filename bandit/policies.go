@@ -218,4 +218,3 @@ func (s softmax) choose(c *core, rng *rand.Rand) (int, bool) {
 }
 
 func (s softmax) prob(c *core, arm int) float64 { return s.weights(c)[arm] }
-
