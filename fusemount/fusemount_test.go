@@ -19,7 +19,13 @@ import (
 
 // mounted starts a daemon over a POSIX backend in a temporary directory and
 // mounts it; it returns the mount point and the backend's directory.
-func mounted(t *testing.T) (mnt, root string) {
+func mounted(t testing.TB) (mnt, root string) {
+	t.Helper()
+	return mountedWith(t, t.TempDir(), fwd.Options{})
+}
+
+// mountedWith mounts a daemon with opts over a POSIX backend in root.
+func mountedWith(t testing.TB, root string, opts fwd.Options) (mnt, _ string) {
 	t.Helper()
 	if _, err := os.Stat("/dev/fuse"); err != nil {
 		t.Skipf("FUSE unavailable (%v): install fuse3 / run with /dev/fuse to test the mount", err)
@@ -27,13 +33,13 @@ func mounted(t *testing.T) (mnt, root string) {
 	if os.Geteuid() != 0 {
 		t.Skip("not root: the mount test mounts directly (DirectMount) and needs root")
 	}
-	root = t.TempDir()
 	be, err := posix.New(root, backend.Layout{StripeSize: 64 << 10, StripeCount: 4})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { be.Close() })
-	d, err := fwd.New(fwd.Options{Backend: be})
+	opts.Backend = be
+	d, err := fwd.New(opts)
 	if err != nil {
 		t.Fatal(err)
 	}
