@@ -82,9 +82,8 @@ type Server struct {
 
 	dev      disk.Device // nil: no delays, no serialisation
 	place    disk.Placement
-	devSem   chan struct{} // capacity 1: serialises device accesses in arrival order; guards rng, debt, start, modelEnd
+	devSem   chan struct{} // capacity 1: serialises device accesses in arrival order; guards rng, start, modelEnd
 	rng      *rand.Rand
-	debt     time.Duration // sleep owed (positive) or overslept (negative)
 	modelEnd time.Duration // end of the last access in device time
 	start    time.Time
 
@@ -410,31 +409,28 @@ func modeOf(a int64) os.FileMode {
 	return m
 }
 
-// access performs one read or write on the device: accesses are served one
-// at a time in arrival order, each taking at least its modelled service time. Time spent in
-// the real I/O counts towards it, and oversleeping is paid back on the next
-// access, so the long-run pace follows the model.
+// access performs one read or write on the device. Accesses are served one
+// at a time in arrival order. In device time an access starts when it
+// arrives or, if the device is busy then, when the previous access ends
+// (back to back, as from a disk's command queue); it returns once the wall
+// clock reaches its modelled end. Time spent in the real I/O counts towards
+// the delay, and oversleeping is paid back by later accesses, so the
+// long-run pace follows the model.
 func (s *Server) access(op sched.Op, path string, local int64, n int, do func() (int, error)) (int, error) {
 	if s.dev == nil {
 		return do()
 	}
+	arrived := s.clock.Now()
 	s.devSem <- struct{}{} // blocked senders queue in order: FIFO service
 	defer func() { <-s.devSem }()
-	t0 := s.clock.Now()
-	// The model's clock never runs behind the end of the previous access,
-	// even when paid-back oversleeping lets the wall clock do so.
-	now := max(t0.Sub(s.start), s.modelEnd)
+	now := max(arrived.Sub(s.start), s.modelEnd)
 	svc := s.dev.Service(now, op, s.place.Addr(fileHandle(path), local), int64(n), s.rng)
 	s.modelEnd = now + svc
 	got, err := do()
 	s.busy.Add(int64(svc))
-	owed := s.debt + svc - s.clock.Now().Sub(t0)
-	if owed > 0 {
-		t1 := s.clock.Now()
-		s.clock.Sleep(owed)
-		owed -= s.clock.Now().Sub(t1)
+	if d := s.start.Add(s.modelEnd).Sub(s.clock.Now()); d > 0 {
+		s.clock.Sleep(d)
 	}
-	s.debt = max(owed, -time.Millisecond)
 	return got, err
 }
 
