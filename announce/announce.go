@@ -69,6 +69,13 @@ type Options struct {
 	Applier Applier
 	// Instance identifies this run in reports (0: random).
 	Instance uint64
+	// NoAlign keeps reporting on a free-running ticker. By default each
+	// decision restarts the interval: the few milliseconds between the
+	// report and the decision (still under the old window) are discarded,
+	// and the next report follows one Interval after the decision, so every
+	// interval is observed under one window and all I/O nodes report in
+	// step (the papers' Announcer sends one second after the decision).
+	NoAlign bool
 	// OnDecision, if set, is called after each new decision is applied,
 	// with the time since this Announcer's latest report was sent (zero if
 	// no report was pending). It runs on the subscription's goroutine.
@@ -101,6 +108,7 @@ type Announcer struct {
 	buf      []byte
 	lastErr  error
 	decided  bool
+	realign  chan struct{}
 	stopOnce sync.Once
 }
 
@@ -137,7 +145,7 @@ func New(opts Options) (*Announcer, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Announcer{opts: opts, subj: wire.Subjects{Prefix: opts.Prefix}, log: opts.Logger, m: m, done: make(chan struct{})}, nil
+	return &Announcer{opts: opts, subj: wire.Subjects{Prefix: opts.Prefix}, log: opts.Logger, m: m, done: make(chan struct{}), realign: make(chan struct{}, 1)}, nil
 }
 
 // Start connects (retrying in the background if the server is not up
@@ -202,6 +210,8 @@ func (a *Announcer) loop(ctx context.Context) {
 			return
 		case now := <-t.C:
 			a.report(now)
+		case <-a.realign:
+			t.Reset(a.opts.Interval)
 		}
 	}
 }
@@ -260,6 +270,13 @@ func (a *Announcer) onDecision(m *nats.Msg) {
 	a.m.decisions.Inc()
 	cb := a.opts.OnDecision
 	a.mu.Unlock()
+	if !a.opts.NoAlign {
+		a.opts.Source.CloseInterval(time.Now()) // the sliver since the report ran the old window
+		select {
+		case a.realign <- struct{}{}:
+		default:
+		}
+	}
 	if cb != nil {
 		cb(d, since)
 	}

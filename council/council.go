@@ -188,6 +188,8 @@ type Council struct {
 	window time.Duration
 
 	open     map[int]*NodeReport // reports of the open round
+	known    int                 // nodes with known set
+	heard    int                 // known nodes that reported in the open round
 	first    time.Duration       // first report of the open round
 	deadline time.Duration
 	rejected int64
@@ -210,6 +212,7 @@ func New(cfg Config, rng *rand.Rand) (*Council, error) {
 	for n := range cfg.Nodes {
 		c.nodes[n] = &nodeState{known: true}
 	}
+	c.known = cfg.Nodes
 	return c, nil
 }
 
@@ -223,20 +226,34 @@ func (c *Council) Window() time.Duration { return c.window }
 func (c *Council) Round() uint64 { return c.round }
 
 // Known returns the number of I/O nodes the Council currently waits for.
-func (c *Council) Known() int {
-	n := 0
-	for _, s := range c.nodes {
-		if s.known {
-			n++
-		}
-	}
-	return n
-}
+func (c *Council) Known() int { return c.known }
 
 func (c *Council) arm(w time.Duration) int { return slices.Index(c.cfg.Windows, w) }
 
 // Context returns the bandit context of a pattern and operation, such as "SS/write".
-func Context(p access.Class, op sched.Op) string { return p.String() + "/" + op.String() }
+func Context(p access.Class, op sched.Op) string {
+	switch op {
+	case sched.Read:
+		switch p {
+		case access.FPP:
+			return "FPP/read"
+		case access.SC:
+			return "SC/read"
+		case access.SS:
+			return "SS/read"
+		}
+	case sched.Write:
+		switch p {
+		case access.FPP:
+			return "FPP/write"
+		case access.SC:
+			return "SC/write"
+		case access.SS:
+			return "SS/write"
+		}
+	}
+	return p.String() + "/" + op.String()
+}
 
 func (c *Council) reward(o access.Observation) float64 {
 	switch c.cfg.Reward {
@@ -278,7 +295,11 @@ func (c *Council) Observe(now time.Duration, r Report) error {
 		c.rejected++
 		return fmt.Errorf("%w: node %d seq %d after %d", ErrStale, o.Node, r.Seq, s.seq)
 	}
-	s.inst, s.seq, s.known = r.Instance, r.Seq, true
+	s.inst, s.seq = r.Instance, r.Seq
+	if !s.known {
+		s.known = true
+		c.known++
+	}
 
 	if len(c.open) == 0 {
 		c.first, c.deadline = now, now+c.cfg.Timeout
@@ -286,6 +307,8 @@ func (c *Council) Observe(now time.Duration, r Report) error {
 	nr := &NodeReport{Node: o.Node, Seq: r.Seq, Round: r.Round, Reports: 1, Bandwidth: o.Bandwidth, Window: o.Window}
 	if prev := c.open[o.Node]; prev != nil {
 		nr.Reports = prev.Reports + 1
+	} else {
+		c.heard++
 	}
 	c.open[o.Node] = nr
 	if o.Idle() {
@@ -318,13 +341,7 @@ func (c *Council) Poll(now time.Duration) (d Decision, ok bool, wakeAt time.Dura
 	if len(c.open) == 0 {
 		return Decision{}, false, 0
 	}
-	all := true
-	for n, s := range c.nodes {
-		if s.known && c.open[n] == nil {
-			all = false
-			break
-		}
-	}
+	all := c.heard >= c.known
 	if !all && now < c.deadline {
 		return Decision{}, false, c.deadline
 	}
@@ -365,10 +382,12 @@ func (c *Council) close(now time.Duration) Decision {
 			s.missed++
 			if s.missed >= c.cfg.Forget {
 				s.known = false
+				c.known--
 			}
 		}
 	}
 	clear(c.open)
+	c.heard = 0
 
 	// Votes: one per node with a detected pattern, weighted by the rule.
 	k := len(c.cfg.Windows)

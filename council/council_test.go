@@ -408,3 +408,13 @@ func TestRapidInvariants(t *testing.T) {
 		}
 	})
 }
+
+func TestContextNames(t *testing.T) {
+	for _, c := range access.Classes {
+		for _, op := range []sched.Op{sched.Read, sched.Write} {
+			if got, want := Context(c, op), c.String()+"/"+op.String(); got != want {
+				t.Errorf("Context(%v, %v) = %q, want %q", c, op, got, want)
+			}
+		}
+	}
+}

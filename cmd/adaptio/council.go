@@ -1,18 +1,338 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/spf13/cobra"
+
+	"github.com/adaptio/adaptio/bandit"
+	"github.com/adaptio/adaptio/council"
+	"github.com/adaptio/adaptio/council/bench"
+	"github.com/adaptio/adaptio/council/service"
+	"github.com/adaptio/adaptio/detect"
+	"github.com/adaptio/adaptio/sched"
 )
 
-// newCouncilCmd is a placeholder until its package lands; it fails clearly.
-func newCouncilCmd() *cobra.Command {
-	return &cobra.Command{
-		Use:   "council",
-		Short: "Run the Council: pattern detection and window decisions over NATS (not built yet)",
-		RunE: func(*cobra.Command, []string) error {
-			return errors.New("council: not built yet")
-		},
+// councilConfig is the configuration of "adaptio council".
+type councilConfig struct {
+	Prefix      string
+	NATS        string
+	Listen      string
+	StateDir    string
+	HTTP        string
+	DecisionLog string
+	Policy      string
+	Epsilon     float64
+	Windows     []time.Duration
+	Default     time.Duration
+	Consensus   string
+	Reward      string
+	Timeout     time.Duration
+	Nodes       int
+	Forget      int
+	Model       string
+	Seed        uint64
+	Security    service.Security
+	Verbose     bool
+}
+
+// addCoreFlags registers the learning flags shared by "council" and "council bench".
+func addCoreFlags(cmd *cobra.Command, cfg *councilConfig) {
+	f := cmd.Flags()
+	f.StringVar(&cfg.Policy, "policy", council.DefaultPolicy, "bandit policy: "+strings.Join(bandit.Names(), ", "))
+	f.Float64Var(&cfg.Epsilon, "epsilon", 0, "exploration probability of the egreedy policies (0: the policy's default, 0.15 for egreedy)")
+	f.DurationSliceVar(&cfg.Windows, "windows", sched.Windows, "TWINS windows to choose from (the bandit's arms)")
+	f.DurationVar(&cfg.Default, "default-window", sched.DefaultWindow, "window in force before the first decision (one of --windows)")
+	f.StringVar(&cfg.Consensus, "consensus", council.Majority, "how per-node recommendations become one window: majority (the papers) or bandwidth (votes weighted by bandwidth)")
+	f.StringVar(&cfg.Reward, "reward", council.RewardBandwidth, "reward of an interval: bandwidth (bytes/s, the papers), per-process (bytes/s per process) or served (bytes completed / bytes requested)")
+	f.DurationVar(&cfg.Timeout, "round-timeout", council.DefaultTimeout, "a round closes at most this long after its first report, even if known I/O nodes are silent")
+	f.IntVar(&cfg.Forget, "forget", council.DefaultForget, "rounds a silent I/O node may miss before the Council stops waiting for it")
+	f.StringVar(&cfg.Model, "model", "", "access-pattern model file (from \"adaptio detect train\"; empty: the embedded default model)")
+	f.Uint64Var(&cfg.Seed, "seed", 1, "seed of the Council's random choices")
+}
+
+// addSecurityFlags registers the NATS authentication and TLS flags.
+func addSecurityFlags(cmd *cobra.Command, s *service.Security) {
+	f := cmd.Flags()
+	f.StringVar(&s.User, "user", "", "NATS user name (the password comes from $ADAPTIO_NATS_PASSWORD)")
+	f.StringVar(&s.NKeySeedFile, "nkey-seed", "", "file holding an NKey user seed (SU...) to authenticate with; the embedded server accepts its public key")
+	f.StringSliceVar(&s.AllowNKeys, "allow-nkey", nil, "embedded server: further NKey user public keys (U...) to accept, e.g. one per I/O node (repeatable)")
+	f.StringVar(&s.TLSCert, "tls-cert", "", "PEM certificate: the embedded server's, or the client certificate for --nats")
+	f.StringVar(&s.TLSKey, "tls-key", "", "PEM private key of --tls-cert")
+	f.StringVar(&s.TLSCA, "tls-ca", "", "PEM CA bundle: embedded server: require client certificates signed by it; --nats: verify the server with it")
+}
+
+func (c councilConfig) core() (council.Config, error) {
+	cc := council.Config{
+		Policy: c.Policy, Options: bandit.Options{Epsilon: c.Epsilon}, Windows: c.Windows, Default: c.Default,
+		Consensus: c.Consensus, Reward: c.Reward, Timeout: c.Timeout, Nodes: c.Nodes, Forget: c.Forget,
 	}
+	if c.Model != "" {
+		m, err := detect.LoadFile(c.Model)
+		if err != nil {
+			return cc, fmt.Errorf("--model: %w", err)
+		}
+		cc.Detector = m
+	}
+	return cc, nil
+}
+
+func newCouncilCmd() *cobra.Command {
+	var cfg councilConfig
+	cmd := &cobra.Command{
+		Use:   "council",
+		Short: "Run the Council: detects each I/O node's access pattern and decides the TWINS window over NATS",
+		Long: `The Council receives each I/O node's metrics every interval (from the Announcer in
+"adaptio forward --council URL"), detects the node's access pattern, learns per
+pattern and operation which TWINS window gives the most bandwidth (a contextual
+bandit), and broadcasts one window to all I/O nodes of its group each round.
+
+By default it runs an embedded NATS server (--listen) with JetStream in --state-dir:
+learned state is written to a JetStream KV bucket after every round, so killing and
+restarting the Council resumes learning where it stopped. --nats joins an existing
+NATS cluster instead (it must have JetStream enabled).
+
+Subjects: <prefix>.report.<node> (reports), <prefix>.decision (decisions); several
+Councils, one per group of I/O nodes, use different --prefix values.
+HTTP (--http): /metrics (Prometheus), /status (JSON: contexts, value estimates,
+counts, current window), /healthz. --decision-log writes one JSON line per round:
+per-node metrics, detected pattern, recommendation, chosen window and probability.
+See docs/council.md.`,
+		Example: `  adaptio council --state-dir /var/lib/adaptio/council --http 0.0.0.0:9464 --decision-log decisions.jsonl
+  adaptio council --nats nats://nats1:4222,nats://nats2:4222 --prefix adaptio.rack7 --user council
+  adaptio council bench --announcers 768 --duration 30s`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return runCouncil(cmd, cfg) },
+	}
+	f := cmd.Flags()
+	f.StringVar(&cfg.Prefix, "prefix", service.DefaultPrefix, "subject prefix of this Council's group of I/O nodes")
+	f.StringVar(&cfg.NATS, "nats", "", "URL(s) of an external NATS server or cluster with JetStream (empty: embedded server)")
+	f.StringVar(&cfg.Listen, "listen", "127.0.0.1:4222", "embedded NATS server: host:port to accept Announcers on")
+	f.StringVar(&cfg.StateDir, "state-dir", "adaptio-council-state", "embedded NATS server: JetStream directory where learned state persists (empty: temporary, lost at exit)")
+	f.StringVar(&cfg.HTTP, "http", "127.0.0.1:9464", "host:port for /metrics, /status and /healthz (empty: off)")
+	f.StringVar(&cfg.DecisionLog, "decision-log", "", "append one JSON line per round to this file (\"-\": stdout; empty: off)")
+	f.IntVar(&cfg.Nodes, "nodes", 0, "I/O nodes 0..N-1 expected from the start (others are waited for once they report)")
+	f.BoolVarP(&cfg.Verbose, "verbose", "v", false, "log at debug level (rejected messages, ...)")
+	addCoreFlags(cmd, &cfg)
+	addSecurityFlags(cmd, &cfg.Security)
+	cmd.AddCommand(newCouncilBenchCmd())
+	return cmd
+}
+
+func councilLogger(verbose bool) *slog.Logger {
+	level := slog.LevelInfo
+	if verbose {
+		level = slog.LevelDebug
+	}
+	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+}
+
+func runCouncil(cmd *cobra.Command, cfg councilConfig) error {
+	log := councilLogger(cfg.Verbose)
+	cfg.Security.Password = os.Getenv("ADAPTIO_NATS_PASSWORD")
+	if cfg.Security.User != "" && cfg.Security.Password == "" {
+		return errors.New("council: --user needs the password in $ADAPTIO_NATS_PASSWORD")
+	}
+	core, err := cfg.core()
+	if err != nil {
+		return fmt.Errorf("council: %w", err)
+	}
+	opts := service.Options{
+		Prefix: cfg.Prefix, URL: cfg.NATS, StateDir: cfg.StateDir, Security: cfg.Security, Core: core,
+		Seed: cfg.Seed, HTTPAddr: cfg.HTTP, Logger: log,
+	}
+	if cfg.NATS == "" {
+		host, port, err := splitHostPort(cfg.Listen)
+		if err != nil {
+			return fmt.Errorf("council: --listen: %w", err)
+		}
+		opts.Host, opts.Port = host, port
+		if cfg.StateDir != "" {
+			if err := os.MkdirAll(cfg.StateDir, 0o750); err != nil {
+				return fmt.Errorf("council: --state-dir: %w", err)
+			}
+		}
+	}
+	switch cfg.DecisionLog {
+	case "":
+	case "-":
+		opts.DecisionLog = cmd.OutOrStdout()
+	default:
+		f, err := os.OpenFile(cfg.DecisionLog, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o640)
+		if err != nil {
+			return fmt.Errorf("council: --decision-log: %w", err)
+		}
+		defer f.Close()
+		opts.DecisionLog = f
+	}
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	opts.Registerer = reg
+	s, err := service.New(opts)
+	if err != nil {
+		return fmt.Errorf("council: %w", err)
+	}
+	if err := s.Start(); err != nil {
+		return fmt.Errorf("council: %w", err)
+	}
+	defer s.Shutdown()
+	st := s.Status()
+	log.Info("council ready", "nats", s.ClientURL(), "prefix", cfg.Prefix, "http", s.HTTPAddr(),
+		"round", st.Round, "contexts", len(st.Contexts), "policy", core.Policy)
+	<-cmd.Context().Done()
+	log.Info("council stopping: persisting learned state")
+	return nil
+}
+
+func splitHostPort(s string) (string, int, error) {
+	i := strings.LastIndexByte(s, ':')
+	if i < 0 {
+		return "", 0, fmt.Errorf("%q: want host:port", s)
+	}
+	p, err := strconv.Atoi(s[i+1:])
+	if err != nil || p < 0 || p > 65535 {
+		return "", 0, fmt.Errorf("%q: bad port", s)
+	}
+	if p == 0 {
+		p = -1 // any free port
+	}
+	return s[:i], p, nil
+}
+
+// councilBenchConfig is the configuration of "adaptio council bench".
+type councilBenchConfig struct {
+	councilConfig
+	Announcers int
+	Interval   time.Duration
+	Duration   time.Duration
+	Warmup     int
+	Conns      int
+	Procs      int
+	JSON       bool
+	// Worker mode (child processes started by --procs).
+	Worker      bool
+	WorkerFirst int
+	WorkerCount int
+}
+
+func newCouncilBenchCmd() *cobra.Command {
+	var cfg councilBenchConfig
+	cmd := &cobra.Command{
+		Use:   "bench",
+		Short: "Measure the Council's time to decision with N Announcers",
+		Long: `Starts a Council (embedded NATS server on a free loopback port, temporary state) and N
+Announcers that report every --interval, in this process (sharing --conns NATS
+connections) or in --procs child processes over loopback NATS. After --warmup rounds,
+every Announcer records the time from sending its report to receiving the round's
+decision, for --duration. Prints p50, p99, max and the Council's cost per round:
+handler time (decode, detect, learn, decide, publish) and, with --procs, the CPU time
+of the Council process (Council and embedded NATS server) per round.`,
+		Example: `  adaptio council bench --announcers 768 --duration 30s
+  adaptio council bench --announcers 10000 --procs 4 --duration 30s --json`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return runCouncilBench(cmd, cfg) },
+	}
+	f := cmd.Flags()
+	f.StringVar(&cfg.Prefix, "prefix", "adaptio.bench", "subject prefix")
+	f.StringVar(&cfg.NATS, "nats", "", "URL of an external NATS server running a Council (empty: start one here)")
+	f.IntVar(&cfg.Announcers, "announcers", 768, "number of Announcers (simulated I/O nodes)")
+	f.DurationVar(&cfg.Interval, "interval", time.Second, "reporting interval")
+	f.DurationVar(&cfg.Duration, "duration", 20*time.Second, "measured time after the warm-up")
+	f.IntVar(&cfg.Warmup, "warmup", 3, "rounds ignored at the start")
+	f.IntVar(&cfg.Conns, "conns", 0, "in-process: NATS connections shared by the Announcers (0: one per 128)")
+	f.IntVar(&cfg.Procs, "procs", 0, "run the Announcers in this many child processes (0: in this process)")
+	f.BoolVar(&cfg.JSON, "json", false, "print the result as JSON instead of a table")
+	f.BoolVarP(&cfg.Verbose, "verbose", "v", false, "log the Council at debug level")
+	f.BoolVar(&cfg.Worker, "worker", false, "internal: run as a child process of --procs")
+	f.IntVar(&cfg.WorkerFirst, "worker-first", 0, "internal: first node index of this child")
+	f.IntVar(&cfg.WorkerCount, "worker-count", 0, "internal: Announcers in this child")
+	for _, n := range []string{"worker", "worker-first", "worker-count"} {
+		_ = f.MarkHidden(n)
+	}
+	addCoreFlags(cmd, &cfg.councilConfig)
+	addSecurityFlags(cmd, &cfg.Security)
+	return cmd
+}
+
+func runCouncilBench(cmd *cobra.Command, cfg councilBenchConfig) error {
+	cfg.Security.Password = os.Getenv("ADAPTIO_NATS_PASSWORD")
+	if cfg.Worker {
+		return bench.RunWorker(cmd.Context(), bench.WorkerConfig{
+			URL: cfg.NATS, Prefix: cfg.Prefix, First: cfg.WorkerFirst, Count: cfg.WorkerCount,
+			Conns: max(1, (cfg.WorkerCount+127)/128), Interval: cfg.Interval, Warmup: cfg.Warmup, Duration: cfg.Duration,
+		}, cfg.Security, cmd.OutOrStdout())
+	}
+	core, err := cfg.core()
+	if err != nil {
+		return fmt.Errorf("council bench: %w", err)
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return fmt.Errorf("council bench: %w", err)
+	}
+	var logger *slog.Logger
+	if cfg.Verbose {
+		logger = councilLogger(true)
+	}
+	res, err := bench.Run(cmd.Context(), bench.Config{
+		Announcers: cfg.Announcers, Interval: cfg.Interval, Duration: cfg.Duration, Warmup: cfg.Warmup,
+		Conns: cfg.Conns, Procs: cfg.Procs, URL: cfg.NATS, Prefix: cfg.Prefix, Core: core, Security: cfg.Security,
+		Progress: cmd.ErrOrStderr(), Logger: logger,
+		Worker: func(w bench.WorkerConfig) *exec.Cmd {
+			c := exec.CommandContext(cmd.Context(), exe, "council", "bench", "--worker",
+				"--nats", w.URL, "--prefix", w.Prefix, "--worker-first", strconv.Itoa(w.First),
+				"--worker-count", strconv.Itoa(w.Count), "--interval", w.Interval.String(),
+				"--warmup", strconv.Itoa(w.Warmup), "--duration", w.Duration.String())
+			if cfg.Security.User != "" {
+				c.Args = append(c.Args, "--user", cfg.Security.User)
+			}
+			if cfg.Security.NKeySeedFile != "" {
+				c.Args = append(c.Args, "--nkey-seed", cfg.Security.NKeySeedFile)
+			}
+			if cfg.Security.TLSCA != "" {
+				c.Args = append(c.Args, "--tls-ca", cfg.Security.TLSCA)
+			}
+			c.Stderr = cmd.ErrOrStderr()
+			return c
+		},
+	})
+	if err != nil {
+		return fmt.Errorf("council bench: %w", err)
+	}
+	if cfg.JSON {
+		enc := json.NewEncoder(cmd.OutOrStdout())
+		enc.SetIndent("", "  ")
+		return enc.Encode(res)
+	}
+	printBench(cmd.OutOrStdout(), res)
+	return nil
+}
+
+func printBench(w io.Writer, r bench.Result) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	mode := "in-process"
+	if r.Procs > 0 {
+		mode = fmt.Sprintf("%d procs", r.Procs)
+	}
+	ms := func(d time.Duration) string { return strconv.FormatFloat(float64(d)/1e6, 'f', 2, 64) }
+	fmt.Fprintln(tw, "announcers\tmode\trounds\tby deadline\tsamples\tp50 ms\tp99 ms\tmax ms\tmean ms\tcouncil ms/round\tcpu ms/round\t")
+	cpu := "-"
+	if r.Procs > 0 {
+		cpu = ms(r.CPUPerRound)
+	}
+	fmt.Fprintf(tw, "%d\t%s\t%d\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t\n", r.Announcers, mode, r.Rounds, r.Deadline, r.Samples,
+		ms(r.P50), ms(r.P99), ms(r.Max), ms(r.Mean), ms(r.ProcessingPerRound), cpu)
+	tw.Flush()
 }

@@ -48,6 +48,7 @@ type Service struct {
 	logw     *bufio.Writer
 	scratch  []byte
 	procTime time.Duration // handler time spent on the open round
+	stats    Stats
 
 	ns      *server.Server
 	tmpDir  string
@@ -278,8 +279,11 @@ func (s *Service) onReport(m *nats.Msg) {
 		return
 	}
 	s.m.reports.Inc()
+	s.stats.Reports++
 	s.poll(now)
-	s.procTime += time.Since(t)
+	el := time.Since(t)
+	s.procTime += el
+	s.stats.Processing += el
 }
 
 // onTimer polls the core at a round's deadline.
@@ -316,6 +320,7 @@ func (s *Service) poll(now time.Duration) {
 		s.log.Warn("publish decision", "round", d.Round, "err", err)
 	}
 	s.lastDec = d
+	s.stats.Rounds++
 	s.m.rounds.WithLabelValues(d.Reason).Inc()
 	if d.Explore {
 		s.m.explorations.Inc()
@@ -380,6 +385,20 @@ func (s *Service) Persist() error {
 		return errors.New("council/service: not started")
 	}
 	return s.put(snap)
+}
+
+// Stats are cumulative counters of this Service since Start.
+type Stats struct {
+	Reports    uint64        // reports accepted
+	Rounds     uint64        // rounds closed
+	Processing time.Duration // time spent handling reports: decode, detect, learn, decide, publish, log
+}
+
+// Stats returns the counters since Start.
+func (s *Service) Stats() Stats {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.stats
 }
 
 // Status returns the core's learned state.

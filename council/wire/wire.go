@@ -217,12 +217,12 @@ func UnmarshalReport(data []byte) (Report, error) {
 	if len(data) > MaxSize {
 		return Report{}, ErrOversized
 	}
-	var m reportJSON
-	if err := json.Unmarshal(data, &m); err != nil {
-		if v, ok := peekVersion(data); ok && v != Version {
-			return Report{}, fmt.Errorf("%w: %d", ErrVersion, v)
+	m, ok := fastReport(data)
+	if !ok {
+		var err error
+		if m, err = slowReport(data); err != nil {
+			return Report{}, err
 		}
-		return Report{}, fmt.Errorf("%w: %v", ErrMalformed, err)
 	}
 	if m.V != Version {
 		if m.V == 0 {
@@ -232,16 +232,10 @@ func UnmarshalReport(data []byte) (Report, error) {
 		}
 		return Report{}, fmt.Errorf("%w: %d", ErrVersion, m.V)
 	}
-	op, err := parseOp(m.Op)
+	r, err := m.toReport()
 	if err != nil {
 		return Report{}, err
 	}
-	r := Report{Instance: m.Instance, Seq: m.Seq, Round: m.Round, Obs: access.Observation{
-		Node: m.Node, Start: time.Duration(m.Start), Interval: time.Duration(m.Interval),
-		DataServers: m.DS, Clients: m.Clients, Processes: m.Procs, Op: op, FileHandles: m.FH,
-		ReqAvg: m.ReqAvg, ReqMin: m.ReqMin, ReqMax: m.ReqMax, OffsetDist: m.Dist,
-		Bandwidth: m.BW, Bytes: m.Bytes, Requests: m.Reqs, Window: time.Duration(m.Window),
-	}}
 	if err := r.Obs.Validate(); err != nil {
 		return Report{}, fmt.Errorf("%w: %v", ErrInvalid, err)
 	}
@@ -252,6 +246,30 @@ func UnmarshalReport(data []byte) (Report, error) {
 		return Report{}, fmt.Errorf("%w: seq and inst must be positive", ErrInvalid)
 	}
 	return r, nil
+}
+
+// slowReport decodes a report with encoding/json (any form it accepts).
+func slowReport(data []byte) (reportJSON, error) {
+	var m reportJSON
+	if err := json.Unmarshal(data, &m); err != nil {
+		if v, ok := peekVersion(data); ok && v != Version {
+			return m, fmt.Errorf("%w: %d", ErrVersion, v)
+		}
+		return m, fmt.Errorf("%w: %v", ErrMalformed, err)
+	}
+	return m, nil
+}
+
+// slowDecision decodes a decision with encoding/json.
+func slowDecision(data []byte) (decisionJSON, error) {
+	var m decisionJSON
+	if err := json.Unmarshal(data, &m); err != nil {
+		if v, ok := peekVersion(data); ok && v != Version {
+			return m, fmt.Errorf("%w: %d", ErrVersion, v)
+		}
+		return m, fmt.Errorf("%w: %v", ErrMalformed, err)
+	}
+	return m, nil
 }
 
 // AppendDecision appends the version-1 encoding of d to b.
@@ -285,12 +303,12 @@ func UnmarshalDecision(data []byte) (Decision, error) {
 	if len(data) > MaxSize {
 		return Decision{}, ErrOversized
 	}
-	var m decisionJSON
-	if err := json.Unmarshal(data, &m); err != nil {
-		if v, ok := peekVersion(data); ok && v != Version {
-			return Decision{}, fmt.Errorf("%w: %d", ErrVersion, v)
+	m, ok := fastDecision(data)
+	if !ok {
+		var err error
+		if m, err = slowDecision(data); err != nil {
+			return Decision{}, err
 		}
-		return Decision{}, fmt.Errorf("%w: %v", ErrMalformed, err)
 	}
 	if m.V != Version {
 		return Decision{}, fmt.Errorf("%w: %d", ErrVersion, m.V)

@@ -186,3 +186,82 @@ func FuzzUnmarshalDecision(f *testing.F) {
 		}
 	})
 }
+
+func BenchmarkUnmarshalReport(b *testing.B) {
+	m, _ := MarshalReport(sampleReport())
+	b.SetBytes(int64(len(m)))
+	for b.Loop() {
+		if _, err := UnmarshalReport(m); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkMarshalReport(b *testing.B) {
+	r := sampleReport()
+	var buf []byte
+	for b.Loop() {
+		buf, _ = AppendReport(buf[:0], r)
+	}
+}
+
+// FuzzFastMatchesJSON checks the reflection-free decoder against
+// encoding/json: whatever the fast path accepts decodes identically.
+func FuzzFastMatchesJSON(f *testing.F) {
+	good, _ := MarshalReport(sampleReport())
+	f.Add(good)
+	f.Add([]byte(`{"v":1,"NODE":3}`))
+	f.Add([]byte(` { "v" : 1 , "bw" : -0.5e-3 , "op" : "read" } `))
+	f.Add([]byte(`{"v":1,"node":1,"node":2}`))
+	f.Add([]byte(`{"v":1,"seq":18446744073709551616}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		fast, ok := fastReport(data)
+		if !ok {
+			return
+		}
+		slow, err := slowReport(data)
+		if err != nil {
+			t.Fatalf("fast path accepted %q, encoding/json refused: %v", data, err)
+		}
+		if fast != slow {
+			t.Fatalf("%q: fast %+v, encoding/json %+v", data, fast, slow)
+		}
+	})
+}
+
+func TestFastPathTaken(t *testing.T) {
+	good, _ := MarshalReport(sampleReport())
+	if _, ok := fastReport(good); !ok {
+		t.Fatalf("canonical report %s not decoded by the fast path", good)
+	}
+	for _, in := range []string{`{"v":1,"NODE":3}`, `{"v":1,"x":[1]}`, `{"v":1,"op":"wr\u0069te"}`, `{"v":1.0}`, `{"v":01}`, `{"v":1}x`} {
+		if _, ok := fastReport([]byte(in)); ok {
+			t.Errorf("fast path accepted %s", in)
+		}
+	}
+}
+
+func FuzzFastDecisionMatchesJSON(f *testing.F) {
+	f.Add(MarshalDecision(Decision{Round: 3, Window: time.Millisecond, Explore: true, Prob: 0.02, Nodes: 5, Reason: "deadline"}))
+	f.Add([]byte(`{"v":1,"explore":true }`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		fast, ok := fastDecision(data)
+		if !ok {
+			return
+		}
+		slow, err := slowDecision(data)
+		if err != nil {
+			t.Fatalf("fast path accepted %q, encoding/json refused: %v", data, err)
+		}
+		if fast != slow {
+			t.Fatalf("%q: fast %+v, encoding/json %+v", data, fast, slow)
+		}
+	})
+}
+
+func TestFastDecisionPathTaken(t *testing.T) {
+	d := MarshalDecision(Decision{Round: 3, Window: time.Millisecond, Explore: true, Prob: 0.02, Nodes: 5, Reason: "all"})
+	if _, ok := fastDecision(d); !ok {
+		t.Fatalf("canonical decision %s not decoded by the fast path", d)
+	}
+}
