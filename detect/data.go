@@ -19,22 +19,27 @@ type Set struct {
 	X  [][access.NumFeatures]float64
 	Y  []access.Class
 	Op []uint8 // sched.Op values
+	// Seq numbers the interval sequences rows belong to (one per experiment
+	// and I/O node, rows in time order), for EvaluateSmoothed.
+	Seq []int32
 }
 
 // Len returns the number of rows.
 func (s Set) Len() int { return len(s.Y) }
 
-func (s *Set) add(o access.Observation, c access.Class) {
+func (s *Set) add(o access.Observation, c access.Class, seq int) {
 	s.X = append(s.X, o.Features())
 	s.Y = append(s.Y, c)
 	s.Op = append(s.Op, uint8(o.Op))
+	s.Seq = append(s.Seq, int32(seq))
 }
 
 // Subset returns the rows idx, in that order (sharing no slices with s).
 func (s Set) Subset(idx []int) Set {
-	out := Set{X: make([][access.NumFeatures]float64, len(idx)), Y: make([]access.Class, len(idx)), Op: make([]uint8, len(idx))}
+	out := Set{X: make([][access.NumFeatures]float64, len(idx)), Y: make([]access.Class, len(idx)),
+		Op: make([]uint8, len(idx)), Seq: make([]int32, len(idx))}
 	for k, i := range idx {
-		out.X[k], out.Y[k], out.Op[k] = s.X[i], s.Y[i], s.Op[i]
+		out.X[k], out.Y[k], out.Op[k], out.Seq[k] = s.X[i], s.Y[i], s.Op[i], s.Seq[i]
 	}
 	return out
 }
@@ -84,14 +89,14 @@ func CenterRows(rows []dataset.Row, opt SetOptions) Set {
 		groups[k] = append(groups[k], i)
 	}
 	var s Set
-	for _, k := range keys {
+	for e, k := range keys {
 		g := groups[k]
 		if perExperiment > 0 && len(g) > perExperiment {
 			start := (len(g) - perExperiment) / 2
 			g = g[start : start+perExperiment]
 		}
 		for _, i := range g {
-			s.add(rows[i].Obs, rows[i].Class)
+			s.add(rows[i].Obs, rows[i].Class, e*4096+rows[i].Obs.Node)
 		}
 	}
 	return s
@@ -200,7 +205,7 @@ func Synthetic(scenarios []workload.Scenario, opt SyntheticOptions, rng *rand.Ra
 			for r := r0 + 1; left > 0; r++ {
 				left -= issue(r, left)
 			}
-			s.add(acc.Close(node, 0, time.Second, 1, 0), sc.Class())
+			s.add(acc.Close(node, 0, time.Second, 1, 0), sc.Class(), s.Len())
 		}
 	}
 	return s, nil

@@ -497,3 +497,48 @@ func TestDefault(t *testing.T) {
 		}
 	}
 }
+
+func TestSmoother(t *testing.T) {
+	if _, err := NewSmoother(0); !errors.Is(err, ErrOptions) {
+		t.Errorf("NewSmoother(0): %v, want ErrOptions", err)
+	}
+	s, err := NewSmoother(0.3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ss := [3]float64{0, 0.1, 0.9}
+	sc := [3]float64{0, 0.9, 0.1}
+	steps := []struct {
+		node int
+		c    access.Class
+		p    [3]float64
+		want access.Class
+	}{
+		{0, access.SS, ss, access.SS},
+		{1, access.SC, sc, access.SC}, // nodes are independent
+		{0, access.SS, ss, access.SS},
+		{0, access.SC, sc, access.SS}, // one atypical interval does not flip node 0
+		{0, access.Unknown, [3]float64{}, access.Unknown},
+		{0, access.SC, sc, access.SC}, // two in a row do (0.3 weight)
+		{1, access.SC, sc, access.SC},
+	}
+	for i, st := range steps {
+		if got, _ := s.Update(st.node, st.c, st.p); got != st.want {
+			t.Errorf("step %d: Update = %v, want %v", i, got, st.want)
+		}
+	}
+	s.Reset(0)
+	if got, p := s.Update(0, access.SS, ss); got != access.SS || p != ss {
+		t.Errorf("after Reset: %v %v, want SS %v", got, p, ss)
+	}
+	// Weight 1 is no smoothing: EvaluateSmoothed equals Evaluate.
+	_, te, _ := sets(t)
+	m := trainKind(t, "tree")
+	r1, err := EvaluateSmoothed(m, te, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r2 := Evaluate(m, te.X, te.Y); r1.Confusion != r2.Confusion {
+		t.Errorf("EvaluateSmoothed(w=1) confusion %v, Evaluate %v", r1.Confusion, r2.Confusion)
+	}
+}

@@ -46,6 +46,7 @@ type detectTrainConfig struct {
 	PerExperiment int
 	Schedulers    []string
 	TrainFraction float64
+	Smooth        float64
 	Opt           detect.TrainOptions
 }
 
@@ -105,6 +106,7 @@ The same --seed gives the same split and the same model file, byte for byte.`,
 	f.IntVar(&cfg.PerExperiment, "per-experiment", 40, "rows kept from the centre of each experiment (0: all)")
 	f.StringSliceVar(&cfg.Schedulers, "schedulers", []string{"twins"}, "keep experiments run under these schedulers (the papers: twins, 7 windows x 144 scenarios); empty: all")
 	f.Float64Var(&cfg.TrainFraction, "train-fraction", 0.7, "share of rows used for training, the rest for testing")
+	f.Float64Var(&cfg.Smooth, "smooth", 0, "also report accuracy with a per-node moving average of probabilities giving the newest interval this weight in (0,1] (0: off)")
 	f.IntVar(&cfg.Opt.Folds, "folds", 5, "tree: cross-validation folds choosing the pruning level (-1: no pruning)")
 	f.IntVar(&cfg.Opt.MinLeaf, "min-leaf", 1, "tree and forest: minimum training rows per leaf")
 	f.IntVar(&cfg.Opt.Trees, "trees", 500, "forest: number of trees")
@@ -139,19 +141,33 @@ func runDetectTrain(cfg detectTrainConfig, stdout, stderr io.Writer) error {
 		return fmt.Errorf("detect train: %w", err)
 	}
 	fmt.Fprintf(stdout, "model %s written to %s; training took %v on %d rows\n", cfg.Kind, cfg.Out, trainTime.Round(time.Microsecond), train.Len())
-	if err := detectReports(m, train, test, cfg.Validation, split, stdout, stderr); err != nil {
+	if err := detectReports(m, train, test, cfg.Validation, split, cfg.Smooth, stdout, stderr); err != nil {
 		return fmt.Errorf("detect train: %w", err)
 	}
 	return nil
 }
 
-func detectReports(m *detect.Model, train, test detect.Set, validation string, split detectSplit, stdout, stderr io.Writer) error {
+func detectReports(m *detect.Model, train, test detect.Set, validation string, split detectSplit, smooth float64, stdout, stderr io.Writer) error {
+	report := func(s detect.Set) error {
+		if err := detect.Evaluate(m, s.X, s.Y).Write(stdout); err != nil {
+			return err
+		}
+		if smooth == 0 {
+			return nil
+		}
+		r, err := detect.EvaluateSmoothed(m, s, smooth)
+		if err != nil {
+			return err
+		}
+		_, err = fmt.Fprintf(stdout, "smoothed per node (newest interval weight %g): accuracy %.4f%%  kappa %.5f  errors %d\n", smooth, 100*r.Accuracy, r.Kappa, r.Errors())
+		return err
+	}
 	for _, part := range []struct {
 		name string
 		s    detect.Set
 	}{{"training split", train}, {"test split", test}} {
 		fmt.Fprintf(stdout, "\n== %s (%s) ==\n", part.name, split.data)
-		if err := detect.Evaluate(m, part.s.X, part.s.Y).Write(stdout); err != nil {
+		if err := report(part.s); err != nil {
 			return err
 		}
 	}
@@ -164,7 +180,7 @@ func detectReports(m *detect.Model, train, test detect.Set, validation string, s
 		return err
 	}
 	fmt.Fprintf(stdout, "\n== validation (%s, all labelled non-idle rows, schedulers %v) ==\n", validation, split.schedulers)
-	return detect.Evaluate(m, v.X, v.Y).Write(stdout)
+	return report(v)
 }
 
 // detectEvalConfig is the configuration of "detect eval".
@@ -173,6 +189,7 @@ type detectEvalConfig struct {
 	Validation string
 	ModelFile  string
 	Retrain    bool
+	Smooth     float64
 }
 
 func newDetectEvalCmd() *cobra.Command {
@@ -196,6 +213,7 @@ options on the training part. Without --model-file it evaluates the embedded def
 	f.StringVar(&cfg.Validation, "validation", "", "optional validation dataset directory, or \"synthetic-validation\"")
 	f.StringVar(&cfg.ModelFile, "model-file", "", "model file written by detect train (default: the embedded model)")
 	f.BoolVar(&cfg.Retrain, "retrain", true, "time a retraining with the model's recorded options")
+	f.Float64Var(&cfg.Smooth, "smooth", 0, "also report accuracy with a per-node moving average of probabilities giving the newest interval this weight in (0,1] (0: off)")
 	_ = cmd.MarkFlagRequired("data")
 	return cmd
 }
@@ -242,7 +260,7 @@ func runDetectEval(cfg detectEvalConfig, stdout, stderr io.Writer) error {
 		}
 		fmt.Fprintf(stdout, "training time: %v on %d rows\n", time.Since(start).Round(time.Microsecond), train.Len())
 	}
-	if err := detectReports(m, train, test, cfg.Validation, split, stdout, stderr); err != nil {
+	if err := detectReports(m, train, test, cfg.Validation, split, cfg.Smooth, stdout, stderr); err != nil {
 		return fmt.Errorf("detect eval: %w", err)
 	}
 	return nil

@@ -1,0 +1,85 @@
+package detect
+
+import (
+	"fmt"
+
+	"github.com/adaptio/adaptio/access"
+)
+
+// Smoother combines the class probabilities of consecutive intervals of
+// each I/O node by an exponential moving average, so one atypical interval
+// (a burst of requests from processes that drifted apart, say) does not flip
+// the detected pattern. It is a pure state machine: no clock, no goroutines;
+// not safe for concurrent use. The papers classify each interval on its
+// own; Smoother is an optional step after Model.Detect.
+type Smoother struct {
+	weight float64                     // weight of the newest interval
+	state  map[int][NumClasses]float64 // node -> smoothed probabilities
+}
+
+// NewSmoother returns a Smoother giving the newest interval weight w in
+// (0, 1] (1: no smoothing; 0.5 halves the weight of each older interval).
+func NewSmoother(w float64) (*Smoother, error) {
+	if !(w > 0 && w <= 1) {
+		return nil, fmt.Errorf("%w: smoothing weight %v, want in (0, 1]", ErrOptions, w)
+	}
+	return &Smoother{weight: w, state: map[int][NumClasses]float64{}}, nil
+}
+
+// Update folds one interval's detection for node into its average and
+// returns the smoothed class and probabilities. An Unknown class (idle
+// interval) passes through and leaves the average unchanged.
+func (s *Smoother) Update(node int, c access.Class, p [NumClasses]float64) (access.Class, [NumClasses]float64) {
+	if c.Index() < 0 {
+		return c, p
+	}
+	avg, ok := s.state[node]
+	if !ok {
+		avg = p
+	} else {
+		for k := range avg {
+			avg[k] += s.weight * (p[k] - avg[k])
+		}
+	}
+	s.state[node] = avg
+	return argmax(avg), avg
+}
+
+// Reset forgets node's history (e.g. when its job changes).
+func (s *Smoother) Reset(node int) { delete(s.state, node) }
+
+func argmax(p [NumClasses]float64) access.Class {
+	best := 0
+	for i := 1; i < NumClasses; i++ {
+		if p[i] > p[best] {
+			best = i
+		}
+	}
+	return access.Classes[best]
+}
+
+// EvaluateSmoothed is Evaluate with a Smoother of weight w run along each
+// sequence of s (rows with equal Seq, in row order), as a Council would see
+// an I/O node's consecutive intervals.
+func EvaluateSmoothed(m *Model, s Set, w float64) (Report, error) {
+	sm, err := NewSmoother(w)
+	if err != nil {
+		return Report{}, err
+	}
+	var r Report
+	for i, x := range s.X {
+		c, p := m.Predict(x)
+		seq := 0
+		if i < len(s.Seq) {
+			seq = int(s.Seq[i])
+		}
+		c, _ = sm.Update(seq, c, p)
+		if s.Y[i].Index() < 0 {
+			r.Skipped++
+			continue
+		}
+		r.Confusion[s.Y[i].Index()][c.Index()]++
+	}
+	r.computeRates()
+	return r, nil
+}
