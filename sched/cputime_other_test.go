@@ -1,0 +1,7 @@
+//go:build !linux
+
+package sched
+
+import "time"
+
+func threadCPU() (time.Duration, bool) { return 0, false }
