@@ -194,12 +194,13 @@ func (c *fakeClock) Sleep(d time.Duration) {
 // recordingDevice wraps a model and checks each access starts with the
 // device idle: at or after the end of the previous one.
 type recordingDevice struct {
-	inner   disk.Device
-	mu      sync.Mutex
-	freeAt  time.Duration
-	total   time.Duration
-	n       int
-	overlap int
+	inner      disk.Device
+	mu         sync.Mutex
+	freeAt     time.Duration
+	total      time.Duration
+	n          int
+	overlap    int
+	backToBack int
 }
 
 func (d *recordingDevice) Service(now time.Duration, op sched.Op, addr, length int64, rng *rand.Rand) time.Duration {
@@ -208,6 +209,9 @@ func (d *recordingDevice) Service(now time.Duration, op sched.Op, addr, length i
 	defer d.mu.Unlock()
 	if now < d.freeAt {
 		d.overlap++
+	}
+	if d.n > 0 && now == d.freeAt {
+		d.backToBack++
 	}
 	d.freeAt = now + svc
 	d.total += svc
@@ -280,6 +284,44 @@ func TestDiskDelayApplied(t *testing.T) {
 				t.Errorf("clock advanced %v, less than the busiest device's %v", slept, busy)
 			}
 		})
+	}
+}
+
+// TestQueuedAccessesBackToBack: with the clock standing still but for the
+// delays, every access after the first arrives while the device is busy, so
+// in device time it starts exactly when the previous one ends.
+func TestQueuedAccessesBackToBack(t *testing.T) {
+	ctx := context.Background()
+	cfg, err := disk.DefaultConfig("hdd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	inner, err := disk.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dev := &recordingDevice{inner: inner}
+	clock := &fakeClock{now: time.Unix(1000, 0)}
+	c, b := startCluster(t, pfs.ClusterOptions{Servers: 1, Clock: clock, Device: func(int) disk.Device { return dev }})
+	if err := b.Create(ctx, "f", 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	for w := range 6 {
+		wg.Go(func() {
+			for k := range 5 {
+				if _, err := b.WriteAt(ctx, "f", 0, make([]byte, 4096), int64(k*6+w)*4096); err != nil {
+					t.Error(err)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if dev.n != 30 || dev.backToBack != dev.n-1 || dev.overlap != 0 {
+		t.Errorf("%d accesses, %d back to back, %d overlapping; want 30, 29, 0", dev.n, dev.backToBack, dev.overlap)
+	}
+	if got := c.Server(0).Stats().Busy; clock.Now().Sub(time.Unix(1000, 0)) != got {
+		t.Errorf("clock advanced %v, want exactly the modelled busy time %v", clock.Now().Sub(time.Unix(1000, 0)), got)
 	}
 }
 
