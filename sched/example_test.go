@@ -74,3 +74,25 @@ func ExampleNames() {
 	// [aioli fifo hbrr mlf noop sjf sw to to-agg twins wfq]
 	// handle-based round robin with a byte quantum per turn, merging up to 16 contiguous requests (IOFSL HBRR)
 }
+
+// The Council announces a new TWINS window: read the parameters, change
+// one, set them back. Queued requests stay.
+func ExampleSwitcher_SetParams() {
+	sw, _ := sched.NewSwitcher("twins", sched.Config{Servers: 2})
+	sw.Add(0, sched.Request{ID: 1, Queue: 1, Length: 4096, Op: sched.Read})
+	_, _, retry := sw.Next(0) // server 0's window, its queue is empty
+	fmt.Println("wait until", retry)
+	p := sw.Params()
+	p.Window = sched.Windows[0] // 125µs
+	if err := sw.SetParams(0, p); err != nil {
+		panic(err)
+	}
+	_, _, retry = sw.Next(0)
+	fmt.Println("wait until", retry, "queued", sw.Len())
+	b, _, _ := sw.Next(retry)
+	fmt.Println("server", b.Queue)
+	// Output:
+	// wait until 1ms
+	// wait until 125µs queued 1
+	// server 1
+}
