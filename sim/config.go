@@ -28,7 +28,16 @@ type Config struct {
 
 	Scheduler string        // I/O node scheduler from the sched registry (default "twins")
 	Window    time.Duration // TWINS window (default 1 ms)
-	Threads   int           // dispatcher threads per I/O node (default 16, IOFSL's largest pool)
+	// Threads bounds the accesses an I/O node has in flight to the data
+	// servers (dispatch slots). IOFSL's 4 to 16 worker threads issue PVFS
+	// operations asynchronously, so the bound in practice is the clients'
+	// outstanding requests: default 512, the largest process count of the grid.
+	Threads int
+	// Aggregate is the most requests a dispatcher thread merges into one
+	// access: it keeps taking batches from the scheduler while they continue
+	// the same file contiguously on the same server (default 16, IOFSL's;
+	// 1: no aggregation).
+	Aggregate int
 
 	Disk      disk.Config     // data server device (default: disk.DefaultConfig("hdd"))
 	Placement *disk.Placement // file placement on the data servers' disks (nil: disk.DefaultPlacement)
@@ -37,6 +46,14 @@ type Config struct {
 	NetLatency     time.Duration // one-way latency of a message (default 30 µs)
 	HeaderBytes    int64         // size of a message without data (default 512 bytes)
 	ServerOverhead time.Duration // data server CPU time per access before the disk (default 30 µs)
+	// ReadAheadBytes is the data servers' page-cache read-ahead: reads go
+	// through the page cache, and a read that misses it reads whole aligned
+	// chunks of this size from the disk (default 128 KiB, Linux's
+	// read_ahead_kb; negative: reads go to the disk directly). Writes bypass
+	// the cache (O_DIRECT, as in the papers) and invalidate cached chunks.
+	ReadAheadBytes int64
+	// CacheCopyBytesPerSec is the rate at which a data server serves page-cache hits (default 4e9).
+	CacheCopyBytesPerSec float64
 	// Contention is the extra data server time per access for each I/O node
 	// beyond the first with requests at that server (queued or in service):
 	// the cost of serving interleaved connections and flows (default 0: none;
@@ -61,16 +78,20 @@ const (
 	DefaultStripeBytes    = 64 << 10
 	DefaultScheduler      = "twins"
 	DefaultWindow         = time.Millisecond
-	DefaultThreads        = 16
+	DefaultThreads        = 512
+	DefaultAggregate      = 16
 	DefaultNetBytesPerSec = 1.25e9
 	DefaultNetLatency     = 30 * time.Microsecond
 	DefaultHeaderBytes    = 512
 	DefaultServerOverhead = 30 * time.Microsecond
 	DefaultStartJitter    = 100 * time.Microsecond
 	DefaultContention     = -1
-	DefaultSwitchCost     = 500 * time.Microsecond
+	DefaultSwitchCost     = 300 * time.Microsecond
 	DefaultInterval       = time.Second
-	DefaultMaxTime        = 24 * time.Hour
+
+	DefaultReadAheadBytes       = 128 << 10
+	DefaultCacheCopyBytesPerSec = 4e9
+	DefaultMaxTime              = 24 * time.Hour
 )
 
 // WithDefaults returns c with zero fields set to their defaults.
@@ -92,6 +113,9 @@ func (c Config) WithDefaults() Config {
 	}
 	if c.Window == 0 {
 		c.Window = DefaultWindow
+	}
+	if c.Aggregate == 0 {
+		c.Aggregate = DefaultAggregate
 	}
 	if c.Threads == 0 {
 		c.Threads = DefaultThreads
@@ -119,6 +143,12 @@ func (c Config) WithDefaults() Config {
 	}
 	if c.Contention == 0 {
 		c.Contention = DefaultContention
+	}
+	if c.ReadAheadBytes == 0 {
+		c.ReadAheadBytes = DefaultReadAheadBytes
+	}
+	if c.CacheCopyBytesPerSec == 0 {
+		c.CacheCopyBytesPerSec = DefaultCacheCopyBytesPerSec
 	}
 	if c.Interval == 0 {
 		c.Interval = DefaultInterval
@@ -153,8 +183,12 @@ func (c Config) Validate() error {
 		return bad("StripeBytes = %d, want > 0", c.StripeBytes)
 	case c.Window <= 0:
 		return bad("Window = %v, want > 0", c.Window)
+	case c.Aggregate < 1:
+		return bad("Aggregate = %d, want >= 1", c.Aggregate)
 	case c.Threads < 1:
 		return bad("Threads = %d, want >= 1", c.Threads)
+	case !(c.CacheCopyBytesPerSec > 0):
+		return bad("CacheCopyBytesPerSec = %v, want > 0", c.CacheCopyBytesPerSec)
 	case !(c.NetBytesPerSec > 0):
 		return bad("NetBytesPerSec = %v, want > 0", c.NetBytesPerSec)
 	case c.NetLatency < 0 || c.ServerOverhead < 0 || c.StartJitter < 0 || c.HeaderBytes < 0:

@@ -33,6 +33,8 @@ type process struct {
 
 type ionode struct {
 	sch     *sched.Switcher
+	held    bool // heldB was taken from the scheduler and waits for a thread
+	heldB   sched.Batch
 	acc     access.Accumulator
 	free    []int32 // free dispatcher threads (global thread ids)
 	retryAt int64   // pending retry event time (0: none)
@@ -40,23 +42,33 @@ type ionode struct {
 	twins   bool
 }
 
+// thread is a dispatcher thread: it carries one access made of one or
+// more contiguous batches.
 type thread struct {
-	ion   int32
-	batch sched.Batch
-	sent  int64 // when the batch left the I/O node
+	ion     int32
+	batches []sched.Batch
+	queue   int
+	file    uint64
+	op      sched.Op
+	off     int64
+	length  int64
+	sent    int64 // when the access left the I/O node
 }
 
 type server struct {
-	dev                disk.Device
-	rng                *rand.Rand
-	queue              ring
-	busy               int32   // thread being served, -1: idle
-	perIO              []int32 // batches queued or in service per I/O node
-	nodes              int32   // I/O nodes with batches here
-	last               int32   // I/O node of the previous access (-1: none)
-	accesses, switches uint64
-	tx                 link
-	rx                 link
+	dev                    disk.Device
+	rng                    *rand.Rand
+	queue                  ring
+	busy                   int32   // thread being served, -1: idle
+	perIO                  []int32 // batches queued or in service per I/O node
+	nodes                  int32   // I/O nodes with batches here
+	last                   int32   // I/O node of the previous access (-1: none)
+	accesses, switches     uint64
+	busyTime               int64
+	cache                  map[uint64]struct{} // page-cache chunks: file<<40 | chunk index
+	cacheHits, cacheMisses uint64
+	tx                     link
+	rx                     link
 }
 
 // ring is a FIFO of thread ids.
@@ -99,6 +111,18 @@ type Result struct {
 	Events    uint64          // events processed
 	Requests  uint64          // client requests completed
 	Sched     []sched.Stats   // per I/O node scheduler statistics
+	Servers   []ServerStats   // per data server
+}
+
+// ServerStats describe one data server over a run.
+type ServerStats struct {
+	Accesses uint64        // accesses served (one per dispatched access)
+	Switches uint64        // accesses from another I/O node than the previous one
+	Busy     time.Duration // time serving accesses
+	// PageHits and PageMisses count read-ahead chunks found in and read
+	// into the page cache.
+	PageHits, PageMisses uint64
+	Disk                 disk.Stats
 }
 
 // Sim is one experiment in virtual time. It is driven by Step (one interval
@@ -178,7 +202,7 @@ func New(cfg Config, logger *slog.Logger) (*Sim, error) {
 			return nil, fmt.Errorf("sim: %w", err)
 		}
 		s.servers[i] = server{dev: d, rng: rand.New(rand.NewPCG(cfg.Seed, 0x5e7e7+uint64(i))), busy: -1, last: -1,
-			perIO: make([]int32, cfg.IONodes)}
+			perIO: make([]int32, cfg.IONodes), cache: map[uint64]struct{}{}}
 	}
 	s.clients = make([]struct{ tx, rx link }, cfg.ClientNodes)
 	s.intervalEnd = int64(cfg.Interval)
@@ -330,53 +354,130 @@ func (s *Sim) ionArrive(i int) {
 	s.dispatch(int(pr.ion))
 }
 
-// dispatch hands batches to free dispatcher threads of I/O node k.
+// dispatch hands batches to free dispatcher threads of I/O node k; a thread
+// merges the batches the scheduler hands out in a row while they continue
+// the same file contiguously on the same server (up to Aggregate requests).
 func (s *Sim) dispatch(k int) {
 	n := &s.ions[k]
 	for len(n.free) > 0 {
-		b, ok, retry := n.sch.Next(time.Duration(s.now))
-		if !ok {
-			if r := int64(retry); r > 0 && (n.retryAt == 0 || r < n.retryAt) {
-				if r <= s.now {
-					r = s.now + 1
-				}
-				n.retryAt = r
-				s.q.push(r, evIONRetry, int32(k))
+		var b sched.Batch
+		if n.held {
+			b, n.held = n.heldB, false
+			n.heldB = sched.Batch{}
+		} else {
+			var ok bool
+			if b, ok = s.next(k); !ok {
+				return
 			}
-			return
 		}
 		tid := n.free[len(n.free)-1]
 		n.free = n.free[:len(n.free)-1]
 		th := &s.threads[tid]
-		th.batch = b
+		th.batches = append(th.batches[:0], b)
+		th.queue, th.file, th.op, th.off, th.length = b.Queue, b.File, b.Op, b.Offset, b.Length
+		nreq := len(b.Requests)
+		for nreq < s.cfg.Aggregate {
+			b2, ok := s.next(k)
+			if !ok {
+				break
+			}
+			if b2.Queue == th.queue && b2.File == th.file && b2.Op == th.op && nreq+len(b2.Requests) <= s.cfg.Aggregate &&
+				(b2.Offset == th.off+th.length || b2.Offset+b2.Length == th.off) {
+				th.batches = append(th.batches, b2)
+				th.off = min(th.off, b2.Offset)
+				th.length += b2.Length
+				nreq += len(b2.Requests)
+				continue
+			}
+			n.held, n.heldB = true, b2
+			break
+		}
 		th.sent = s.now
 		size := s.cfg.HeaderBytes
-		if b.Op == sched.Write {
-			size += b.Length
+		if th.op == sched.Write {
+			size += th.length
 		}
-		sv := &s.servers[b.Queue]
+		sv := &s.servers[th.queue]
 		at := s.send(s.now, &n.tx, &sv.rx, size)
 		s.q.push(at, evServerArrive, tid)
 	}
+}
+
+// next asks I/O node k's scheduler for a batch, arranging a retry when it
+// asks to wait.
+func (s *Sim) next(k int) (sched.Batch, bool) {
+	n := &s.ions[k]
+	b, ok, retry := n.sch.Next(time.Duration(s.now))
+	if !ok {
+		if r := int64(retry); r > 0 && (n.retryAt == 0 || r < n.retryAt) {
+			if r <= s.now {
+				r = s.now + 1
+			}
+			n.retryAt = r
+			s.q.push(r, evIONRetry, int32(k))
+		}
+	}
+	return b, ok
 }
 
 func (s *Sim) serverStart(si int) {
 	sv := &s.servers[si]
 	tid := sv.queue.pop()
 	sv.busy = tid
-	b := &s.threads[tid].batch
-	addr := s.pl.Addr(b.File, b.Offset)
-	d := int64(sv.dev.Service(time.Duration(s.now), b.Op, addr, b.Length, sv.rng))
+	th := &s.threads[tid]
+	d := s.access(sv, th)
 	d += int64(s.cfg.ServerOverhead) + int64(sv.nodes-1)*int64(max(0, s.cfg.Contention))
 	sv.accesses++
-	if ion := s.threads[tid].ion; ion != sv.last {
+	if ion := th.ion; ion != sv.last {
 		if sv.last >= 0 {
 			sv.switches++
 			d += int64(max(0, s.cfg.SwitchCost))
 		}
 		sv.last = ion
 	}
+	sv.busyTime += d
 	s.q.push(s.now+d, evDiskDone, int32(si))
+}
+
+// access returns the time data server sv takes to serve thread th's access
+// (page cache, then disk).
+func (s *Sim) access(sv *server, th *thread) int64 {
+	now := time.Duration(s.now)
+	ra := s.cfg.ReadAheadBytes
+	if ra <= 0 {
+		return int64(sv.dev.Service(now, th.op, s.pl.Addr(th.file, th.off), th.length, sv.rng))
+	}
+	first, last := th.off/ra, (th.off+th.length-1)/ra
+	key := th.file << 40
+	if th.op == sched.Write {
+		for c := first; c <= last; c++ {
+			delete(sv.cache, key|uint64(c))
+		}
+		return int64(sv.dev.Service(now, th.op, s.pl.Addr(th.file, th.off), th.length, sv.rng))
+	}
+	d := int64(float64(th.length) / s.cfg.CacheCopyBytesPerSec * 1e9)
+	for c := first; c <= last; {
+		if _, ok := sv.cache[key|uint64(c)]; ok {
+			sv.cacheHits++
+			c++
+			continue
+		}
+		// Read the run of missing chunks in one disk access.
+		e := c
+		for e+1 <= last {
+			if _, ok := sv.cache[key|uint64(e+1)]; ok {
+				break
+			}
+			e++
+		}
+		for x := c; x <= e; x++ {
+			sv.cache[key|uint64(x)] = struct{}{}
+		}
+		sv.cacheMisses++
+		d += int64(sv.dev.Service(now+time.Duration(d), sched.Read, s.pl.Addr(th.file, c*ra), (e-c+1)*ra, sv.rng))
+		c = e + 1
+	}
+	return d
 }
 
 func (s *Sim) step(e event) {
@@ -416,7 +517,7 @@ func (s *Sim) step(e event) {
 		s.dispatch(int(e.id))
 	case evServerArrive:
 		th := &s.threads[e.id]
-		si := th.batch.Queue
+		si := th.queue
 		sv := &s.servers[si]
 		sv.queue.push(e.id)
 		if sv.perIO[th.ion]++; sv.perIO[th.ion] == 1 {
@@ -431,8 +532,8 @@ func (s *Sim) step(e event) {
 		tid := sv.busy
 		th := &s.threads[tid]
 		size := s.cfg.HeaderBytes
-		if th.batch.Op == sched.Read {
-			size += th.batch.Length
+		if th.op == sched.Read {
+			size += th.length
 		}
 		at := s.send(s.now, &sv.tx, &s.ions[th.ion].rx, size)
 		s.q.push(at, evBatchDone, tid)
@@ -448,26 +549,29 @@ func (s *Sim) step(e event) {
 		k := int(th.ion)
 		n := &s.ions[k]
 		p := &s.cfg.Patterns[s.phase]
-		for _, r := range th.batch.Requests {
-			i := int(r.ID >> 8)
-			pr := &s.procs[i]
-			pr.pending--
-			if pr.pending == 0 {
-				n.acc.Done(p.RequestSize)
-				size := s.cfg.HeaderBytes
-				if p.Op == sched.Read {
-					size += p.RequestSize
+		for bi := range th.batches {
+			b := &th.batches[bi]
+			for _, r := range b.Requests {
+				i := int(r.ID >> 8)
+				pr := &s.procs[i]
+				pr.pending--
+				if pr.pending == 0 {
+					n.acc.Done(p.RequestSize)
+					size := s.cfg.HeaderBytes
+					if p.Op == sched.Read {
+						size += p.RequestSize
+					}
+					c := &s.clients[pr.client]
+					at := s.send(s.now, &n.tx, &c.rx, size)
+					s.q.push(at, evClientDone, int32(i))
 				}
-				c := &s.clients[pr.client]
-				at := s.send(s.now, &n.tx, &c.rx, size)
-				s.q.push(at, evClientDone, int32(i))
+			}
+			if err := n.sch.Complete(time.Duration(s.now), b.ID, b.Length, time.Duration(s.now-th.sent)); err != nil {
+				panic("sim: scheduler refused a completion: " + err.Error())
 			}
 		}
-		b := th.batch
-		th.batch = sched.Batch{}
-		if err := n.sch.Complete(time.Duration(s.now), b.ID, b.Length, time.Duration(s.now-th.sent)); err != nil {
-			panic("sim: scheduler refused a completion: " + err.Error())
-		}
+		clear(th.batches)
+		th.batches = th.batches[:0]
 		n.free = append(n.free, e.id)
 		s.dispatch(k)
 	}
@@ -540,6 +644,11 @@ func (s *Sim) Result() Result {
 	}
 	for k := range s.ions {
 		r.Sched = append(r.Sched, s.ions[k].sch.Stats())
+	}
+	for i := range s.servers {
+		sv := &s.servers[i]
+		r.Servers = append(r.Servers, ServerStats{Accesses: sv.accesses, Switches: sv.switches, Busy: time.Duration(sv.busyTime),
+			PageHits: sv.cacheHits, PageMisses: sv.cacheMisses, Disk: disk.StatsOf(sv.dev)})
 	}
 	return r
 }

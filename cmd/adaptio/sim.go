@@ -38,7 +38,7 @@ type modelFlags struct {
 	clients, servers, threads int
 	stripe                    string
 	diskKind                  string
-	contention                time.Duration
+	contention, switchCost    time.Duration
 	seed                      uint64
 }
 
@@ -46,10 +46,11 @@ func (m *modelFlags) register(cmd *cobra.Command) {
 	f := cmd.Flags()
 	f.IntVar(&m.clients, "clients", sim.DefaultClientNodes, "client (compute) nodes; processes are spread evenly over them")
 	f.IntVar(&m.servers, "servers", sim.DefaultServers, "PFS data servers")
-	f.IntVar(&m.threads, "threads", sim.DefaultThreads, "dispatcher threads per I/O node (IOFSL)")
+	f.IntVar(&m.threads, "threads", sim.DefaultThreads, "accesses an I/O node keeps in flight to the data servers (dispatch slots)")
 	f.StringVar(&m.stripe, "stripe", "64KiB", "PFS stripe size (bytes; suffixes k/KiB, m/MiB, g/GiB)")
 	f.StringVar(&m.diskKind, "disk", "hdd", "data server device: hdd, ssd or none")
-	f.DurationVar(&m.contention, "contention", sim.DefaultContention, "extra data server time per access per additional I/O node with requests at the server")
+	f.DurationVar(&m.contention, "contention", sim.DefaultContention, "extra data server time per access per additional I/O node with requests at the server (negative: none)")
+	f.DurationVar(&m.switchCost, "switch-cost", sim.DefaultSwitchCost, "extra data server time of an access from another I/O node than the previous access (negative: none)")
 	f.Uint64Var(&m.seed, "seed", 1, "seed of every random stream (same seed, same output)")
 }
 
@@ -64,7 +65,7 @@ func (m *modelFlags) config() (sim.Config, error) {
 	}
 	return sim.Config{
 		ClientNodes: m.clients, Servers: m.servers, Threads: m.threads, StripeBytes: stripe,
-		Disk: dc, Contention: m.contention, Seed: m.seed,
+		Disk: dc, Contention: m.contention, SwitchCost: m.switchCost, Seed: m.seed,
 	}, nil
 }
 
@@ -199,6 +200,10 @@ Sequoia) on 6,144 client nodes and 64 data servers.`,
 				}
 			}
 			fmt.Fprintf(out, "bandwidth  %.1f MB/s (%d bytes)\n", res.Bandwidth/1e6, res.Bytes)
+			for i, sv := range res.Servers {
+				fmt.Fprintf(out, "server %d   busy %5.1f%%, %d accesses, %d from another I/O node than the previous; page cache %d hits %d misses; disk: %d cache hits, %d streamed, %d read misses, %d writes\n",
+					i, 100*sv.Busy.Seconds()/res.Makespan.Seconds(), sv.Accesses, sv.Switches, sv.PageHits, sv.PageMisses, sv.Disk.CacheHits, sv.Disk.Streamed, sv.Disk.ReadMisses, sv.Disk.Writes)
+			}
 			fmt.Fprintf(out, "events     %d in %.3f s wall (%.2f M events/s)\n", res.Events, wall.Seconds(), float64(res.Events)/wall.Seconds()/1e6)
 			return nil
 		},
