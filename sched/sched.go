@@ -82,9 +82,10 @@ type Batch struct {
 type Scheduler interface {
 	// Name is the registry name of the algorithm ("twins", "fifo", ...).
 	Name() string
-	// Add queues r at time now. It returns an error (and queues nothing) for
-	// a request that is invalid: non-positive length, negative offset, queue
-	// out of range, unknown operation, duplicate id.
+	// Add queues r at time now (a zero r.Arrival is set to now). It returns
+	// an error (and queues nothing) for a request that is invalid:
+	// non-positive length, negative offset, queue out of range, unknown
+	// operation, id already queued or in flight.
 	Add(now time.Duration, r Request) error
 	// Next returns the next dispatchable batch at time now. If none is
 	// dispatchable it returns ok=false and the earliest time worth asking
