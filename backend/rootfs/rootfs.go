@@ -1,6 +1,3 @@
-// Package rootfs is a directory tree confined with os.Root, with a cache of
-// open files so that positioned reads and writes cost one system call. The
-// POSIX backend and the emulated PFS data servers store their files in one.
 package rootfs
 
 import (
