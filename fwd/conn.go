@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"net"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -38,15 +39,29 @@ type conn struct {
 	mu      sync.Mutex
 	handles map[uint64]int // open handles -> open count
 	paths   map[uint64]string
-	closing bool
+	// tokens bounds the responses a connection may have pending: the reader
+	// takes one per frame before handling it, the writer returns it once the
+	// response is written. So out never fills (a worker answering never
+	// blocks) and a client that stops reading stops being read.
+	tokens   chan struct{}
+	stopping atomic.Bool
 }
 
+// maxPending is the most requests one connection may have unanswered.
+const maxPending = 256
+
+// writeTimeout drops a client that accepts no data for this long.
+const writeTimeout = 30 * time.Second
+
 func newConn(d *Daemon, nc net.Conn) *conn {
-	return &conn{d: d, nc: nc, out: make(chan outFrame, 256), handles: map[uint64]int{}, paths: map[uint64]string{}}
+	return &conn{d: d, nc: nc, out: make(chan outFrame, maxPending), tokens: make(chan struct{}, maxPending),
+		handles: map[uint64]int{}, paths: map[uint64]string{}}
 }
 
 // stop makes the reader return; requests already received still complete.
 func (c *conn) stop() {
+	c.stopping.Store(true)
+	_ = c.nc.SetWriteDeadline(time.Now().Add(2 * time.Second)) // a client not reading does not hold up Shutdown
 	if tc, ok := c.nc.(interface{ CloseRead() error }); ok {
 		if tc.CloseRead() == nil {
 			return
@@ -100,6 +115,11 @@ func (c *conn) writer(done chan struct{}) {
 			}
 		}
 		if werr == nil {
+			dl := time.Now().Add(writeTimeout)
+			if c.stopping.Load() {
+				dl = time.Now().Add(2 * time.Second)
+			}
+			_ = c.nc.SetWriteDeadline(dl)
 			if _, werr = bufs.WriteTo(c.nc); werr != nil {
 				c.d.log.Debug("connection write", "remote", c.nc.RemoteAddr(), "err", werr)
 				_ = c.nc.Close()
@@ -109,6 +129,7 @@ func (c *conn) writer(done chan struct{}) {
 			if r != nil {
 				r()
 			}
+			<-c.tokens
 		}
 		clear(releases)
 	}
@@ -134,6 +155,7 @@ func (c *conn) reader() {
 	r.Alloc = getBuf
 	for {
 		h, p, err := r.ReadFrame()
+		c.tokens <- struct{}{} // for the response (or error reply) to this frame
 		if err != nil {
 			if errors.Is(err, wire.ErrTooLarge) || errors.Is(err, wire.ErrBadMagic) || errors.Is(err, wire.ErrBadVersion) ||
 				errors.Is(err, wire.ErrShort) || errors.Is(err, wire.ErrBadOp) {

@@ -596,3 +596,55 @@ func TestNewValidates(t *testing.T) {
 		})
 	}
 }
+
+// A client that pipelines requests and never reads the answers neither
+// blocks the other clients nor Shutdown.
+func TestClientNotReading(t *testing.T) {
+	dir := t.TempDir()
+	be := newPosix(t, dir)
+	d, err := fwd.New(fwd.Options{Backend: be, Listen: []string{"127.0.0.1:0"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "big"), make([]byte, 1<<20), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	nc, err := net.Dial("tcp", d.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	var req []byte
+	req = wire.Append(req, &wire.Msg{Op: wire.OpHello, ID: 1, ClientID: 9})
+	req = wire.Append(req, &wire.Msg{Op: wire.OpOpen, ID: 2, Path: "big"})
+	go func() {
+		nc.Write(req)
+		// The handle of the first file opened is 1. Ask for 1 MiB 1000 times.
+		for i := 0; i < 1000; i++ {
+			if _, err := nc.Write(wire.Append(nil, &wire.Msg{Op: wire.OpRead, ID: uint64(3 + i), Handle: 1, Length: 1 << 20})); err != nil {
+				return
+			}
+		}
+	}()
+	good := dial(t, d.Addr())
+	gf, err := good.Open("big")
+	if err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 256<<10)
+	for i := 0; i < 40; i++ { // more reads than workers: the pool must not be stuck
+		if _, err := gf.ReadAt(buf, int64(i%4)*int64(len(buf))); err != nil {
+			t.Fatalf("another client while one does not read: %v", err)
+		}
+	}
+	done := make(chan struct{})
+	go func() { d.Shutdown(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(20 * time.Second):
+		t.Fatal("Shutdown blocked by a client that does not read")
+	}
+}
