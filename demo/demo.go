@@ -40,7 +40,7 @@ type Config struct {
 	Servers     int     // PFS data servers (default 4)
 	Processes   int     // client processes (default 128)
 	RequestSize int64   // bytes per request (default 32 KiB)
-	PhaseBytes  int64   // bytes each phase moves (default 1 GiB with Sim, 64 MiB otherwise)
+	PhaseBytes  int64   // bytes each phase moves (default 1 GiB with Sim, 128 MiB otherwise)
 	Mix         bool    // add file-per-process and shared-contiguous phases to each iteration
 	Policy      string  // bandit policy (default egreedy)
 	Epsilon     float64 // exploration probability (0: the policy's default)
@@ -94,7 +94,7 @@ func (c Config) WithDefaults() Config {
 		c.RequestSize = DefaultRequestSize
 	}
 	if c.PhaseBytes == 0 {
-		c.PhaseBytes = 64 << 20
+		c.PhaseBytes = 128 << 20
 		if c.Sim {
 			c.PhaseBytes = 1 << 30
 		}

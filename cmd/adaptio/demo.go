@@ -76,7 +76,7 @@ run (decisions-sim.jsonl with --sim).`,
 	f.StringVar(&cfg.HTTP, "http", "127.0.0.1:8080", "dashboard address (port 0: a free port; empty: no dashboard)")
 	f.StringVar(&cfg.Report, "report", demo.DefaultReport, `report file ("-": none)`)
 	f.IntVar(&cfg.Processes, "processes", demo.DefaultProcesses, "client processes")
-	f.Int64Var(&cfg.PhaseBytes, "phase-bytes", 0, "bytes each phase writes or reads (default 1 GiB with --sim, 64 MiB otherwise)")
+	f.Int64Var(&cfg.PhaseBytes, "phase-bytes", 0, "bytes each phase writes or reads (default 1 GiB with --sim, 128 MiB otherwise)")
 	f.BoolVar(&noMix, "no-mix", false, "run only the shared 1D-strided write and read phases")
 	f.StringVar(&cfg.Policy, "policy", demo.DefaultPolicy, "bandit policy (see adaptio eval)")
 	f.Float64Var(&cfg.Epsilon, "epsilon", 0, "exploration probability (0: the policy's default, 0.15 for egreedy)")

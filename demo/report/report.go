@@ -386,7 +386,11 @@ func static(r record.Recording, sum Summary, phases []string) ([]string, []stati
 		} else if row.Best {
 			col = "#2ca02c"
 		}
-		bars = append(bars, Bar{Label: strings.TrimSuffix(row.Label, " (last quarter)"), Value: s.Total, Note: fmt.Sprintf("%.1f", s.Total), Color: col})
+		label := row.Label
+		if row.Learn {
+			label = "learning"
+		}
+		bars = append(bars, Bar{Label: label, Value: s.Total, Note: fmt.Sprintf("%.1f", s.Total), Color: col})
 		out = append(out, row)
 	}
 	svg := BarChart("One cycle of the experiment: seconds (lower is better)", "seconds", bars, 760, 260)
