@@ -28,6 +28,7 @@ type forwardConfig struct {
 	StripeCount   int
 	Scheduler     string
 	Window        time.Duration
+	SkipEmpty     bool
 	Node          int
 	Nodes         int
 	Workers       int
@@ -71,6 +72,7 @@ already received complete first.`,
 	f.IntVar(&cfg.StripeCount, "stripe-count", 4, "posix backend: number of data servers (scheduler queues) files are striped over")
 	f.StringVar(&cfg.Scheduler, "scheduler", fwd.DefaultScheduler, "scheduling algorithm: "+strings.Join(sched.Names(), ", "))
 	f.DurationVar(&cfg.Window, "window", sched.DefaultWindow, "TWINS time window (e.g. 125us, 1ms, 8ms)")
+	f.BoolVar(&cfg.SkipEmpty, "skip-empty", false, "TWINS: move to the next data server with requests when the current one has none (default: wait for the window's end, as the reference)")
 	f.IntVar(&cfg.Node, "node", 0, "index of this I/O node, 0-based (TWINS starts at data server node mod servers)")
 	f.IntVar(&cfg.Nodes, "nodes", 1, "number of I/O nodes")
 	f.IntVar(&cfg.Workers, "workers", fwd.DefaultWorkers, "worker goroutines executing batches (most batches in flight)")
@@ -127,7 +129,7 @@ func runForward(cmd *cobra.Command, cfg forwardConfig) error {
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	d, err := fwd.New(fwd.Options{
 		Listen: cfg.Listen, Backend: be, Scheduler: cfg.Scheduler, Workers: cfg.Workers,
-		Sched:       sched.Config{Window: cfg.Window, Node: cfg.Node, Nodes: cfg.Nodes},
+		Sched:       sched.Config{Window: cfg.Window, SkipEmpty: cfg.SkipEmpty, Node: cfg.Node, Nodes: cfg.Nodes},
 		MetricsAddr: cfg.MetricsAddr, Logger: log, Registerer: reg, Gatherer: reg,
 		Observe: cfg.Council != "",
 	})
