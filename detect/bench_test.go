@@ -2,6 +2,8 @@ package detect
 
 import (
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"sync"
 	"testing"
 )
@@ -16,8 +18,9 @@ var benchSet = sync.OnceValue(func() Set {
 	return s
 })
 
-func benchTrain(b *testing.B, kind string, opt TrainOptions) {
-	s := benchSet()
+func benchTrain(b *testing.B, kind string, opt TrainOptions) { benchTrainOn(b, benchSet(), kind, opt) }
+
+func benchTrainOn(b *testing.B, s Set, kind string, opt TrainOptions) {
 	b.ResetTimer()
 	cpu0 := processCPU()
 	n := 0
@@ -96,3 +99,52 @@ func BenchmarkPredictDefault(b *testing.B) {
 	s := benchSet()
 	loopPredict(b, Default(), s)
 }
+
+// gridSet is the simulator's dataset as the papers sample it (TWINS
+// experiments, 40 centre rows each), found by walking up from the working
+// directory to data/grid, or nil when absent.
+var gridSet = sync.OnceValue(func() *Set {
+	dir, err := os.Getwd()
+	if err != nil {
+		return nil
+	}
+	for {
+		p := filepath.Join(dir, "data", "grid")
+		if _, err := os.Stat(filepath.Join(p, "READY")); err == nil {
+			s, err := LoadSet(p, SetOptions{PerExperiment: 40, Schedulers: []string{"twins"}}, 1)
+			if err != nil {
+				return nil
+			}
+			return &s
+		}
+		up := filepath.Dir(dir)
+		if up == dir {
+			return nil
+		}
+		dir = up
+	}
+})
+
+func gridOrSkip(b *testing.B) Set {
+	s := gridSet()
+	if s == nil {
+		b.Skip("simulator dataset data/grid (with READY) not found above the working directory; run adaptio sim grid")
+	}
+	return *s
+}
+
+func BenchmarkTrainGridTree(b *testing.B)   { benchTrainOn(b, gridOrSkip(b), "tree", TrainOptions{}) }
+func BenchmarkTrainGridForest(b *testing.B) { benchTrainOn(b, gridOrSkip(b), "forest", TrainOptions{}) }
+func BenchmarkTrainGridMLP(b *testing.B)    { benchTrainOn(b, gridOrSkip(b), "mlp", TrainOptions{}) }
+
+func benchPredictOn(b *testing.B, s Set, kind string) {
+	m, err := Train(kind, s.X, s.Y, TrainOptions{}, rand.New(rand.NewPCG(1, 1)))
+	if err != nil {
+		b.Fatal(err)
+	}
+	loopPredict(b, m, s)
+}
+
+func BenchmarkPredictGridTree(b *testing.B)   { benchPredictOn(b, gridOrSkip(b), "tree") }
+func BenchmarkPredictGridForest(b *testing.B) { benchPredictOn(b, gridOrSkip(b), "forest") }
+func BenchmarkPredictGridMLP(b *testing.B)    { benchPredictOn(b, gridOrSkip(b), "mlp") }

@@ -62,6 +62,11 @@ type TrainOptions struct {
 	Rho          float64 `json:"rho"`           // RMSProp decay of the squared-gradient average; default 0.9
 	Init         string  `json:"init"`          // weight init: "normal" (default: N(0, 0.05^2), the papers' Keras "normal") or "he" (N(0, 2/fan_in))
 
+	// Progress, if not nil, is called as training advances (forest: per
+	// tree, from the training goroutines one call at a time; network: per
+	// epoch) with the work done and the total. Not recorded.
+	Progress func(done, total int) `json:"-"`
+
 	// Metadata only: recorded in the model file.
 	Seed   uint64 `json:"seed"`             // the seed the caller derived rng from
 	Source string `json:"source,omitempty"` // description of the training data
@@ -252,13 +257,7 @@ func (m *Model) WithExtra(extra map[string]string) *Model {
 // probabilities in access.Classes order. It does not allocate.
 func (m *Model) Predict(x [access.NumFeatures]float64) (access.Class, [NumClasses]float64) {
 	p := m.clf.Probs(x)
-	best := 0
-	for i := 1; i < NumClasses; i++ {
-		if p[i] > p[best] {
-			best = i
-		}
-	}
-	return access.Classes[best], p
+	return argmax(p), p
 }
 
 // Detect classifies an observation's features. An idle observation (no

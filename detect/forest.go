@@ -58,6 +58,8 @@ func trainForest(d *trainSet, opt TrainOptions, rng *rand.Rand) (Classifier, err
 	grown := make([][]growNode, opt.Trees)
 	var next atomic.Int64
 	var wg sync.WaitGroup
+	var progressMu sync.Mutex
+	done := 0
 	for range min(opt.Workers, opt.Trees) {
 		wg.Add(1)
 		go func() {
@@ -74,6 +76,12 @@ func trainForest(d *trainSet, opt TrainOptions, rng *rand.Rand) (Classifier, err
 					w[r.IntN(n)]++
 				}
 				grown[t] = append([]growNode(nil), newGrower(c, w, p, r).grow()...)
+				if opt.Progress != nil {
+					progressMu.Lock()
+					done++
+					opt.Progress(done, opt.Trees)
+					progressMu.Unlock()
+				}
 			}
 		}()
 	}

@@ -132,7 +132,10 @@ func trainMLP(d *trainSet, opt TrainOptions, rng *rand.Rand) (Classifier, error)
 	var h1, h2 [maxHidden]float64
 	var d1, d2 [maxHidden]float64
 	var o [NumClasses]float64
-	for range opt.Epochs {
+	for epoch := range opt.Epochs {
+		if opt.Progress != nil && epoch > 0 {
+			opt.Progress(epoch, opt.Epochs)
+		}
 		rng.Shuffle(n, func(a, b int) { order[a], order[b] = order[b], order[a] })
 		for start := 0; start < n; start += opt.Batch {
 			end := min(start+opt.Batch, n)
@@ -193,6 +196,9 @@ func trainMLP(d *trainSet, opt TrainOptions, rng *rand.Rand) (Classifier, error)
 				theta[i] -= lr * g / (math.Sqrt(sq[i]) + eps)
 			}
 		}
+	}
+	if opt.Progress != nil {
+		opt.Progress(opt.Epochs, opt.Epochs)
 	}
 	for _, v := range theta {
 		if math.IsNaN(v) || math.IsInf(v, 0) {

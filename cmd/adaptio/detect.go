@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"encoding/csv"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -130,6 +131,7 @@ func runDetectTrain(cfg detectTrainConfig, stdout, stderr io.Writer) error {
 	fmt.Fprintf(stderr, "detect: %d rows (FPP/SC/SS %v), training %s on %d, testing on %d...\n", all.Len(), all.Counts(), cfg.Kind, train.Len(), test.Len())
 	cfg.Opt.Seed = cfg.Seed
 	cfg.Opt.Source = cfg.Data
+	cfg.Opt.Progress = detectProgress(stderr, cfg.Kind)
 	start := time.Now()
 	m, err := detect.Train(cfg.Kind, train.X, train.Y, cfg.Opt, rand.New(rand.NewPCG(cfg.Seed, 0x7a1)))
 	if err != nil {
@@ -145,6 +147,19 @@ func runDetectTrain(cfg detectTrainConfig, stdout, stderr io.Writer) error {
 		return fmt.Errorf("detect train: %w", err)
 	}
 	return nil
+}
+
+// detectProgress reports training progress on one stderr line.
+func detectProgress(stderr io.Writer, kind string) func(done, total int) {
+	unit := map[string]string{"forest": "trees", "mlp": "epochs"}[kind]
+	return func(done, total int) {
+		if done == total || done%max(total/20, 1) == 0 {
+			fmt.Fprintf(stderr, "\rdetect: training %s: %d/%d %s", kind, done, total, unit)
+			if done == total {
+				fmt.Fprintln(stderr)
+			}
+		}
+	}
 }
 
 func detectReports(m *detect.Model, train, test detect.Set, validation string, split detectSplit, smooth float64, stdout, stderr io.Writer) error {
@@ -251,9 +266,11 @@ func runDetectEval(cfg detectEvalConfig, stdout, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("detect eval: %w", err)
 	}
-	fmt.Fprintf(stdout, "model %s (%d training rows, options %+v)\n", m.Kind(), info.Rows, info.Options)
+	optJSON, _ := json.Marshal(info.Options)
+	fmt.Fprintf(stdout, "model %s (%d training rows, options %s)\n", m.Kind(), info.Rows, optJSON)
 	if cfg.Retrain {
 		opt := info.Options
+		opt.Progress = detectProgress(stderr, m.Kind())
 		start := time.Now()
 		if _, err := detect.Train(m.Kind(), train.X, train.Y, opt, rand.New(rand.NewPCG(opt.Seed, 0x7a1))); err != nil {
 			return fmt.Errorf("detect eval: retraining: %w", err)
