@@ -1,0 +1,119 @@
+package eval
+
+import (
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/adaptio/adaptio/dataset"
+	"github.com/adaptio/adaptio/sched"
+	"github.com/adaptio/adaptio/workload"
+)
+
+// TwinsData is the simulator's dataset arranged for the papers' offline
+// evaluation: per scenario, the per-second bandwidths measured with each
+// TWINS window.
+type TwinsData struct {
+	Windows   []time.Duration // arms, ascending
+	Envs      []*Env          // one per scenario with every window measured, sorted by key
+	Scenarios map[string]workload.Scenario
+	Skipped   []string // scenarios lacking a window
+}
+
+// TwinsEnvs groups TWINS rows (Scheduler "twins") by scenario and window;
+// the reward samples of (scenario, window) are the per-second bandwidths of
+// its non-idle observations. An environment's Horizon is the smallest number
+// of measurements of any of its windows (seed 000 V-B: "the simulation
+// duration is limited by the amount of measurements").
+func TwinsEnvs(rows []dataset.Row) (*TwinsData, error) {
+	type key struct {
+		sc string
+		w  time.Duration
+	}
+	samples := map[key][]float64{}
+	scen := map[string]workload.Scenario{}
+	winSet := map[time.Duration]bool{}
+	for _, r := range rows {
+		if r.Scheduler != "twins" || r.Window <= 0 || r.Obs.Idle() {
+			continue
+		}
+		k := key{r.Scenario.String(), r.Window}
+		samples[k] = append(samples[k], r.Obs.Bandwidth)
+		scen[k.sc] = r.Scenario
+		winSet[r.Window] = true
+	}
+	if len(scen) == 0 {
+		return nil, fmt.Errorf("%w: no non-idle TWINS observations", ErrNoData)
+	}
+	d := &TwinsData{Scenarios: scen}
+	for w := range winSet {
+		d.Windows = append(d.Windows, w)
+	}
+	sort.Slice(d.Windows, func(i, j int) bool { return d.Windows[i] < d.Windows[j] })
+	labels := make([]string, len(d.Windows))
+	for i, w := range d.Windows {
+		labels[i] = w.String()
+	}
+	keys := make([]string, 0, len(scen))
+	for k := range scen {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, sc := range keys {
+		s := make([][]float64, len(d.Windows))
+		horizon := -1
+		for i, w := range d.Windows {
+			s[i] = samples[key{sc, w}]
+			if horizon < 0 || len(s[i]) < horizon {
+				horizon = len(s[i])
+			}
+		}
+		if horizon == 0 {
+			d.Skipped = append(d.Skipped, sc)
+			continue
+		}
+		e, err := NewEnv(sc, labels, s)
+		if err != nil {
+			return nil, err
+		}
+		e.Horizon = horizon
+		e.Group = scen[sc].Op.String()
+		d.Envs = append(d.Envs, e)
+	}
+	if len(d.Envs) == 0 {
+		return nil, fmt.Errorf("%w: no scenario has every window measured", ErrNoData)
+	}
+	return d, nil
+}
+
+// Env returns the environment of a scenario (nil if absent).
+func (d *TwinsData) Env(s workload.Scenario) *Env {
+	k := s.String()
+	i := sort.Search(len(d.Envs), func(i int) bool { return d.Envs[i].Key >= k })
+	if i < len(d.Envs) && d.Envs[i].Key == k {
+		return d.Envs[i]
+	}
+	return nil
+}
+
+// Pattern is one of the six scenarios of seed 000 Table III.
+type Pattern struct {
+	Name     string
+	Scenario workload.Scenario
+}
+
+// TableIII returns patterns A-F of seed 000 Table III (4 GiB each).
+func TableIII() []Pattern {
+	mk := func(name string, ion, procs int, l workload.Layout, s workload.Spatiality, op sched.Op) Pattern {
+		return Pattern{name, workload.Scenario{IONodes: ion, Pattern: workload.Pattern{
+			Processes: procs, Layout: l, Spatiality: s, Op: op, RequestSize: 32 << 10, TotalBytes: 4 << 30}}}
+	}
+	return []Pattern{
+		mk("A", 8, 128, workload.Shared, workload.Strided, sched.Read),
+		mk("B", 2, 128, workload.Shared, workload.Contiguous, sched.Write),
+		mk("C", 8, 512, workload.Shared, workload.Contiguous, sched.Read),
+		mk("D", 1, 128, workload.Shared, workload.Strided, sched.Write),
+		mk("E", 1, 128, workload.FilePerProcess, workload.Contiguous, sched.Write),
+		mk("F", 4, 128, workload.Shared, workload.Strided, sched.Read),
+	}
+}
