@@ -2,6 +2,7 @@ package fwd_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -646,5 +647,100 @@ func TestClientNotReading(t *testing.T) {
 	case <-done:
 	case <-time.After(20 * time.Second):
 		t.Fatal("Shutdown blocked by a client that does not read")
+	}
+}
+
+// gated holds every write until open is closed.
+type gated struct {
+	backend.Backend
+	open chan struct{}
+}
+
+func (g gated) WriteAt(ctx context.Context, p string, server int, b []byte, off int64) (int, error) {
+	<-g.open
+	return g.Backend.WriteAt(ctx, p, server, b, off)
+}
+
+func gauge(t *testing.T, reg *prometheus.Registry, name string) float64 {
+	t.Helper()
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sum float64
+	for _, mf := range mfs {
+		if mf.GetName() == name {
+			for _, m := range mf.GetMetric() {
+				sum += m.GetGauge().GetValue() + m.GetCounter().GetValue()
+			}
+		}
+	}
+	return sum
+}
+
+// With an aggregating scheduler, contiguous pieces of different clients are
+// executed as one backend access, and every byte still lands.
+func TestAggregation(t *testing.T) {
+	dir := t.TempDir()
+	pb, err := posix.New(dir, backend.Layout{StripeSize: 1 << 20, StripeCount: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pb.Close()
+	be := gated{Backend: pb, open: make(chan struct{})}
+	reg := prometheus.NewRegistry()
+	d := startDaemon(t, be, fwd.Options{Scheduler: "to-agg", Workers: 1, Registerer: reg})
+	const writers, per, size = 8, 16, 4 << 10
+	var wg sync.WaitGroup
+	for w := 0; w < writers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c, err := fwd.Dial(d.Addr())
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			defer c.Close()
+			f, err := c.OpenFile("agg", wire.OpenCreate, 0o644)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			var iw sync.WaitGroup
+			for i := 0; i < per; i++ { // strided, all outstanding at once: request i of writer w at (i*writers+w)*size
+				iw.Add(1)
+				go func() {
+					defer iw.Done()
+					off := int64(i*writers+w) * size
+					if _, err := f.WriteAt(content(1, off, size), off); err != nil {
+						t.Error(err)
+					}
+				}()
+			}
+			iw.Wait()
+		}()
+	}
+	// Wait until every request but the one the worker holds is queued.
+	deadline := time.Now().Add(10 * time.Second)
+	for gauge(t, reg, "adaptio_fwd_queue_depth") < writers*per-1 {
+		if time.Now().After(deadline) {
+			t.Fatalf("queue depth %v, want %d", gauge(t, reg, "adaptio_fwd_queue_depth"), writers*per-1)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	close(be.open)
+	wg.Wait()
+	got, err := os.ReadFile(filepath.Join(dir, "agg"))
+	if err != nil || !bytes.Equal(got, content(1, 0, writers*per*size)) {
+		t.Fatalf("file after aggregated writes: %d bytes, %v; exact %v", len(got), err, bytes.Equal(got, content(1, 0, writers*per*size)))
+	}
+	// 127 queued 4 KiB requests covering one range with one hole (the
+	// request the worker held), at most 16 per batch (MaxBatch): at least 9
+	// batches; fragments around the hole and the oldest request's position
+	// add a few, far fewer than one per request.
+	batches := gauge(t, reg, "adaptio_fwd_batches_total")
+	if batches < 9 || batches > 20 {
+		t.Fatalf("%v batches for %d requests, want 9..20 (aggregated by up to 16)", batches, writers*per)
 	}
 }
