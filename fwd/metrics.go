@@ -17,6 +17,7 @@ type metrics struct {
 	latency   *prometheus.HistogramVec
 	errors    *prometheus.CounterVec
 	batches   prometheus.Counter
+	bandwidth prometheus.Gauge
 	conns     prometheus.Gauge
 	badFrames prometheus.Counter
 	lat       [16]prometheus.Observer
@@ -40,6 +41,9 @@ func newMetrics(reg prometheus.Registerer, servers int) (*metrics, error) {
 		errors: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "adaptio_fwd_request_errors_total", Help: "Client requests answered with an error, by operation.",
 		}, []string{"op"}),
+		bandwidth: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "adaptio_fwd_interval_bandwidth_bytes_per_second", Help: "Bandwidth of the last closed observation interval (bytes acknowledged / interval), as reported to the Council.",
+		}),
 		batches: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "adaptio_fwd_batches_total", Help: "Batches executed on the backend.",
 		}),
@@ -50,7 +54,7 @@ func newMetrics(reg prometheus.Registerer, servers int) (*metrics, error) {
 			Name: "adaptio_fwd_bad_frames_total", Help: "Malformed or oversized frames (each closes its connection).",
 		}),
 	}
-	for _, c := range []prometheus.Collector{depth, bytes, m.window, m.latency, m.errors, m.batches, m.conns, m.badFrames} {
+	for _, c := range []prometheus.Collector{depth, bytes, m.window, m.bandwidth, m.latency, m.errors, m.batches, m.conns, m.badFrames} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}

@@ -34,6 +34,9 @@ func (d *Daemon) CloseInterval(now time.Time) access.Observation {
 	}
 	o := d.acc.Close(d.opts.Sched.Node, rel, iv, d.be.Servers(), d.Window())
 	d.accStart = now
+	if o.Interval > 0 {
+		d.m.bandwidth.Set(o.Bandwidth)
+	}
 	return o
 }
 
