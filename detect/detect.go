@@ -43,7 +43,11 @@ type Classifier interface {
 // field; Train records the effective options in the model's metadata.
 type TrainOptions struct {
 	// Decision tree (CART, Gini) and forest trees.
-	MinLeaf  int `json:"min_leaf"`  // minimum training rows (bootstrap weight) per leaf; default 1
+	// Minimum training rows (bootstrap weight) per leaf; default 1 for the
+	// tree (pruning controls its size) and 20 for the forest's unpruned
+	// trees (on the simulator's dataset, where shared contiguous and strided
+	// intervals overlap, 20 beats Breiman's 1 by 0.8 points of accuracy).
+	MinLeaf  int `json:"min_leaf"`
 	MaxDepth int `json:"max_depth"` // default 40
 	// Folds of the cross-validation that picks the cost-complexity pruning
 	// parameter of the single tree; default 5, -1 disables pruning.
@@ -190,6 +194,9 @@ func Train(kind string, X [][access.NumFeatures]float64, y []access.Class, opt T
 	}
 	if rng == nil {
 		return nil, fmt.Errorf("%w: nil rng", ErrOptions)
+	}
+	if opt.MinLeaf == 0 && kind == "forest" {
+		opt.MinLeaf = 20
 	}
 	opt = opt.withDefaults()
 	if err := opt.validate(); err != nil {

@@ -13,7 +13,7 @@
 //   - "tree": CART (Gini) with minimal cost-complexity pruning, its parameter
 //     chosen by 5-fold cross-validation;
 //   - "forest": a random forest of 500 unpruned CART trees on bootstrap
-//     samples, mtry 3, grown on parallel goroutines with per-tree generators
+//     samples, mtry 3, at least 20 rows per leaf, grown on parallel goroutines with per-tree generators
 //     derived from the caller's rng (results do not depend on scheduling);
 //   - "mlp": the papers' network, 5 -> 5 ReLU -> 5 ReLU -> 3 softmax, RMSProp
 //     (learning rate 0.001, rho 0.9), categorical cross-entropy, batch 32,

@@ -109,7 +109,7 @@ The same --seed gives the same split and the same model file, byte for byte.`,
 	f.Float64Var(&cfg.TrainFraction, "train-fraction", 0.7, "share of rows used for training, the rest for testing")
 	f.Float64Var(&cfg.Smooth, "smooth", 0, "also report accuracy with a per-node moving average of probabilities giving the newest interval this weight in (0,1] (0: off)")
 	f.IntVar(&cfg.Opt.Folds, "folds", 5, "tree: cross-validation folds choosing the pruning level (-1: no pruning)")
-	f.IntVar(&cfg.Opt.MinLeaf, "min-leaf", 1, "tree and forest: minimum training rows per leaf")
+	f.IntVar(&cfg.Opt.MinLeaf, "min-leaf", 0, "tree and forest: minimum training rows per leaf (0: 1 for the tree, 20 for the forest)")
 	f.IntVar(&cfg.Opt.Trees, "trees", 500, "forest: number of trees")
 	f.IntVar(&cfg.Opt.Mtry, "mtry", 3, "forest: features tried at each split")
 	f.IntVar(&cfg.Opt.Workers, "workers", 0, "forest: training goroutines (0: GOMAXPROCS; does not change the model)")
