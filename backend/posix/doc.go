@@ -2,7 +2,13 @@
 // parallel file system: reads and writes are pread and pwrite on the real
 // files, and a striping layout (stripe size and count, per directory through
 // a backend.LayoutFile) assigns each piece of a request to a data server
-// queue of the forwarding daemon's scheduler.
+// queue of the forwarding daemon's scheduler. A layout file holds
+// "stripe_size = 1MiB" and "stripe_count = 2" lines (see
+// backend.ParseLayout) and applies to its directory and those below it that
+// have none; each directory's layout is read once per Backend (SetLayout
+// writes one and refreshes the cache), so edit layout files before files
+// are striped with them. Layouts only choose queues: the bytes always land
+// in the one real file.
 //
 // The tree is confined with os.Root: absolute paths, ".." and symlinks that
 // leave the root are refused with backend.ErrPath.
