@@ -219,8 +219,15 @@ func fig6(r record.Recording, sum Summary) figure {
 		if x1 == x0 {
 			x1 = x0 + 1
 		}
+		// As in the paper, each panel has its own y range, fitted to the data.
+		lo, hi := slices.Min(ys), slices.Max(ys)
+		for _, v := range []float64{st.TrendFirst, st.TrendLast} {
+			lo, hi = math.Min(lo, v), math.Max(hi, v)
+		}
+		pad := math.Max((hi-lo)*0.12, hi*0.02+1e-3)
 		c := Chart{Title: fmt.Sprintf("%s: first %.2f s, best %.2f s (#%d), trend %.2f → %.2f s", st.Phase, st.First, st.Best, st.BestK, st.TrendFirst, st.TrendLast),
 			XLabel: "iteration", YLabel: "execution time (s)", W: 760, H: 240,
+			FixedY: true, YMin: math.Max(lo-pad, 0), YMax: hi + pad,
 			Series: []Series{
 				{Name: "time", Color: "#555", X: xs, Y: ys, Dots: true, Width: 0.8},
 				{Name: "first", Color: "#d62728", X: []float64{x0, x1}, Y: []float64{st.First, st.First}, Dash: true},
@@ -394,7 +401,41 @@ func static(r record.Recording, sum Summary, phases []string) ([]string, []stati
 		out = append(out, row)
 	}
 	svg := BarChart("One cycle of the experiment: seconds (lower is better)", "seconds", bars, 760, 260)
-	return cols, out, template.HTML(svg), ""
+	return cols, out, template.HTML(svg), verdict(rows)
+}
+
+// verdict says in one sentence what learning bought: the learning row
+// against the best, the default (1 ms) and the worst static window.
+func verdict(rows []record.StaticResult) string {
+	var learn *record.StaticResult
+	var best, worst, def *record.StaticResult
+	for i := range rows {
+		r := &rows[i]
+		switch {
+		case r.WindowUS == 0:
+			learn = r
+		default:
+			if best == nil || r.Total < best.Total {
+				best = r
+			}
+			if worst == nil || r.Total > worst.Total {
+				worst = r
+			}
+			if r.WindowUS == 1000 {
+				def = r
+			}
+		}
+	}
+	if learn == nil || best == nil || learn.Total <= 0 {
+		return ""
+	}
+	v := fmt.Sprintf("After learning, one cycle takes %.2f s: %.0f%% of the time of the best static window (%s, %.2f s, which nobody knows in advance)",
+		learn.Total, 100*learn.Total/best.Total, WindowLabel(best.WindowUS), best.Total)
+	if def != nil {
+		v += fmt.Sprintf(", %.0f%% of the default window's (1ms, %.2f s)", 100*learn.Total/def.Total, def.Total)
+	}
+	v += fmt.Sprintf(" and %.0f%% of the worst's (%s, %.2f s).", 100*learn.Total/worst.Total, WindowLabel(worst.WindowUS), worst.Total)
+	return v
 }
 
 var pageTmpl = template.Must(template.New("report").Funcs(template.FuncMap{
@@ -423,6 +464,7 @@ tr.learn td{background:#fff1e0;font-weight:bold}tr.best td{background:#e6f4e4}
 <table id="static"><tr><th>window</th>{{range .PhaseCols}}<th>{{.}}</th>{{end}}<th>cycle (s)</th><th>relative</th></tr>
 {{range .Static}}<tr class="{{if .Learn}}learn{{else if .Best}}best{{end}}"><td>{{.Label}}</td>{{range .Cells}}<td>{{.}}</td>{{end}}<td>{{.Total}}</td><td>{{.Rel}}</td></tr>
 {{end}}</table>
+{{if .StaticNote}}<p><b>{{.StaticNote}}</b></p>{{end}}
 <div class="figs">{{.StaticSVG}}</div>
 {{else}}<p>{{.StaticNote}}</p>{{end}}
 <h2>Events</h2>

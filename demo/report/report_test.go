@@ -124,3 +124,17 @@ func TestNiceTicks(t *testing.T) {
 		}
 	}
 }
+
+func TestVerdict(t *testing.T) {
+	rows := []record.StaticResult{
+		{WindowUS: 250, Total: 20}, {WindowUS: 1000, Total: 25}, {WindowUS: 8000, Total: 40},
+		{WindowUS: 0, Total: 22, Label: "learning"},
+	}
+	want := "After learning, one cycle takes 22.00 s: 110% of the time of the best static window (250µs, 20.00 s, which nobody knows in advance), 88% of the default window's (1ms, 25.00 s) and 55% of the worst's (8ms, 40.00 s)."
+	if got := verdict(rows); got != want {
+		t.Errorf("verdict:\n got %s\nwant %s", got, want)
+	}
+	if got := verdict(rows[:3]); got != "" {
+		t.Errorf("verdict without a learning row = %q, want empty", got)
+	}
+}
