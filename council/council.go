@@ -67,7 +67,7 @@ type Config struct {
 	Consensus string          // Majority (default) or Bandwidth
 	Reward    string          // RewardBandwidth (default), RewardPerProcess or RewardServed
 	Timeout   time.Duration   // a round closes at most this long after its first report, even if known nodes are silent (default 500 ms)
-	Nodes     int             // I/O nodes 0..Nodes-1 are known from the start (others become known when they report)
+	Nodes     int             // I/O nodes 0..Nodes-1 are known from the start (others become known when they report); with none known, the first round closes at its deadline
 	Forget    int             // a known node that misses this many consecutive rounds is forgotten until it reports again (default 3)
 	Detector  Detector        // pattern detector (default detect.Default())
 }
@@ -189,6 +189,7 @@ type Council struct {
 
 	open     map[int]*NodeReport // reports of the open round
 	known    int                 // nodes with known set
+	blind    bool                // the open round began with no known node: it closes at its deadline
 	heard    int                 // known nodes that reported in the open round
 	first    time.Duration       // first report of the open round
 	deadline time.Duration
@@ -296,13 +297,14 @@ func (c *Council) Observe(now time.Duration, r Report) error {
 		return fmt.Errorf("%w: node %d seq %d after %d", ErrStale, o.Node, r.Seq, s.seq)
 	}
 	s.inst, s.seq = r.Instance, r.Seq
-	if !s.known {
-		s.known = true
-		c.known++
-	}
 
 	if len(c.open) == 0 {
 		c.first, c.deadline = now, now+c.cfg.Timeout
+		c.blind = c.known == 0
+	}
+	if !s.known {
+		s.known = true
+		c.known++
 	}
 	nr := &NodeReport{Node: o.Node, Seq: r.Seq, Round: r.Round, Reports: 1, Bandwidth: o.Bandwidth, Window: o.Window}
 	if prev := c.open[o.Node]; prev != nil {
@@ -341,7 +343,10 @@ func (c *Council) Poll(now time.Duration) (d Decision, ok bool, wakeAt time.Dura
 	if len(c.open) == 0 {
 		return Decision{}, false, 0
 	}
-	all := c.heard >= c.known
+	// A round that began knowing no node (first start without
+	// Config.Nodes, or after a restart) waits for its deadline to discover
+	// every node.
+	all := c.heard >= c.known && !c.blind
 	if !all && now < c.deadline {
 		return Decision{}, false, c.deadline
 	}

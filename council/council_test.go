@@ -418,3 +418,26 @@ func TestContextNames(t *testing.T) {
 		}
 	}
 }
+
+// TestDiscoveryRound: without Config.Nodes (or after a restart) the first
+// round waits for its deadline to learn which nodes exist, then rounds
+// close as soon as all of them reported.
+func TestDiscoveryRound(t *testing.T) {
+	c := newCouncil(t, Config{Timeout: 100 * time.Millisecond, Policy: "greedy"})
+	var rp reporter
+	mustObserve(t, c, 0, rp.report(obs(0, access.FPP, sched.Write, c.Window(), 1e8), 0))
+	if _, ok, wake := c.Poll(0); ok || wake != 100*time.Millisecond {
+		t.Fatalf("discovery round closed at the first report (ok=%v wake=%v)", ok, wake)
+	}
+	mustObserve(t, c, 50*time.Millisecond, rp.report(obs(1, access.FPP, sched.Write, c.Window(), 1e8), 0))
+	d, ok, _ := c.Poll(100 * time.Millisecond)
+	if !ok || d.Reason != "deadline" || len(d.Nodes) != 2 {
+		t.Fatalf("discovery round: ok=%v %+v", ok, d)
+	}
+	for n := range 2 {
+		mustObserve(t, c, time.Second, rp.report(obs(n, access.FPP, sched.Write, c.Window(), 1e8), 1))
+	}
+	if d, ok, _ := c.Poll(time.Second); !ok || d.Reason != "all" {
+		t.Fatalf("second round: ok=%v %+v, want closed by all", ok, d)
+	}
+}

@@ -423,8 +423,8 @@ func (s *source) CloseInterval(now time.Time) access.Observation {
 	switch s.node % 3 {
 	case 0: // file per process
 		o.FileHandles, o.OffsetDist = 64, req
-	case 1: // shared file, contiguous regions
-		o.FileHandles, o.OffsetDist = 1, 64*req
+	case 1: // shared file, contiguous regions (1 GiB apart)
+		o.FileHandles, o.OffsetDist = 1, 1<<30
 	default: // shared file, 1D-strided
 		o.FileHandles, o.OffsetDist, o.ReqAvg, o.ReqMin, o.ReqMax = 1, 64*32<<10, 32<<10, 32<<10, 32<<10
 	}

@@ -4,6 +4,9 @@ import (
 	"context"
 	"testing"
 	"time"
+
+	"github.com/adaptio/adaptio/access"
+	"github.com/adaptio/adaptio/detect"
 )
 
 func TestRunSmall(t *testing.T) {
@@ -29,8 +32,9 @@ func TestSourcePatterns(t *testing.T) {
 		if err := o.Validate(); err != nil || o.Idle() {
 			t.Fatalf("node %d: %+v: %v", node, o, err)
 		}
-		if want := []int{64, 1, 1}[node]; o.FileHandles != want {
-			t.Fatalf("node %d: %d file handles, want %d", node, o.FileHandles, want)
+		// The default detector tells the three synthetic patterns apart.
+		if got, _ := detect.Default().Detect(o); got != access.Classes[node] {
+			t.Errorf("node %d detected as %v, want %v", node, got, access.Classes[node])
 		}
 	}
 }

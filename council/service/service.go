@@ -3,6 +3,7 @@ package service
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -142,10 +143,28 @@ func (s *Service) start() error {
 		url = ns.ClientURL()
 		s.log.Info("embedded NATS server started", "url", url, "state_dir", so.StoreDir)
 	}
-	copts, err := s.opts.Security.ClientOptions()
+	sec := s.opts.Security
+	var copts []nats.Option
+	if s.ns != nil && (sec.TLSCert != "" || sec.TLSKey != "") {
+		// The Council's own connection to its embedded server is in-process:
+		// it trusts the server it started, and presents the server's
+		// certificate when clients must authenticate by certificate.
+		cfg := &tls.Config{InsecureSkipVerify: true, MinVersion: tls.VersionTLS12} //nolint:gosec // in-process connection
+		if sec.TLSCA != "" {
+			cert, err := tls.LoadX509KeyPair(sec.TLSCert, sec.TLSKey)
+			if err != nil {
+				return err
+			}
+			cfg.Certificates = []tls.Certificate{cert}
+		}
+		copts = append(copts, nats.Secure(cfg))
+		sec.TLSCert, sec.TLSKey, sec.TLSCA = "", "", ""
+	}
+	auth, err := sec.ClientOptions()
 	if err != nil {
 		return err
 	}
+	copts = append(copts, auth...)
 	copts = append(copts, nats.Name("adaptio-council "+s.opts.Prefix), nats.MaxReconnects(-1),
 		nats.ReconnectWait(250*time.Millisecond), nats.ReconnectBufSize(8<<20),
 		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) { s.log.Warn("disconnected from NATS", "err", err) }),
