@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sync/atomic"
 	"time"
 
 	"github.com/adaptio/adaptio/demo/dashboard"
@@ -197,6 +198,26 @@ func size(b int64) string {
 	return fmt.Sprintf("%d B", b)
 }
 
+// switchHandler serves the Council service's /metrics, /status and
+// /healthz on the dashboard once the service runs (503 before and after).
+type switchHandler struct{ h atomic.Pointer[http.Handler] }
+
+func (s *switchHandler) set(h http.Handler) {
+	if h == nil {
+		s.h.Store(nil)
+		return
+	}
+	s.h.Store(&h)
+}
+
+func (s *switchHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if h := s.h.Load(); h != nil {
+		(*h).ServeHTTP(w, r)
+		return
+	}
+	http.Error(w, "the Council service is not running (the simulator's Council has no HTTP endpoints)", http.StatusServiceUnavailable)
+}
+
 // Run runs the demo: it starts the dashboard (if HTTP is set), runs the
 // experiment in the simulator or on the real stack, shows the live view on
 // Out, saves the learned state, and writes the report, also when ctx is
@@ -216,6 +237,7 @@ func Run(ctx context.Context, cfg Config) (record.Recording, error) {
 	}
 	rec := record.New(cfg.meta(mode))
 	var url string
+	council := &switchHandler{}
 	if cfg.HTTP != "" {
 		ln, err := net.Listen("tcp", cfg.HTTP)
 		if err != nil {
@@ -224,6 +246,9 @@ func Run(ctx context.Context, cfg Config) (record.Recording, error) {
 		url = "http://" + ln.Addr().String() + "/"
 		mux := http.NewServeMux()
 		mux.Handle("/", dashboard.Handler(rec))
+		for _, p := range []string{"/metrics", "/status", "/healthz"} {
+			mux.Handle(p, council)
+		}
 		srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 		go srv.Serve(ln)
 		defer srv.Close()
@@ -260,7 +285,7 @@ func Run(ctx context.Context, cfg Config) (record.Recording, error) {
 	if cfg.Sim {
 		err = runSim(ctx, cfg, rec)
 	} else {
-		err = runReal(ctx, cfg, rec)
+		err = runReal(ctx, cfg, rec, council)
 	}
 	if ctx.Err() != nil {
 		rec.Interrupt()

@@ -186,7 +186,7 @@ func startStack(ctx context.Context, cfg Config, sink *decisionSink) (*stack, er
 
 // runReal runs the experiment on the real stack: real bytes through the
 // forwarding daemons to the emulated PFS, the Council service deciding.
-func runReal(ctx context.Context, cfg Config, rec *record.Recorder) error {
+func runReal(ctx context.Context, cfg Config, rec *record.Recorder, http *switchHandler) error {
 	logf, err := os.Create(filepath.Join(cfg.StateDir, RealDecisionLog))
 	if err != nil {
 		return fmt.Errorf("demo: decision log: %w", err)
@@ -219,6 +219,8 @@ func runReal(ctx context.Context, cfg Config, rec *record.Recorder) error {
 		wg.Wait()
 		return err
 	}
+	http.set(st.svc.Handler())
+	defer http.set(nil)
 	carried := pulls(st.svc.Status())
 	rec.UpdateMeta(func(m *record.Meta) {
 		m.CarriedOver = carried
@@ -273,6 +275,7 @@ func runReal(ctx context.Context, cfg Config, rec *record.Recorder) error {
 	}
 	settle(st.svc)
 	rec.SetEstimates(estimates(st.svc.Status()))
+	http.set(nil)
 	st.shutdown() // the Council persists its learned state on shutdown
 	if cfg.Static == 0 {
 		rec.AddEvent(time.Since(t0).Seconds(), "info", "learned state saved in "+filepath.Join(cfg.StateDir, RealStateDir))

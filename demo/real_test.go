@@ -2,14 +2,33 @@ package demo
 
 import (
 	"context"
+	"net/http"
 	"path/filepath"
 	"testing"
+	"time"
 )
 
 func TestRealDemoShortReportAgreesWithDecisionLog(t *testing.T) {
 	state := t.TempDir()
 	cfg := Config{Iterations: 1, Processes: 16, PhaseBytes: 8 << 20, StateDir: state, Mix: true, Compare: -1,
-		Report: filepath.Join(t.TempDir(), "report.html"), Seed: 5}
+		Report: filepath.Join(t.TempDir(), "report.html"), Seed: 5, HTTP: "127.0.0.1:0"}
+	// While it runs, the dashboard also serves the Council's /status.
+	status := make(chan int, 1)
+	cfg.OnDashboard = func(url string) {
+		go func() {
+			code := 0
+			for end := time.Now().Add(10 * time.Second); time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
+				resp, err := http.Get(url + "status")
+				if err == nil {
+					resp.Body.Close()
+					if code = resp.StatusCode; code == http.StatusOK {
+						break
+					}
+				}
+			}
+			status <- code
+		}()
+	}
 	rec, err := Run(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -31,4 +50,7 @@ func TestRealDemoShortReportAgreesWithDecisionLog(t *testing.T) {
 		t.Errorf("%d seconds in the report, %d rounds in the decision log", s.Seconds, len(log))
 	}
 	checkAgainstLog(t, s, log, 0)
+	if code := <-status; code != http.StatusOK {
+		t.Errorf("GET /status on the dashboard: %d, want 200", code)
+	}
 }
