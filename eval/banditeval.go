@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 
 	"github.com/adaptio/adaptio/bandit"
@@ -26,9 +27,12 @@ func DefaultSpecs(neighbors int) []Spec {
 		{Label: "egreedy-step 0.1", Policy: "egreedy-step", Options: o(bandit.Options{})},
 		{Label: "egreedy-window 100", Policy: "egreedy-window", Options: o(bandit.Options{})},
 		{Label: "ucb1", Policy: "ucb1", Options: o(bandit.Options{})},
+		{Label: "ucb1 c=0.03", Policy: "ucb1", Options: o(bandit.Options{Exploration: 0.03})},
 		{Label: "ucb1-discounted 0.99", Policy: "ucb1-discounted", Options: o(bandit.Options{})},
 		{Label: "softmax", Policy: "softmax", Options: o(bandit.Options{})},
+		{Label: "softmax T=0.01", Policy: "softmax", Options: o(bandit.Options{Temperature: 0.01})},
 		{Label: "thompson", Policy: "thompson", Options: o(bandit.Options{})},
+		{Label: "thompson c=0.35", Policy: "thompson", Options: o(bandit.Options{Exploration: 0.35})},
 		{Label: "thompson floor=0.01", Policy: "thompson", Options: o(bandit.Options{Floor: 0.01})},
 	}
 }
@@ -42,6 +46,9 @@ type BanditConfig struct {
 	Specs    []Spec    // policies (nil: DefaultSpecs(0))
 	Epsilons []float64 // Fig. 4 (nil: PaperEpsilons)
 	Command  string    // command line, recorded in the report
+	// Neighbors > 0 also evaluates every policy with learning shared across
+	// scenarios (SimulateShared with that many neighbours; ScenarioFeatures).
+	Neighbors int
 }
 
 // PolicySummary condenses one policy's evaluation over all scenarios.
@@ -70,8 +77,11 @@ type BanditResult struct {
 	PatEnvs   []*Env    // environments of Patterns (nil if absent)
 	Fig4      [][]Curve // [pattern][epsilon]; nil row when the pattern is absent
 	Curves    [][]Curve // [spec][env]
+	Shared    [][]Curve // [spec][env] with learning shared across scenarios (nil if not evaluated)
 	Fig5      [][]Curve // [spec][present pattern]
 	Summaries []PolicySummary
+	// SharedSummaries condense Shared (pattern columns refer to it; no Fig. 5).
+	SharedSummaries []PolicySummary
 }
 
 // EvaluateBandit runs the whole offline evaluation on data.
@@ -125,6 +135,17 @@ func EvaluateBandit(ctx context.Context, data *TwinsData, cfg BanditConfig) (*Ba
 	if r.Curves, err = SimulateAll(ctx, data.Envs, cfg.Specs, cfg.Config); err != nil {
 		return nil, err
 	}
+	if cfg.Neighbors > 0 {
+		logf("all scenarios, learning shared with the %d nearest scenarios", cfg.Neighbors)
+		for _, s := range cfg.Specs {
+			s.Options.Neighbors = cfg.Neighbors
+			_, warm, err := SimulateShared(ctx, data.Envs, s, cfg.Config)
+			if err != nil {
+				return nil, err
+			}
+			r.Shared = append(r.Shared, warm)
+		}
+	}
 	// Fig. 5: A-F interleaved.
 	logf("fig. 5: %d policies on the patterns interleaved", len(cfg.Specs))
 	r.Fig5 = make([][]Curve, len(cfg.Specs))
@@ -139,15 +160,18 @@ func EvaluateBandit(ctx context.Context, data *TwinsData, cfg BanditConfig) (*Ba
 		}
 	}
 	for i, s := range cfg.Specs {
-		r.Summaries = append(r.Summaries, r.summarise(i, s))
+		r.Summaries = append(r.Summaries, r.summarise(s.Label, r.Curves[i], r.Fig5[i]))
+		if r.Shared != nil {
+			r.SharedSummaries = append(r.SharedSummaries, r.summarise(s.Label+" + shared", r.Shared[i], nil))
+		}
 	}
 	return r, nil
 }
 
-func (r *BanditResult) summarise(i int, s Spec) PolicySummary {
-	ps := PolicySummary{Label: s.Label, PatternPerfMin: math.NaN()}
+func (r *BanditResult) summarise(label string, curves, fig5 []Curve) PolicySummary {
+	ps := PolicySummary{Label: label, PatternPerfMin: math.NaN()}
 	var lastPerf, lastPrec, hp, hf, imR, imW, imA []float64
-	for j, c := range r.Curves[i] {
+	for j, c := range curves {
 		p, f := c.Last()
 		lastPerf = append(lastPerf, f)
 		lastPrec = append(lastPrec, p)
@@ -176,11 +200,11 @@ func (r *BanditResult) summarise(i int, s Spec) PolicySummary {
 		if e != nil {
 			for j, env := range r.Data.Envs {
 				if env == e {
-					prec, perf = r.Curves[i][j].Last()
+					prec, perf = curves[j].Last()
 				}
 			}
-			if r.Fig5[i] != nil {
-				inter, _ = r.Fig5[i][k].Last()
+			if fig5 != nil {
+				inter, _ = fig5[k].Last()
 			}
 			k++
 			if math.IsNaN(ps.PatternPerfMin) || perf < ps.PatternPerfMin {
@@ -273,7 +297,7 @@ func (r *BanditResult) Write(dir, command string, cfg Config) error {
 		Note:   "Targets: last-bin performance >= 0.98 on each of A-F and median >= 0.99 over all scenarios (paper: >= 0.92 on A-F); precision over the first 100 observations above the papers' epsilon-greedy.",
 		Header: []string{"policy", "last-bin perf median", "last-bin perf min", "last-bin perf min A-F", "last-bin precision median", "precision first 100 (mean)", "performance first 100 (mean)"}}
 	rows = nil
-	for _, s := range r.Summaries {
+	for _, s := range append(slices.Clone(r.Summaries), r.SharedSummaries...) {
 		row := []string{s.Label, f3(s.LastPerf.Median), f3(s.LastPerf.Min), f3(s.PatternPerfMin), f3(s.LastPrec.Median), f3(s.Head100Prec.Mean), f3(s.Head100Perf.Mean)}
 		sum.Rows = append(sum.Rows, row)
 		rows = append(rows, row)
@@ -286,7 +310,7 @@ func (r *BanditResult) Write(dir, command string, cfg Config) error {
 		Note:   "Paper (egreedy, 1,008 scenarios): READ 26.37 / 184.06 / 216.10 / 582.35; WRITE 64.13 / 253.89 / 272.39 / 553.90; Total 26.37 / 226.82 / 244.24 / 582.35. Scenarios whose first-bin precision is 0 are left out (improvement undefined); their number is given.",
 		Header: []string{"policy / operation", "min", "median", "mean", "max"}}
 	rows = nil
-	for _, s := range r.Summaries {
+	for _, s := range append(slices.Clone(r.Summaries), r.SharedSummaries...) {
 		for _, x := range []struct {
 			n string
 			s Stats
@@ -304,7 +328,7 @@ func (r *BanditResult) Write(dir, command string, cfg Config) error {
 		Note:   "Paper (egreedy 0.15): precision A-F 0.88 0.88 0.49 0.87 0.59 0.59; performance 0.99 0.96 0.96 0.97 0.98 0.92.",
 		Header: []string{"policy", "metric", "A", "B", "C", "D", "E", "F"}}
 	rows = nil
-	for _, s := range r.Summaries {
+	for _, s := range append(slices.Clone(r.Summaries), r.SharedSummaries...) {
 		for _, m := range []struct {
 			n string
 			v []float64

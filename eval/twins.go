@@ -2,6 +2,7 @@ package eval
 
 import (
 	"fmt"
+	"math"
 	"sort"
 	"time"
 
@@ -78,12 +79,22 @@ func TwinsEnvs(rows []dataset.Row) (*TwinsData, error) {
 		}
 		e.Horizon = horizon
 		e.Group = scen[sc].Op.String()
+		e.Features = ScenarioFeatures(scen[sc])
 		d.Envs = append(d.Envs, e)
 	}
 	if len(d.Envs) == 0 {
 		return nil, fmt.Errorf("%w: no scenario has every window measured", ErrNoData)
 	}
 	return d, nil
+}
+
+// ScenarioFeatures describes a scenario for learning shared across
+// scenarios: log2 of processes, request size (KiB) and I/O nodes, and layout,
+// spatiality and operation weighted 2 (a class or operation change matters
+// more than a doubling).
+func ScenarioFeatures(s workload.Scenario) []float64 {
+	return []float64{math.Log2(float64(s.Processes)), math.Log2(float64(s.RequestSize) / 1024), math.Log2(float64(s.IONodes)),
+		2 * float64(s.Layout), 2 * float64(s.Spatiality), 2 * float64(s.Op)}
 }
 
 // Env returns the environment of a scenario (nil if absent).

@@ -95,9 +95,9 @@ summary.csv (targets per policy) and report.html.`,
 			if err != nil {
 				return fmt.Errorf("eval bandit: %w", err)
 			}
-			fmt.Fprintf(os.Stdout, "%-28s %10s %10s %10s %10s\n", "policy", "perf med", "perf minAF", "prec@100", "prec last")
-			for _, s := range r.Summaries {
-				fmt.Fprintf(os.Stdout, "%-28s %10.3f %10.3f %10.3f %10.3f\n", s.Label, s.LastPerf.Median, s.PatternPerfMin, s.Head100Prec.Mean, s.LastPrec.Median)
+			fmt.Fprintf(os.Stdout, "%-36s %10s %10s %10s %10s\n", "policy", "perf med", "perf minAF", "prec@100", "prec last")
+			for _, s := range append(r.Summaries, r.SharedSummaries...) {
+				fmt.Fprintf(os.Stdout, "%-36s %10.3f %10.3f %10.3f %10.3f\n", s.Label, s.LastPerf.Median, s.PatternPerfMin, s.Head100Prec.Mean, s.LastPrec.Median)
 			}
 			fmt.Fprintf(os.Stderr, "wrote %s/report.html\n", cfg.Out)
 			return nil
@@ -106,6 +106,7 @@ summary.csv (targets per policy) and report.html.`,
 	simFlags(cmd, &cfg.Config, 0)
 	cmd.Flags().StringVar(&cfg.Data, "data", "../data/grid", "dataset directory with observations.csv (written by adaptio sim)")
 	cmd.Flags().StringVar(&cfg.Out, "out", "eval-bandit", "output directory (created)")
+	cmd.Flags().IntVar(&cfg.Neighbors, "neighbors", 3, "also evaluate learning shared with this many nearest scenarios (0: not)")
 	cmd.Flags().StringVar(&policies, "policies", "", "comma-separated policy names or labels to evaluate (default: all)")
 	return cmd
 }
@@ -140,9 +141,9 @@ Writes to --out: forge_curves.csv, forge_summary.csv and report.html.`,
 			if err != nil {
 				return fmt.Errorf("eval forge: %w", err)
 			}
-			fmt.Fprintf(os.Stdout, "%-28s %12s %12s %12s %12s %12s\n", "policy", "cold first", "cold last", "cold worst", "shared first", "shared last")
+			fmt.Fprintf(os.Stdout, "%-28s %11s %11s %11s %11s %11s %11s\n", "policy", "cold first", "cold last", "cold worst", "shr first", "shr last", "shr worst")
 			for _, s := range r.Summaries {
-				fmt.Fprintf(os.Stdout, "%-28s %12.3f %12.3f %12.3f %12.3f %12.3f\n", s.Label, s.ColdFirst.Mean, s.ColdLast.Median, s.ColdLast.Min, s.SharedFirst.Mean, s.SharedLast.Median)
+				fmt.Fprintf(os.Stdout, "%-28s %11.3f %11.3f %11.3f %11.3f %11.3f %11.3f\n", s.Label, s.ColdFirst.Mean, s.ColdLast.Median, s.ColdLast.Min, s.SharedFirst.Mean, s.SharedLast.Median, s.SharedLast.Min)
 			}
 			fmt.Fprintf(os.Stderr, "wrote %s/report.html\n", cfg.Out)
 			return nil
