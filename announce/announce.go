@@ -108,7 +108,7 @@ type Announcer struct {
 	buf      []byte
 	lastErr  error
 	decided  bool
-	realign  chan struct{}
+	timer    *time.Timer // next report; decisions reset it (aligned mode)
 	stopOnce sync.Once
 }
 
@@ -145,7 +145,7 @@ func New(opts Options) (*Announcer, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Announcer{opts: opts, subj: wire.Subjects{Prefix: opts.Prefix}, log: opts.Logger, m: m, done: make(chan struct{}), realign: make(chan struct{}, 1)}, nil
+	return &Announcer{opts: opts, subj: wire.Subjects{Prefix: opts.Prefix}, log: opts.Logger, m: m, done: make(chan struct{})}, nil
 }
 
 // Start connects (retrying in the background if the server is not up
@@ -186,8 +186,11 @@ func (a *Announcer) Start(ctx context.Context) error {
 	if a.opts.Default > 0 {
 		a.applyLocked(a.opts.Default)
 	}
+	a.opts.Source.CloseInterval(time.Now()) // start a fresh interval
+	a.timer = time.NewTimer(a.opts.Interval)
 	sub, err := a.nc.Subscribe(a.subj.Decision(), a.onDecision)
 	if err != nil {
+		a.timer.Stop()
 		if a.ownConn {
 			a.nc.Close()
 		}
@@ -195,23 +198,20 @@ func (a *Announcer) Start(ctx context.Context) error {
 	}
 	a.sub = sub
 	ctx, a.cancel = context.WithCancel(ctx)
-	go a.loop(ctx)
+	go a.loop(ctx, a.timer)
 	return nil
 }
 
-func (a *Announcer) loop(ctx context.Context) {
+func (a *Announcer) loop(ctx context.Context, t *time.Timer) {
 	defer close(a.done)
-	t := time.NewTicker(a.opts.Interval)
 	defer t.Stop()
-	a.opts.Source.CloseInterval(time.Now()) // start a fresh interval
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case now := <-t.C:
-			a.report(now)
-		case <-a.realign:
 			t.Reset(a.opts.Interval)
+			a.report(now)
 		}
 	}
 }
@@ -272,10 +272,7 @@ func (a *Announcer) onDecision(m *nats.Msg) {
 	a.mu.Unlock()
 	if !a.opts.NoAlign {
 		a.opts.Source.CloseInterval(time.Now()) // the sliver since the report ran the old window
-		select {
-		case a.realign <- struct{}{}:
-		default:
-		}
+		a.timer.Reset(a.opts.Interval)          // safe from any goroutine (Go >= 1.23 timers)
 	}
 	if cb != nil {
 		cb(d, since)
