@@ -32,7 +32,7 @@ func mib(b float64) string { return fmt.Sprintf("%.1f MiB/s", b/(1<<20)) }
 // Render draws the current state.
 func (v *View) Render() {
 	d := v.Rec.Since(v.last, 1<<30, 1<<30, 1)
-	if len(d.Seconds) == 0 && !d.Done {
+	if len(d.Seconds) == 0 && (!d.Done || !v.TTY) {
 		return
 	}
 	v.last = d.Next[0]
@@ -50,9 +50,12 @@ func (v *View) Render() {
 	}
 }
 
-func decision(n record.NodeSecond) string {
-	if n.Pattern == "" {
+func decision(n record.NodeSecond, static bool) string {
+	switch {
+	case n.Pattern == "":
 		return "-"
+	case static:
+		return "static"
 	}
 	if n.Explore {
 		return "explore"
@@ -73,7 +76,7 @@ func (v *View) line(d record.Delta, sec record.Second, snap record.Delta) string
 		} else {
 			p += "/" + n.Op
 		}
-		fmt.Fprintf(&b, " | n%d %s %s %s %s", n.Node, p, report.WindowLabel(n.WindowUS), decision(n), mib(n.Bandwidth))
+		fmt.Fprintf(&b, " | n%d %s %s %s %s", n.Node, p, report.WindowLabel(n.WindowUS), decision(n, d.Meta.StaticUS > 0), mib(n.Bandwidth))
 	}
 	if k := len(snap.Iterations); k > 0 {
 		it := snap.Iterations[k-1]
@@ -105,8 +108,8 @@ func (v *View) screen(d record.Delta, sec record.Second, snap record.Delta) stri
 	fmt.Fprintf(&b, "\nphase now: %s\n\n", orDash(sec.Phase))
 	fmt.Fprintf(&b, "%-5s %-8s %-6s %-8s %-16s %14s\n", "node", "pattern", "op", "window", "decision", "bandwidth")
 	for _, n := range sec.Nodes {
-		dec := decision(n)
-		if n.Pattern != "" && n.Prob > 0 {
+		dec := decision(n, d.Meta.StaticUS > 0)
+		if dec != "static" && n.Pattern != "" && n.Prob > 0 {
 			dec += fmt.Sprintf(" p=%.2f", n.Prob)
 		}
 		if n.Explore {

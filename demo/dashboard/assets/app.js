@@ -123,12 +123,12 @@
     if (last) for (const n of last.nodes) {
       const tr = document.createElement("tr");
       const cells = [n.node, n.pattern || "idle", n.op || "–", winLabel(n.window_us),
-        n.pattern ? (n.explore ? "explore" : "exploit") + (n.prob ? ` (p=${n.prob.toFixed(2)})` : "") : "–",
+        !n.pattern ? "–" : m.static_us ? "static" : (n.explore ? "explore" : "exploit") + (n.prob ? ` (p=${n.prob.toFixed(2)})` : ""),
         (n.bw / 1048576).toFixed(1) + " MiB/s"];
       cells.forEach((c, i) => {
         const td = document.createElement("td");
         td.textContent = c;
-        if (i === 4 && n.pattern) td.className = n.explore ? "explore" : "exploit";
+        if (i === 4 && n.pattern && !m.static_us) td.className = n.explore ? "explore" : "exploit";
         if (i === 5) td.className = "num";
         tr.appendChild(td);
       });
