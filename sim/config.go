@@ -56,14 +56,23 @@ type Config struct {
 	CacheCopyBytesPerSec float64
 	// Contention is the extra data server time per access for each I/O node
 	// beyond the first with requests at that server (queued or in service):
-	// the cost of serving interleaved connections and flows (default 0: none;
-	// the calibrated value is in docs/simulator.md).
+	// an alternative to SwitchCost for interleaved connections and flows
+	// (zero or negative: none, the default).
 	Contention time.Duration
 	// SwitchCost is the extra data server time of an access whose batch
 	// comes from another I/O node than the previous access's: the switch
 	// between the flows and the disk streams of different nodes (default
 	// DefaultSwitchCost, calibrated in docs/simulator.md; negative: none).
-	SwitchCost  time.Duration
+	SwitchCost time.Duration
+	// TokenCost is the extra data server time of an access to the same file
+	// as the previous access from another I/O node: a lock token moving
+	// between clients, as in GPFS (default 0: none, as in PVFS, which has no
+	// locks).
+	TokenCost time.Duration
+	// FileSerial serves the accesses to one file one at a time across all
+	// data servers, as GPFS serialises direct writes that allocate blocks of
+	// a shared file (default false: PVFS serves them independently).
+	FileSerial  bool
 	StartJitter time.Duration // each process starts each pattern after a uniform delay in [0, StartJitter) (default 100 µs)
 
 	Interval time.Duration // observation interval (default 1 s, the Announcer's)
@@ -85,7 +94,6 @@ const (
 	DefaultHeaderBytes    = 512
 	DefaultServerOverhead = 30 * time.Microsecond
 	DefaultStartJitter    = 100 * time.Microsecond
-	DefaultContention     = -1
 	DefaultSwitchCost     = 300 * time.Microsecond
 	DefaultInterval       = time.Second
 
@@ -141,9 +149,6 @@ func (c Config) WithDefaults() Config {
 	if c.SwitchCost == 0 {
 		c.SwitchCost = DefaultSwitchCost
 	}
-	if c.Contention == 0 {
-		c.Contention = DefaultContention
-	}
 	if c.ReadAheadBytes == 0 {
 		c.ReadAheadBytes = DefaultReadAheadBytes
 	}
@@ -191,7 +196,7 @@ func (c Config) Validate() error {
 		return bad("CacheCopyBytesPerSec = %v, want > 0", c.CacheCopyBytesPerSec)
 	case !(c.NetBytesPerSec > 0):
 		return bad("NetBytesPerSec = %v, want > 0", c.NetBytesPerSec)
-	case c.NetLatency < 0 || c.ServerOverhead < 0 || c.StartJitter < 0 || c.HeaderBytes < 0:
+	case c.NetLatency < 0 || c.TokenCost < 0 || c.ServerOverhead < 0 || c.StartJitter < 0 || c.HeaderBytes < 0:
 		return bad("negative latency, overhead, jitter or header size")
 	case c.Interval <= 0:
 		return bad("Interval = %v, want > 0", c.Interval)

@@ -60,9 +60,11 @@ type server struct {
 	rng                    *rand.Rand
 	queue                  ring
 	busy                   int32   // thread being served, -1: idle
+	waiting                bool    // the head of the queue waits for its file (FileSerial)
 	perIO                  []int32 // batches queued or in service per I/O node
 	nodes                  int32   // I/O nodes with batches here
 	last                   int32   // I/O node of the previous access (-1: none)
+	lastF                  uint64  // file of the previous access
 	accesses, switches     uint64
 	busyTime               int64
 	cache                  map[uint64]struct{} // page-cache chunks: file<<40 | chunk index
@@ -128,17 +130,19 @@ type ServerStats struct {
 // Sim is one experiment in virtual time. It is driven by Step (one interval
 // at a time) or by Run. Not safe for concurrent use.
 type Sim struct {
-	cfg     Config
-	log     *slog.Logger
-	pl      disk.Placement
-	q       eventQueue
-	now     int64
-	procs   []process
-	clients []struct{ tx, rx link }
-	ions    []ionode
-	threads []thread
-	servers []server
-	scratch []piece
+	cfg      Config
+	log      *slog.Logger
+	pl       disk.Placement
+	q        eventQueue
+	now      int64
+	procs    []process
+	clients  []struct{ tx, rx link }
+	ions     []ionode
+	threads  []thread
+	servers  []server
+	scratch  []piece
+	fileBusy map[uint64]int32 // FileSerial: server serving each file
+	fileWait map[uint64][]int32
 
 	phase      int
 	phaseStart int64
@@ -204,6 +208,8 @@ func New(cfg Config, logger *slog.Logger) (*Sim, error) {
 		s.servers[i] = server{dev: d, rng: rand.New(rand.NewPCG(cfg.Seed, 0x5e7e7+uint64(i))), busy: -1, last: -1,
 			perIO: make([]int32, cfg.IONodes), cache: map[uint64]struct{}{}}
 	}
+	s.fileBusy = map[uint64]int32{}
+	s.fileWait = map[uint64][]int32{}
 	s.clients = make([]struct{ tx, rx link }, cfg.ClientNodes)
 	s.intervalEnd = int64(cfg.Interval)
 	s.startPhase(0)
@@ -422,6 +428,15 @@ func (s *Sim) next(k int) (sched.Batch, bool) {
 
 func (s *Sim) serverStart(si int) {
 	sv := &s.servers[si]
+	if s.cfg.FileSerial {
+		f := s.threads[sv.queue.buf[sv.queue.head]].file
+		if holder, busy := s.fileBusy[f]; busy && holder != int32(si) {
+			sv.waiting = true
+			s.fileWait[f] = append(s.fileWait[f], int32(si))
+			return
+		}
+		s.fileBusy[f] = int32(si)
+	}
 	tid := sv.queue.pop()
 	sv.busy = tid
 	th := &s.threads[tid]
@@ -432,9 +447,13 @@ func (s *Sim) serverStart(si int) {
 		if sv.last >= 0 {
 			sv.switches++
 			d += int64(max(0, s.cfg.SwitchCost))
+			if th.file == sv.lastF {
+				d += int64(s.cfg.TokenCost)
+			}
 		}
 		sv.last = ion
 	}
+	sv.lastF = th.file
 	sv.busyTime += d
 	s.q.push(s.now+d, evDiskDone, int32(si))
 }
@@ -523,7 +542,7 @@ func (s *Sim) step(e event) {
 		if sv.perIO[th.ion]++; sv.perIO[th.ion] == 1 {
 			sv.nodes++
 		}
-		if sv.busy < 0 {
+		if sv.busy < 0 && !sv.waiting {
 			s.serverStart(si)
 		}
 	case evDiskDone:
@@ -541,7 +560,19 @@ func (s *Sim) step(e event) {
 		if sv.perIO[th.ion]--; sv.perIO[th.ion] == 0 {
 			sv.nodes--
 		}
-		if sv.queue.size > 0 {
+		if s.cfg.FileSerial {
+			delete(s.fileBusy, th.file)
+			if w := s.fileWait[th.file]; len(w) > 0 {
+				next := w[0]
+				s.fileWait[th.file] = w[1:]
+				if len(w) == 1 {
+					delete(s.fileWait, th.file)
+				}
+				s.servers[next].waiting = false
+				s.serverStart(int(next))
+			}
+		}
+		if sv.queue.size > 0 && !sv.waiting && sv.busy < 0 {
 			s.serverStart(si)
 		}
 	case evBatchDone:

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -50,7 +49,7 @@ func (m *modelFlags) register(cmd *cobra.Command) {
 	f.IntVar(&m.threads, "threads", sim.DefaultThreads, "accesses an I/O node keeps in flight to the data servers (dispatch slots)")
 	f.StringVar(&m.stripe, "stripe", "64KiB", "PFS stripe size (bytes; suffixes k/KiB, m/MiB, g/GiB)")
 	f.StringVar(&m.diskKind, "disk", "hdd", "data server device: hdd, ssd or none")
-	f.DurationVar(&m.contention, "contention", sim.DefaultContention, "extra data server time per access per additional I/O node with requests at the server (negative: none)")
+	f.DurationVar(&m.contention, "contention", 0, "extra data server time per access per additional I/O node with requests at the server (negative: none)")
 	f.DurationVar(&m.switchCost, "switch-cost", sim.DefaultSwitchCost, "extra data server time of an access from another I/O node than the previous access (negative: none)")
 	f.Uint64Var(&m.seed, "seed", 1, "seed of every random stream (same seed, same output)")
 }
@@ -317,9 +316,63 @@ prints the papers' three qualitative findings measured on the dataset.`,
 }
 
 func newSimForgeCmd() *cobra.Command {
-	return &cobra.Command{Use: "forge", Short: "Compare the model with FORGE measurements (coming)", RunE: func(*cobra.Command, []string) error {
-		return errors.New("sim forge: not built yet")
-	}}
+	var (
+		data, points string
+		stonewall    time.Duration
+		workers      int
+	)
+	cmd := &cobra.Command{
+		Use:   "forge",
+		Short: "Compare the model with FORGE measurements from MareNostrum 4",
+		Long: `forge runs the model configured for MareNostrum 4 (sim.ForgeConfig, see docs/simulator.md)
+on every write pattern of the FORGE results (file per process or shared, contiguous or
+1D-strided, 32 KiB to 8 MiB requests, 96 to 1536 processes on 8 to 32 client nodes) with
+1, 2, 4 and 8 forwarders, each for the --stonewall virtual time, and prints the Spearman
+rank correlation between measured (median of the repetitions) and modelled bandwidth over
+every (pattern, forwarders), and how often the model picks the measured best forwarder
+count. --data defaults to ../shared/data/forge/marenostrum-4-results.csv found from the
+working directory; --points FILE writes every point (CSV).`,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			path := data
+			if path == "" {
+				var err error
+				if path, err = sim.FindForge(); err != nil {
+					return fmt.Errorf("sim forge: %w (give --data)", err)
+				}
+			}
+			f, err := os.Open(path)
+			if err != nil {
+				return fmt.Errorf("sim forge: %w", err)
+			}
+			pts, err := sim.LoadForge(f)
+			f.Close()
+			if err != nil {
+				return err
+			}
+			t0 := time.Now()
+			rep, err := sim.CompareForge(cmd.Context(), pts, sim.ForgeOptions{Stonewall: stonewall, Workers: workers, Progress: cmd.ErrOrStderr()})
+			if err != nil {
+				return fmt.Errorf("sim forge: %w", err)
+			}
+			rep.Report(cmd.OutOrStdout())
+			fmt.Fprintf(cmd.OutOrStdout(), "  %d points simulated in %.1f s\n", len(pts), time.Since(t0).Seconds())
+			if points != "" {
+				pf, err := os.Create(points)
+				if err != nil {
+					return err
+				}
+				defer pf.Close()
+				if err := rep.WritePoints(pf); err != nil {
+					return err
+				}
+			}
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&data, "data", "", "FORGE results CSV (default: found as ../shared/data/"+sim.ForgeFile+")")
+	f.StringVar(&points, "points", "", "write every (pattern, forwarders) point, measured and modelled, to this CSV file")
+	f.DurationVar(&stonewall, "stonewall", 5*time.Second, "virtual time each point runs for (FORGE's runs stopped at 60 s)")
+	f.IntVar(&workers, "workers", runtime.NumCPU(), "points simulated in parallel")
+	return cmd
 }
-
-var _ = context.Background
