@@ -74,10 +74,19 @@ func (c *conn) serve() {
 	defer c.d.dropConn(c)
 	done := make(chan struct{})
 	go c.writer(done)
-	c.reader()
+	protocolErr := c.reader()
 	c.ops.Wait()
 	close(c.out)
 	<-done
+	if protocolErr {
+		// Closing with unread input makes the kernel reset the connection,
+		// which may destroy the error reply before the client reads it:
+		// half-close, then discard what the client still sends, briefly.
+		if hc, ok := c.nc.(interface{ CloseWrite() error }); ok && hc.CloseWrite() == nil {
+			_ = c.nc.SetReadDeadline(time.Now().Add(time.Second))
+			_, _ = io.Copy(io.Discard, io.LimitReader(c.nc, 4<<20))
+		}
+	}
 	_ = c.nc.Close()
 }
 
@@ -150,7 +159,9 @@ func (c *conn) sendErr(op wire.Op, id uint64, err error) {
 	c.send(&wire.Msg{Op: op, ID: id, Response: true, Code: cd, Err: err.Error()}, nil)
 }
 
-func (c *conn) reader() {
+// reader reads and dispatches requests until the connection ends; it
+// reports whether it ended on a protocol error (bad or oversized frame).
+func (c *conn) reader() bool {
 	r := wire.NewReader(c.nc, c.d.opts.MaxFrame)
 	r.Alloc = getBuf
 	for {
@@ -170,10 +181,12 @@ func (c *conn) reader() {
 				c.d.m.badFrames.Inc()
 				c.d.log.Warn("bad frame; closing connection", "remote", c.nc.RemoteAddr(), "err", err)
 				c.send(&wire.Msg{Op: op, ID: h.ID, Response: true, Code: cd, Err: err.Error()}, nil)
-			} else if !errors.Is(err, io.EOF) && !isClosed(err) {
+				return true
+			}
+			if !errors.Is(err, io.EOF) && !isClosed(err) {
 				c.d.log.Debug("connection read", "remote", c.nc.RemoteAddr(), "err", err)
 			}
-			return
+			return false
 		}
 		var m wire.Msg
 		if err := wire.Decode(h, p, &m); err != nil {
@@ -181,12 +194,12 @@ func (c *conn) reader() {
 			c.d.m.badFrames.Inc()
 			c.d.log.Warn("malformed request; closing connection", "remote", c.nc.RemoteAddr(), "err", err)
 			c.send(&wire.Msg{Op: m.Op, ID: h.ID, Response: true, Code: wire.CodeBadFrame, Err: err.Error()}, nil)
-			return
+			return true
 		}
 		if m.Response {
 			putBuf(p)
 			c.send(&wire.Msg{Op: m.Op, ID: h.ID, Response: true, Code: wire.CodeBadFrame, Err: "fwd: response frame sent to the daemon"}, nil)
-			return
+			return true
 		}
 		if m.Op == wire.OpWrite {
 			m.Data = m.Data[:len(m.Data):len(m.Data)]

@@ -39,6 +39,15 @@ func newPosix(t testing.TB, dir string) backend.Backend {
 	return b
 }
 
+// newPosixDir is newPosix for callers without a testing.TB to clean up with.
+func newPosixDir(dir string) backend.Backend {
+	b, err := posix.New(dir, backend.Layout{StripeSize: 4 << 10, StripeCount: 4})
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
+
 // startDaemon starts a daemon over be with opts (Backend and Listen filled in).
 func startDaemon(t testing.TB, be backend.Backend, opts fwd.Options) *fwd.Daemon {
 	t.Helper()

@@ -1,0 +1,70 @@
+package fwd_test
+
+import (
+	"io"
+	"net"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/adaptio/adaptio/fwd"
+	"github.com/adaptio/adaptio/fwd/wire"
+)
+
+var (
+	fuzzOnce sync.Once
+	fuzzAddr string
+)
+
+// FuzzDaemonConn sends arbitrary bytes, in two writes, after a valid hello,
+// to one long-running daemon; the daemon must answer or close, never
+// crash, and keep serving a well-behaved client.
+func FuzzDaemonConn(f *testing.F) {
+	for _, m := range []wire.Msg{
+		{Op: wire.OpOpen, ID: 2, Flags: wire.OpenCreate, Path: "fz"},
+		{Op: wire.OpWrite, ID: 3, Handle: 1, Offset: 10, Data: []byte("abc")},
+		{Op: wire.OpRead, ID: 4, Handle: 1, Length: 100},
+		{Op: wire.OpStat, ID: 5, Path: "../x"},
+		{Op: wire.OpReadDir, ID: 6, Path: ""},
+		{Op: wire.OpTruncate, ID: 7, Path: "fz", Length: 5},
+	} {
+		f.Add(wire.Append(nil, &m))
+	}
+	f.Add([]byte{0, 0, 0, 12, 0xAD, 0xF0, 1, 5, 0, 0, 0, 0, 0, 0, 0, 1})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		fuzzOnce.Do(func() {
+			// One daemon for the whole run (deliberately not shut down per input).
+			be := newPosixDir(t.TempDir())
+			d, err := fwd.New(fwd.Options{Backend: be, Listen: []string{"127.0.0.1:0"}, MaxFrame: 1 << 20})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := d.Start(); err != nil {
+				t.Fatal(err)
+			}
+			fuzzAddr = d.Addr()
+		})
+		nc, err := net.Dial("tcp", fuzzAddr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer nc.Close()
+		hello := wire.Append(nil, &wire.Msg{Op: wire.OpHello, ID: 1, ClientID: 1})
+		mid := len(data) / 2
+		nc.Write(append(hello, data[:mid]...))
+		nc.Write(data[mid:])
+		nc.(*net.TCPConn).CloseWrite() // the daemon sees EOF, answers what it got and closes
+		_ = nc.SetReadDeadline(time.Now().Add(5 * time.Second))
+		if _, err := io.Copy(io.Discard, nc); err != nil {
+			t.Fatalf("daemon did not close the connection after the client's EOF: %v", err)
+		}
+		c, err := fwd.Dial(fuzzAddr)
+		if err != nil {
+			t.Fatalf("daemon stopped accepting: %v", err)
+		}
+		defer c.Close()
+		if _, err := c.Stat("."); err != nil {
+			t.Fatalf("daemon stopped serving: %v", err)
+		}
+	})
+}
