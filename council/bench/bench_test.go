@@ -52,3 +52,16 @@ func BenchmarkTimeToDecision768(b *testing.B) {
 		b.ReportMetric(float64(res.ProcessingPerRound.Microseconds())/1000, "council-ms/round")
 	}
 }
+
+// BenchmarkTimeToDecision10000 is the 10,000-node target, in process.
+func BenchmarkTimeToDecision10000(b *testing.B) {
+	for b.Loop() {
+		res, err := Run(context.Background(), Config{Announcers: 10000, Interval: time.Second, Duration: 5 * time.Second})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.ReportMetric(float64(res.P50.Microseconds())/1000, "p50-ms")
+		b.ReportMetric(float64(res.P99.Microseconds())/1000, "p99-ms")
+		b.ReportMetric(float64(res.ProcessingPerRound.Microseconds())/1000, "council-ms/round")
+	}
+}

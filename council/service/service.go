@@ -118,7 +118,7 @@ func (s *Service) start() error {
 		so := &server.Options{
 			ServerName: "adaptio-council", Host: s.opts.Host, Port: s.opts.Port,
 			JetStream: true, StoreDir: s.opts.StateDir, NoLog: true, NoSigs: true,
-			MaxPayload: 1 << 20,
+			MaxPayload: 1 << 20, JetStreamMaxMemory: 64 << 20, JetStreamMaxStore: 1 << 30,
 		}
 		if so.StoreDir == "" {
 			dir, err := os.MkdirTemp("", "adaptio-council-*")
