@@ -53,9 +53,10 @@ const (
 
 // Defaults of the Config fields.
 const (
-	DefaultPolicy  = "egreedy"
-	DefaultTimeout = 500 * time.Millisecond
-	DefaultForget  = 3
+	DefaultPolicy   = "egreedy"
+	DefaultTimeout  = 500 * time.Millisecond
+	DefaultForget   = 3
+	DefaultMaxNodes = 1 << 16
 )
 
 // Config configures a Council core. Zero fields take the defaults listed.
@@ -69,6 +70,7 @@ type Config struct {
 	Timeout   time.Duration   // a round closes at most this long after its first report, even if known nodes are silent (default 500 ms)
 	Nodes     int             // I/O nodes 0..Nodes-1 are known from the start (others become known when they report); with none known, the first round closes at its deadline
 	Forget    int             // a known node that misses this many consecutive rounds is forgotten until it reports again (default 3)
+	MaxNodes  int             // reports from node indexes >= MaxNodes are refused, bounding the state a rogue reporter can create (default 65536)
 	Detector  Detector        // pattern detector (default detect.Default())
 }
 
@@ -94,6 +96,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.Forget == 0 {
 		c.Forget = DefaultForget
+	}
+	if c.MaxNodes == 0 {
+		c.MaxNodes = DefaultMaxNodes
 	}
 	if c.Detector == nil {
 		c.Detector = detect.Default()
@@ -126,6 +131,8 @@ func (c Config) validate() error {
 		return bad("Nodes = %d, want >= 0", c.Nodes)
 	case c.Forget < 1:
 		return bad("Forget = %d, want >= 1", c.Forget)
+	case c.MaxNodes < 1 || c.Nodes > c.MaxNodes:
+		return bad("MaxNodes = %d with Nodes = %d, want MaxNodes >= max(1, Nodes)", c.MaxNodes, c.Nodes)
 	}
 	return nil
 }
@@ -193,7 +200,6 @@ type Council struct {
 	heard    int                 // known nodes that reported in the open round
 	first    time.Duration       // first report of the open round
 	deadline time.Duration
-	rejected int64
 }
 
 // New returns a Council core drawing its random choices from rng.
@@ -280,12 +286,13 @@ func (c *Council) reward(o access.Observation) float64 {
 func (c *Council) Observe(now time.Duration, r Report) error {
 	o := r.Obs
 	if err := o.Validate(); err != nil {
-		c.rejected++
 		return fmt.Errorf("%w: %v", ErrInvalid, err)
 	}
 	if r.Instance == 0 || r.Seq == 0 {
-		c.rejected++
 		return fmt.Errorf("%w: zero instance or sequence", ErrInvalid)
+	}
+	if o.Node >= c.cfg.MaxNodes {
+		return fmt.Errorf("%w: node %d >= MaxNodes %d", ErrInvalid, o.Node, c.cfg.MaxNodes)
 	}
 	s := c.nodes[o.Node]
 	if s == nil {
@@ -293,7 +300,6 @@ func (c *Council) Observe(now time.Duration, r Report) error {
 		c.nodes[o.Node] = s
 	}
 	if s.inst == r.Instance && r.Seq <= s.seq {
-		c.rejected++
 		return fmt.Errorf("%w: node %d seq %d after %d", ErrStale, o.Node, r.Seq, s.seq)
 	}
 	s.inst, s.seq = r.Instance, r.Seq

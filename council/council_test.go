@@ -185,6 +185,7 @@ func TestRejectsWithoutChangingState(t *testing.T) {
 		{"duplicate", good, ErrStale},
 		{"older seq", Report{Instance: good.Instance, Seq: 0, Obs: good.Obs}, ErrInvalid},
 		{"invalid", Report{Instance: 9, Seq: 1, Obs: bad}, ErrInvalid},
+		{"node beyond MaxNodes", Report{Instance: 9, Seq: 1, Obs: func() access.Observation { o := good.Obs; o.Node = DefaultMaxNodes; return o }()}, ErrInvalid},
 		{"nan", Report{Instance: 9, Seq: 1, Obs: func() access.Observation { o := good.Obs; o.Bandwidth = math.NaN(); return o }()}, ErrInvalid},
 	}
 	for _, tt := range tests {
@@ -352,6 +353,7 @@ func TestConfigValidation(t *testing.T) {
 		{Windows: []time.Duration{1, 1}, Default: 1},
 		{Nodes: -1},
 		{Forget: -1},
+		{Nodes: 10, MaxNodes: 5},
 	}
 	for _, cfg := range tests {
 		if _, err := New(cfg, rand.New(rand.NewPCG(1, 1))); !errors.Is(err, ErrBadConfig) {

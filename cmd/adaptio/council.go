@@ -42,6 +42,7 @@ type councilConfig struct {
 	Timeout     time.Duration
 	Nodes       int
 	Forget      int
+	MaxNodes    int
 	Model       string
 	Seed        uint64
 	Security    service.Security
@@ -59,6 +60,7 @@ func addCoreFlags(cmd *cobra.Command, cfg *councilConfig) {
 	f.StringVar(&cfg.Reward, "reward", council.RewardBandwidth, "reward of an interval: bandwidth (bytes/s, the papers), per-process (bytes/s per process) or served (bytes completed / bytes requested)")
 	f.DurationVar(&cfg.Timeout, "round-timeout", council.DefaultTimeout, "a round closes at most this long after its first report, even if known I/O nodes are silent")
 	f.IntVar(&cfg.Forget, "forget", council.DefaultForget, "rounds a silent I/O node may miss before the Council stops waiting for it")
+	f.IntVar(&cfg.MaxNodes, "max-nodes", council.DefaultMaxNodes, "reports from I/O node indexes >= this are refused (bounds the state a rogue reporter can create)")
 	f.StringVar(&cfg.Model, "model", "", "access-pattern model file (from \"adaptio detect train\"; empty: the embedded default model)")
 	f.Uint64Var(&cfg.Seed, "seed", 1, "seed of the Council's random choices")
 }
@@ -77,7 +79,7 @@ func addSecurityFlags(cmd *cobra.Command, s *service.Security) {
 func (c councilConfig) core() (council.Config, error) {
 	cc := council.Config{
 		Policy: c.Policy, Options: bandit.Options{Epsilon: c.Epsilon}, Windows: c.Windows, Default: c.Default,
-		Consensus: c.Consensus, Reward: c.Reward, Timeout: c.Timeout, Nodes: c.Nodes, Forget: c.Forget,
+		Consensus: c.Consensus, Reward: c.Reward, Timeout: c.Timeout, Nodes: c.Nodes, Forget: c.Forget, MaxNodes: c.MaxNodes,
 	}
 	if c.Model != "" {
 		m, err := detect.LoadFile(c.Model)
