@@ -2,7 +2,9 @@ package service
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"math/rand/v2"
 	"io"
 	"net/http"
 	"os"
@@ -13,6 +15,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/nats-io/nkeys"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
@@ -172,6 +175,11 @@ func TestRestartResumesLearning(t *testing.T) {
 	if before.Round != 10 || totalCount(before) != 20 {
 		t.Fatalf("before restart: round %d, %d rewards; want 10 rounds, 20 rewards", before.Round, totalCount(before))
 	}
+	// Persisted after every round, before any shutdown (a SIGKILL loses
+	// at most the round in flight): the bucket already holds round 10.
+	waitFor(t, "state persisted", 5*time.Second, func() bool {
+		return readPersisted(t, nc, s1.opts.Bucket).Round == 10
+	})
 	s1.Shutdown()
 	if lines := strings.Count(logbuf.String(), "\n"); lines != 10 {
 		t.Fatalf("decision log has %d lines, want 10", lines)
@@ -413,4 +421,32 @@ func TestOptionsValidation(t *testing.T) {
 			t.Errorf("New(%+v) accepted", o)
 		}
 	}
+}
+
+// readPersisted reads the learned state from the KV bucket as a client
+// would, and restores it into a fresh core.
+func readPersisted(t *testing.T, nc *nats.Conn, bucket string) council.Status {
+	t.Helper()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	kv, err := js.KeyValue(ctx, bucket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := kv.Get(ctx, stateKey)
+	if err != nil {
+		return council.Status{}
+	}
+	c, err := council.New(council.Config{Detector: fpp{}}, rand.New(rand.NewPCG(1, 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Restore(e.Value()); err != nil {
+		t.Fatal(err)
+	}
+	return c.Status()
 }
