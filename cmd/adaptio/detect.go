@@ -41,6 +41,7 @@ set generated from the workload patterns without the simulator.`,
 type detectTrainConfig struct {
 	Data          string
 	Validation    string
+	ValidationPer int
 	Kind          string
 	Out           string
 	Seed          uint64
@@ -89,7 +90,7 @@ func newDetectTrainCmd() *cobra.Command {
 centre of each experiment (as the papers: 40 rows x 1,008 experiments), splits them
 70/30 stratified by class (--train-fraction), fits Yeo-Johnson + centring + scaling and
 the classifier on the training part, prints the confusion matrix, accuracy, kappa,
-sensitivity and specificity on both parts (and on --validation DIR, all its rows), the
+sensitivity and specificity on both parts (and on --validation DIR), the
 training time, and writes the model as versioned JSON to --out.
 
 The same --seed gives the same split and the same model file, byte for byte.`,
@@ -100,7 +101,8 @@ The same --seed gives the same split and the same model file, byte for byte.`,
 	}
 	f := cmd.Flags()
 	f.StringVar(&cfg.Data, "data", "", "dataset directory with observations.csv, or \"synthetic\" (required)")
-	f.StringVar(&cfg.Validation, "validation", "", "optional validation dataset directory (every labelled, non-idle row is used), or \"synthetic-validation\"")
+	f.StringVar(&cfg.Validation, "validation", "", "optional validation dataset directory, or \"synthetic-validation\"")
+	f.IntVar(&cfg.ValidationPer, "validation-per-experiment", 40, "validation rows kept from the centre of each experiment (0: every labelled, non-idle row)")
 	f.StringVar(&cfg.Kind, "model", "tree", "classifier: tree (CART, cost-complexity pruned), forest (random forest) or mlp (5-5-5-3 network)")
 	f.StringVar(&cfg.Out, "out", "", "model file to write (required)")
 	f.Uint64Var(&cfg.Seed, "seed", 1, "seed of the split and of training")
@@ -143,7 +145,7 @@ func runDetectTrain(cfg detectTrainConfig, stdout, stderr io.Writer) error {
 		return fmt.Errorf("detect train: %w", err)
 	}
 	fmt.Fprintf(stdout, "model %s written to %s; training took %v on %d rows\n", cfg.Kind, cfg.Out, trainTime.Round(time.Microsecond), train.Len())
-	if err := detectReports(m, train, test, cfg.Validation, split, cfg.Smooth, stdout, stderr); err != nil {
+	if err := detectReports(m, train, test, cfg.Validation, cfg.ValidationPer, split, cfg.Smooth, stdout, stderr); err != nil {
 		return fmt.Errorf("detect train: %w", err)
 	}
 	return nil
@@ -162,7 +164,7 @@ func detectProgress(stderr io.Writer, kind string) func(done, total int) {
 	}
 }
 
-func detectReports(m *detect.Model, train, test detect.Set, validation string, split detectSplit, smooth float64, stdout, stderr io.Writer) error {
+func detectReports(m *detect.Model, train, test detect.Set, validation string, validationPer int, split detectSplit, smooth float64, stdout, stderr io.Writer) error {
 	report := func(s detect.Set) error {
 		if err := detect.Evaluate(m, s.X, s.Y).Write(stdout); err != nil {
 			return err
@@ -190,19 +192,24 @@ func detectReports(m *detect.Model, train, test detect.Set, validation string, s
 		return nil
 	}
 	fmt.Fprintf(stderr, "detect: loading validation set %s...\n", validation)
-	v, err := detect.LoadSet(validation, detect.SetOptions{Schedulers: split.schedulers}, split.seed+1)
+	v, err := detect.LoadSet(validation, detect.SetOptions{PerExperiment: validationPer, Schedulers: split.schedulers}, split.seed+1)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "\n== validation (%s, all labelled non-idle rows, schedulers %v) ==\n", validation, split.schedulers)
+	rows := "all labelled non-idle rows"
+	if validationPer > 0 {
+		rows = fmt.Sprintf("%d centre rows per experiment", validationPer)
+	}
+	fmt.Fprintf(stdout, "\n== validation (%s, %s, schedulers %v) ==\n", validation, rows, split.schedulers)
 	return report(v)
 }
 
 // detectEvalConfig is the configuration of "detect eval".
 type detectEvalConfig struct {
 	Data       string
-	Validation string
-	ModelFile  string
+	Validation    string
+	ValidationPer int
+	ModelFile     string
 	Retrain    bool
 	Smooth     float64
 }
@@ -213,8 +220,8 @@ func newDetectEvalCmd() *cobra.Command {
 		Use:   "eval --data DIR --model-file FILE",
 		Short: "Evaluate a model on the split it was trained on and on a validation set",
 		Long: `Eval rebuilds the train/test split recorded in the model file (rows per experiment,
-train fraction, seed) from --data and prints, for both parts and for --validation DIR (every
-labelled, non-idle row), the confusion matrix (rows: true class; columns: detected),
+train fraction, seed) from --data and prints, for both parts and for --validation DIR, the
+confusion matrix (rows: true class; columns: detected),
 accuracy, Cohen's kappa, per-class sensitivity and specificity and the prediction time
 per row. With --retrain (default) it also times training the same kind with the recorded
 options on the training part. Without --model-file it evaluates the embedded default model.`,
@@ -226,6 +233,7 @@ options on the training part. Without --model-file it evaluates the embedded def
 	f := cmd.Flags()
 	f.StringVar(&cfg.Data, "data", "", "dataset directory with observations.csv, or \"synthetic\" (required)")
 	f.StringVar(&cfg.Validation, "validation", "", "optional validation dataset directory, or \"synthetic-validation\"")
+	f.IntVar(&cfg.ValidationPer, "validation-per-experiment", 40, "validation rows kept from the centre of each experiment (0: every labelled, non-idle row)")
 	f.StringVar(&cfg.ModelFile, "model-file", "", "model file written by detect train (default: the embedded model)")
 	f.BoolVar(&cfg.Retrain, "retrain", true, "time a retraining with the model's recorded options")
 	f.Float64Var(&cfg.Smooth, "smooth", 0, "also report accuracy with a per-node moving average of probabilities giving the newest interval this weight in (0,1] (0: off)")
@@ -277,7 +285,7 @@ func runDetectEval(cfg detectEvalConfig, stdout, stderr io.Writer) error {
 		}
 		fmt.Fprintf(stdout, "training time: %v on %d rows\n", time.Since(start).Round(time.Microsecond), train.Len())
 	}
-	if err := detectReports(m, train, test, cfg.Validation, split, cfg.Smooth, stdout, stderr); err != nil {
+	if err := detectReports(m, train, test, cfg.Validation, cfg.ValidationPer, split, cfg.Smooth, stdout, stderr); err != nil {
 		return fmt.Errorf("detect eval: %w", err)
 	}
 	return nil
