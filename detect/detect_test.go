@@ -510,25 +510,24 @@ func TestSmoother(t *testing.T) {
 	sc := [3]float64{0, 0.9, 0.1}
 	steps := []struct {
 		node int
-		c    access.Class
 		p    [3]float64
 		want access.Class
 	}{
-		{0, access.SS, ss, access.SS},
-		{1, access.SC, sc, access.SC}, // nodes are independent
-		{0, access.SS, ss, access.SS},
-		{0, access.SC, sc, access.SS}, // one atypical interval does not flip node 0
-		{0, access.Unknown, [3]float64{}, access.Unknown},
-		{0, access.SC, sc, access.SC}, // two in a row do (0.3 weight)
-		{1, access.SC, sc, access.SC},
+		{0, ss, access.SS},
+		{1, sc, access.SC}, // nodes are independent
+		{0, ss, access.SS},
+		{0, sc, access.SS}, // one atypical interval does not flip node 0
+		{0, [3]float64{}, access.Unknown},
+		{0, sc, access.SC}, // two in a row do (0.3 weight)
+		{1, sc, access.SC},
 	}
 	for i, st := range steps {
-		if got, _ := s.Update(st.node, st.c, st.p); got != st.want {
+		if got, _ := s.Update(st.node, st.p); got != st.want {
 			t.Errorf("step %d: Update = %v, want %v", i, got, st.want)
 		}
 	}
 	s.Reset(0)
-	if got, p := s.Update(0, access.SS, ss); got != access.SS || p != ss {
+	if got, p := s.Update(0, ss); got != access.SS || p != ss {
 		t.Errorf("after Reset: %v %v, want SS %v", got, p, ss)
 	}
 	// Weight 1 is no smoothing: EvaluateSmoothed equals Evaluate.

@@ -19,6 +19,14 @@
 //     (learning rate 0.001, rho 0.9), categorical cross-entropy, batch 32,
 //     50 epochs.
 //
+// Evaluate computes the papers' metrics (confusion matrix, accuracy, Cohen's
+// kappa, one-vs-rest sensitivity and specificity); CenterRows, Split and
+// LoadSet sample a simulator dataset as the papers do (the same number of
+// rows from the centre of each experiment, 70/30 stratified split);
+// Synthetic builds a set from the workload patterns alone. Smoother is an
+// optional per-node moving average of the probabilities of consecutive
+// intervals.
+//
 // Trees split on raw feature values (a tree is invariant under the monotone
 // preprocessing), so their predictions skip it; the network uses it.
 // Training is deterministic given the rng; prediction is allocation-free.

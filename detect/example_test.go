@@ -59,3 +59,17 @@ func ExampleReportFromConfusion() {
 		r.Accuracy, r.Kappa, r.Sensitivity[1], r.Specificity[2])
 	// Output: accuracy 0.9867 kappa 0.9800 SC sensitivity 0.96 SS specificity 0.98
 }
+
+// Smooth a node's detections over consecutive intervals: one atypical
+// interval does not flip the pattern.
+func ExampleSmoother() {
+	s, _ := detect.NewSmoother(0.4)
+	strided := [3]float64{0, 0.05, 0.95}
+	contiguous := [3]float64{0, 0.95, 0.05}
+	for _, p := range [][3]float64{strided, strided, contiguous, strided} {
+		c, _ := s.Update(7, p) // node 7's probabilities, as Model.Detect returns them
+		fmt.Print(c, " ")
+	}
+	fmt.Println()
+	// Output: SS SS SS SS
+}

@@ -26,12 +26,13 @@ func NewSmoother(w float64) (*Smoother, error) {
 	return &Smoother{weight: w, state: map[int][NumClasses]float64{}}, nil
 }
 
-// Update folds one interval's detection for node into its average and
-// returns the smoothed class and probabilities. An Unknown class (idle
-// interval) passes through and leaves the average unchanged.
-func (s *Smoother) Update(node int, c access.Class, p [NumClasses]float64) (access.Class, [NumClasses]float64) {
-	if c.Index() < 0 {
-		return c, p
+// Update folds one interval's class probabilities for node (as returned by
+// Model.Detect) into its average and returns the smoothed class and
+// probabilities. All-zero probabilities (Detect's answer for an idle
+// interval) give access.Unknown and leave the average unchanged.
+func (s *Smoother) Update(node int, p [NumClasses]float64) (access.Class, [NumClasses]float64) {
+	if p == ([NumClasses]float64{}) {
+		return access.Unknown, p
 	}
 	avg, ok := s.state[node]
 	if !ok {
@@ -68,12 +69,12 @@ func EvaluateSmoothed(m *Model, s Set, w float64) (Report, error) {
 	}
 	var r Report
 	for i, x := range s.X {
-		c, p := m.Predict(x)
+		_, p := m.Predict(x)
 		seq := 0
 		if i < len(s.Seq) {
 			seq = int(s.Seq[i])
 		}
-		c, _ = sm.Update(seq, c, p)
+		c, _ := sm.Update(seq, p)
 		if s.Y[i].Index() < 0 {
 			r.Skipped++
 			continue
