@@ -236,13 +236,35 @@ func (c *core) best() int {
 	if c.t == 0 && c.prior != nil {
 		return argmax(c.prior)
 	}
-	b := 0
-	for a := range c.arms {
-		if c.arms[a].Q > c.arms[b].Q {
-			b = a
+	b, bq := 0, c.stat(0).Q
+	for a := 1; a < len(c.arms); a++ {
+		if q := c.stat(a).Q; q > bq {
+			b, bq = a, q
 		}
 	}
 	return b
+}
+
+// stat returns arm a's statistics as the selectors see them: its own or,
+// for an arm without rewards while a prior is set, the prior scaled to the
+// rewards of the arms that have some (the ratio of their estimates' sum to
+// their priors' sum), worth priorW pseudo-rewards with no spread.
+func (c *core) stat(a int) armState {
+	st := c.arms[a]
+	if st.N > 0 || c.prior == nil || c.t == 0 {
+		return st
+	}
+	var q, p float64
+	for b, o := range c.arms {
+		if o.N > 0 {
+			q += o.Q
+			p += c.prior[b]
+		}
+	}
+	if p <= 0 {
+		return st
+	}
+	return armState{Q: c.prior[a] * q / p, W: c.priorW}
 }
 
 func argmax(v []float64) int {
@@ -259,23 +281,15 @@ func (c *core) update(arm int, r float64) {
 	if arm < 0 || arm >= len(c.arms) {
 		panic(fmt.Sprintf("bandit: Update of arm %d out of range [0,%d)", arm, len(c.arms)))
 	}
-	if c.t == 0 && c.prior != nil {
-		// Prior values are normalised to a maximum of 1; an arm the prior
-		// deems almost worthless cannot calibrate the others reliably.
-		if p := c.prior[arm]; p >= 1e-3 {
-			s := r / p
-			for b := range c.arms {
-				c.arms[b].Q, c.arms[b].W = c.prior[b]*s, c.priorW
-			}
-		}
-		c.prior, c.priorW = nil, 0
-	}
 	c.t++
 	if a := math.Abs(r); a > c.scale {
 		c.scale = a
 	}
 	s := &c.arms[arm]
 	s.N++
+	if c.prior != nil && !slices.ContainsFunc(c.arms, func(a armState) bool { return a.N == 0 }) {
+		c.prior, c.priorW = nil, 0 // every arm has its own data now
+	}
 	switch o := c.opt; {
 	case o.Window > 0:
 		s.R = append(s.R, r)
@@ -339,8 +353,8 @@ func (p *policy) Update(arm int, reward float64) { p.update(arm, reward) }
 
 func (p *policy) Values() []float64 {
 	out := make([]float64, len(p.arms))
-	for i, a := range p.arms {
-		out[i] = a.Q
+	for i := range p.arms {
+		out[i] = p.stat(i).Q
 	}
 	return out
 }
@@ -384,10 +398,14 @@ func (p *policy) Probs() []float64 {
 
 // SetPrior gives a policy that has recorded no reward a relative prior: rel[a]
 // is arm a's expected reward relative to the others (any positive scale, e.g.
-// neighbours' estimates divided by their best). Until the first reward the
-// greedy arm is argmax rel; at the first reward R of arm a every arm b starts
-// from the estimate rel[b]*R/rel[a], worth weight pseudo-rewards (weight <= 0:
-// Options.PriorWeight). Rewards then average in as usual.
+// neighbours' estimates divided by their best; it is normalised to a maximum
+// of 1, and an all-zero rel carries no information and clears the prior).
+// Until the first reward the greedy arm is argmax rel. Afterwards an arm
+// without rewards of its own is estimated at rel[a] times the scale the arms
+// with rewards show (sum of their estimates over sum of their rel), worth
+// weight pseudo-rewards (weight <= 0: Options.PriorWeight); an arm's own
+// rewards replace the prior entirely, so a wrong prior costs at most a few
+// pulls. Values reports these estimates; Counts only real rewards.
 func SetPrior(p Policy, rel []float64, weight float64) error {
 	q, ok := p.(*policy)
 	if !ok {
@@ -396,6 +414,13 @@ func SetPrior(p Policy, rel []float64, weight float64) error {
 	if q.t != 0 {
 		return fmt.Errorf("%w: policy has already recorded %d rewards", ErrPrior, q.t)
 	}
+	if weight <= 0 {
+		weight = q.opt.PriorWeight
+	}
+	return q.setPrior(rel, weight)
+}
+
+func (q *policy) setPrior(rel []float64, weight float64) error {
 	if len(rel) != len(q.arms) {
 		return fmt.Errorf("%w: %d values for %d arms", ErrPrior, len(rel), len(q.arms))
 	}
@@ -404,8 +429,8 @@ func SetPrior(p Policy, rel []float64, weight float64) error {
 			return fmt.Errorf("%w: value %v not finite and non-negative", ErrPrior, v)
 		}
 	}
-	if weight <= 0 {
-		weight = q.opt.PriorWeight
+	if math.IsNaN(weight) || math.IsInf(weight, 0) || weight <= 0 {
+		return fmt.Errorf("%w: weight %v", ErrPrior, weight)
 	}
 	top := slices.Max(rel)
 	if top <= 0 {

@@ -289,12 +289,17 @@ func TestPrior(t *testing.T) {
 		t.Fatalf("Best with prior = %d, want 1", got)
 	}
 	p.Update(0, 50) // scale: arm 0 is 0.5 -> arm 1 is 100, arm 2 is 25
-	want := []float64{(4*50 + 50) / 5.0, 100, 25}
+	want := []float64{50, 100, 25}
 	if got := p.Values(); !slices.Equal(got, want) {
 		t.Fatalf("values after first reward = %v, want %v", got, want)
 	}
 	if got := p.Counts(); !slices.Equal(got, []int64{1, 0, 0}) {
 		t.Fatalf("counts = %v, want [1 0 0]", got)
+	}
+	p.Update(1, 60) // arm 1's own reward replaces its prior; the scale is now (50+60)/(0.5+1)
+	want = []float64{50, 60, 0.25 * 110 / 1.5}
+	if got := p.Values(); !slices.Equal(got, want) {
+		t.Fatalf("values after second reward = %v, want %v", got, want)
 	}
 	if err := SetPrior(p, []float64{1, 1, 1}, 0); !errors.Is(err, ErrPrior) {
 		t.Fatalf("SetPrior after data = %v, want ErrPrior", err)

@@ -49,14 +49,16 @@ func (ucb) pick(c *core) int {
 	}
 	var n float64
 	for a := range c.arms {
-		if c.arms[a].W <= 0 {
+		w := c.stat(a).W
+		if w <= 0 {
 			return a
 		}
-		n += c.arms[a].W
+		n += w
 	}
 	s := c.scaleOr1()
 	b, bv := 0, math.Inf(-1)
-	for a, st := range c.arms {
+	for a := range c.arms {
+		st := c.stat(a)
 		v := st.Q/s + c.opt.Exploration*math.Sqrt(2*math.Log(math.Max(n, 1))/st.W)
 		if v > bv {
 			b, bv = a, v
@@ -84,7 +86,7 @@ func (u ucb) prob(c *core, arm int) float64 {
 type thompson struct{}
 
 func (thompson) sd(c *core, a int) float64 {
-	st := c.arms[a]
+	st := c.stat(a)
 	s0 := 0.3 * c.scaleOr1()
 	v := (st.V + s0*s0) / (st.W + 1)
 	return c.opt.Exploration * math.Sqrt(v/st.W)
@@ -97,7 +99,7 @@ func (thompson) forced(c *core) int {
 		return c.best()
 	}
 	for a := range c.arms {
-		if c.arms[a].W <= 0 {
+		if c.stat(a).W <= 0 {
 			return a
 		}
 	}
@@ -109,8 +111,8 @@ func (t thompson) choose(c *core, rng *rand.Rand) (int, bool) {
 		return a, a != c.best()
 	}
 	b, bv := 0, math.Inf(-1)
-	for a, st := range c.arms {
-		v := st.Q + t.sd(c, a)*rng.NormFloat64()
+	for a := range c.arms {
+		v := c.stat(a).Q + t.sd(c, a)*rng.NormFloat64()
 		if v > bv {
 			b, bv = a, v
 		}
@@ -133,7 +135,7 @@ func (t thompson) prob(c *core, arm int) float64 {
 	mu := make([]float64, k)
 	sd := make([]float64, k)
 	for a := range k {
-		mu[a], sd[a] = c.arms[a].Q, t.sd(c, a)
+		mu[a], sd[a] = c.stat(a).Q, t.sd(c, a)
 	}
 	const lo, hi, step = -6.5, 6.5, 0.125
 	// Arms that cannot beat arm over the whole range are irrelevant (Phi = 1);
@@ -190,12 +192,14 @@ func (softmax) weights(c *core) []float64 {
 	}
 	tau := c.opt.Temperature * c.scaleOr1()
 	m := math.Inf(-1)
-	for _, st := range c.arms {
-		m = math.Max(m, st.Q)
+	q := make([]float64, len(w))
+	for a := range q {
+		q[a] = c.stat(a).Q
+		m = math.Max(m, q[a])
 	}
 	var sum float64
-	for a, st := range c.arms {
-		w[a] = math.Exp((st.Q - m) / tau)
+	for a := range q {
+		w[a] = math.Exp((q[a] - m) / tau)
 		sum += w[a]
 	}
 	for a := range w {

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"slices"
 )
 
 // StateVersion is the version of the JSON written by Marshal and
@@ -79,14 +80,14 @@ func (s *stateJSON) policy() (Policy, error) {
 	if s.T < 0 || n != s.T || s.Scale < 0 || bad(s.Scale) || s.PriorWeight < 0 || bad(s.PriorWeight) {
 		return nil, fmt.Errorf("%w: totals t=%d (sum of counts %d), scale %v, prior weight %v", ErrState, s.T, n, s.Scale, s.PriorWeight)
 	}
+	q.arms, q.t, q.scale = s.State, s.T, s.Scale
 	if s.Prior != nil {
-		if s.T != 0 {
-			return nil, fmt.Errorf("%w: a pending prior with %d rewards recorded", ErrState, s.T)
-		}
-		if err := SetPrior(q, s.Prior, s.PriorWeight); err != nil {
+		if err := q.setPrior(s.Prior, s.PriorWeight); err != nil {
 			return nil, fmt.Errorf("%w: %w", ErrState, err)
 		}
+		if !slices.ContainsFunc(q.arms, func(a armState) bool { return a.N == 0 }) {
+			return nil, fmt.Errorf("%w: a prior although every arm has rewards", ErrState)
+		}
 	}
-	q.arms, q.t, q.scale = s.State, s.T, s.Scale
 	return q, nil
 }

@@ -40,7 +40,9 @@ func simFlags(cmd *cobra.Command, c *eval.Config, steps int) {
 	f.IntVar(&c.Workers, "workers", runtime.NumCPU(), "parallel workers (results do not depend on it)")
 }
 
-// selectSpecs keeps the specs whose policy name or label is listed (all if list is empty).
+// selectSpecs keeps the specs named in list (all if list is empty): a name
+// equal to a spec's label selects that spec, otherwise every spec of that
+// policy.
 func selectSpecs(all []eval.Spec, list string) ([]eval.Spec, error) {
 	if strings.TrimSpace(list) == "" {
 		return all, nil
@@ -50,16 +52,23 @@ func selectSpecs(all []eval.Spec, list string) ([]eval.Spec, error) {
 		name = strings.TrimSpace(name)
 		n := len(out)
 		for _, s := range all {
-			if s.Policy == name || s.Label == name {
+			if s.Label == name {
 				out = append(out, s)
+			}
+		}
+		if len(out) == n {
+			for _, s := range all {
+				if s.Policy == name {
+					out = append(out, s)
+				}
 			}
 		}
 		if len(out) == n {
 			var known []string
 			for _, s := range all {
-				known = append(known, s.Policy)
+				known = append(known, fmt.Sprintf("%q", s.Label))
 			}
-			return nil, fmt.Errorf("eval: unknown policy %q (known: %s)", name, strings.Join(known, ", "))
+			return nil, fmt.Errorf("eval: unknown policy %q (known: %s, or a policy name)", name, strings.Join(known, ", "))
 		}
 	}
 	return out, nil
