@@ -29,7 +29,6 @@ import (
 var (
 	ErrNoBackend   = errors.New("fwd: no backend")
 	ErrBadOptions  = errors.New("fwd: invalid options")
-	ErrNotStarted  = errors.New("fwd: daemon not started")
 	ErrShutdown    = errors.New("fwd: daemon shut down")
 	ErrBadWindow   = errors.New("fwd: window must be positive")
 	ErrNotTunable  = errors.New("fwd: scheduler has no window")
@@ -124,11 +123,11 @@ type Daemon struct {
 
 	reqID atomic.Uint64
 
-	accMu      sync.Mutex
-	acc        access.Accumulator
-	accStart   time.Time
-	window     atomic.Int64 // window in force, ns (0: not TWINS)
-	shutdownMu sync.Once
+	accMu        sync.Mutex
+	acc          access.Accumulator
+	accStart     time.Time
+	window       atomic.Int64 // window in force, ns (0: not TWINS)
+	shutdownOnce sync.Once
 }
 
 // New validates opts, fills defaults and builds a daemon; Start runs it.
@@ -333,7 +332,7 @@ func (d *Daemon) MetricsAddr() string {
 // lost and a write in progress finishes), waits up to ShutdownTimeout for
 // queued pieces, then cancels what is left. It does not close the backend.
 func (d *Daemon) Shutdown() {
-	d.shutdownMu.Do(func() {
+	d.shutdownOnce.Do(func() {
 		d.mu.Lock()
 		if !d.started {
 			d.mu.Unlock()
