@@ -76,6 +76,13 @@ type Options struct {
 	// interval is observed under one window and all I/O nodes report in
 	// step (the papers' Announcer sends one second after the decision).
 	NoAlign bool
+	// AlignClock reports at multiples of Interval on the wall clock (for
+	// example every full second) instead of one Interval after each
+	// decision. With synchronised clocks (NTP) every I/O node reports at
+	// the same instant whatever the spread of decision delivery, which
+	// keeps rounds short at large scale. Decisions still restart the
+	// interval (unless NoAlign).
+	AlignClock bool
 	// OnDecision, if set, is called after each new decision is applied,
 	// with the time since this Announcer's latest report was sent (zero if
 	// no report was pending). It runs on the subscription's goroutine.
@@ -187,7 +194,7 @@ func (a *Announcer) Start(ctx context.Context) error {
 		a.applyLocked(a.opts.Default)
 	}
 	a.opts.Source.CloseInterval(time.Now()) // start a fresh interval
-	a.timer = time.NewTimer(a.opts.Interval)
+	a.timer = time.NewTimer(a.next(time.Now()))
 	sub, err := a.nc.Subscribe(a.subj.Decision(), a.onDecision)
 	if err != nil {
 		a.timer.Stop()
@@ -210,10 +217,19 @@ func (a *Announcer) loop(ctx context.Context, t *time.Timer) {
 		case <-ctx.Done():
 			return
 		case now := <-t.C:
-			t.Reset(a.opts.Interval)
+			t.Reset(a.next(time.Now()))
 			a.report(now)
 		}
 	}
+}
+
+// next returns the delay until the next report after now.
+func (a *Announcer) next(now time.Time) time.Duration {
+	if !a.opts.AlignClock {
+		return a.opts.Interval
+	}
+	iv := int64(a.opts.Interval)
+	return time.Duration(iv - now.UnixNano()%iv)
 }
 
 // report closes the interval and publishes its observation.

@@ -223,6 +223,7 @@ type councilBenchConfig struct {
 	Conns      int
 	Procs      int
 	JSON       bool
+	Align      string
 	// Worker mode (child processes started by --procs).
 	Worker      bool
 	WorkerFirst int
@@ -256,6 +257,7 @@ of the Council process (Council and embedded NATS server) per round.`,
 	f.IntVar(&cfg.Conns, "conns", 0, "in-process: NATS connections shared by the Announcers (0: one per 128)")
 	f.IntVar(&cfg.Procs, "procs", 0, "run the Announcers in this many child processes (0: in this process)")
 	f.BoolVar(&cfg.JSON, "json", false, "print the result as JSON instead of a table")
+	f.StringVar(&cfg.Align, "align", "clock", "when Announcers report: clock (at multiples of --interval on the wall clock) or decision (one --interval after each decision)")
 	f.BoolVarP(&cfg.Verbose, "verbose", "v", false, "log the Council at debug level")
 	f.BoolVar(&cfg.Worker, "worker", false, "internal: run as a child process of --procs")
 	f.IntVar(&cfg.WorkerFirst, "worker-first", 0, "internal: first node index of this child")
@@ -270,10 +272,15 @@ of the Council process (Council and embedded NATS server) per round.`,
 
 func runCouncilBench(cmd *cobra.Command, cfg councilBenchConfig) error {
 	cfg.Security.Password = os.Getenv("ADAPTIO_NATS_PASSWORD")
+	if cfg.Align != "clock" && cfg.Align != "decision" {
+		return fmt.Errorf("council bench: --align %q: want clock or decision", cfg.Align)
+	}
+	alignDecision := cfg.Align == "decision"
 	if cfg.Worker {
 		return bench.RunWorker(cmd.Context(), bench.WorkerConfig{
 			URL: cfg.NATS, Prefix: cfg.Prefix, First: cfg.WorkerFirst, Count: cfg.WorkerCount,
 			Conns: max(1, (cfg.WorkerCount+127)/128), Interval: cfg.Interval, Warmup: cfg.Warmup, Duration: cfg.Duration,
+			AlignDecision: alignDecision,
 		}, cfg.Security, cmd.OutOrStdout())
 	}
 	core, err := cfg.core()
@@ -290,13 +297,13 @@ func runCouncilBench(cmd *cobra.Command, cfg councilBenchConfig) error {
 	}
 	res, err := bench.Run(cmd.Context(), bench.Config{
 		Announcers: cfg.Announcers, Interval: cfg.Interval, Duration: cfg.Duration, Warmup: cfg.Warmup,
-		Conns: cfg.Conns, Procs: cfg.Procs, URL: cfg.NATS, Prefix: cfg.Prefix, Core: core, Security: cfg.Security,
+		Conns: cfg.Conns, AlignDecision: alignDecision, Procs: cfg.Procs, URL: cfg.NATS, Prefix: cfg.Prefix, Core: core, Security: cfg.Security,
 		Progress: cmd.ErrOrStderr(), Logger: logger,
 		Worker: func(w bench.WorkerConfig) *exec.Cmd {
 			c := exec.CommandContext(cmd.Context(), exe, "council", "bench", "--worker",
 				"--nats", w.URL, "--prefix", w.Prefix, "--worker-first", strconv.Itoa(w.First),
 				"--worker-count", strconv.Itoa(w.Count), "--interval", w.Interval.String(),
-				"--warmup", strconv.Itoa(w.Warmup), "--duration", w.Duration.String())
+				"--warmup", strconv.Itoa(w.Warmup), "--duration", w.Duration.String(), "--align", cfg.Align)
 			if cfg.Security.User != "" {
 				c.Args = append(c.Args, "--user", cfg.Security.User)
 			}
@@ -329,12 +336,12 @@ func printBench(w io.Writer, r bench.Result) {
 		mode = fmt.Sprintf("%d procs", r.Procs)
 	}
 	ms := func(d time.Duration) string { return strconv.FormatFloat(float64(d)/1e6, 'f', 2, 64) }
-	fmt.Fprintln(tw, "announcers\tmode\trounds\tby deadline\tsamples\tp50 ms\tp99 ms\tmax ms\tmean ms\tcouncil ms/round\tcpu ms/round\t")
+	fmt.Fprintln(tw, "announcers\tmode\talign\trounds\tby deadline\tsamples\tp50 ms\tp99 ms\tmax ms\tmean ms\tcouncil ms/round\tcpu ms/round\t")
 	cpu := "-"
 	if r.Procs > 0 {
 		cpu = ms(r.CPUPerRound)
 	}
-	fmt.Fprintf(tw, "%d\t%s\t%d\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t\n", r.Announcers, mode, r.Rounds, r.Deadline, r.Samples,
+	fmt.Fprintf(tw, "%d\t%s\t%s\t%d\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t\n", r.Announcers, mode, r.Align, r.Rounds, r.Deadline, r.Samples,
 		ms(r.P50), ms(r.P99), ms(r.Max), ms(r.Mean), ms(r.ProcessingPerRound), cpu)
 	tw.Flush()
 }

@@ -36,6 +36,10 @@ type Config struct {
 	Duration   time.Duration // measured time after the warm-up (default 20 s)
 	Warmup     int           // rounds ignored at the start (default 3)
 	Conns      int           // in-process: NATS connections the Announcers share (default one per 128)
+	// AlignDecision makes the Announcers report one Interval after each
+	// decision (their default) instead of on the wall-clock grid
+	// (announce.Options.AlignClock, the bench's default).
+	AlignDecision bool
 	// Procs > 0 runs the Announcers in that many child processes, started
 	// by Worker; the Council then has this process to itself, so CPU per
 	// round is the Council's (with its embedded NATS server).
@@ -56,6 +60,7 @@ type Result struct {
 	Announcers int           `json:"announcers"`
 	Procs      int           `json:"procs"`
 	Interval   time.Duration `json:"interval_ns"`
+	Align      string        `json:"align"`           // "clock" or "decision"
 	Rounds     int           `json:"rounds"`          // rounds closed in the measured period
 	Deadline   int           `json:"rounds_deadline"` // of which closed by the deadline (some report missing)
 	Samples    int           `json:"samples"`         // time-to-decision measurements
@@ -82,6 +87,8 @@ type WorkerConfig struct {
 	Interval time.Duration
 	Warmup   int
 	Duration time.Duration
+	// AlignDecision: see Config.
+	AlignDecision bool
 }
 
 func (c Config) withDefaults() Config {
@@ -199,7 +206,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	defer cancel()
 	if cfg.Procs == 0 {
 		lat, err = runLocal(runCtx, WorkerConfig{URL: url, Prefix: cfg.Prefix, First: 0, Count: cfg.Announcers,
-			Conns: cfg.Conns, Interval: cfg.Interval, Warmup: cfg.Warmup, Duration: cfg.Duration}, copts, warm)
+			Conns: cfg.Conns, Interval: cfg.Interval, Warmup: cfg.Warmup, Duration: cfg.Duration, AlignDecision: cfg.AlignDecision}, copts, warm)
 	} else {
 		lat, err = runProcs(runCtx, cfg, url)
 	}
@@ -213,7 +220,10 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	res := Result{Announcers: cfg.Announcers, Procs: cfg.Procs, Interval: cfg.Interval, Rounds: rounds, Deadline: deadline, Samples: len(lat)}
+	res := Result{Announcers: cfg.Announcers, Procs: cfg.Procs, Interval: cfg.Interval, Align: "clock", Rounds: rounds, Deadline: deadline, Samples: len(lat)}
+	if cfg.AlignDecision {
+		res.Align = "decision"
+	}
 	if rounds > 0 {
 		res.CPUPerRound = (cpuTime() - cpu0) / time.Duration(rounds)
 		if svc != nil {
@@ -270,7 +280,7 @@ func runProcs(ctx context.Context, cfg Config, url string) ([]time.Duration, err
 			break
 		}
 		cmd := cfg.Worker(WorkerConfig{URL: url, Prefix: cfg.Prefix, First: first, Count: count,
-			Conns: max(1, (count+127)/128), Interval: cfg.Interval, Warmup: cfg.Warmup, Duration: cfg.Duration})
+			Conns: max(1, (count+127)/128), Interval: cfg.Interval, Warmup: cfg.Warmup, Duration: cfg.Duration, AlignDecision: cfg.AlignDecision})
 		out, err := cmd.StdoutPipe()
 		if err != nil {
 			return nil, err
@@ -348,7 +358,7 @@ func runLocal(ctx context.Context, w WorkerConfig, copts []nats.Option, warm <-c
 		seen := 0
 		a, err := announce.New(announce.Options{
 			Conn: conns[i%len(conns)], Prefix: w.Prefix, Node: node, Interval: w.Interval,
-			Source: src, Applier: src, Instance: uint64(node) + 1,
+			Source: src, Applier: src, Instance: uint64(node) + 1, AlignClock: !w.AlignDecision,
 			OnDecision: func(_ wire.Decision, since time.Duration) {
 				seen++
 				if seen <= w.Warmup {
