@@ -24,6 +24,10 @@ const (
 	KindHDD  = "hdd"
 	KindSSD  = "ssd"
 	KindNone = "none"
+	// KindArray is a disk array behind a non-volatile write log: small
+	// writes are acknowledged from the log, larger ones pay the array's
+	// read-modify-write (IBM ESS-like; used for the MareNostrum 4 setting).
+	KindArray = "array"
 )
 
 // ErrBadConfig is wrapped by every configuration error.
@@ -52,6 +56,15 @@ type Config struct {
 	MaxPrefetchBytes     int64         // read-ahead beyond the last byte read, done while the disk is idle
 	StreamGapBytes       int64         // a read at most this far beyond the prefetch frontier continues the stream (no reposition)
 	LookBehind           bool          // on a read miss, keep the sectors read while waiting for the target to rotate under the head
+
+	// Array: writes up to SmallWriteBytes cost SmallWriteLatency +
+	// length / SmallWriteBytesPerSec, larger ones (and reads)
+	// LargeLatency + length / LargeBytesPerSec.
+	SmallWriteBytes       int64
+	SmallWriteLatency     time.Duration
+	SmallWriteBytesPerSec float64
+	LargeLatency          time.Duration
+	LargeBytesPerSec      float64
 
 	// SSD.
 	ReadLatency          time.Duration // per read
@@ -103,8 +116,18 @@ func DefaultConfig(kind string) (Config, error) {
 		}, nil
 	case KindNone:
 		return Config{Kind: KindNone, CapacityBytes: 1 << 62}, nil
+	case KindArray:
+		return Config{
+			Kind:                  KindArray,
+			CapacityBytes:         1 << 50,
+			SmallWriteBytes:       256 << 10,
+			SmallWriteLatency:     3 * time.Millisecond,
+			SmallWriteBytesPerSec: 170e6,
+			LargeLatency:          65 * time.Millisecond,
+			LargeBytesPerSec:      100e6,
+		}, nil
 	}
-	return Config{}, fmt.Errorf("%w: unknown kind %q (want hdd, ssd or none)", ErrBadConfig, kind)
+	return Config{}, fmt.Errorf("%w: unknown kind %q (want hdd, ssd, array or none)", ErrBadConfig, kind)
 }
 
 // Validate checks c.
@@ -117,6 +140,12 @@ func (c Config) Validate() error {
 	}
 	switch c.Kind {
 	case KindNone:
+		return nil
+	case KindArray:
+		if c.SmallWriteBytes < 0 || c.SmallWriteLatency < 0 || c.LargeLatency < 0 ||
+			!(c.SmallWriteBytesPerSec > 0) || !(c.LargeBytesPerSec > 0) {
+			return bad("array: negative size or latency, or rate not > 0")
+		}
 		return nil
 	case KindSSD:
 		switch {
@@ -160,6 +189,8 @@ func New(cfg Config) (Device, error) {
 		return None{}, nil
 	case KindSSD:
 		return &SSD{cfg: cfg, last: -1}, nil
+	case KindArray:
+		return Array{cfg: cfg}, nil
 	}
 	return newHDD(cfg), nil
 }
@@ -201,6 +232,22 @@ func (s *SSD) Service(now time.Duration, op sched.Op, _ int64, length int64, _ *
 
 func rateDur(bytes int64, rate float64) time.Duration {
 	return time.Duration(float64(bytes) / rate * 1e9)
+}
+
+// Array is a disk array behind a write log (see KindArray); it keeps no state.
+type Array struct{ cfg Config }
+
+var _ Device = Array{}
+
+// Service implements Device.
+func (a Array) Service(_ time.Duration, op sched.Op, _ int64, length int64, _ *rand.Rand) time.Duration {
+	if length <= 0 {
+		return 0
+	}
+	if op == sched.Write && length <= a.cfg.SmallWriteBytes {
+		return a.cfg.SmallWriteLatency + rateDur(length, a.cfg.SmallWriteBytesPerSec)
+	}
+	return a.cfg.LargeLatency + rateDur(length, a.cfg.LargeBytesPerSec)
 }
 
 // segment is a read-cache segment holding [lo, hi).

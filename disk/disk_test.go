@@ -136,7 +136,7 @@ func TestConfigValidation(t *testing.T) {
 	if _, err := DefaultConfig("tape"); !errors.Is(err, ErrBadConfig) {
 		t.Errorf("unknown kind: got %v, want ErrBadConfig", err)
 	}
-	for _, k := range []string{KindHDD, KindSSD, KindNone} {
+	for _, k := range []string{KindHDD, KindSSD, KindArray, KindNone} {
 		c, err := DefaultConfig(k)
 		if err != nil {
 			t.Fatal(err)
@@ -164,5 +164,35 @@ func TestPlacement(t *testing.T) {
 		if a := p.Addr(f, 1<<30); a < 0 || a >= p.CapacityBytes {
 			t.Fatalf("address %d out of [0, %d)", a, p.CapacityBytes)
 		}
+	}
+}
+
+func TestArraySmallAndLargeWrites(t *testing.T) {
+	cfg, err := DefaultConfig(KindArray)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		op     sched.Op
+		length int64
+		want   time.Duration
+	}{
+		{sched.Write, 256 << 10, cfg.SmallWriteLatency + rateDur(256<<10, cfg.SmallWriteBytesPerSec)},
+		{sched.Write, 256<<10 + 1, cfg.LargeLatency + rateDur(256<<10+1, cfg.LargeBytesPerSec)},
+		{sched.Read, 4096, cfg.LargeLatency + rateDur(4096, cfg.LargeBytesPerSec)},
+		{sched.Write, 0, 0},
+	}
+	for _, tt := range tests {
+		if got := d.Service(0, tt.op, 0, tt.length, nil); got != tt.want {
+			t.Errorf("%v of %d bytes: got %v, want %v", tt.op, tt.length, got, tt.want)
+		}
+	}
+	cfg.LargeBytesPerSec = 0
+	if _, err := New(cfg); !errors.Is(err, ErrBadConfig) {
+		t.Errorf("zero rate: got %v, want ErrBadConfig", err)
 	}
 }

@@ -69,11 +69,12 @@ type Config struct {
 	// between clients, as in GPFS (default 0: none, as in PVFS, which has no
 	// locks).
 	TokenCost time.Duration
-	// FileSerial serves the accesses to one file one at a time across all
-	// data servers, as GPFS serialises direct writes that allocate blocks of
-	// a shared file (default false: PVFS serves them independently).
-	FileSerial  bool
-	StartJitter time.Duration // each process starts each pattern after a uniform delay in [0, StartJitter) (default 100 µs)
+	// FileConcurrency is the most accesses to one file served at once
+	// across all data servers (0: no limit, as in PVFS). A GPFS-like file
+	// system limits concurrent direct writes to a shared file (byte-range
+	// tokens, block allocation).
+	FileConcurrency int
+	StartJitter     time.Duration // each process starts each pattern after a uniform delay in [0, StartJitter) (default 100 µs)
 
 	Interval time.Duration // observation interval (default 1 s, the Announcer's)
 	Seed     uint64        // seed of every random stream
@@ -188,6 +189,8 @@ func (c Config) Validate() error {
 		return bad("StripeBytes = %d, want > 0", c.StripeBytes)
 	case c.Window <= 0:
 		return bad("Window = %v, want > 0", c.Window)
+	case c.FileConcurrency < 0:
+		return bad("FileConcurrency = %d, want >= 0", c.FileConcurrency)
 	case c.Aggregate < 1:
 		return bad("Aggregate = %d, want >= 1", c.Aggregate)
 	case c.Threads < 1:

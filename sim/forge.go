@@ -157,21 +157,19 @@ func LoadForge(r io.Reader) ([]ForgePoint, error) {
 // writes after a read-modify-write, a lock token moving between forwarders
 // writing the same file, and forwarders with 16 dispatch threads each.
 func ForgeConfig() Config {
-	dc, _ := disk.DefaultConfig(disk.KindSSD)
-	dc.WriteLatency = 3 * time.Millisecond
-	dc.WriteRateBytesPerSec = 170e6
+	dc, _ := disk.DefaultConfig(disk.KindArray)
 	return Config{
-		Servers:        128,
-		StripeBytes:    4 << 20,
-		Threads:        16,
-		Aggregate:      16,
-		Disk:           dc,
-		NetBytesPerSec: 1.25e9,
-		NetLatency:     5 * time.Microsecond,
-		SwitchCost:     -1,
-		FileSerial:     true,
-		ReadAheadBytes: -1,
-		Scheduler:      "fifo",
+		Servers:         128,
+		StripeBytes:     4 << 20,
+		Threads:         16,
+		Aggregate:       16,
+		Disk:            dc,
+		NetBytesPerSec:  1.25e9,
+		NetLatency:      5 * time.Microsecond,
+		SwitchCost:      -1,
+		FileConcurrency: 4,
+		ReadAheadBytes:  -1,
+		Scheduler:       "fifo",
 	}
 }
 

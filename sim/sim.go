@@ -60,7 +60,7 @@ type server struct {
 	rng                    *rand.Rand
 	queue                  ring
 	busy                   int32   // thread being served, -1: idle
-	waiting                bool    // the head of the queue waits for its file (FileSerial)
+	waiting                bool    // the head of the queue waits for its file (FileConcurrency)
 	perIO                  []int32 // batches queued or in service per I/O node
 	nodes                  int32   // I/O nodes with batches here
 	last                   int32   // I/O node of the previous access (-1: none)
@@ -141,7 +141,7 @@ type Sim struct {
 	threads  []thread
 	servers  []server
 	scratch  []piece
-	fileBusy map[uint64]int32 // FileSerial: server serving each file
+	fileBusy map[uint64]int32 // FileConcurrency: accesses in service per file
 	fileWait map[uint64][]int32
 
 	phase      int
@@ -428,14 +428,14 @@ func (s *Sim) next(k int) (sched.Batch, bool) {
 
 func (s *Sim) serverStart(si int) {
 	sv := &s.servers[si]
-	if s.cfg.FileSerial {
+	if s.cfg.FileConcurrency > 0 {
 		f := s.threads[sv.queue.buf[sv.queue.head]].file
-		if holder, busy := s.fileBusy[f]; busy && holder != int32(si) {
+		if s.fileBusy[f] >= int32(s.cfg.FileConcurrency) {
 			sv.waiting = true
 			s.fileWait[f] = append(s.fileWait[f], int32(si))
 			return
 		}
-		s.fileBusy[f] = int32(si)
+		s.fileBusy[f]++
 	}
 	tid := sv.queue.pop()
 	sv.busy = tid
@@ -560,8 +560,10 @@ func (s *Sim) step(e event) {
 		if sv.perIO[th.ion]--; sv.perIO[th.ion] == 0 {
 			sv.nodes--
 		}
-		if s.cfg.FileSerial {
-			delete(s.fileBusy, th.file)
+		if s.cfg.FileConcurrency > 0 {
+			if s.fileBusy[th.file]--; s.fileBusy[th.file] == 0 {
+				delete(s.fileBusy, th.file)
+			}
 			if w := s.fileWait[th.file]; len(w) > 0 {
 				next := w[0]
 				s.fileWait[th.file] = w[1:]

@@ -320,6 +320,7 @@ func newSimForgeCmd() *cobra.Command {
 		data, points string
 		stonewall    time.Duration
 		workers      int
+		fileConc     int
 	)
 	cmd := &cobra.Command{
 		Use:   "forge",
@@ -350,7 +351,9 @@ working directory; --points FILE writes every point (CSV).`,
 				return err
 			}
 			t0 := time.Now()
-			rep, err := sim.CompareForge(cmd.Context(), pts, sim.ForgeOptions{Stonewall: stonewall, Workers: workers, Progress: cmd.ErrOrStderr()})
+			base := sim.ForgeConfig()
+			base.FileConcurrency = fileConc
+			rep, err := sim.CompareForge(cmd.Context(), pts, sim.ForgeOptions{Base: base, Stonewall: stonewall, Workers: workers, Progress: cmd.ErrOrStderr()})
 			if err != nil {
 				return fmt.Errorf("sim forge: %w", err)
 			}
@@ -374,5 +377,6 @@ working directory; --points FILE writes every point (CSV).`,
 	f.StringVar(&points, "points", "", "write every (pattern, forwarders) point, measured and modelled, to this CSV file")
 	f.DurationVar(&stonewall, "stonewall", 5*time.Second, "virtual time each point runs for (FORGE's runs stopped at 60 s)")
 	f.IntVar(&workers, "workers", runtime.NumCPU(), "points simulated in parallel")
+	f.IntVar(&fileConc, "file-concurrency", sim.ForgeConfig().FileConcurrency, "most accesses to one file served at once across servers (GPFS-like tokens; 0: no limit, PVFS-like)")
 	return cmd
 }
