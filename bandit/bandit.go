@@ -93,6 +93,10 @@ type Options struct {
 	// Q/scale + c*sqrt(2 ln n / n_a); default 0.5) and the posterior width
 	// of thompson (default 1).
 	Exploration float64 `json:"exploration,omitempty"`
+	// Spread is thompson's prior standard deviation of one reward, relative
+	// to the largest reward seen (default 0.3); it keeps an arm with one
+	// unlucky early reward from being abandoned.
+	Spread float64 `json:"spread,omitempty"`
 	// Neighbors > 0 lets Contextual.PolicyWith seed a new context with a
 	// prior from the Neighbors nearest known contexts (default 0: no sharing).
 	Neighbors int `json:"neighbors,omitempty"`
@@ -128,7 +132,7 @@ var registry = map[string]factory{
 	"ucb1-discounted": {"discounted UCB1 (Discount 0.99) for drifting workloads",
 		func(o *Options) { def(&o.Exploration, 0.5); def(&o.Discount, 0.99) }, func() selector { return ucb{} }},
 	"thompson": {"Gaussian Thompson sampling, posterior width scaled by Exploration (1)",
-		func(o *Options) { def(&o.Exploration, 1) }, func() selector { return thompson{} }},
+		func(o *Options) { def(&o.Exploration, 1); def(&o.Spread, 0.3) }, func() selector { return thompson{} }},
 	"softmax": {"Boltzmann exploration, Temperature 0.05 of the largest reward seen",
 		func(o *Options) { def(&o.Temperature, 0.05) }, func() selector { return softmax{} }},
 }
@@ -172,7 +176,7 @@ func New(name string, arms int, opt Options) (Policy, error) {
 func (o Options) validate() error {
 	bad := func(what string, v any) error { return fmt.Errorf("%w: %s %v", ErrBadOptions, what, v) }
 	finite := func(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
-	for _, v := range []float64{o.Epsilon, o.StepSize, o.Decay, o.Discount, o.Floor, o.Temperature, o.Exploration, o.PriorWeight} {
+	for _, v := range []float64{o.Epsilon, o.StepSize, o.Decay, o.Discount, o.Floor, o.Temperature, o.Exploration, o.PriorWeight, o.Spread} {
 		if !finite(v) || v < 0 {
 			return bad("non-finite or negative value", v)
 		}

@@ -80,14 +80,14 @@ func (u ucb) prob(c *core, arm int) float64 {
 }
 
 // thompson is Gaussian Thompson sampling: arm a's mean is believed
-// N(Q_a, sigma_a^2/W_a), sigma_a^2 = (V_a + s0^2)/(W_a + 1) with s0 = 0.3*scale
+// N(Q_a, sigma_a^2/W_a), sigma_a^2 = (V_a + s0^2)/(W_a + 1) with s0 = Spread*scale
 // a weak prior variance, the width scaled by Options.Exploration. Arms without
 // data are tried first (lowest index).
 type thompson struct{}
 
 func (thompson) sd(c *core, a int) float64 {
 	st := c.stat(a)
-	s0 := 0.3 * c.scaleOr1()
+	s0 := c.opt.Spread * c.scaleOr1()
 	v := (st.V + s0*s0) / (st.W + 1)
 	return c.opt.Exploration * math.Sqrt(v/st.W)
 }
