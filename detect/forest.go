@@ -3,6 +3,7 @@ package detect
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"sync"
 	"sync/atomic"
@@ -17,6 +18,27 @@ import (
 type Forest struct {
 	f    flatForest
 	mtry int
+	fast []fastNode // f.Nodes with self-looping leaves, for Probs
+}
+
+// fastNode is a flatNode for lock-step traversal: a leaf loops to itself
+// (Thr +Inf, Kid its own index) and Leaf holds its probabilities' index.
+type fastNode struct {
+	Thr  float64
+	Feat int32
+	Kid  int32
+	Leaf int32
+}
+
+func (t *Forest) prepare() {
+	t.fast = make([]fastNode, len(t.f.Nodes))
+	for i, n := range t.f.Nodes {
+		if n.Feat < 0 {
+			t.fast[i] = fastNode{Thr: math.Inf(1), Feat: 0, Kid: int32(i), Leaf: n.Kid}
+		} else {
+			t.fast[i] = fastNode{Thr: n.Thr, Feat: n.Feat, Kid: n.Kid, Leaf: -1}
+		}
+	}
 }
 
 var _ Classifier = (*Forest)(nil)
@@ -27,15 +49,43 @@ func (t *Forest) Kind() string { return "forest" }
 // Trees returns the number of trees.
 func (t *Forest) Trees() int { return len(t.f.Roots) }
 
-// Probs returns the mean leaf class proportions over the trees.
+// Probs returns the mean leaf class proportions over the trees. It walks
+// four trees in lock step, so their memory accesses overlap.
 func (t *Forest) Probs(x [access.NumFeatures]float64) [NumClasses]float64 {
 	var s0, s1, s2 float64
 	leaves := t.f.Leaves
-	for _, r := range t.f.Roots {
-		p := &leaves[t.f.leafOf(r, &x)]
+	nodes := t.fast
+	roots := t.f.Roots
+	add := func(i int32) {
+		p := &leaves[nodes[i].Leaf]
 		s0 += p[0]
 		s1 += p[1]
 		s2 += p[2]
+	}
+	step := func(i int32) int32 {
+		n := &nodes[i]
+		if x[n.Feat] > n.Thr {
+			return n.Kid + 1
+		}
+		return n.Kid
+	}
+	r := 0
+	for ; r+4 <= len(roots); r += 4 {
+		a, b, c, d := roots[r], roots[r+1], roots[r+2], roots[r+3]
+		for nodes[a].Leaf < 0 || nodes[b].Leaf < 0 || nodes[c].Leaf < 0 || nodes[d].Leaf < 0 {
+			a, b, c, d = step(a), step(b), step(c), step(d)
+		}
+		add(a)
+		add(b)
+		add(c)
+		add(d)
+	}
+	for ; r < len(roots); r++ {
+		i := roots[r]
+		for nodes[i].Leaf < 0 {
+			i = step(i)
+		}
+		add(i)
 	}
 	n := float64(len(t.f.Roots))
 	return [NumClasses]float64{s0 / n, s1 / n, s2 / n}
@@ -90,6 +140,7 @@ func trainForest(d *trainSet, opt TrainOptions, rng *rand.Rand) (Classifier, err
 	for _, nodes := range grown {
 		fr.f.appendTree(nodes)
 	}
+	fr.prepare()
 	return fr, nil
 }
 
@@ -112,5 +163,7 @@ func decodeForest(data []byte, _ Preprocess) (Classifier, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Forest{f: *f, mtry: j.Mtry}, nil
+	fr := &Forest{f: *f, mtry: j.Mtry}
+	fr.prepare()
+	return fr, nil
 }
