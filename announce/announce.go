@@ -259,10 +259,6 @@ func (a *Announcer) report(now time.Time) {
 	a.m.reports.Inc()
 }
 
-// ReportNow closes the interval and sends its report immediately (the bench
-// drives Announcers this way; the ticker keeps running).
-func (a *Announcer) ReportNow() { a.report(time.Now()) }
-
 func (a *Announcer) onDecision(m *nats.Msg) {
 	t := time.Now()
 	d, err := wire.UnmarshalDecision(m.Data)
