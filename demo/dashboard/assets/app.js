@@ -52,7 +52,7 @@
       text(svg, L - 4, Y(v) + 4, lab, { "text-anchor": "end" });
     }
     for (const v of nice(xmin, xmax, 6)) {
-      if (v < xmin || v > xmax) continue;
+      if (v < xmin || v > xmax || (opt.intx && !Number.isInteger(v))) continue;
       text(svg, X(v), T + ph + 14, fmt(v), { "text-anchor": "middle" });
     }
     text(svg, L + pw, H - 2, opt.xlabel || "", { "text-anchor": "end", fill: "#666" });
@@ -154,7 +154,7 @@
       if (!byPhase[it.phase]) { byPhase[it.phase] = []; order.push(it.phase); }
       byPhase[it.phase].push([it.k, it.seconds]);
     }
-    chart("iters", order.map((p, i) => ({ name: p, color: COLORS[i % COLORS.length], pts: byPhase[p], dots: true })), { xlabel: "iteration of the phase" });
+    chart("iters", order.map((p, i) => ({ name: p, color: COLORS[i % COLORS.length], pts: byPhase[p], dots: true })), { xlabel: "iteration of the phase", intx: true });
     bars("est", st.estimates, wins);
     const evs = document.getElementById("events");
     evs.replaceChildren();
