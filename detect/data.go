@@ -9,6 +9,7 @@ import (
 
 	"github.com/adaptio/adaptio/access"
 	"github.com/adaptio/adaptio/dataset"
+	"github.com/adaptio/adaptio/sched"
 	"github.com/adaptio/adaptio/workload"
 )
 
@@ -18,7 +19,7 @@ import (
 type Set struct {
 	X  [][access.NumFeatures]float64
 	Y  []access.Class
-	Op []uint8 // sched.Op values
+	Op []sched.Op
 	// Seq numbers the interval sequences rows belong to (one per experiment
 	// and I/O node, rows in time order), for EvaluateSmoothed.
 	Seq []int32
@@ -30,14 +31,14 @@ func (s Set) Len() int { return len(s.Y) }
 func (s *Set) add(o access.Observation, c access.Class, seq int) {
 	s.X = append(s.X, o.Features())
 	s.Y = append(s.Y, c)
-	s.Op = append(s.Op, uint8(o.Op))
+	s.Op = append(s.Op, o.Op)
 	s.Seq = append(s.Seq, int32(seq))
 }
 
 // Subset returns the rows idx, in that order (sharing no slices with s).
 func (s Set) Subset(idx []int) Set {
 	out := Set{X: make([][access.NumFeatures]float64, len(idx)), Y: make([]access.Class, len(idx)),
-		Op: make([]uint8, len(idx)), Seq: make([]int32, len(idx))}
+		Op: make([]sched.Op, len(idx)), Seq: make([]int32, len(idx))}
 	for k, i := range idx {
 		out.X[k], out.Y[k], out.Op[k], out.Seq[k] = s.X[i], s.Y[i], s.Op[i], s.Seq[i]
 	}
