@@ -1,5 +1,7 @@
 // Package disk models the storage device of a PFS data server in virtual
-// time: a hard disk of the 10k rpm SAS class, an SSD, or "none" (no cost).
+// time: a hard disk of the 10k rpm SAS class ("hdd"), an SSD ("ssd"), a
+// disk array behind a write log ("array", for the MareNostrum 4 setting), or
+// "none" (no cost).
 // The simulator and the emulated PFS (in wall-clock time) apply the same
 // Device, so a pattern costs the same in both.
 //
