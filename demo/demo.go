@@ -237,7 +237,7 @@ func Run(ctx context.Context, cfg Config) (record.Recording, error) {
 	}
 	rec := record.New(cfg.meta(mode))
 	var url string
-	council := &switchHandler{}
+	councilHTTP := &switchHandler{}
 	if cfg.HTTP != "" {
 		ln, err := net.Listen("tcp", cfg.HTTP)
 		if err != nil {
@@ -247,7 +247,7 @@ func Run(ctx context.Context, cfg Config) (record.Recording, error) {
 		mux := http.NewServeMux()
 		mux.Handle("/", dashboard.Handler(rec))
 		for _, p := range []string{"/metrics", "/status", "/healthz"} {
-			mux.Handle(p, council)
+			mux.Handle(p, councilHTTP)
 		}
 		srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 		go srv.Serve(ln)
@@ -285,7 +285,7 @@ func Run(ctx context.Context, cfg Config) (record.Recording, error) {
 	if cfg.Sim {
 		err = runSim(ctx, cfg, rec)
 	} else {
-		err = runReal(ctx, cfg, rec, council)
+		err = runReal(ctx, cfg, rec, councilHTTP)
 	}
 	if ctx.Err() != nil {
 		rec.Interrupt()

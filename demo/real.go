@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"sync"
@@ -64,6 +66,11 @@ func (s *decisionSink) Write(p []byte) (int, error) {
 	}
 	return len(p), nil
 }
+
+var (
+	_ io.Writer    = (*decisionSink)(nil)
+	_ http.Handler = (*switchHandler)(nil)
+)
 
 // stack is the real stack of the demo, started in one process.
 type stack struct {
@@ -186,7 +193,7 @@ func startStack(ctx context.Context, cfg Config, sink *decisionSink) (*stack, er
 
 // runReal runs the experiment on the real stack: real bytes through the
 // forwarding daemons to the emulated PFS, the Council service deciding.
-func runReal(ctx context.Context, cfg Config, rec *record.Recorder, http *switchHandler) error {
+func runReal(ctx context.Context, cfg Config, rec *record.Recorder, councilHTTP *switchHandler) error {
 	logf, err := os.Create(filepath.Join(cfg.StateDir, RealDecisionLog))
 	if err != nil {
 		return fmt.Errorf("demo: decision log: %w", err)
@@ -219,8 +226,8 @@ func runReal(ctx context.Context, cfg Config, rec *record.Recorder, http *switch
 		wg.Wait()
 		return err
 	}
-	http.set(st.svc.Handler())
-	defer http.set(nil)
+	councilHTTP.set(st.svc.Handler())
+	defer councilHTTP.set(nil)
 	carried := pulls(st.svc.Status())
 	rec.UpdateMeta(func(m *record.Meta) {
 		m.CarriedOver = carried
@@ -275,7 +282,7 @@ func runReal(ctx context.Context, cfg Config, rec *record.Recorder, http *switch
 	}
 	settle(st.svc)
 	rec.SetEstimates(estimates(st.svc.Status()))
-	http.set(nil)
+	councilHTTP.set(nil)
 	st.shutdown() // the Council persists its learned state on shutdown
 	if cfg.Static == 0 {
 		rec.AddEvent(time.Since(t0).Seconds(), "info", "learned state saved in "+filepath.Join(cfg.StateDir, RealStateDir))

@@ -1,0 +1,19 @@
+package demo_test
+
+import (
+	"fmt"
+
+	"github.com/adaptio/adaptio/demo"
+)
+
+func ExampleConfig_Phases() {
+	cfg := demo.Config{Mix: true}.WithDefaults()
+	for _, p := range cfg.Phases() {
+		fmt.Println(p.Name, p.Pattern)
+	}
+	// Output:
+	// SS write 128p-shared-strided-write-32k
+	// SS read 128p-shared-strided-read-32k
+	// FPP write 128p-fpp-contiguous-write-32k
+	// SC read 128p-shared-contiguous-read-32k
+}
