@@ -333,6 +333,15 @@ func TestDeadNodeRoundClosesAtDeadline(t *testing.T) {
 	if d.Reason != "deadline" || d.Nodes != 2 || time.Since(start) < 100*time.Millisecond {
 		t.Fatalf("got %+v after %v, want closed by the deadline (100ms) with 2 nodes", d, time.Since(start))
 	}
+	want := `
+# HELP adaptio_council_rounds_total Rounds closed, by reason (all: every known node reported; deadline).
+# TYPE adaptio_council_rounds_total counter
+adaptio_council_rounds_total{reason="all"} 0
+adaptio_council_rounds_total{reason="deadline"} 1
+`
+	if err := testutil.CollectAndCompare(s.m.rounds, strings.NewReader(want)); err != nil {
+		t.Fatal(err)
+	}
 }
 
 func TestGroupsAreIndependent(t *testing.T) {
