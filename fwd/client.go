@@ -30,14 +30,34 @@ type ClientOptions struct {
 	MaxIO int
 	// DialTimeout bounds connecting (default 10 s).
 	DialTimeout time.Duration
+	// Reconnect, if positive, makes the client survive a lost connection
+	// (a daemon restart): a call redials for up to this long, open files
+	// are reopened by path on the new connection, and calls that can be
+	// repeated safely (read, write, fsync, stat, readdir, truncate, open
+	// without exclusive create) are sent again if the connection broke
+	// while they were outstanding. Unlink, mkdir and exclusive create are
+	// not repeated (a second attempt could report a wrong error); they fail
+	// with ErrClientClosed. Zero: a lost connection fails every later call.
+	Reconnect time.Duration
 }
 
 // Client is a connection to a forwarding daemon. Calls are pipelined: any
 // number of goroutines may call concurrently and their requests are
 // outstanding at the same time on the one connection. Safe for concurrent use.
 type Client struct {
-	nc    net.Conn
-	maxIO int
+	network, addr string
+	opts          ClientOptions
+
+	connMu sync.Mutex // guards conn, gen, closed; held while dialling
+	conn   *clientConn
+	gen    uint64 // generation of conn: files opened under an older one reopen
+	closed bool
+}
+
+// clientConn is one connection with its requests in flight.
+type clientConn struct {
+	nc  net.Conn
+	gen uint64
 
 	wmu  sync.Mutex
 	hdr  []byte
@@ -85,71 +105,166 @@ func DialOptions(addr string, o ClientOptions) (*Client, error) {
 		}
 		o.ClientID = x ^ uint32(os.Getpid())
 	}
-	nc, err := net.DialTimeout(network, a, o.DialTimeout)
+	c := &Client{network: network, addr: a, opts: o}
+	cc, err := c.dial()
 	if err != nil {
-		return nil, fmt.Errorf("fwd: dial %s: %w", addr, err)
+		return nil, fmt.Errorf("fwd: %s: %w", addr, err)
+	}
+	c.conn, c.gen = cc, cc.gen
+	return c, nil
+}
+
+// dial opens a new connection and says hello; connMu is held or c is not
+// yet shared.
+func (c *Client) dial() (*clientConn, error) {
+	nc, err := net.DialTimeout(c.network, c.addr, c.opts.DialTimeout)
+	if err != nil {
+		return nil, fmt.Errorf("dial: %w", err)
 	}
 	if tc, ok := nc.(*net.TCPConn); ok {
 		_ = tc.SetNoDelay(true)
 	}
-	c := &Client{nc: nc, maxIO: o.MaxIO, pending: map[uint64]*call{}, done: make(chan struct{})}
-	go c.readLoop()
-	if _, err := c.do(&wire.Msg{Op: wire.OpHello, ClientID: o.ClientID, Name: o.Name}, nil); err != nil {
-		c.Close()
-		return nil, fmt.Errorf("fwd: hello to %s: %w", addr, err)
+	cc := &clientConn{nc: nc, gen: c.gen + 1, pending: map[uint64]*call{}, done: make(chan struct{})}
+	go cc.readLoop()
+	if _, err := cc.do(&wire.Msg{Op: wire.OpHello, ClientID: c.opts.ClientID, Name: c.opts.Name}, nil); err != nil {
+		cc.close()
+		return nil, fmt.Errorf("hello: %w", err)
 	}
-	return c, nil
+	return cc, nil
+}
+
+// current returns a working connection, redialling a broken one when
+// Reconnect allows it.
+func (c *Client) current() (*clientConn, error) {
+	c.connMu.Lock()
+	defer c.connMu.Unlock()
+	if c.closed {
+		return nil, ErrClientClosed
+	}
+	if err := c.conn.broken(); err == nil || c.opts.Reconnect <= 0 {
+		return c.conn, err
+	}
+	cc, err := c.dial()
+	if err != nil {
+		return nil, fmt.Errorf("%w: reconnecting: %v", ErrClientClosed, err)
+	}
+	c.conn.close()
+	c.conn, c.gen = cc, cc.gen
+	return cc, nil
 }
 
 // Close closes the connection; outstanding calls fail with ErrClientClosed.
 func (c *Client) Close() error {
-	c.fail(ErrClientClosed)
-	err := c.nc.Close()
-	<-c.done
+	c.connMu.Lock()
+	defer c.connMu.Unlock()
+	if c.closed {
+		return nil
+	}
+	c.closed = true
+	return c.conn.close()
+}
+
+func (cc *clientConn) close() error {
+	cc.fail(ErrClientClosed)
+	err := cc.nc.Close()
+	<-cc.done
 	return err
 }
 
-func (c *Client) fail(err error) {
-	c.mu.Lock()
-	if c.err == nil {
-		c.err = err
-	}
-	for id, cl := range c.pending {
-		cl.err = c.err
-		close(cl.done)
-		delete(c.pending, id)
-	}
-	c.mu.Unlock()
+func (cc *clientConn) broken() error {
+	cc.mu.Lock()
+	defer cc.mu.Unlock()
+	return cc.err
 }
 
-// do sends m and waits for its response. For reads, dst receives the data.
-func (c *Client) do(m *wire.Msg, dst []byte) (*call, error) {
+func (cc *clientConn) fail(err error) {
+	cc.mu.Lock()
+	if cc.err == nil {
+		cc.err = err
+	}
+	for id, cl := range cc.pending {
+		cl.err = cc.err
+		close(cl.done)
+		delete(cc.pending, id)
+	}
+	cc.mu.Unlock()
+}
+
+// repeatable reports whether m may be sent again after a lost connection.
+func repeatable(m *wire.Msg) bool {
+	switch m.Op {
+	case wire.OpUnlink, wire.OpMkdir, wire.OpHello:
+		return false
+	case wire.OpOpen:
+		return m.Flags&wire.OpenExcl == 0
+	}
+	return true
+}
+
+// do sends m and waits for its response, on the current connection; with
+// Reconnect, a call lost with its connection is repeated when that is safe.
+// For reads, dst receives the data. prepare, if set, is called with the
+// connection before each attempt (files reopen there).
+func (c *Client) do(m *wire.Msg, dst []byte, prepare func(cc *clientConn) error) (*call, error) {
+	var deadline time.Time
+	for {
+		cc, err := c.current()
+		if err == nil && prepare != nil {
+			err = prepare(cc)
+		}
+		var cl *call
+		if err == nil {
+			cl, err = cc.do(m, dst)
+			if err == nil {
+				return cl, nil
+			}
+		}
+		if c.opts.Reconnect <= 0 || !errors.Is(err, ErrClientClosed) || !repeatable(m) {
+			return nil, err
+		}
+		c.connMu.Lock()
+		closed := c.closed
+		c.connMu.Unlock()
+		if closed {
+			return nil, err
+		}
+		if deadline.IsZero() {
+			deadline = time.Now().Add(c.opts.Reconnect)
+		} else if time.Now().After(deadline) {
+			return nil, err
+		}
+		time.Sleep(50 * time.Millisecond) // the daemon is restarting
+	}
+}
+
+// do sends m on this connection and waits for the response.
+func (cc *clientConn) do(m *wire.Msg, dst []byte) (*call, error) {
 	cl := &call{dst: dst, done: make(chan struct{})}
-	c.wmu.Lock()
-	c.next++
-	m.ID = c.next
-	c.mu.Lock()
-	if c.err != nil {
-		err := c.err
-		c.mu.Unlock()
-		c.wmu.Unlock()
+	cc.wmu.Lock()
+	cc.next++
+	m.ID = cc.next
+	cc.mu.Lock()
+	if cc.err != nil {
+		err := cc.err
+		cc.mu.Unlock()
+		cc.wmu.Unlock()
 		return nil, err
 	}
-	c.pending[m.ID] = cl
-	c.mu.Unlock()
-	c.hdr = wire.AppendFixed(c.hdr[:0], m)
+	cc.pending[m.ID] = cl
+	cc.mu.Unlock()
+	cc.hdr = wire.AppendFixed(cc.hdr[:0], m)
 	var err error
 	if m.Op == wire.OpWrite && len(m.Data) > 0 {
 		// One writev: the data goes from the caller's buffer to the socket.
-		c.bufs = append(c.bufs[:0], c.hdr, m.Data)
-		_, err = c.bufs.WriteTo(c.nc)
+		cc.bufs = append(cc.bufs[:0], cc.hdr, m.Data)
+		_, err = cc.bufs.WriteTo(cc.nc)
 	} else {
-		_, err = c.nc.Write(c.hdr)
+		_, err = cc.nc.Write(cc.hdr)
 	}
-	c.wmu.Unlock()
+	cc.wmu.Unlock()
 	if err != nil {
-		c.fail(fmt.Errorf("%w: %v", ErrClientClosed, err))
-		_ = c.nc.Close()
+		cc.fail(fmt.Errorf("%w: %v", ErrClientClosed, err))
+		_ = cc.nc.Close()
 	}
 	<-cl.done
 	if cl.err != nil {
@@ -161,35 +276,35 @@ func (c *Client) do(m *wire.Msg, dst []byte) (*call, error) {
 	return cl, nil
 }
 
-func (c *Client) readLoop() {
-	defer close(c.done)
-	br := bufio.NewReaderSize(c.nc, 4<<10) // large read data bypasses it
+func (cc *clientConn) readLoop() {
+	defer close(cc.done)
+	br := bufio.NewReaderSize(cc.nc, 4<<10) // large read data bypasses it
 	var hdr [wire.HeaderSize]byte
 	for {
 		if _, err := io.ReadFull(br, hdr[:]); err != nil {
-			c.fail(fmt.Errorf("%w: %v", ErrClientClosed, err))
+			cc.fail(fmt.Errorf("%w: %v", ErrClientClosed, err))
 			return
 		}
 		h, n, err := wire.ParseHeader(hdr[:], wire.DefaultMaxFrame)
 		if err != nil || !h.IsResponse() {
-			c.fail(fmt.Errorf("%w: bad frame from daemon: %v", ErrClientClosed, err))
-			_ = c.nc.Close()
+			cc.fail(fmt.Errorf("%w: bad frame from daemon: %v", ErrClientClosed, err))
+			_ = cc.nc.Close()
 			return
 		}
-		c.mu.Lock()
-		cl := c.pending[h.ID]
-		delete(c.pending, h.ID)
-		c.mu.Unlock()
+		cc.mu.Lock()
+		cl := cc.pending[h.ID]
+		delete(cc.pending, h.ID)
+		cc.mu.Unlock()
 		if cl != nil && h.Op() == wire.OpRead && n >= 2 && n-2 <= len(cl.dst) {
 			// Read data straight into the caller's buffer.
 			var st [2]byte
 			if _, err := io.ReadFull(br, st[:]); err != nil {
-				c.failCall(cl, err)
+				cc.failCall(cl, err)
 				return
 			}
 			if code := wire.Code(binary.BigEndian.Uint16(st[:])); code == wire.CodeOK {
 				if _, err := io.ReadFull(br, cl.dst[:n-2]); err != nil {
-					c.failCall(cl, err)
+					cc.failCall(cl, err)
 					return
 				}
 				cl.resp = wire.Msg{Op: wire.OpRead, ID: h.ID, Response: true}
@@ -200,39 +315,39 @@ func (c *Client) readLoop() {
 			rest := make([]byte, n)
 			copy(rest, st[:])
 			if _, err := io.ReadFull(br, rest[2:]); err != nil {
-				c.failCall(cl, err)
+				cc.failCall(cl, err)
 				return
 			}
-			c.finish(cl, h, rest)
+			finish(cl, h, rest)
 			continue
 		}
 		p := make([]byte, n)
 		if _, err := io.ReadFull(br, p); err != nil {
 			if cl != nil {
-				c.failCall(cl, err)
+				cc.failCall(cl, err)
 			}
-			c.fail(fmt.Errorf("%w: %v", ErrClientClosed, err))
+			cc.fail(fmt.Errorf("%w: %v", ErrClientClosed, err))
 			return
 		}
 		if cl == nil {
 			// A response to no request: a connection-level error (bad frame).
 			var m wire.Msg
 			if wire.Decode(h, p, &m) == nil && m.Code != wire.CodeOK {
-				c.fail(fmt.Errorf("%w: %v", ErrClientClosed, &wire.Error{Code: m.Code, Msg: m.Err}))
+				cc.fail(fmt.Errorf("%w: %v", ErrClientClosed, &wire.Error{Code: m.Code, Msg: m.Err}))
 			}
 			continue
 		}
-		c.finish(cl, h, p)
+		finish(cl, h, p)
 	}
 }
 
-func (c *Client) failCall(cl *call, err error) {
+func (cc *clientConn) failCall(cl *call, err error) {
 	cl.err = fmt.Errorf("%w: %v", ErrClientClosed, err)
 	close(cl.done)
-	c.fail(cl.err)
+	cc.fail(cl.err)
 }
 
-func (c *Client) finish(cl *call, h wire.Header, p []byte) {
+func finish(cl *call, h wire.Header, p []byte) {
 	if err := wire.Decode(h, p, &cl.resp); err != nil {
 		cl.err = err
 	} else if cl.resp.Op == wire.OpRead && cl.resp.Code == wire.CodeOK {
@@ -250,11 +365,15 @@ type FileInfo = wire.FileInfo
 
 // OpenFile opens path with wire.Open* flags; mode applies on creation.
 func (c *Client) OpenFile(path string, flags uint32, mode fs.FileMode) (*File, error) {
-	cl, err := c.do(&wire.Msg{Op: wire.OpOpen, Path: path, Flags: flags, Mode: uint32(mode.Perm())}, nil)
+	f := &File{c: c, path: path}
+	m := &wire.Msg{Op: wire.OpOpen, Path: path, Flags: flags, Mode: uint32(mode.Perm())}
+	var gen uint64
+	cl, err := c.do(m, nil, func(cc *clientConn) error { gen = cc.gen; return nil })
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
-	return &File{c: c, h: cl.resp.Handle, path: path, info: cl.resp.Info}, nil
+	f.h, f.gen, f.info = cl.resp.Handle, gen, cl.resp.Info
+	return f, nil
 }
 
 // Open opens an existing file.
@@ -267,7 +386,7 @@ func (c *Client) Create(path string) (*File, error) {
 
 // Stat returns path's metadata.
 func (c *Client) Stat(path string) (FileInfo, error) {
-	cl, err := c.do(&wire.Msg{Op: wire.OpStat, Path: path}, nil)
+	cl, err := c.do(&wire.Msg{Op: wire.OpStat, Path: path}, nil, nil)
 	if err != nil {
 		return FileInfo{}, fmt.Errorf("stat %s: %w", path, err)
 	}
@@ -276,7 +395,7 @@ func (c *Client) Stat(path string) (FileInfo, error) {
 
 // Unlink removes a file or an empty directory.
 func (c *Client) Unlink(path string) error {
-	_, err := c.do(&wire.Msg{Op: wire.OpUnlink, Path: path}, nil)
+	_, err := c.do(&wire.Msg{Op: wire.OpUnlink, Path: path}, nil, nil)
 	if err != nil {
 		return fmt.Errorf("unlink %s: %w", path, err)
 	}
@@ -285,7 +404,7 @@ func (c *Client) Unlink(path string) error {
 
 // Truncate sets path's size.
 func (c *Client) Truncate(path string, size int64) error {
-	_, err := c.do(&wire.Msg{Op: wire.OpTruncate, Path: path, Length: size}, nil)
+	_, err := c.do(&wire.Msg{Op: wire.OpTruncate, Path: path, Length: size}, nil, nil)
 	if err != nil {
 		return fmt.Errorf("truncate %s: %w", path, err)
 	}
@@ -294,7 +413,7 @@ func (c *Client) Truncate(path string, size int64) error {
 
 // Mkdir creates a directory; an existing name fails with an error matching fs.ErrExist.
 func (c *Client) Mkdir(path string, mode fs.FileMode) error {
-	_, err := c.do(&wire.Msg{Op: wire.OpMkdir, Path: path, Mode: uint32(mode.Perm())}, nil)
+	_, err := c.do(&wire.Msg{Op: wire.OpMkdir, Path: path, Mode: uint32(mode.Perm())}, nil, nil)
 	if err != nil {
 		return fmt.Errorf("mkdir %s: %w", path, err)
 	}
@@ -303,7 +422,7 @@ func (c *Client) Mkdir(path string, mode fs.FileMode) error {
 
 // ReadDir lists a directory ("" or "." is the export root).
 func (c *Client) ReadDir(path string) ([]FileInfo, error) {
-	cl, err := c.do(&wire.Msg{Op: wire.OpReadDir, Path: path}, nil)
+	cl, err := c.do(&wire.Msg{Op: wire.OpReadDir, Path: path}, nil, nil)
 	if err != nil {
 		return nil, fmt.Errorf("readdir %s: %w", path, err)
 	}
@@ -311,22 +430,49 @@ func (c *Client) ReadDir(path string) ([]FileInfo, error) {
 }
 
 // File is an open file on the daemon. ReadAt and WriteAt may be called
-// concurrently; each call is pipelined in MaxIO chunks.
+// concurrently; each call is pipelined in MaxIO chunks. With
+// ClientOptions.Reconnect the file is reopened by path (without creating or
+// truncating) on a new connection.
 type File struct {
 	c    *Client
-	h    uint64
 	path string
 	info FileInfo
 	// Process identifies the calling process to the daemon's pattern
-	// detection (set it per rank in multi-process clients).
+	// detection (set it per rank in multi-process clients, before use).
 	Process uint32
+
+	mu  sync.Mutex
+	h   uint64 // handle on the connection of generation gen
+	gen uint64
 }
 
 // Name returns the path the file was opened with.
 func (f *File) Name() string { return f.path }
 
 // Handle returns the daemon's handle of the file.
-func (f *File) Handle() uint64 { return f.h }
+func (f *File) Handle() uint64 {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.h
+}
+
+// on returns the prepare function that points m at the file's handle on
+// connection cc, reopening the file there if it was opened on another.
+func (f *File) on(m *wire.Msg) func(cc *clientConn) error {
+	return func(cc *clientConn) error {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		if f.gen != cc.gen {
+			cl, err := cc.do(&wire.Msg{Op: wire.OpOpen, Path: f.path}, nil)
+			if err != nil {
+				return fmt.Errorf("reopen: %w", err)
+			}
+			f.h, f.gen = cl.resp.Handle, cc.gen
+		}
+		m.Handle = f.h
+		return nil
+	}
+}
 
 // ReadAt reads len(p) bytes at off; it returns io.EOF with n < len(p) at the
 // end of the file, like os.File.ReadAt.
@@ -345,7 +491,7 @@ func (f *File) chunks(p []byte, off int64, write bool) (int, error) {
 	if off < 0 {
 		return 0, fmt.Errorf("%s: negative offset: %w", f.path, fs.ErrInvalid)
 	}
-	max := f.c.maxIO
+	max := f.c.opts.MaxIO
 	if len(p) <= max {
 		return f.one(p, off, write)
 	}
@@ -381,13 +527,15 @@ func (f *File) chunks(p []byte, off int64, write bool) (int, error) {
 
 func (f *File) one(p []byte, off int64, write bool) (int, error) {
 	if write {
-		cl, err := f.c.do(&wire.Msg{Op: wire.OpWrite, Handle: f.h, Offset: off, Process: f.Process, Data: p}, nil)
+		m := &wire.Msg{Op: wire.OpWrite, Offset: off, Process: f.Process, Data: p}
+		cl, err := f.c.do(m, nil, f.on(m))
 		if err != nil {
 			return 0, fmt.Errorf("write %s at %d: %w", f.path, off, err)
 		}
 		return int(cl.resp.N), nil
 	}
-	cl, err := f.c.do(&wire.Msg{Op: wire.OpRead, Handle: f.h, Offset: off, Length: int64(len(p)), Process: f.Process}, p)
+	m := &wire.Msg{Op: wire.OpRead, Offset: off, Length: int64(len(p)), Process: f.Process}
+	cl, err := f.c.do(m, p, f.on(m))
 	if err != nil {
 		return 0, fmt.Errorf("read %s at %d: %w", f.path, off, err)
 	}
@@ -396,7 +544,8 @@ func (f *File) one(p []byte, off int64, write bool) (int, error) {
 
 // Sync asks the backend to make the file durable.
 func (f *File) Sync() error {
-	if _, err := f.c.do(&wire.Msg{Op: wire.OpFsync, Handle: f.h}, nil); err != nil {
+	m := &wire.Msg{Op: wire.OpFsync}
+	if _, err := f.c.do(m, nil, f.on(m)); err != nil {
 		return fmt.Errorf("fsync %s: %w", f.path, err)
 	}
 	return nil
@@ -405,9 +554,23 @@ func (f *File) Sync() error {
 // Stat returns the file's current metadata.
 func (f *File) Stat() (FileInfo, error) { return f.c.Stat(f.path) }
 
-// Close releases the handle.
+// errGone: the file's handle died with an earlier connection.
+var errGone = errors.New("fwd: handle of an earlier connection")
+
+// Close releases the handle. A handle of a connection since lost is
+// already released.
 func (f *File) Close() error {
-	if _, err := f.c.do(&wire.Msg{Op: wire.OpClose, Handle: f.h}, nil); err != nil {
+	m := &wire.Msg{Op: wire.OpClose}
+	_, err := f.c.do(m, nil, func(cc *clientConn) error {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		if f.gen != cc.gen {
+			return errGone
+		}
+		m.Handle = f.h
+		return nil
+	})
+	if err != nil && !errors.Is(err, errGone) {
 		return fmt.Errorf("close %s: %w", f.path, err)
 	}
 	return nil

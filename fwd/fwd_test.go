@@ -753,3 +753,69 @@ func TestAggregation(t *testing.T) {
 		t.Fatalf("%v batches for %d requests, want 9..20 (aggregated by up to 16)", batches, writers*per)
 	}
 }
+
+// With Reconnect, a client rides through a daemon restart: writes in flight
+// are repeated, open files are reopened, and every byte lands.
+func TestClientReconnectAcrossRestart(t *testing.T) {
+	dir := t.TempDir()
+	be := newPosix(t, dir)
+	sock := "unix:" + filepath.Join(t.TempDir(), "fwd.sock")
+	start := func() *fwd.Daemon {
+		d, err := fwd.New(fwd.Options{Backend: be, Listen: []string{sock}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := d.Start(); err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	d := start()
+	c, err := fwd.DialOptions(sock, fwd.ClientOptions{Reconnect: 10 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	f, err := c.Create("r")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const chunk, chunks = 16 << 10, 200
+	errc := make(chan error, 1)
+	progress := make(chan int, chunks)
+	go func() {
+		for i := 0; i < chunks; i++ {
+			off := int64(i) * chunk
+			if _, err := f.WriteAt(content(4, off, chunk), off); err != nil {
+				errc <- fmt.Errorf("chunk %d: %w", i, err)
+				return
+			}
+			progress <- i
+		}
+		errc <- nil
+	}()
+	for i := range progress { // restart once a quarter is written
+		if i == chunks/4 {
+			break
+		}
+	}
+	d.Shutdown()
+	d2 := start()
+	defer d2.Shutdown()
+	if err := <-errc; err != nil {
+		t.Fatalf("writer across the restart: %v", err)
+	}
+	got := make([]byte, chunk*chunks)
+	if n, err := f.ReadAt(got, 0); n != len(got) || err != nil || !bytes.Equal(got, content(4, 0, len(got))) {
+		t.Fatalf("after the restart: read %d bytes, %v; exact %v", n, err, bytes.Equal(got, content(4, 0, len(got))))
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// Without Reconnect a lost connection fails clearly.
+	c2 := dial(t, d2.Addr())
+	d2.Shutdown()
+	if _, err := c2.Stat("r"); !errors.Is(err, fwd.ErrClientClosed) {
+		t.Fatalf("call after the daemon went away: got %v, want ErrClientClosed", err)
+	}
+}

@@ -16,6 +16,7 @@ type mountConfig struct {
 	CacheTimeout time.Duration
 	PageCache    bool
 	MaxWrite     string
+	Reconnect    time.Duration
 	Debug        bool
 }
 
@@ -40,7 +41,7 @@ system is unmounted (umount MOUNTPOINT). Nothing is written locally.`,
 			if err != nil {
 				return fmt.Errorf("mount: --max-write: %w", err)
 			}
-			c, err := fwd.DialOptions(cfg.Forwarder, fwd.ClientOptions{Name: "mount"})
+			c, err := fwd.DialOptions(cfg.Forwarder, fwd.ClientOptions{Name: "mount", Reconnect: cfg.Reconnect})
 			if err != nil {
 				return fmt.Errorf("mount: %w", err)
 			}
@@ -78,6 +79,7 @@ system is unmounted (umount MOUNTPOINT). Nothing is written locally.`,
 	f.DurationVar(&cfg.CacheTimeout, "cache-timeout", time.Second, "how long the kernel caches names and attributes")
 	f.BoolVar(&cfg.PageCache, "page-cache", false, "let the kernel cache file data (faster re-reads; the forwarder then sees fewer requests)")
 	f.StringVar(&cfg.MaxWrite, "max-write", "1MiB", "largest read or write the kernel sends in one request")
+	f.DurationVar(&cfg.Reconnect, "reconnect", 30*time.Second, "how long a call waits for a lost forwarder to come back (0: fail at once); reads and writes in flight are sent again")
 	f.BoolVar(&cfg.Debug, "debug", false, "log every FUSE operation to stderr")
 	return cmd
 }
