@@ -208,3 +208,78 @@ func TestMPIIO(t *testing.T) {
 		}
 	}
 }
+
+// TestDaemonRestartUnderMount restarts the forwarder while dd writes
+// through the mount: the client reconnects, dd completes, and the file on
+// the backend is exactly what dd read.
+func TestDaemonRestartUnderMount(t *testing.T) {
+	dd, err := exec.LookPath("dd")
+	if err != nil {
+		t.Skip("dd not installed")
+	}
+	if _, err := os.Stat("/dev/fuse"); err != nil || os.Geteuid() != 0 {
+		t.Skip("needs /dev/fuse and root")
+	}
+	root := t.TempDir()
+	be, err := posix.New(root, backend.Layout{StripeSize: 64 << 10, StripeCount: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer be.Close()
+	sock := "unix:" + filepath.Join(t.TempDir(), "fwd.sock")
+	start := func() *fwd.Daemon {
+		d, err := fwd.New(fwd.Options{Backend: be, Listen: []string{sock}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := d.Start(); err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	d := start()
+	c, err := fwd.DialOptions(sock, fwd.ClientOptions{Reconnect: 20 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	mnt := t.TempDir()
+	m, err := fusemount.Mount(mnt, c, fusemount.Options{})
+	if err != nil {
+		t.Skipf("mount: %v", err)
+	}
+	defer func() {
+		for i := 0; m.Unmount() != nil && i < 100; i++ {
+			time.Sleep(20 * time.Millisecond)
+		}
+	}()
+	src := filepath.Join(t.TempDir(), "src")
+	data := make([]byte, 16<<20)
+	bench.Fill(data, 3, 0, 0)
+	if err := os.WriteFile(src, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(dd, "if="+src, "of="+filepath.Join(mnt, "r.bin"), "bs=64k")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for { // restart once dd is under way
+		if fi, err := os.Stat(filepath.Join(root, "r.bin")); err == nil && fi.Size() >= 1<<20 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("dd made no progress")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	d.Shutdown()
+	d2 := start()
+	defer d2.Shutdown()
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("dd across the restart: %v", err)
+	}
+	if got, _ := os.ReadFile(filepath.Join(root, "r.bin")); !bytes.Equal(got, data) {
+		t.Fatalf("after the restart the backend holds %d bytes or other bytes", len(got))
+	}
+}
