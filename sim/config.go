@@ -52,6 +52,10 @@ type Config struct {
 	// read_ahead_kb; negative: reads go to the disk directly). Writes bypass
 	// the cache (O_DIRECT, as in the papers) and invalidate cached chunks.
 	ReadAheadBytes int64
+	// Elevator makes each data server serve its queued accesses in C-LOOK
+	// order of disk address (the Linux block layer's sorting) instead of
+	// arrival order. Not with FileConcurrency.
+	Elevator bool
 	// CacheCopyBytesPerSec is the rate at which a data server serves page-cache hits (default 4e9).
 	CacheCopyBytesPerSec float64
 	// Contention is the extra data server time per access for each I/O node

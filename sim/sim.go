@@ -60,6 +60,7 @@ type server struct {
 	rng                    *rand.Rand
 	queue                  ring
 	busy                   int32   // thread being served, -1: idle
+	headAddr               int64   // disk address after the last access (Elevator)
 	waiting                bool    // the head of the queue waits for its file (FileConcurrency)
 	perIO                  []int32 // batches queued or in service per I/O node
 	nodes                  int32   // I/O nodes with batches here
@@ -101,6 +102,32 @@ func (q *ring) pop() int32 {
 		q.head = 0
 	}
 	q.size--
+	return v
+}
+
+// at returns the i-th element from the head.
+func (q *ring) at(i int) int32 {
+	i += q.head
+	if i >= len(q.buf) {
+		i -= len(q.buf)
+	}
+	return q.buf[i]
+}
+
+// remove takes out the i-th element from the head, keeping the order of the others.
+func (q *ring) remove(i int) int32 {
+	v := q.at(i)
+	for ; i > 0; i-- {
+		j, k := q.head+i, q.head+i-1
+		if j >= len(q.buf) {
+			j -= len(q.buf)
+		}
+		if k >= len(q.buf) {
+			k -= len(q.buf)
+		}
+		q.buf[j] = q.buf[k]
+	}
+	q.pop()
 	return v
 }
 
@@ -437,10 +464,29 @@ func (s *Sim) serverStart(si int) {
 		}
 		s.fileBusy[f]++
 	}
-	tid := sv.queue.pop()
+	var tid int32
+	if s.cfg.Elevator && sv.queue.size > 1 {
+		// C-LOOK: the queued access at or after the head's address with the
+		// lowest address, else the lowest address (arrival order on ties).
+		best, bestKey := 0, uint64(0)
+		for i := range sv.queue.size {
+			th := &s.threads[sv.queue.at(i)]
+			a := uint64(s.pl.Addr(th.file, th.off))
+			if a < uint64(sv.headAddr) {
+				a += 1 << 63
+			}
+			if i == 0 || a < bestKey {
+				best, bestKey = i, a
+			}
+		}
+		tid = sv.queue.remove(best)
+	} else {
+		tid = sv.queue.pop()
+	}
 	sv.busy = tid
 	th := &s.threads[tid]
 	d := s.access(sv, th)
+	sv.headAddr = s.pl.Addr(th.file, th.off+th.length)
 	d += int64(s.cfg.ServerOverhead) + int64(sv.nodes-1)*int64(max(0, s.cfg.Contention))
 	sv.accesses++
 	if ion := th.ion; ion != sv.last {

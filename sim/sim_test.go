@@ -31,9 +31,15 @@ func TestEveryByteIsServedAndObserved(t *testing.T) {
 		pattern(32, workload.Shared, workload.Contiguous, sched.Write, 100<<10, 32<<20), // crosses stripes unaligned
 	}
 	for _, p := range pats {
-		for _, sc := range []string{"twins", "fifo", "hbrr"} {
+		for _, sc := range []string{"twins", "fifo", "hbrr", "twins+elevator", "fifo+file-concurrency"} {
 			t.Run(p.String()+"/"+sc, func(t *testing.T) {
 				cfg := Config{Patterns: []workload.Pattern{p}, IONodes: 4, Scheduler: sc, Interval: 100 * time.Millisecond}
+				if name, ok := strings.CutSuffix(sc, "+elevator"); ok {
+					cfg.Scheduler, cfg.Elevator = name, true
+				}
+				if name, ok := strings.CutSuffix(sc, "+file-concurrency"); ok {
+					cfg.Scheduler, cfg.FileConcurrency = name, 2
+				}
 				var obsBytes, obsReqs int64
 				var class access.Class
 				res, err := Run(context.Background(), cfg, Hooks{OnInterval: func(_ time.Duration, obs []access.Observation) (time.Duration, bool) {

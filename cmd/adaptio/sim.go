@@ -39,6 +39,7 @@ type modelFlags struct {
 	stripe                    string
 	diskKind                  string
 	contention, switchCost    time.Duration
+	elevator                  bool
 	seed                      uint64
 }
 
@@ -51,6 +52,7 @@ func (m *modelFlags) register(cmd *cobra.Command) {
 	f.StringVar(&m.diskKind, "disk", "hdd", "data server device: hdd, ssd or none")
 	f.DurationVar(&m.contention, "contention", 0, "extra data server time per access per additional I/O node with requests at the server (negative: none)")
 	f.DurationVar(&m.switchCost, "switch-cost", sim.DefaultSwitchCost, "extra data server time of an access from another I/O node than the previous access (negative: none)")
+	f.BoolVar(&m.elevator, "elevator", false, "data servers serve queued accesses in disk-address (C-LOOK) order instead of arrival order")
 	f.Uint64Var(&m.seed, "seed", 1, "seed of every random stream (same seed, same output)")
 }
 
@@ -65,7 +67,7 @@ func (m *modelFlags) config() (sim.Config, error) {
 	}
 	return sim.Config{
 		ClientNodes: m.clients, Servers: m.servers, Threads: m.threads, StripeBytes: stripe,
-		Disk: dc, Contention: m.contention, SwitchCost: m.switchCost, Seed: m.seed,
+		Disk: dc, Contention: m.contention, SwitchCost: m.switchCost, Elevator: m.elevator, Seed: m.seed,
 	}, nil
 }
 
@@ -115,13 +117,13 @@ Sequoia) on 6,144 client nodes and 64 data servers.`,
 			}
 			p := workload.Pattern{Processes: procs}
 			if p.Layout, err = workload.ParseLayout(layout); err != nil {
-				return err
+				return fmt.Errorf("sim run: --layout: %w", err)
 			}
 			if p.Spatiality, err = workload.ParseSpatiality(spat); err != nil {
-				return err
+				return fmt.Errorf("sim run: --spatiality: %w", err)
 			}
 			if p.Op, err = sched.ParseOp(op); err != nil {
-				return err
+				return fmt.Errorf("sim run: --op: %w", err)
 			}
 			if p.RequestSize, err = parseSize(size); err != nil {
 				return fmt.Errorf("--request-size: %w", err)
@@ -149,13 +151,13 @@ Sequoia) on 6,144 client nodes and 64 data servers.`,
 			cfg.IONodes, cfg.Scheduler, cfg.Window = ion, scheduler, window
 			s, err := sim.New(cfg, nil)
 			if err != nil {
-				return err
+				return fmt.Errorf("sim run: %w", err)
 			}
 			var w *dataset.Writer
 			var mf *os.File
 			if metrics != "" {
 				if mf, err = os.Create(metrics); err != nil {
-					return err
+					return fmt.Errorf("sim run: --metrics: %w", err)
 				}
 				defer mf.Close()
 				w = dataset.NewObservationWriter(mf)
