@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/adaptio/adaptio/demo/dashboard"
@@ -240,6 +241,11 @@ func Run(ctx context.Context, cfg Config) (record.Recording, error) {
 	councilHTTP := &switchHandler{}
 	if cfg.HTTP != "" {
 		ln, err := net.Listen("tcp", cfg.HTTP)
+		if errors.Is(err, syscall.EADDRINUSE) {
+			// The port is taken (another demo?): take a free one on the same host.
+			host, _, _ := net.SplitHostPort(cfg.HTTP)
+			ln, err = net.Listen("tcp", net.JoinHostPort(host, "0"))
+		}
 		if err != nil {
 			return record.Recording{}, fmt.Errorf("demo: dashboard: %w", err)
 		}

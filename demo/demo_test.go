@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"net"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -236,5 +237,23 @@ func TestConfigValidation(t *testing.T) {
 				t.Error("Run accepted an invalid configuration")
 			}
 		})
+	}
+}
+
+func TestDashboardPortTakenFallsBackToAFreePort(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	cfg := smallSim(t, t.TempDir())
+	cfg.Iterations, cfg.Compare, cfg.HTTP = 1, -1, ln.Addr().String()
+	var url string
+	cfg.OnDashboard = func(u string) { url = u }
+	if _, err := Run(context.Background(), cfg); err != nil {
+		t.Fatal(err)
+	}
+	if url == "" || strings.Contains(url, ln.Addr().String()) {
+		t.Errorf("dashboard at %q; want a free port other than the taken %s", url, ln.Addr())
 	}
 }

@@ -73,7 +73,7 @@ run (decisions-sim.jsonl with --sim).`,
 	f.IntVar(&cfg.Iterations, "iterations", 0, "experiment iterations, each one pass of every phase (default 120 with --sim, 10 otherwise)")
 	f.StringVar(&cfg.StateDir, "state", demo.DefaultStateDir, "directory of the learned state and the decision log; a second run continues learning")
 	f.StringVar(&static, "static", "", "use this fixed TWINS window (125us, 250us, 500us, 1ms, 2ms, 4ms or 8ms) instead of learning")
-	f.StringVar(&cfg.HTTP, "http", "127.0.0.1:8080", "dashboard address (port 0: a free port; empty: no dashboard)")
+	f.StringVar(&cfg.HTTP, "http", "127.0.0.1:8080", "dashboard address (port 0, or the port taken: a free port, printed at start; empty: no dashboard)")
 	f.StringVar(&cfg.Report, "report", demo.DefaultReport, `report file ("-": none)`)
 	f.IntVar(&cfg.Processes, "processes", demo.DefaultProcesses, "client processes")
 	f.Int64Var(&cfg.PhaseBytes, "phase-bytes", 0, "bytes each phase writes or reads (default 1 GiB with --sim, 128 MiB otherwise)")
