@@ -144,6 +144,9 @@ Sequoia) on 6,144 client nodes and 64 data servers.`,
 					p.TotalBytes = int64(p.Processes) * 8 * p.RequestSize
 				}
 			}
+			if ion < 1 || p.Processes < 1 {
+				return fmt.Errorf("sim run: --io-nodes %d and --processes %d must be >= 1", ion, p.Processes)
+			}
 			cfg.Patterns = []workload.Pattern{p}
 			if iterations > 0 {
 				cfg.Patterns = sim.WriteRead(p, iterations)
