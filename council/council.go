@@ -153,7 +153,7 @@ type NodeReport struct {
 	Window    time.Duration `json:"win_ns"`            // window in force during the interval
 	Credited  bool          `json:"credited"`          // the reward updated (context, window)
 	Reward    float64       `json:"reward"`
-	Recommend time.Duration `json:"rec_ns,omitempty"` // best window for the node's context after the update
+	Recommend time.Duration `json:"rec_ns,omitempty"` // best window for the node's context by the estimates when the round closed
 }
 
 // Decision is the outcome of one round.
@@ -405,11 +405,20 @@ func (c *Council) close(now time.Duration) Decision {
 	votes := make([]float64, k)
 	bw := make([]float64, k)
 	contexts := map[string]int{}
-	for _, nr := range d.Nodes {
+	best := map[string]int{} // greedy arm per context, by the estimates at close
+	for i := range d.Nodes {
+		nr := &d.Nodes[i]
 		if nr.Context == "" {
 			continue
 		}
-		a := c.arm(nr.Recommend)
+		a, ok := best[nr.Context]
+		if !ok {
+			a = c.bands.Policy(nr.Context).Best()
+			best[nr.Context] = a
+		}
+		// The recommendation reflects every reward of the round, including
+		// those that arrived after this node's report.
+		nr.Recommend = c.cfg.Windows[a]
 		d.Voters++
 		contexts[nr.Context]++
 		bw[a] += nr.Bandwidth

@@ -443,3 +443,23 @@ func TestDiscoveryRound(t *testing.T) {
 		t.Fatalf("second round: ok=%v %+v, want closed by all", ok, d)
 	}
 }
+
+// TestRecommendationsUseEstimatesAtClose: a reward that arrives late in the
+// round updates the recommendations of the nodes that reported earlier.
+func TestRecommendationsUseEstimatesAtClose(t *testing.T) {
+	w125, w4 := sched.Windows[0], sched.Windows[5]
+	c := newCouncil(t, Config{Nodes: 3, Policy: "greedy"})
+	var rp reporter
+	mustObserve(t, c, 0, rp.report(obs(0, access.SS, sched.Read, w125, 1e8), 0))
+	mustObserve(t, c, 0, rp.report(obs(1, access.SS, sched.Read, w125, 1.1e8), 0))
+	mustObserve(t, c, 0, rp.report(obs(2, access.SS, sched.Read, w4, 5e8), 0))
+	d, ok, _ := c.Poll(0)
+	if !ok || d.Window != w4 {
+		t.Fatalf("got ok=%v window %v, want %v (the best estimate when the round closed)", ok, d.Window, w4)
+	}
+	for _, nr := range d.Nodes {
+		if nr.Recommend != w4 {
+			t.Errorf("node %d recommends %v, want %v", nr.Node, nr.Recommend, w4)
+		}
+	}
+}
