@@ -119,6 +119,17 @@ func (v *View) screen(d record.Delta, sec record.Second, snap record.Delta) stri
 		}
 		fmt.Fprintf(&b, "%-5d %-8s %-6s %-8s %s %14s\n", n.Node, orDash(n.Pattern), orDash(n.Op), report.WindowLabel(n.WindowUS), dec, mib(n.Bandwidth))
 	}
+	if len(d.Estimates) > 0 && len(d.Meta.WindowsUS) > 0 {
+		b.WriteString("\nlearned (best window per pattern, pulls):")
+		for _, e := range d.Estimates {
+			var n int64
+			for _, c := range e.Counts {
+				n += c
+			}
+			fmt.Fprintf(&b, "  %s %s (%d)", e.Context, report.WindowLabel(d.Meta.WindowsUS[min(max(e.Best, 0), len(d.Meta.WindowsUS)-1)]), n)
+		}
+		b.WriteString("\n")
+	}
 	b.WriteString("\niterations (latest last):\n")
 	for _, it := range snap.Iterations {
 		fmt.Fprintf(&b, "  #%-4d %-10s #%-3d %8.2f s\n", it.N, it.Phase, it.K, it.Seconds)

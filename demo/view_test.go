@@ -14,6 +14,7 @@ func viewRecorder() *record.Recorder {
 		{Node: 0, Pattern: "SS", Op: "write", WindowUS: 250, Bandwidth: 3 << 20},
 		{Node: 1, Pattern: "SS", Op: "write", WindowUS: 8000, Explore: true, Prob: 0.02, Bandwidth: 1 << 20}}})
 	rec.AddIteration(record.Iteration{Phase: "SS write", Seconds: 12.5})
+	rec.SetEstimates([]record.Estimate{{Context: "SS write", Values: []float64{3, 1}, Counts: []int64{4, 2}, Best: 0}})
 	return rec
 }
 
@@ -42,7 +43,7 @@ func TestViewTerminalMode(t *testing.T) {
 	v := &View{W: &b, TTY: true, Rec: viewRecorder(), URL: "http://127.0.0.1:1/"}
 	v.Render()
 	out := b.String()
-	for _, want := range []string{"\x1b[H\x1b[2J", "live stack", "dashboard: http://127.0.0.1:1/", "explore p=0.02", "exploit", "12.50 s"} {
+	for _, want := range []string{"\x1b[H\x1b[2J", "live stack", "dashboard: http://127.0.0.1:1/", "explore p=0.02", "exploit", "12.50 s", "SS write 250µs (6)"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("terminal view lacks %q:\n%s", want, out)
 		}
