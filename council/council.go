@@ -405,16 +405,16 @@ func (c *Council) close(now time.Duration) Decision {
 	votes := make([]float64, k)
 	bw := make([]float64, k)
 	contexts := map[string]int{}
-	best := map[string]int{} // greedy arm per context, by the estimates at close
+	greedy := map[string]int{} // greedy arm per context, by the estimates at close
 	for i := range d.Nodes {
 		nr := &d.Nodes[i]
 		if nr.Context == "" {
 			continue
 		}
-		a, ok := best[nr.Context]
+		a, ok := greedy[nr.Context]
 		if !ok {
 			a = c.bands.Policy(nr.Context).Best()
-			best[nr.Context] = a
+			greedy[nr.Context] = a
 		}
 		// The recommendation reflects every reward of the round, including
 		// those that arrived after this node's report.
