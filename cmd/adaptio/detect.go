@@ -206,12 +206,12 @@ func detectReports(m *detect.Model, train, test detect.Set, validation string, v
 
 // detectEvalConfig is the configuration of "detect eval".
 type detectEvalConfig struct {
-	Data       string
+	Data          string
 	Validation    string
 	ValidationPer int
 	ModelFile     string
-	Retrain    bool
-	Smooth     float64
+	Retrain       bool
+	Smooth        float64
 }
 
 func newDetectEvalCmd() *cobra.Command {
