@@ -76,6 +76,14 @@ func (c *conn) serve() {
 	go c.writer(done)
 	protocolErr := c.reader()
 	c.ops.Wait()
+	// Handles the client did not close are released with the connection.
+	c.mu.Lock()
+	for h, n := range c.handles {
+		c.d.release(c.paths[h], n)
+	}
+	clear(c.handles)
+	clear(c.paths)
+	c.mu.Unlock()
 	close(c.out)
 	<-done
 	if protocolErr {
@@ -380,6 +388,7 @@ func (c *conn) meta(m *wire.Msg) (*wire.Msg, error) {
 			return nil, &wire.Error{Code: wire.CodeBadHandle, Msg: fmt.Sprintf("handle %d is not open", m.Handle)}
 		}
 		c.handles[m.Handle]--
+		d.release(c.paths[m.Handle], 1)
 		if c.handles[m.Handle] == 0 {
 			delete(c.handles, m.Handle)
 			delete(c.paths, m.Handle)
@@ -427,7 +436,7 @@ func (c *conn) meta(m *wire.Msg) (*wire.Msg, error) {
 		if fi.IsDir {
 			return nil, fmt.Errorf("%s: %w", p, syscall.EISDIR)
 		}
-		h := d.fileID(p)
+		h := d.acquire(p)
 		c.mu.Lock()
 		c.handles[h]++
 		c.paths[h] = p

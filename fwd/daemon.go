@@ -118,7 +118,7 @@ type Daemon struct {
 	workerWG sync.WaitGroup
 
 	files   sync.Mutex
-	byPath  map[string]uint64
+	byPath  map[string]*fileRef
 	nextFID uint64
 
 	reqID atomic.Uint64
@@ -197,7 +197,7 @@ func New(opts Options) (*Daemon, error) {
 		loopEnd: make(chan struct{}),
 		conns:   map[*conn]struct{}{},
 		ready:   make(chan struct{}),
-		byPath:  map[string]uint64{},
+		byPath:  map[string]*fileRef{},
 	}
 	d.ctx, d.cancel = context.WithCancel(context.Background())
 	if opts.Scheduler == "twins" {
@@ -396,19 +396,45 @@ func (d *Daemon) dropConn(c *conn) {
 // now is the scheduler's clock: time since Start.
 func (d *Daemon) now() time.Duration { return time.Since(d.t0) }
 
-// fileID returns the daemon-wide handle of a (clean) path: the same file
-// has the same handle for every client, so the scheduler can aggregate
-// requests of different clients to a shared file.
-func (d *Daemon) fileID(p string) uint64 {
+// fileRef is a path's daemon-wide handle and how many opens hold it.
+type fileRef struct {
+	id   uint64
+	refs int
+}
+
+// acquire returns the daemon-wide handle of a (clean) path and counts one
+// more open of it: while a path is open anywhere, every client gets the
+// same handle, so the scheduler can aggregate requests of different
+// clients to a shared file. Handles are never reused.
+func (d *Daemon) acquire(p string) uint64 {
 	d.files.Lock()
 	defer d.files.Unlock()
-	id, ok := d.byPath[p]
+	r, ok := d.byPath[p]
 	if !ok {
 		d.nextFID++
-		id = d.nextFID
-		d.byPath[p] = id
+		r = &fileRef{id: d.nextFID}
+		d.byPath[p] = r
 	}
-	return id
+	r.refs++
+	return r.id
+}
+
+// release undoes n acquires of p; the last one forgets the path.
+func (d *Daemon) release(p string, n int) {
+	d.files.Lock()
+	defer d.files.Unlock()
+	if r, ok := d.byPath[p]; ok {
+		if r.refs -= n; r.refs <= 0 {
+			delete(d.byPath, p)
+		}
+	}
+}
+
+// openFiles is the number of distinct paths open (for tests).
+func (d *Daemon) openFiles() int {
+	d.files.Lock()
+	defer d.files.Unlock()
+	return len(d.byPath)
 }
 
 // cleanPath confines a client path to the export root: absolute paths, ".."

@@ -819,3 +819,44 @@ func TestClientReconnectAcrossRestart(t *testing.T) {
 		t.Fatalf("call after the daemon went away: got %v, want ErrClientClosed", err)
 	}
 }
+
+// Clients opening the same path get the same handle while it is open; the
+// daemon forgets a path once every open is closed or its connection gone.
+func TestSharedHandles(t *testing.T) {
+	d := startDaemon(t, newPosix(t, t.TempDir()), fwd.Options{})
+	c1, c2 := dial(t, d.Addr()), dial(t, d.Addr())
+	f1, err := c1.Create("s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f2, err := c2.Open("s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f1.Handle() != f2.Handle() {
+		t.Fatalf("handles %d and %d for one path, want equal", f1.Handle(), f2.Handle())
+	}
+	if _, err := c2.Open("s"); err != nil { // a second open on c2, left open
+		t.Fatal(err)
+	}
+	f1.Close()
+	f2.Close()
+	if n := d.OpenFiles(); n != 1 {
+		t.Fatalf("%d open paths with one open left, want 1", n)
+	}
+	c2.Close()
+	deadline := time.Now().Add(5 * time.Second)
+	for d.OpenFiles() != 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d open paths after the last connection closed, want 0", d.OpenFiles())
+		}
+		time.Sleep(time.Millisecond)
+	}
+	f3, err := c1.Open("s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f3.Handle() == f1.Handle() {
+		t.Fatal("a handle was reused")
+	}
+}
