@@ -527,7 +527,15 @@ func (s *Sim) access(sv *server, th *thread) int64 {
 			c++
 			continue
 		}
-		// Read the run of missing chunks in one disk access.
+		// Read the run of missing chunks in one disk access, extended back
+		// over up to ReadAheadBack missing chunks just before it.
+		b := c
+		for k := 0; k < s.cfg.ReadAheadBack && b > 0; k++ {
+			if _, ok := sv.cache[key|uint64(b-1)]; ok {
+				break
+			}
+			b--
+		}
 		e := c
 		for e+1 <= last {
 			if _, ok := sv.cache[key|uint64(e+1)]; ok {
@@ -535,11 +543,11 @@ func (s *Sim) access(sv *server, th *thread) int64 {
 			}
 			e++
 		}
-		for x := c; x <= e; x++ {
+		for x := b; x <= e; x++ {
 			sv.cache[key|uint64(x)] = struct{}{}
 		}
 		sv.cacheMisses++
-		d += int64(sv.dev.Service(now+time.Duration(d), sched.Read, s.pl.Addr(th.file, c*ra), (e-c+1)*ra, sv.rng))
+		d += int64(sv.dev.Service(now+time.Duration(d), sched.Read, s.pl.Addr(th.file, b*ra), (e-b+1)*ra, sv.rng))
 		c = e + 1
 	}
 	return d
