@@ -48,6 +48,7 @@ type Config struct {
 	Epsilon     float64 // exploration probability (0: the policy's default)
 	Seed        uint64  // random seed
 	Compare     int     // iterations of each static-window run for the comparison (default 2; -1: skip)
+	CompareReal bool    // real stack: run the static comparison on the real stack after learning (default: in the simulator)
 	Pace        float64 // Sim only: virtual seconds per wall second (0: as fast as possible)
 
 	// OnDashboard, if set, is called with the dashboard's URL once it listens.

@@ -208,7 +208,7 @@ func runReal(ctx context.Context, cfg Config, rec *record.Recorder, councilHTTP 
 	var wg sync.WaitGroup
 	var static []record.StaticResult
 	var staticErr error
-	if cfg.Compare > 0 {
+	if cfg.Compare > 0 && !cfg.CompareReal {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -235,7 +235,12 @@ func runReal(ctx context.Context, cfg Config, rec *record.Recorder, councilHTTP 
 		m.Notes = append(m.Notes,
 			fmt.Sprintf("Real stack in one process: a Council service (embedded NATS at %s, learned state in JetStream KV), %d emulated data servers with the hard-disk model, %d forwarding daemons running TWINS, each with an Announcer reporting every second; the clients are %d goroutines moving real bytes, verified on read.",
 				st.svc.ClientURL(), cfg.Servers, cfg.Nodes, cfg.Processes))
-		if cfg.Compare > 0 {
+		switch {
+		case cfg.Compare > 0 && cfg.CompareReal:
+			m.StaticOn = "real"
+			m.Notes = append(m.Notes, fmt.Sprintf("The static-window comparison below ran on this real stack after the learning run: %d iterations under each window, with a fresh Council that does not apply its decisions.", cfg.Compare))
+		case cfg.Compare > 0:
+			m.StaticOn = "sim"
 			m.Notes = append(m.Notes, "The static-window comparison below ran in the simulator (same experiment, virtual time), with a simulated learning run for reference: its times are the simulator's, not this run's.")
 		}
 	})
@@ -288,6 +293,9 @@ func runReal(ctx context.Context, cfg Config, rec *record.Recorder, councilHTTP 
 		rec.AddEvent(time.Since(t0).Seconds(), "info", "learned state saved in "+filepath.Join(cfg.StateDir, RealStateDir))
 	}
 	wg.Wait()
+	if cfg.Compare > 0 && cfg.CompareReal && runErr == nil && ctx.Err() == nil {
+		static, staticErr = staticReal(ctx, cfg, rec, t0)
+	}
 	if staticErr == nil && len(static) > 0 {
 		rec.SetStatic(static)
 	} else if staticErr != nil && !errors.Is(staticErr, context.Canceled) {
@@ -375,4 +383,54 @@ func learnSim(ctx context.Context, cfg Config) (record.StaticResult, error) {
 	s := record.Summary(r.Snapshot().Iterations)
 	s.Label = "learning (simulator, last quarter)"
 	return s, nil
+}
+
+// staticReal runs Compare iterations of the experiment on the real stack
+// under each TWINS window in turn (a fresh stack each time, its Council
+// deciding nothing that is applied), and returns the mean time per phase.
+func staticReal(ctx context.Context, cfg Config, rec *record.Recorder, t0 time.Time) ([]record.StaticResult, error) {
+	var out []record.StaticResult
+	for i, w := range sched.Windows {
+		rec.AddEvent(time.Since(t0).Seconds(), "info", fmt.Sprintf("static comparison on the real stack: window %v (%d of %d)", w, i+1, len(sched.Windows)))
+		sr, err := staticRealOne(ctx, cfg, w)
+		if err != nil {
+			return out, fmt.Errorf("window %v: %w", w, err)
+		}
+		out = append(out, sr)
+		rec.SetStatic(out)
+	}
+	return out, nil
+}
+
+func staticRealOne(ctx context.Context, cfg Config, w time.Duration) (record.StaticResult, error) {
+	c := cfg
+	c.Static, c.Iterations = w, cfg.Compare
+	dir, err := os.MkdirTemp("", "adaptio-demo-static-")
+	if err != nil {
+		return record.StaticResult{}, err
+	}
+	defer os.RemoveAll(dir)
+	c.StateDir = dir
+	devnull, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
+	if err != nil {
+		return record.StaticResult{}, err
+	}
+	defer devnull.Close()
+	r := record.New(c.meta("real"))
+	var phase atomic.Value
+	phase.Store("")
+	t0 := time.Now()
+	sink := &decisionSink{file: devnull, t0: t0, phase: &phase, trk: newTracker(r, nil, sched.Windows, w), nodes: c.Nodes}
+	st, err := startStack(ctx, c, sink)
+	if err != nil {
+		return record.StaticResult{}, err
+	}
+	err = realLoop(ctx, c, r, st, &phase, t0)
+	st.shutdown()
+	if err != nil {
+		return record.StaticResult{}, err
+	}
+	sr := record.CycleMean(r.Snapshot().Iterations)
+	sr.WindowUS, sr.Label = w.Microseconds(), ""
+	return sr, nil
 }

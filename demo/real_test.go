@@ -3,9 +3,13 @@ package demo
 import (
 	"context"
 	"net/http"
+	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/adaptio/adaptio/sched"
 )
 
 func TestRealDemoShortReportAgreesWithDecisionLog(t *testing.T) {
@@ -52,5 +56,29 @@ func TestRealDemoShortReportAgreesWithDecisionLog(t *testing.T) {
 	checkAgainstLog(t, s, log, 0)
 	if code := <-status; code != http.StatusOK {
 		t.Errorf("GET /status on the dashboard: %d, want 200", code)
+	}
+}
+
+func TestRealDemoStaticComparisonOnRealStack(t *testing.T) {
+	cfg := Config{Iterations: 1, Processes: 8, PhaseBytes: 2 << 20, StateDir: t.TempDir(), Compare: 1, CompareReal: true,
+		Report: filepath.Join(t.TempDir(), "report.html"), Seed: 9}
+	rec, err := Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec.Meta.StaticOn != "real" || len(rec.Static) != len(sched.Windows) {
+		t.Fatalf("static comparison on %q with %d windows, want real, %d", rec.Meta.StaticOn, len(rec.Static), len(sched.Windows))
+	}
+	for i, s := range rec.Static {
+		if s.WindowUS != sched.Windows[i].Microseconds() || len(s.Phases) != 2 || s.Total <= 0 {
+			t.Errorf("static row %d: %+v; want window %v, 2 phases, a positive total", i, s, sched.Windows[i])
+		}
+	}
+	page, err := os.ReadFile(cfg.Report)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(page), `<tr class="learn">`) || !strings.Contains(string(page), "After learning, one cycle takes") {
+		t.Error("report compares no learning row with the static windows run on the same stack")
 	}
 }

@@ -82,6 +82,7 @@ run (decisions-sim.jsonl with --sim).`,
 	f.Float64Var(&cfg.Epsilon, "epsilon", 0, "exploration probability (0: the policy's default, 0.15 for egreedy)")
 	f.Uint64Var(&cfg.Seed, "seed", 1, "random seed")
 	f.IntVar(&cfg.Compare, "compare", 0, "iterations of each static-window run in the comparison (default 2; -1: skip)")
+	f.BoolVar(&cfg.CompareReal, "compare-real", false, "run the static-window comparison on the real stack after learning (7 windows x --compare iterations; default: in the simulator)")
 	f.Float64Var(&cfg.Pace, "pace", 0, "with --sim: virtual seconds per wall-clock second, to watch it live (0: as fast as possible)")
 	f.BoolVar(&quiet, "quiet", false, "no live view on stdout")
 	f.BoolVar(&verbose, "verbose", false, "log progress on stderr")

@@ -76,6 +76,7 @@ type Meta struct {
 	Workload    string    `json:"workload"`     // human description of the experiment
 	Notes       []string  `json:"notes"`
 	ValueUnit   string    `json:"value_unit"` // unit of the value estimates ("MiB/s")
+	StaticOn    string    `json:"static_on"`  // where the static comparison ran: "sim" or "real" ("" : same as Mode)
 }
 
 // Recording is everything the run produced that the views and the report show.

@@ -360,7 +360,11 @@ func static(r record.Recording, sum Summary, phases []string) ([]string, []stati
 	cols := slices.Clone(phases)
 	rows := slices.Clone(r.Static)
 	learned := sum.Learned
-	if r.Meta.StaticUS == 0 && len(r.Iterations) > 0 && r.Meta.Mode == "sim" {
+	on := r.Meta.StaticOn
+	if on == "" {
+		on = r.Meta.Mode
+	}
+	if r.Meta.StaticUS == 0 && len(r.Iterations) > 0 && on == r.Meta.Mode {
 		rows = append(rows, learned)
 	}
 	best := math.Inf(1)
