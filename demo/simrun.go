@@ -112,7 +112,9 @@ func runSim(ctx context.Context, cfg Config, rec *record.Recorder) error {
 		}()
 	}
 
-	s, err := sim.New(cfg.simConfig(cfg.Iterations, cfg.Static), cfg.Logger)
+	scfg := cfg.simConfig(cfg.Iterations, cfg.Static)
+	total := len(scfg.Patterns)
+	s, err := sim.New(scfg, cfg.Logger)
 	if err != nil {
 		return fmt.Errorf("demo: %w", err)
 	}
@@ -167,7 +169,7 @@ func runSim(ctx context.Context, cfg Config, rec *record.Recorder) error {
 			start := t - res.Phases[cur].Seconds()
 			rec.AddIteration(record.Iteration{Phase: p.Name, Workload: p.Pattern.String(), Start: start,
 				Seconds: res.Phases[cur].Seconds(), Bytes: p.Pattern.BytesPerProcess() * int64(p.Pattern.Processes)})
-			if cur+1 < len(cfg.simConfig(cfg.Iterations, 0).Patterns) {
+			if cur+1 < total {
 				rec.AddEvent(t, "phase", fmt.Sprintf("%s done in %.2f s; start %s", p.Name, res.Phases[cur].Seconds(), names(cur+1)))
 			}
 		}
