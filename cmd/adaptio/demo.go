@@ -9,12 +9,13 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/adaptio/adaptio/demo"
+	"github.com/adaptio/adaptio/fwd/bench"
 )
 
 // newDemoCmd is "adaptio demo": the whole stack end to end, a live view, a report.
 func newDemoCmd() *cobra.Command {
 	var cfg demo.Config
-	var static string
+	var static, phaseBytes string
 	var noMix, quiet bool
 	var verbose bool
 	cmd := &cobra.Command{
@@ -53,6 +54,13 @@ run (decisions-sim.jsonl with --sim).`,
 				}
 				cfg.Static = w
 			}
+			if phaseBytes != "" {
+				b, err := bench.ParseSize(phaseBytes)
+				if err != nil {
+					return fmt.Errorf("demo: --phase-bytes: %w", err)
+				}
+				cfg.PhaseBytes = b
+			}
 			cfg.Mix = !noMix
 			if !quiet {
 				cfg.Out = os.Stdout
@@ -76,7 +84,7 @@ run (decisions-sim.jsonl with --sim).`,
 	f.StringVar(&cfg.HTTP, "http", "127.0.0.1:8080", "dashboard address (port 0, or the port taken: a free port, printed at start; empty: no dashboard)")
 	f.StringVar(&cfg.Report, "report", demo.DefaultReport, `report file ("-": none)`)
 	f.IntVar(&cfg.Processes, "processes", demo.DefaultProcesses, "client processes")
-	f.Int64Var(&cfg.PhaseBytes, "phase-bytes", 0, "bytes each phase writes or reads (default 1 GiB with --sim, 128 MiB otherwise)")
+	f.StringVar(&phaseBytes, "phase-bytes", "", "bytes each phase writes or reads, e.g. 64MiB (default 1GiB with --sim, 128MiB otherwise)")
 	f.BoolVar(&noMix, "no-mix", false, "run only the shared 1D-strided write and read phases")
 	f.StringVar(&cfg.Policy, "policy", demo.DefaultPolicy, "bandit policy (see adaptio eval)")
 	f.Float64Var(&cfg.Epsilon, "epsilon", 0, "exploration probability (0: the policy's default, 0.15 for egreedy)")
