@@ -255,3 +255,26 @@ func TestEvaluateBanditWrites(t *testing.T) {
 		}
 	}
 }
+
+// TestInterleaved: every pattern of an interleaved run gets its full curve
+// and learns as it does alone.
+func TestInterleaved(t *testing.T) {
+	d, err := TwinsEnvs(synthRows(60, rand.New(rand.NewPCG(6, 6))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	envs := d.Envs[:3]
+	cs, err := SimulateInterleaved(envs, Spec{Label: "t", Policy: "thompson"}, Config{Reps: 10, Seed: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, c := range cs {
+		if c.Env != envs[i].Key || c.Bins() != 6 {
+			t.Fatalf("curve %d: env %s, %d bins; want %s and 6", i, c.Env, c.Bins(), envs[i].Key)
+		}
+		p0, _ := c.First()
+		if p, _ := c.Last(); p < 0.5 || p < p0+0.2 {
+			t.Errorf("%s: precision %.2f -> %.2f interleaved, want a rise of 0.2 to >= 0.5", c.Env, p0, p)
+		}
+	}
+}
