@@ -144,6 +144,7 @@ type NodeReport struct {
 	Seq       uint64        `json:"seq"`
 	Round     uint64        `json:"round"`          // decision in force at the node when it reported
 	Reports   int           `json:"reports"`        // reports from the node in this round (the latest is shown)
+	Late      bool          `json:"late,omitempty"` // observed under a decision older than the last: credited, but neither counted in the round nor voting
 	Idle      bool          `json:"idle,omitempty"` // no I/O: no pattern, no reward, no vote
 	Op        string        `json:"op,omitempty"`
 	Pattern   string        `json:"pattern,omitempty"` // detected class
@@ -168,6 +169,7 @@ type Decision struct {
 	Voters  int           `json:"voters"`            // nodes that voted (reported I/O with a detected pattern)
 	Nodes   []NodeReport  `json:"nodes"`             // one per reporting node, by node index
 	Missing []int         `json:"missing,omitempty"` // known nodes that did not report
+	Late    []NodeReport  `json:"late,omitempty"`    // late reports received since the previous decision
 }
 
 // Wire returns the message broadcast for d.
@@ -195,6 +197,7 @@ type Council struct {
 	window time.Duration
 
 	open     map[int]*NodeReport // reports of the open round
+	late     []NodeReport        // late reports since the last decision
 	known    int                 // nodes with known set
 	blind    bool                // the open round began with no known node: it closes at its deadline
 	heard    int                 // known nodes that reported in the open round
@@ -304,6 +307,19 @@ func (c *Council) Observe(now time.Duration, r Report) error {
 	}
 	s.inst, s.seq = r.Instance, r.Seq
 
+	// A report observed under a decision older than the last one belongs
+	// to a round already closed (a straggler): it teaches, but it neither
+	// opens nor completes the open round, and does not vote. (Round 0 is a
+	// node that has not received any decision yet: it joins the open round.)
+	if r.Round != 0 && r.Round < c.round {
+		nr := NodeReport{Node: o.Node, Seq: r.Seq, Round: r.Round, Reports: 1, Late: true, Bandwidth: o.Bandwidth, Window: o.Window}
+		c.learn(&nr, o)
+		if len(c.late) < c.cfg.MaxNodes {
+			c.late = append(c.late, nr)
+		}
+		return nil
+	}
+
 	if len(c.open) == 0 {
 		c.first, c.deadline = now, now+c.cfg.Timeout
 		c.blind = c.known == 0
@@ -319,15 +335,21 @@ func (c *Council) Observe(now time.Duration, r Report) error {
 		c.heard++
 	}
 	c.open[o.Node] = nr
+	c.learn(nr, o)
+	return nil
+}
+
+// learn detects the pattern of o and credits its reward, filling nr.
+func (c *Council) learn(nr *NodeReport, o access.Observation) {
 	if o.Idle() {
 		nr.Idle = true
-		return nil
+		return
 	}
 	nr.Op = o.Op.String()
 	class, probs := c.cfg.Detector.Detect(o)
 	nr.Probs = probs
 	if class.Index() < 0 {
-		return nil
+		return
 	}
 	nr.Pattern = class.String()
 	nr.Context = Context(class, o.Op)
@@ -338,7 +360,6 @@ func (c *Council) Observe(now time.Duration, r Report) error {
 		nr.Credited = true
 	}
 	nr.Recommend = c.cfg.Windows[p.Best()]
-	return nil
 }
 
 // Poll closes the open round if it is due at time now: every known I/O node
@@ -399,6 +420,7 @@ func (c *Council) close(now time.Duration) Decision {
 	}
 	clear(c.open)
 	c.heard = 0
+	d.Late, c.late = c.late, nil
 
 	// Votes: one per node with a detected pattern, weighted by the rule.
 	k := len(c.cfg.Windows)

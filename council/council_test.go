@@ -242,9 +242,9 @@ func TestPropensity(t *testing.T) {
 	const rounds = 20000
 	freq := map[time.Duration]int{}
 	prob := map[time.Duration]float64{}
-	for i := range rounds {
+	for range rounds {
 		// Idle-free reports under a foreign window: no learning, same state.
-		mustObserve(t, c, 0, rp.report(obs(0, access.SS, sched.Read, 3*time.Millisecond, 1e7), uint64(i)))
+		mustObserve(t, c, 0, rp.report(obs(0, access.SS, sched.Read, 3*time.Millisecond, 1e7), c.Round()))
 		d, _, _ := c.Poll(0)
 		freq[d.Window]++
 		if p, seen := prob[d.Window]; seen && p != d.Prob {
@@ -389,7 +389,7 @@ func TestRapidInvariants(t *testing.T) {
 				o.Requests, o.Bytes = 0, 0
 			}
 			seq[node] += uint64(rapid.IntRange(0, 2).Draw(t, "seqstep"))
-			err := c.Observe(now, Report{Instance: 1, Seq: seq[node], Obs: o})
+			err := c.Observe(now, Report{Instance: 1, Seq: seq[node], Round: rapid.Uint64Range(0, c.Round()+1).Draw(t, "round"), Obs: o})
 			if err == nil && !o.Idle() && o.FileHandles >= 1 && o.FileHandles <= 3 && slices.Contains(sched.Windows, o.Window) {
 				credited++
 			}
@@ -462,4 +462,50 @@ func TestRecommendationsUseEstimatesAtClose(t *testing.T) {
 			t.Errorf("node %d recommends %v, want %v", nr.Node, nr.Recommend, w4)
 		}
 	}
+}
+
+// TestStragglerDoesNotShiftRounds: a report observed under an older
+// decision, arriving after its round closed, is credited but neither opens
+// nor completes the next round, so rounds stay in step with the nodes.
+func TestStragglerDoesNotShiftRounds(t *testing.T) {
+	c := newCouncil(t, Config{Nodes: 2, Timeout: 100 * time.Millisecond, Policy: "greedy"})
+	var rp reporter
+	w := c.Window()
+	for n := range 2 {
+		mustObserve(t, c, 0, rp.report(obs(n, access.FPP, sched.Write, w, 1e8), 0))
+	}
+	if d, ok, _ := c.Poll(0); !ok || d.Round != 1 {
+		t.Fatalf("round 1 not closed: %+v", d)
+	}
+	// Round 2: node 1 is slow; the round closes at its deadline.
+	mustObserve(t, c, time.Second, rp.report(obs(0, access.FPP, sched.Write, w, 1e8), 1))
+	if d, ok, _ := c.Poll(time.Second + 100*time.Millisecond); !ok || d.Reason != "deadline" {
+		t.Fatalf("round 2: ok=%v %+v, want closed by deadline", ok, d)
+	}
+	// Node 1's report for round 2 arrives now: credited, but no round opens.
+	before := totalCounts(c)
+	mustObserve(t, c, time.Second+150*time.Millisecond, rp.report(obs(1, access.FPP, sched.Write, w, 1e8), 1))
+	if got := totalCounts(c); got != before+1 {
+		t.Fatalf("late report credited %d rewards, want 1", got-before)
+	}
+	if _, ok, wake := c.Poll(time.Second + 150*time.Millisecond); ok || wake != 0 || c.Deadline() != 0 {
+		t.Fatalf("a late report opened a round (ok=%v wake=%v)", ok, wake)
+	}
+	// Round 3: both nodes, in step again.
+	for n := range 2 {
+		mustObserve(t, c, 2*time.Second, rp.report(obs(n, access.FPP, sched.Write, w, 1e8), 2))
+	}
+	d, ok, _ := c.Poll(2 * time.Second)
+	if !ok || d.Round != 3 || d.Reason != "all" || len(d.Nodes) != 2 || len(d.Late) != 1 || d.Late[0].Node != 1 || !d.Late[0].Late {
+		t.Fatalf("round 3: ok=%v %+v, want closed by all with node 1's late report logged", ok, d)
+	}
+}
+
+func totalCounts(c *Council) (n int64) {
+	for _, cs := range c.Status().Contexts {
+		for _, x := range cs.Counts {
+			n += x
+		}
+	}
+	return n
 }
