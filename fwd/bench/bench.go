@@ -36,8 +36,11 @@ type Options struct {
 	NoVerify bool
 	// Keep leaves the files in place (default: unlinked at the end).
 	Keep bool
-	// Progress receives one line per phase (nil: none).
+	// Progress receives a line every ProgressEvery during a phase and one
+	// at its end (nil: none).
 	Progress io.Writer
+	// ProgressEvery is the interval of progress lines (default 2 s).
+	ProgressEvery time.Duration
 }
 
 // Phase is the outcome of one access phase, timed like IOR: the makespan
@@ -182,6 +185,32 @@ func phase(ctx context.Context, clients []*fwd.Client, p workload.Pattern, o Opt
 		errOnce.Do(func() { first = err; cancel() })
 	}
 	start := time.Now()
+	var moved atomic.Int64
+	total := p.BytesPerProcess() * int64(p.Processes)
+	if o.Progress != nil {
+		every := o.ProgressEvery
+		if every <= 0 {
+			every = 2 * time.Second
+		}
+		tick := time.NewTicker(every)
+		stop := make(chan struct{})
+		var reporter sync.WaitGroup
+		defer func() { close(stop); reporter.Wait(); tick.Stop() }()
+		reporter.Add(1)
+		go func() {
+			defer reporter.Done()
+			for {
+				select {
+				case <-stop:
+					return
+				case <-tick.C:
+					m := moved.Load()
+					fmt.Fprintf(o.Progress, "bench: %s: %.0f%% (%s of %s), %.1f MiB/s\n", op, 100*float64(m)/float64(total),
+						Size(m), Size(total), float64(m)/(1<<20)/time.Since(start).Seconds())
+				}
+			}
+		}()
+	}
 	for proc := 0; proc < p.Processes; proc++ {
 		wg.Add(1)
 		go func() {
@@ -218,6 +247,7 @@ func phase(ctx context.Context, clients []*fwd.Client, p workload.Pattern, o Opt
 					}
 				}
 				lat := time.Since(t0)
+				moved.Add(int64(len(buf)))
 				latSum.Add(int64(lat))
 				for {
 					m := latMax.Load()
