@@ -339,9 +339,17 @@ func (s Subjects) NodeOf(subject string) (int, error) {
 	if !ok {
 		return 0, fmt.Errorf("%w: %q", ErrSubject, subject)
 	}
-	n, err := strconv.Atoi(rest)
-	if err != nil || n < 0 || strconv.Itoa(n) != rest {
+	// Canonical decimal only: digits, no sign, no leading zero.
+	if rest == "" || len(rest) > 9 || (rest[0] == '0' && len(rest) > 1) {
 		return 0, fmt.Errorf("%w: %q", ErrSubject, subject)
+	}
+	n := 0
+	for i := 0; i < len(rest); i++ {
+		c := rest[i]
+		if c < '0' || c > '9' {
+			return 0, fmt.Errorf("%w: %q", ErrSubject, subject)
+		}
+		n = n*10 + int(c-'0')
 	}
 	return n, nil
 }

@@ -265,3 +265,29 @@ func TestFastDecisionPathTaken(t *testing.T) {
 		t.Fatalf("canonical decision %s not decoded by the fast path", d)
 	}
 }
+
+func TestNodeOf(t *testing.T) {
+	s := Subjects{Prefix: "a.b"}
+	tests := []struct {
+		subject string
+		want    int
+		ok      bool
+	}{
+		{"a.b.report.0", 0, true},
+		{"a.b.report.767", 767, true},
+		{"a.b.report.999999999", 999999999, true},
+		{"a.b.report.1000000000", 0, false},
+		{"a.b.report.", 0, false},
+		{"a.b.report.007", 0, false},
+		{"a.b.report.-1", 0, false},
+		{"a.b.report.+1", 0, false},
+		{"a.b.report.1x", 0, false},
+		{"a.c.report.1", 0, false},
+	}
+	for _, tt := range tests {
+		got, err := s.NodeOf(tt.subject)
+		if (err == nil) != tt.ok || got != tt.want {
+			t.Errorf("NodeOf(%q) = %d, %v; want %d, ok=%v", tt.subject, got, err, tt.want, tt.ok)
+		}
+	}
+}
