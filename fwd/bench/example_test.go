@@ -1,0 +1,39 @@
+package bench_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+
+	"github.com/adaptio/adaptio/backend"
+	"github.com/adaptio/adaptio/backend/posix"
+	"github.com/adaptio/adaptio/fwd"
+	"github.com/adaptio/adaptio/fwd/bench"
+	"github.com/adaptio/adaptio/sched"
+	"github.com/adaptio/adaptio/workload"
+)
+
+func ExampleRun() {
+	root, _ := os.MkdirTemp("", "bench-example")
+	defer os.RemoveAll(root)
+	be, _ := posix.New(root, backend.Layout{StripeSize: 64 << 10, StripeCount: 4})
+	defer be.Close()
+	d, _ := fwd.New(fwd.Options{Backend: be, Listen: []string{"127.0.0.1:0"}})
+	if err := d.Start(); err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer d.Shutdown()
+	c, _ := fwd.Dial(d.Addr())
+	defer c.Close()
+
+	p := workload.Pattern{Processes: 4, Layout: workload.Shared, Spatiality: workload.Strided,
+		Op: sched.Write, RequestSize: 32 << 10, TotalBytes: 1 << 20}
+	res, err := bench.Run(context.Background(), c, p, bench.Options{})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(p, p.Class(), res.Write.Requests, bench.Size(res.Read.Bytes), res.Verified)
+	// Output: 4p-shared-strided-write-32k SS 32 1MiB true
+}
