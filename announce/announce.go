@@ -113,7 +113,6 @@ type Announcer struct {
 	cancel   context.CancelFunc
 	done     chan struct{}
 	buf      []byte
-	lastErr  error
 	decided  bool
 	timer    *time.Timer // next report; decisions reset it (aligned mode)
 	stopOnce sync.Once
@@ -284,7 +283,9 @@ func (a *Announcer) onDecision(m *nats.Msg) {
 	a.mu.Unlock()
 	if !a.opts.NoAlign {
 		a.opts.Source.CloseInterval(time.Now()) // the sliver since the report ran the old window
-		a.timer.Reset(a.opts.Interval)          // safe from any goroutine (Go >= 1.23 timers)
+		if !a.opts.AlignClock {
+			a.timer.Reset(a.opts.Interval) // safe from any goroutine (Go >= 1.23 timers)
+		}
 	}
 	if cb != nil {
 		cb(d, since)
@@ -295,7 +296,6 @@ func (a *Announcer) applyLocked(w time.Duration) {
 	if a.opts.Applier != nil && w != a.window {
 		if err := a.opts.Applier.ApplyWindow(w); err != nil {
 			a.m.applyErrors.Inc()
-			a.lastErr = err
 			a.log.Warn("apply window", "window", w, "err", err)
 			return
 		}
