@@ -56,8 +56,10 @@ type Client struct {
 
 // clientConn is one connection with its requests in flight.
 type clientConn struct {
-	nc  net.Conn
-	gen uint64
+	nc      net.Conn
+	gen     uint64
+	maxIO   int // largest read or write per request on this connection
+	servers int // data servers behind the daemon
 
 	wmu  sync.Mutex
 	hdr  []byte
@@ -126,10 +128,17 @@ func (c *Client) dial() (*clientConn, error) {
 	}
 	cc := &clientConn{nc: nc, gen: c.gen + 1, pending: map[uint64]*call{}, done: make(chan struct{})}
 	go cc.readLoop()
-	if _, err := cc.do(&wire.Msg{Op: wire.OpHello, ClientID: c.opts.ClientID, Name: c.opts.Name}, nil); err != nil {
+	cl, err := cc.do(&wire.Msg{Op: wire.OpHello, ClientID: c.opts.ClientID, Name: c.opts.Name}, nil)
+	if err != nil {
 		cc.close()
 		return nil, fmt.Errorf("hello: %w", err)
 	}
+	// Requests must fit the daemon's frames: header, fields and data.
+	cc.maxIO = c.opts.MaxIO
+	if lim := int(cl.resp.MaxFrame) - 4096; cl.resp.MaxFrame > 0 && lim < cc.maxIO {
+		cc.maxIO = max(lim, 4096)
+	}
+	cc.servers = int(cl.resp.Servers)
 	return cc, nil
 }
 
@@ -151,6 +160,20 @@ func (c *Client) current() (*clientConn, error) {
 	c.conn.close()
 	c.conn, c.gen = cc, cc.gen
 	return cc, nil
+}
+
+// maxIO is the largest read or write sent in one request.
+func (c *Client) maxIO() int {
+	c.connMu.Lock()
+	defer c.connMu.Unlock()
+	return c.conn.maxIO
+}
+
+// Servers is the number of data servers behind the daemon, as its hello said.
+func (c *Client) Servers() int {
+	c.connMu.Lock()
+	defer c.connMu.Unlock()
+	return c.conn.servers
 }
 
 // Close closes the connection; outstanding calls fail with ErrClientClosed.
@@ -491,7 +514,7 @@ func (f *File) chunks(p []byte, off int64, write bool) (int, error) {
 	if off < 0 {
 		return 0, fmt.Errorf("%s: negative offset: %w", f.path, fs.ErrInvalid)
 	}
-	max := f.c.opts.MaxIO
+	max := f.c.maxIO()
 	if len(p) <= max {
 		return f.one(p, off, write)
 	}

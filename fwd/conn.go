@@ -231,7 +231,8 @@ func isClosed(err error) bool {
 func (c *conn) handle(m *wire.Msg, frame []byte) {
 	if m.Op == wire.OpHello {
 		c.clientID, c.hello = m.ClientID, true
-		c.send(&wire.Msg{Op: wire.OpHello, ID: m.ID, Response: true}, nil)
+		c.send(&wire.Msg{Op: wire.OpHello, ID: m.ID, Response: true,
+			MaxFrame: uint32(c.d.opts.MaxFrame), Servers: uint32(c.d.be.Servers())}, nil)
 		return
 	}
 	if !c.hello {

@@ -860,3 +860,24 @@ func TestSharedHandles(t *testing.T) {
 		t.Fatal("a handle was reused")
 	}
 }
+
+// Clients size their requests to the frame limit the daemon announces.
+func TestClientFollowsFrameLimit(t *testing.T) {
+	d := startDaemon(t, newPosix(t, t.TempDir()), fwd.Options{MaxFrame: 64 << 10})
+	c := dial(t, d.Addr())
+	if c.Servers() != 4 {
+		t.Fatalf("Servers() = %d, want 4", c.Servers())
+	}
+	f, err := c.Create("big")
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := content(8, 0, 1<<20)
+	if n, err := f.WriteAt(data, 0); err != nil || n != len(data) {
+		t.Fatalf("1 MiB write through 64 KiB frames: %d, %v", n, err)
+	}
+	got := make([]byte, len(data))
+	if n, err := f.ReadAt(got, 0); err != nil || n != len(got) || !bytes.Equal(got, data) {
+		t.Fatalf("1 MiB read through 64 KiB frames: %d, %v", n, err)
+	}
+}

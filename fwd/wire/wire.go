@@ -277,6 +277,9 @@ type Msg struct {
 	Length   int64  // read: bytes wanted; truncate: new size
 	Process  uint32 // read, write: the calling process (for pattern detection)
 
+	MaxFrame uint32 // hello response: largest frame the daemon accepts, header included
+	Servers  uint32 // hello response: data servers behind the daemon
+
 	Data    []byte     // write request, read response
 	N       int64      // write response: bytes written
 	Info    FileInfo   // stat and open responses
@@ -335,7 +338,10 @@ func AppendFixed(b []byte, m *Msg) []byte {
 			return e.b
 		}
 		switch m.Op {
-		case OpHello, OpClose, OpFsync, OpUnlink, OpTruncate, OpMkdir:
+		case OpClose, OpFsync, OpUnlink, OpTruncate, OpMkdir:
+		case OpHello:
+			e.u32(m.MaxFrame)
+			e.u32(m.Servers)
 		case OpOpen:
 			e.u64(m.Handle)
 			e.info(m.Info)
@@ -497,6 +503,9 @@ func Decode(h Header, p []byte, m *Msg) error {
 			return d.done()
 		}
 		switch m.Op {
+		case OpHello:
+			m.MaxFrame = d.u32()
+			m.Servers = d.u32()
 		case OpOpen:
 			m.Handle = d.u64()
 			m.Info = d.info()

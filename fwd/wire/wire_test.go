@@ -31,6 +31,7 @@ func sampleMsgs() []Msg {
 		{Op: OpReadDir, ID: 11, Response: true, Entries: []FileInfo{fi, {Name: "e", IsDir: true}}},
 		{Op: OpUnlink, ID: 8, Response: true, Code: CodeNotExist, Err: "x: no such file"},
 		{Op: OpMkdir, ID: 10, Response: true},
+		{Op: OpHello, ID: 1, Response: true, MaxFrame: DefaultMaxFrame, Servers: 4},
 	}
 }
 
