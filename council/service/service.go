@@ -45,6 +45,7 @@ type Service struct {
 	timerAt  time.Duration
 	lastDec  council.Decision
 	started  bool
+	serving  bool // Start completed: the state may be persisted
 	stopped  bool
 	logw     *bufio.Writer
 	scratch  []byte
@@ -236,6 +237,9 @@ func (s *Service) start() error {
 			}
 		}()
 	}
+	s.mu.Lock()
+	s.serving = true
+	s.mu.Unlock()
 	s.log.Info("council serving", "prefix", s.opts.Prefix, "reports", s.subj.Reports(), "decisions", s.subj.Decision())
 	return nil
 }
@@ -447,7 +451,9 @@ func (s *Service) Shutdown() {
 		s.timer.Stop()
 	}
 	var snap []byte
-	if s.kv != nil {
+	if s.serving {
+		// Only a Council that restored (or found no) state may write it: a
+		// failed start must not overwrite learned state with a fresh core's.
 		snap, _ = s.core.Snapshot()
 	}
 	s.mu.Unlock()
@@ -459,14 +465,10 @@ func (s *Service) Shutdown() {
 		_ = s.httpSrv.Shutdown(ctx)
 		cancel()
 	}
-	if s.kv != nil {
-		close(s.persistc)
-		s.wg.Wait()
-		if snap != nil {
-			s.put(snap)
-		}
-	} else {
-		s.wg.Wait()
+	close(s.persistc) // stops persistLoop (if it runs) after the pending write
+	s.wg.Wait()
+	if snap != nil {
+		s.put(snap)
 	}
 	if s.nc != nil {
 		s.nc.Close()

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"math/rand/v2"
 	"net/http"
@@ -458,4 +459,33 @@ func readPersisted(t *testing.T, nc *nats.Conn, bucket string) council.Status {
 		t.Fatal(err)
 	}
 	return c.Status()
+}
+
+// TestFailedStartKeepsState: a Council that cannot restore the stored state
+// (here: another window set) refuses to start and leaves the state intact.
+func TestFailedStartKeepsState(t *testing.T) {
+	dir := t.TempDir()
+	opts := Options{StateDir: dir, Core: council.Config{Nodes: 1}}
+	s1 := startService(t, opts)
+	nc := connect(t, s1.ClientURL())
+	dec := listen(t, nc, s1.Subjects())
+	runRounds(t, []*node{{id: 0, nc: nc, subj: s1.Subjects()}}, dec, 3)
+	s1.Shutdown()
+
+	bad := opts
+	bad.Port = -1
+	bad.Core.Windows, bad.Core.Default = sched.Windows[:3], sched.Windows[0]
+	bad.Core.Detector = fpp{}
+	s2, err := New(bad)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s2.Start(); !errors.Is(err, council.ErrSnapshot) {
+		t.Fatalf("Start with another window set: %v, want ErrSnapshot", err)
+	}
+	s3 := startService(t, opts)
+	defer s3.Shutdown()
+	if st := s3.Status(); st.Round != 3 || totalCount(st) != 3 {
+		t.Fatalf("state after a failed start: round %d, %d rewards; want 3, 3", st.Round, totalCount(st))
+	}
 }
