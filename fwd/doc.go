@@ -5,8 +5,9 @@
 // (backend.Backend.Split), schedules them with a sched.Switcher (TWINS by
 // default) held by one goroutine, and executes the batches on the backend
 // with a pool of workers; a write is acknowledged once the backend has it.
-// The daemon is the Announcer's Source (per-interval access.Observation)
-// and Applier (the TWINS window, changed live).
+// The daemon is the Announcer's Source (per-interval access.Observation,
+// collected when Options.Observe is set) and Applier (the TWINS window,
+// changed live).
 //
 //	d, _ := fwd.New(fwd.Options{Backend: be, Listen: []string{"127.0.0.1:7070"}})
 //	d.Start()
@@ -14,4 +15,6 @@
 //	c, _ := fwd.Dial(d.Addr())
 //	f, _ := c.Create("out/rank0")
 //	f.WriteAt(buf, off) // pipelined: any number of goroutines may call at once
+//
+//	a, _ := announce.New(announce.Options{URL: councilURL, Source: d, Applier: d}) // with Observe: true
 package fwd
