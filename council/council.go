@@ -7,7 +7,6 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
-	"sort"
 	"time"
 
 	"github.com/adaptio/adaptio/access"
@@ -193,6 +192,7 @@ type Council struct {
 	rng    *rand.Rand
 	bands  *bandit.Contextual
 	nodes  map[int]*nodeState
+	ids    []int  // keys of nodes, sorted
 	round  uint64 // rounds closed
 	window time.Duration
 
@@ -221,6 +221,7 @@ func New(cfg Config, rng *rand.Rand) (*Council, error) {
 	c := &Council{cfg: cfg, rng: rng, bands: bands, nodes: map[int]*nodeState{}, window: cfg.Default, open: map[int]*NodeReport{}}
 	for n := range cfg.Nodes {
 		c.nodes[n] = &nodeState{known: true}
+		c.ids = append(c.ids, n)
 	}
 	c.known = cfg.Nodes
 	return c, nil
@@ -301,6 +302,8 @@ func (c *Council) Observe(now time.Duration, r Report) error {
 	if s == nil {
 		s = &nodeState{}
 		c.nodes[o.Node] = s
+		i, _ := slices.BinarySearch(c.ids, o.Node)
+		c.ids = slices.Insert(c.ids, i, o.Node)
 	}
 	if s.inst == r.Instance && r.Seq <= s.seq {
 		return fmt.Errorf("%w: node %d seq %d after %d", ErrStale, o.Node, r.Seq, s.seq)
@@ -397,12 +400,8 @@ func (c *Council) Deadline() time.Duration {
 func (c *Council) close(now time.Duration) Decision {
 	c.round++
 	d := Decision{Round: c.round, At: now}
-	ids := make([]int, 0, len(c.nodes))
-	for n := range c.nodes {
-		ids = append(ids, n)
-	}
-	sort.Ints(ids)
-	for _, n := range ids {
+	d.Nodes = make([]NodeReport, 0, len(c.open))
+	for _, n := range c.ids {
 		s := c.nodes[n]
 		if nr := c.open[n]; nr != nil {
 			s.missed = 0
