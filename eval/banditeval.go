@@ -265,9 +265,13 @@ func (r *BanditResult) Write(dir, command string, cfg Config) error {
 	}
 	// Fig. 4.
 	rows = nil
+	horizon := "each scenario runs for as many steps as its least-measured window has observations (seed 000: \"limited by the amount of measurements\"); draws are with replacement"
+	if cfg.Steps > 0 {
+		horizon = fmt.Sprintf("each scenario runs for %d steps, drawing measurements with replacement", cfg.Steps)
+	}
 	rep := &Report{Title: "adaptio: offline evaluation of the bandits on the simulator's dataset (seed 000 V-B)", Command: command,
-		Intro: fmt.Sprintf("%d scenarios, arms = TWINS windows %v; reward = a random per-second bandwidth measured for (scenario, window); %d repetitions; bins of %d observations; each scenario runs for as many steps as its least-measured window has observations (seed 000: \"limited by the amount of measurements\"). Precision = share of choices of the window with the highest mean bandwidth; performance = mean bandwidth of the chosen window over the best window's.",
-			len(r.Data.Envs), r.Data.Windows, cfg.Reps, cfg.Bin)}
+		Intro: fmt.Sprintf("%d scenarios, arms = TWINS windows %v; reward = a random per-second bandwidth measured for (scenario, window); %d repetitions; bins of %d observations; %s. Precision = share of choices of the window with the highest mean bandwidth; performance = mean bandwidth of the chosen window over the best window's. \"+ shared\": a scenario learned after all others, starting from the prior of its nearest scenarios.",
+			len(r.Data.Envs), r.Data.Windows, cfg.Reps, cfg.Bin, horizon)}
 	sec := Section{Title: "Fig. 4: precision per bin of the papers' epsilon-greedy, patterns A-F"}
 	for i, p := range r.Patterns {
 		if r.Fig4[i] == nil {
