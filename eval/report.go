@@ -77,6 +77,8 @@ func LinePlot(title, xlabel, ylabel string, series []Series, ymin, ymax float64)
 	if !math.IsNaN(ymax) {
 		p.Y.Max = ymax
 	}
+	p.Legend.XOffs = -vg.Points(18) // keep the line samples inside the canvas
+	p.X.Max *= 1.04                 // room for the last tick label
 	c := vgsvg.New(5.2*vg.Inch, 3.4*vg.Inch)
 	p.Draw(draw.New(c))
 	var buf bytes.Buffer
