@@ -3,6 +3,7 @@ package eval
 import (
 	"context"
 	"fmt"
+	"io"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -186,8 +187,8 @@ type DetectConfig struct {
 	PerExp     int      // training rows per experiment (detect.CenterRows; default 40)
 	Train      float64  // training share (default 0.7, the papers' split)
 	Seed       uint64
-	Trees      int // forest size (0: detect's default, 500)
-	Log        *os.File
+	Trees      int       // forest size (0: detect's default, 500)
+	Log        io.Writer // progress (nil: none)
 	Command    string
 }
 
