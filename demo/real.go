@@ -231,6 +231,7 @@ func runReal(ctx context.Context, cfg Config, rec *record.Recorder, councilHTTP 
 	carried := pulls(st.svc.Status())
 	rec.UpdateMeta(func(m *record.Meta) {
 		m.CarriedOver = carried
+		m.DecisionLog = filepath.Join(cfg.StateDir, RealDecisionLog)
 		m.StateDir = filepath.Join(cfg.StateDir, RealStateDir)
 		m.Notes = append(m.Notes,
 			fmt.Sprintf("Real stack in one process: a Council service (embedded NATS at %s, learned state in JetStream KV), %d emulated data servers with the hard-disk model, %d forwarding daemons running TWINS, each with an Announcer reporting every second; the clients are %d goroutines moving real bytes, verified on read.",

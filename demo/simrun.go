@@ -86,6 +86,7 @@ func runSim(ctx context.Context, cfg Config, rec *record.Recorder) error {
 	}
 	rec.UpdateMeta(func(m *record.Meta) {
 		m.CarriedOver = carried
+		m.DecisionLog = filepath.Join(cfg.StateDir, SimDecisionLog)
 		m.Policy = core.Config().Policy
 		m.Notes = append(m.Notes, "Simulated platform: the deterministic simulator's model of the papers' cluster (hard disks, 10 Gb/s network, TWINS on every I/O node).")
 	})

@@ -72,6 +72,7 @@ type Meta struct {
 	Epsilon     float64   `json:"epsilon"`
 	StateDir    string    `json:"state_dir"`
 	CarriedOver int64     `json:"carried_over"` // bandit pulls loaded from the state directory at start
+	DecisionLog string    `json:"decision_log"` // the Council's decision log of this run (JSON lines)
 	Phases      []string  `json:"phases"`       // phase cycle of one experiment iteration
 	Workload    string    `json:"workload"`     // human description of the experiment
 	Notes       []string  `json:"notes"`

@@ -159,6 +159,9 @@ func Write(w io.Writer, r record.Recording) error {
 		pg.Lines = append(pg.Lines, fmt.Sprintf("The Council closed %d deciding rounds, %d of them explorations (%.0f%%). Rounds per chosen window: %s.",
 			d.Rounds, d.Explores, 100*float64(d.Explores)/float64(d.Rounds), strings.Join(parts, ", ")))
 	}
+	if r.Meta.DecisionLog != "" {
+		pg.Lines = append(pg.Lines, "Every decision of the Council, with each node's metrics, detected pattern and reward, is in the decision log "+r.Meta.DecisionLog+" (JSON lines); the counts above are taken from it.")
+	}
 	if r.Meta.Workload != "" {
 		pg.Lines = append(pg.Lines, "Workload: "+r.Meta.Workload)
 	}
