@@ -100,7 +100,8 @@ func TestDashboardInBrowser(t *testing.T) {
 	if _, err := os.Stat("/usr/bin/chromium"); err != nil {
 		t.Skip("browser test skipped: /usr/bin/chromium is absent (apt-get install chromium)")
 	}
-	cfg := Config{Sim: true, Iterations: 6, PhaseBytes: 256 << 20, StateDir: t.TempDir(), Mix: true, Compare: 1,
+	// Many iterations at a watchable pace: the test stops the run (Ctrl-C) once the browser has seen it.
+	cfg := Config{Sim: true, Iterations: 500, PhaseBytes: 256 << 20, StateDir: t.TempDir(), Mix: true, Compare: 1,
 		Report: filepath.Join(t.TempDir(), "report.html"), Pace: 8, HTTP: "127.0.0.1:0", Seed: 11}
 	urls := make(chan string, 1)
 	cfg.OnDashboard = func(u string) { urls <- u }
