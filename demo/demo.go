@@ -265,6 +265,9 @@ func Run(ctx context.Context, cfg Config) (record.Recording, error) {
 		}
 		if cfg.Out != nil {
 			fmt.Fprintf(cfg.Out, "adaptio demo: dashboard at %s\n", url)
+			if cfg.Sim && cfg.Pace == 0 {
+				fmt.Fprintln(cfg.Out, "adaptio demo: the simulated run takes seconds and its dashboard closes with it; add --pace 20 to watch it live")
+			}
 		}
 	}
 	viewDone := make(chan struct{})
