@@ -3,7 +3,10 @@ package detect
 import (
 	"bytes"
 	_ "embed"
+	"math/rand/v2"
 	"sync"
+
+	"github.com/adaptio/adaptio/workload"
 )
 
 // defaultModel is the embedded model behind Default. Regenerate it with
@@ -13,18 +16,42 @@ import (
 //go:embed default_model.json
 var defaultModel []byte
 
-var loadDefault = sync.OnceValue(func() *Model {
+var loadDefault = sync.OnceValues(func() (*Model, error) {
 	m, err := Load(bytes.NewReader(defaultModel))
-	if err != nil {
-		panic("detect: embedded default model: " + err.Error()) // a build defect; TestDefault catches it
+	if err == nil {
+		return m, nil
 	}
-	return m
+	// The embedded file does not fit this build (say, the features
+	// changed): fall back to a tree trained on a synthetic grid, so callers
+	// keep working; DefaultError reports it and TestDefault fails.
+	rng := rand.New(rand.NewPCG(1, 0xdefa))
+	s, serr := Synthetic(workload.Grid(false), SyntheticOptions{PerScenario: 21, MaxRequests: 512}, rng)
+	if serr != nil {
+		panic("detect: default model fallback: " + serr.Error())
+	}
+	fb, terr := Train("tree", s.X, s.Y, TrainOptions{Source: "synthetic fallback"}, rng)
+	if terr != nil {
+		panic("detect: default model fallback: " + terr.Error())
+	}
+	return fb, err
 })
 
 // Default returns the embedded model (a pruned decision tree); see
 // Model.Info for the data it was trained on. The model is loaded once and
-// shared; it is immutable and safe for concurrent use.
-func Default() *Model { return loadDefault() }
+// shared; it is immutable and safe for concurrent use. If the embedded file
+// cannot be loaded by this build, Default returns a tree trained on a
+// Synthetic grid instead and DefaultError says why.
+func Default() *Model {
+	m, _ := loadDefault()
+	return m
+}
+
+// DefaultError returns nil when Default is the embedded model, or the
+// reason the embedded model file could not be loaded.
+func DefaultError() error {
+	_, err := loadDefault()
+	return err
+}
 
 // DefaultModelJSON returns a copy of the embedded model file.
 func DefaultModelJSON() []byte { return bytes.Clone(defaultModel) }

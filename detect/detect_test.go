@@ -316,7 +316,7 @@ func TestTrainRejects(t *testing.T) {
 		{"length mismatch", "tree", tr.X, tr.Y[:10], TrainOptions{}, ErrData},
 		{"unknown label", "tree", tr.X[:3], []access.Class{access.FPP, access.Unknown, access.SS}, TrainOptions{}, ErrData},
 		{"nan feature", "tree", [][access.NumFeatures]float64{{math.NaN()}, {1}}, []access.Class{access.FPP, access.SC}, TrainOptions{}, ErrData},
-		{"mtry too large", "forest", tr.X, tr.Y, TrainOptions{Mtry: 6}, ErrOptions},
+		{"mtry too large", "forest", tr.X, tr.Y, TrainOptions{Mtry: access.NumFeatures + 1}, ErrOptions},
 		{"one fold", "tree", tr.X, tr.Y, TrainOptions{Folds: 1}, ErrOptions},
 		{"hidden too wide", "mlp", tr.X, tr.Y, TrainOptions{Hidden: 100}, ErrOptions},
 	} {
@@ -483,6 +483,9 @@ func TestSplitStratified(t *testing.T) {
 }
 
 func TestDefault(t *testing.T) {
+	if err := DefaultError(); err != nil {
+		t.Fatalf("embedded model: %v (regenerate detect/default_model.json with adaptio detect train)", err)
+	}
 	m := Default()
 	if m.Kind() != "tree" {
 		t.Errorf("Default().Kind() = %q, want tree", m.Kind())

@@ -3,6 +3,8 @@ package detect
 import (
 	"bytes"
 	"testing"
+
+	"github.com/adaptio/adaptio/access"
 )
 
 // FuzzLoad feeds Load arbitrary bytes: it must return a model or an error,
@@ -25,7 +27,7 @@ func FuzzLoad(f *testing.F) {
 		if err != nil {
 			return
 		}
-		for _, x := range [][5]float64{{}, {1, 2, 3, 4, 5}, {1e300, -1, 0, 7, 1e-300}} {
+		for _, x := range [][access.NumFeatures]float64{{}, {1, 2, 3, 4, 5}, {1e300, -1, 0, 7, 1e-300}} {
 			m.Predict(x)
 		}
 		var b bytes.Buffer
