@@ -77,6 +77,7 @@ type Observation struct {
 	ReqMin      int64         // smallest request
 	ReqMax      int64         // largest request
 	OffsetDist  float64       // average |offset_i - offset_{i-1}| over consecutive requests to the same file handle
+	ProcDist    float64       // same, over consecutive requests of the same process to the same file handle (beyond the papers)
 	Bandwidth   float64       // bytes completed / Interval
 	Bytes       int64         // bytes completed in the interval
 	Requests    int64         // requests received in the interval
@@ -87,18 +88,36 @@ type Observation struct {
 // intervals (no reward, no pattern).
 func (o Observation) Idle() bool { return o.Requests == 0 && o.Bytes == 0 }
 
-// Features returns the detection features in the papers' order: number of
-// file handles, request size average, minimum and maximum, average offset
-// distance.
+// Features returns the detection features: first the papers' five in their
+// order (number of file handles, request size average, minimum and maximum,
+// average offset distance per file handle), then ours, the average offset
+// distance per (process, file handle). The sixth tells contiguous access
+// (distance = request size) from 1D-strided access (processes x request size)
+// whatever the interleaving of the processes, which the per-file distance
+// cannot once strided processes drift apart.
 func (o Observation) Features() [NumFeatures]float64 {
-	return [NumFeatures]float64{float64(o.FileHandles), o.ReqAvg, float64(o.ReqMin), float64(o.ReqMax), o.OffsetDist}
+	return [NumFeatures]float64{float64(o.FileHandles), o.ReqAvg, float64(o.ReqMin), float64(o.ReqMax), o.OffsetDist, o.ProcDist}
 }
 
 // NumFeatures is the number of detection features.
-const NumFeatures = 5
+const NumFeatures = 6
+
+// NumPaperFeatures is the number of leading Features entries that are the
+// papers' (seed 001 section 5, seed 002).
+const NumPaperFeatures = 5
 
 // FeatureNames names Features' entries, for model files and CSV headers.
-var FeatureNames = [NumFeatures]string{"file_handles", "req_avg", "req_min", "req_max", "offset_dist"}
+var FeatureNames = [NumFeatures]string{"file_handles", "req_avg", "req_min", "req_max", "offset_dist", "proc_offset_dist"}
+
+// FeatureIndex returns the index of the named feature in Features, or -1.
+func FeatureIndex(name string) int {
+	for i, n := range FeatureNames {
+		if n == name {
+			return i
+		}
+	}
+	return -1
+}
 
 // Validate checks an observation received from the network: counts and
 // sizes non-negative and finite, min <= avg <= max when there were requests,
@@ -108,7 +127,7 @@ func (o Observation) Validate() error {
 		o.ReqMin < 0 || o.ReqMax < 0 || o.Bytes < 0 || o.Requests < 0 || o.Interval < 0 || o.Window < 0 {
 		return fmt.Errorf("access: negative field in observation of node %d", o.Node)
 	}
-	for _, f := range []float64{o.ReqAvg, o.OffsetDist, o.Bandwidth} {
+	for _, f := range []float64{o.ReqAvg, o.OffsetDist, o.ProcDist, o.Bandwidth} {
 		if math.IsNaN(f) || math.IsInf(f, 0) || f < 0 {
 			return fmt.Errorf("access: non-finite or negative value %v in observation of node %d", f, o.Node)
 		}
@@ -129,16 +148,23 @@ func (o Observation) Validate() error {
 type Accumulator struct {
 	clients   map[uint32]struct{}
 	processes map[uint64]struct{}
-	lastOff   map[uint64]int64 // file handle -> offset of the previous request (kept across intervals)
+	lastOff   map[uint64]int64      // file handle -> offset of the previous request (kept across intervals)
+	lastProc  map[procFile]int64    // (process, file handle) -> offset of its previous request (kept across intervals)
+	procFiles map[procFile]struct{} // (process, file handle) pairs seen in the interval
 	files     map[uint64]struct{}
 	n         int64
 	sum       float64
 	min, max  int64
 	distSum   float64
 	distN     int64
+	pdSum     float64
+	pdN       int64
 	opBytes   [3]int64
 	done      int64
 }
+
+// procFile keys the per-process offset distance.
+type procFile struct{ process, file uint64 }
 
 // Request records one request received from a client. process identifies the
 // process uniquely across clients.
@@ -148,16 +174,21 @@ func (a *Accumulator) Request(client uint32, process uint64, file uint64, offset
 		a.processes = map[uint64]struct{}{}
 		a.lastOff = map[uint64]int64{}
 		a.files = map[uint64]struct{}{}
+		a.lastProc = map[procFile]int64{}
+		a.procFiles = map[procFile]struct{}{}
 	}
+	pk := procFile{process, file}
+	if prev, ok := a.lastProc[pk]; ok {
+		a.pdSum += float64(absDiff(offset, prev))
+		a.pdN++
+	}
+	a.lastProc[pk] = offset
+	a.procFiles[pk] = struct{}{}
 	a.clients[client] = struct{}{}
 	a.processes[process] = struct{}{}
 	a.files[file] = struct{}{}
 	if prev, ok := a.lastOff[file]; ok {
-		d := offset - prev
-		if d < 0 {
-			d = -d
-		}
-		a.distSum += float64(d)
+		a.distSum += float64(absDiff(offset, prev))
 		a.distN++
 	}
 	a.lastOff[file] = offset
@@ -174,13 +205,22 @@ func (a *Accumulator) Request(client uint32, process uint64, file uint64, offset
 	}
 }
 
+func absDiff(a, b int64) int64 {
+	if a < b {
+		return b - a
+	}
+	return a - b
+}
+
 // Done records bytes completed (acknowledged to clients) in the interval.
 func (a *Accumulator) Done(bytes int64) { a.done += bytes }
 
 // Close returns the observation of the interval [start, start+interval) and
 // resets the per-interval counts. Offsets of the last request per file are
 // kept so distances stay meaningful across interval boundaries; they are
-// forgotten for files not seen in the closed interval, bounding memory.
+// forgotten for files not seen in the closed interval, bounding memory. The
+// same holds for the last offset per (process, file): memory is bounded by
+// the distinct (process, file) pairs of the last interval.
 func (a *Accumulator) Close(node int, start, interval time.Duration, dataServers int, window time.Duration) Observation {
 	o := Observation{
 		Node: node, Start: start, Interval: interval, DataServers: dataServers,
@@ -192,6 +232,9 @@ func (a *Accumulator) Close(node int, start, interval time.Duration, dataServers
 	}
 	if a.distN > 0 {
 		o.OffsetDist = a.distSum / float64(a.distN)
+	}
+	if a.pdN > 0 {
+		o.ProcDist = a.pdSum / float64(a.pdN)
 	}
 	if interval > 0 {
 		o.Bandwidth = float64(a.done) / interval.Seconds()
@@ -209,8 +252,14 @@ func (a *Accumulator) Close(node int, start, interval time.Duration, dataServers
 	}
 	clear(a.clients)
 	clear(a.processes)
+	for k := range a.lastProc {
+		if _, seen := a.procFiles[k]; !seen {
+			delete(a.lastProc, k)
+		}
+	}
 	clear(a.files)
-	a.n, a.sum, a.min, a.max, a.distSum, a.distN, a.done = 0, 0, 0, 0, 0, 0, 0
+	clear(a.procFiles)
+	a.n, a.sum, a.min, a.max, a.distSum, a.distN, a.pdSum, a.pdN, a.done = 0, 0, 0, 0, 0, 0, 0, 0, 0
 	a.opBytes = [3]int64{}
 	return o
 }

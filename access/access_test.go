@@ -24,7 +24,7 @@ func TestAccumulatorInterval(t *testing.T) {
 	o := a.Close(3, time.Second, time.Second, 4, 2*time.Millisecond)
 	want := access.Observation{
 		Node: 3, Start: time.Second, Interval: time.Second, DataServers: 4, Clients: 1, Processes: 2,
-		Op: sched.Read, FileHandles: 1, ReqAvg: sz, ReqMin: sz, ReqMax: sz, OffsetDist: sz,
+		Op: sched.Read, FileHandles: 1, ReqAvg: sz, ReqMin: sz, ReqMax: sz, OffsetDist: sz, ProcDist: 2 * sz,
 		Bandwidth: 8 * sz, Bytes: 8 * sz, Requests: 8, Window: 2 * time.Millisecond,
 	}
 	if o != want {
@@ -57,6 +57,87 @@ func TestAccumulatorDistanceAcrossIntervals(t *testing.T) {
 	}
 }
 
+// TestProcDistInterleavings checks the per-(process, file) offset distance:
+// the request size for contiguous access and processes x request size for
+// 1D-strided access, whatever order the processes' requests arrive in, while
+// the per-file distance depends on that order.
+func TestProcDistInterleavings(t *testing.T) {
+	const (
+		sz     = 4096
+		procs  = 4
+		rounds = 16
+	)
+	// offset of process p's i-th request in a shared file.
+	contiguous := func(p, i int) int64 { return int64(p*rounds+i) * sz }
+	strided := func(p, i int) int64 { return int64(i*procs+p) * sz }
+	// Orders in which a round's processes arrive.
+	inOrder := func(int) []int { return []int{0, 1, 2, 3} }
+	reversed := func(int) []int { return []int{3, 2, 1, 0} }
+	drifting := func(i int) []int { // process 3 runs a round behind in odd rounds
+		if i%2 == 1 {
+			return []int{3, 0, 1, 2}
+		}
+		return []int{0, 1, 2, 3}
+	}
+	tests := []struct {
+		name   string
+		offset func(p, i int) int64
+		order  func(round int) []int
+		want   float64
+	}{
+		{"contiguous in order", contiguous, inOrder, sz},
+		{"contiguous reversed", contiguous, reversed, sz},
+		{"contiguous drifting", contiguous, drifting, sz},
+		{"strided in order", strided, inOrder, procs * sz},
+		{"strided reversed", strided, reversed, procs * sz},
+		{"strided drifting", strided, drifting, procs * sz},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var a access.Accumulator
+			for i := range rounds {
+				for _, p := range tt.order(i) {
+					a.Request(uint32(p/2), uint64(p), 9, tt.offset(p, i), sz, sched.Write)
+				}
+			}
+			o := a.Close(0, 0, time.Second, 1, 0)
+			if o.ProcDist != tt.want {
+				t.Errorf("ProcDist %v, want %v (OffsetDist %v)", o.ProcDist, tt.want, o.OffsetDist)
+			}
+		})
+	}
+}
+
+// TestProcDistKeyedByProcessAndFile: a process alternating between two
+// files measures each file's distance separately, and two processes on one
+// file do not mix.
+func TestProcDistKeyedByProcessAndFile(t *testing.T) {
+	var a access.Accumulator
+	for i := range 4 {
+		a.Request(0, 1, 10, int64(i)*100, 100, sched.Read)           // file 10: step 100
+		a.Request(0, 1, 11, 1_000_000+int64(i)*300, 100, sched.Read) // file 11: step 300
+	}
+	if o := a.Close(0, 0, time.Second, 1, 0); o.ProcDist != 200 {
+		t.Fatalf("ProcDist %v, want 200 (mean of 100 and 300)", o.ProcDist)
+	}
+}
+
+func TestProcDistAcrossIntervals(t *testing.T) {
+	var a access.Accumulator
+	a.Request(0, 5, 1, 0, 100, sched.Write)
+	a.Close(0, 0, time.Second, 1, 0)
+	a.Request(0, 5, 1, 700, 100, sched.Write)
+	if o := a.Close(0, time.Second, time.Second, 1, 0); o.ProcDist != 700 {
+		t.Fatalf("distance across intervals: got %v, want 700", o.ProcDist)
+	}
+	// A (process, file) unseen for a whole interval is forgotten.
+	a.Close(0, 2*time.Second, time.Second, 1, 0)
+	a.Request(0, 5, 1, 5000, 100, sched.Write)
+	if o := a.Close(0, 3*time.Second, time.Second, 1, 0); o.ProcDist != 0 {
+		t.Fatalf("stale distance kept: got %v, want 0", o.ProcDist)
+	}
+}
+
 func TestMajorityOpByBytes(t *testing.T) {
 	var a access.Accumulator
 	a.Request(0, 0, 1, 0, 10, sched.Read)
@@ -80,6 +161,8 @@ func TestValidateRejects(t *testing.T) {
 		{"negative bytes", func(o *access.Observation) { o.Bytes = -1 }},
 		{"NaN bandwidth", func(o *access.Observation) { o.Bandwidth = math.NaN() }},
 		{"infinite distance", func(o *access.Observation) { o.OffsetDist = math.Inf(1) }},
+		{"negative process distance", func(o *access.Observation) { o.ProcDist = -1 }},
+		{"NaN process distance", func(o *access.Observation) { o.ProcDist = math.NaN() }},
 		{"bad op", func(o *access.Observation) { o.Op = 9 }},
 		{"min above max", func(o *access.Observation) { o.ReqMin = 5 }},
 		{"avg above max", func(o *access.Observation) { o.ReqAvg = 4 }},

@@ -67,8 +67,13 @@ type Experiment struct {
 var obsHeader = []string{
 	"scenario", "processes", "layout", "spatiality", "op", "request_size", "total_bytes", "io_nodes",
 	"scheduler", "window_ns", "second", "node", "data_servers", "clients", "procs_seen", "obs_op",
-	"file_handles", "req_avg", "req_min", "req_max", "offset_dist", "bandwidth", "bytes", "requests", "class",
+	"file_handles", "req_avg", "req_min", "req_max", "offset_dist", "proc_offset_dist", "bandwidth", "bytes",
+	"requests", "class",
 }
+
+// optionalObsColumns are written always but may be absent from older files;
+// an absent column reads as 0.
+var optionalObsColumns = map[string]bool{"proc_offset_dist": true}
 
 var sumHeader = []string{
 	"scenario", "processes", "layout", "spatiality", "op", "request_size", "total_bytes", "io_nodes",
@@ -124,7 +129,7 @@ func (w *Writer) Row(r Row) error {
 	rec := append(runFields(r.Run),
 		strconv.Itoa(r.Second), strconv.Itoa(o.Node), strconv.Itoa(o.DataServers), strconv.Itoa(o.Clients),
 		strconv.Itoa(o.Processes), opString(o.Op), strconv.Itoa(o.FileHandles), f64(o.ReqAvg),
-		strconv.FormatInt(o.ReqMin, 10), strconv.FormatInt(o.ReqMax, 10), f64(o.OffsetDist), f64(o.Bandwidth),
+		strconv.FormatInt(o.ReqMin, 10), strconv.FormatInt(o.ReqMax, 10), f64(o.OffsetDist), f64(o.ProcDist), f64(o.Bandwidth),
 		strconv.FormatInt(o.Bytes, 10), strconv.FormatInt(o.Requests, 10), r.Class.String())
 	return w.w.Write(rec)
 }
@@ -213,7 +218,7 @@ type reader struct {
 	line int
 }
 
-func newReader(rd io.Reader, want []string) (*reader, error) {
+func newReader(rd io.Reader, want []string, optional map[string]bool) (*reader, error) {
 	r := csv.NewReader(rd)
 	r.ReuseRecord = true
 	head, err := r.Read()
@@ -225,7 +230,7 @@ func newReader(rd io.Reader, want []string) (*reader, error) {
 		idx[h] = i
 	}
 	for _, h := range want {
-		if _, ok := idx[h]; !ok {
+		if _, ok := idx[h]; !ok && !optional[h] {
 			return nil, fmt.Errorf("%w: header lacks column %q", ErrFormat, h)
 		}
 	}
@@ -235,7 +240,7 @@ func newReader(rd io.Reader, want []string) (*reader, error) {
 // ReadObservations calls fn for every row of an observations.csv stream.
 // fn returning an error stops the read and returns that error.
 func ReadObservations(rd io.Reader, fn func(Row) error) error {
-	r, err := newReader(rd, obsHeader)
+	r, err := newReader(rd, obsHeader, optionalObsColumns)
 	if err != nil {
 		return err
 	}
@@ -265,6 +270,9 @@ func ReadObservations(rd io.Reader, fn func(Row) error) error {
 		o.ReqMin = f.int64("req_min")
 		o.ReqMax = f.int64("req_max")
 		o.OffsetDist = f.float("offset_dist")
+		if _, ok := r.idx["proc_offset_dist"]; ok {
+			o.ProcDist = f.float("proc_offset_dist") // older files lack it: 0
+		}
 		o.Bandwidth = f.float("bandwidth")
 		o.Bytes = f.int64("bytes")
 		o.Requests = f.int64("requests")
@@ -290,7 +298,7 @@ func ReadObservations(rd io.Reader, fn func(Row) error) error {
 
 // ReadSummary reads every row of a summary.csv stream.
 func ReadSummary(rd io.Reader) ([]Experiment, error) {
-	r, err := newReader(rd, sumHeader)
+	r, err := newReader(rd, sumHeader, nil)
 	if err != nil {
 		return nil, err
 	}

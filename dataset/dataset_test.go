@@ -26,7 +26,7 @@ func TestObservationRoundTrip(t *testing.T) {
 		{Run: sampleRun(), Second: 3, Class: access.SS, Obs: access.Observation{
 			Node: 2, Start: 3 * time.Second, Interval: time.Second, DataServers: 4, Clients: 8, Processes: 32,
 			Op: sched.Read, FileHandles: 1, ReqAvg: 32768, ReqMin: 32768, ReqMax: 32768, OffsetDist: 65536.5,
-			Bandwidth: 1.25e8, Bytes: 125000000, Requests: 3815, Window: 2 * time.Millisecond}},
+			ProcDist: 131072, Bandwidth: 1.25e8, Bytes: 125000000, Requests: 3815, Window: 2 * time.Millisecond}},
 		{Run: sampleRun(), Second: 4, Class: access.SS, Obs: access.Observation{Node: 2, Start: 4 * time.Second,
 			Interval: time.Second, Window: 2 * time.Millisecond}},
 	}
@@ -51,6 +51,52 @@ func TestObservationRoundTrip(t *testing.T) {
 		if got[i] != rows[i] {
 			t.Errorf("row %d:\n got %+v\nwant %+v", i, got[i], rows[i])
 		}
+	}
+}
+
+// TestReadWithoutProcOffsetDist: files written before the sixth feature
+// (no proc_offset_dist column) still read, with ProcDist 0; a file that has
+// the column but not a number in it is refused.
+func TestReadWithoutProcOffsetDist(t *testing.T) {
+	row := dataset.Row{Run: sampleRun(), Second: 1, Class: access.SS, Obs: access.Observation{
+		Node: 1, Start: time.Second, Interval: time.Second, Clients: 1, Processes: 2, Op: sched.Read,
+		FileHandles: 1, ReqAvg: 10, ReqMin: 10, ReqMax: 10, OffsetDist: 10, ProcDist: 20, Requests: 4,
+		Window: 2 * time.Millisecond}}
+	var buf bytes.Buffer
+	w := dataset.NewObservationWriter(&buf)
+	if err := w.Row(row); err != nil {
+		t.Fatal(err)
+	}
+	w.Flush()
+	lines := strings.Split(strings.TrimSuffix(buf.String(), "\n"), "\n")
+	head := strings.Split(lines[0], ",")
+	rec := strings.Split(lines[1], ",")
+	col := -1
+	for i, h := range head {
+		if h == "proc_offset_dist" {
+			col = i
+		}
+	}
+	if col < 0 || rec[col] != "20" {
+		t.Fatalf("written file lacks proc_offset_dist 20: %q", buf.String())
+	}
+	drop := func(s []string) string {
+		return strings.Join(append(append([]string(nil), s[:col]...), s[col+1:]...), ",")
+	}
+	old := drop(head) + "\n" + drop(rec) + "\n"
+	var got []dataset.Row
+	if err := dataset.ReadObservations(strings.NewReader(old), func(r dataset.Row) error { got = append(got, r); return nil }); err != nil {
+		t.Fatalf("reading a file without proc_offset_dist: %v", err)
+	}
+	want := row
+	want.Obs.ProcDist = 0
+	if len(got) != 1 || got[0] != want {
+		t.Fatalf("got %+v\nwant %+v", got, want)
+	}
+	rec[col] = ""
+	bad := lines[0] + "\n" + strings.Join(rec, ",") + "\n"
+	if err := dataset.ReadObservations(strings.NewReader(bad), func(dataset.Row) error { return nil }); !errors.Is(err, dataset.ErrFormat) {
+		t.Fatalf("empty proc_offset_dist: got %v, want ErrFormat", err)
 	}
 }
 
@@ -92,6 +138,7 @@ func TestReadRejectsBadInput(t *testing.T) {
 		"not a number":   lines[0] + "\n" + strings.Replace(lines[1], "128,", "lots,", 1),
 		"bad class":      strings.Replace(good, ",SS\n", ",XX\n", 1),
 		"bad op":         strings.Replace(good, ",read,", ",erase,", 1),
+		"missing offset": strings.Replace(lines[0], ",offset_dist,", ",", 1) + "\n",
 	}
 	for name, in := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -110,6 +157,14 @@ func FuzzReadObservations(f *testing.F) {
 	w.Flush()
 	f.Add(buf.String())
 	f.Add("scenario\n1\n")
+	// The same row as an older file, without proc_offset_dist.
+	lines := strings.SplitN(buf.String(), "\n", 3)
+	if h := strings.Split(lines[0], ","); len(h) > 21 && h[21] == "proc_offset_dist" {
+		r := strings.Split(lines[1], ",")
+		f.Add(strings.Join(append(h[:21:21], h[22:]...), ",") + "\n" + strings.Join(append(r[:21:21], r[22:]...), ",") + "\n")
+	} else {
+		f.Fatalf("proc_offset_dist is not column 21 of %q", lines[0])
+	}
 	f.Fuzz(func(t *testing.T, in string) {
 		n := 0
 		err := dataset.ReadObservations(strings.NewReader(in), func(r dataset.Row) error {

@@ -50,7 +50,8 @@ func (n *growNode) isLeaf() bool { return n.feat < 0 || n.collapsed }
 
 // cartParams configures growth.
 type cartParams struct {
-	mtry     int // features tried per split (access.NumFeatures: all)
+	feats    []int // features a split may use (increasing indices)
+	mtry     int   // features tried per split (len(feats): all)
 	minLeaf  float64
 	maxDepth int
 }
@@ -65,7 +66,7 @@ type grower struct {
 	idx    [access.NumFeatures][]int32
 	goLeft []bool
 	tmp    []int32
-	rng    *rand.Rand // feature sampling when mtry < NumFeatures
+	rng    *rand.Rand // feature sampling when mtry < len(p.feats)
 	p      cartParams
 	nodes  []growNode
 }
@@ -111,11 +112,9 @@ func (g *grower) split(lo, hi, depth int) int {
 		return id
 	}
 	parent := (counts[0]*counts[0] + counts[1]*counts[1] + counts[2]*counts[2]) / tot
-	var feats [access.NumFeatures]int
-	for i := range feats {
-		feats[i] = i
-	}
-	if g.p.mtry < access.NumFeatures {
+	var buf [access.NumFeatures]int
+	feats := buf[:copy(buf[:], g.p.feats)]
+	if g.p.mtry < len(feats) {
 		for i := len(feats) - 1; i > 0; i-- {
 			j := g.rng.IntN(i + 1)
 			feats[i], feats[j] = feats[j], feats[i]

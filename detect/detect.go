@@ -42,6 +42,13 @@ type Classifier interface {
 // TrainOptions tunes training. The zero value means the defaults given per
 // field; Train records the effective options in the model's metadata.
 type TrainOptions struct {
+	// Features names the features the classifier may use, a subset of
+	// access.FeatureNames in any order; default all of them. PaperFeatures
+	// names the papers' five. Trees and forests never split on an excluded
+	// feature; the network sees excluded features as 0 after preprocessing.
+	// Recorded in the model file (its "uses" list).
+	Features []string `json:"-"`
+
 	// Decision tree (CART, Gini) and forest trees.
 	// Minimum training rows (bootstrap weight) per leaf; default 1 for the
 	// tree (pruning controls its size) and 20 for the forest's unpruned
@@ -55,7 +62,7 @@ type TrainOptions struct {
 
 	// Random forest.
 	Trees   int `json:"trees"` // default 500
-	Mtry    int `json:"mtry"`  // features tried per split; default 3 (the papers' best)
+	Mtry    int `json:"mtry"`  // features tried per split, at most len(Features); default 3 (the papers' best)
 	Workers int `json:"-"`     // goroutines; default GOMAXPROCS. Does not change the result.
 
 	// Network (5 -> Hidden ReLU -> Hidden ReLU -> 3 softmax).
@@ -136,16 +143,89 @@ func (o TrainOptions) validate() error {
 // trainSet is the training data handed to a trainer: raw features, their
 // preprocessed form and class indices (0..2, access.Classes order).
 type trainSet struct {
-	X   [][access.NumFeatures]float64
-	Z   [][access.NumFeatures]float64
-	Y   []uint8
-	Pre Preprocess
+	X     [][access.NumFeatures]float64
+	Z     [][access.NumFeatures]float64 // excluded features zeroed
+	Y     []uint8
+	Pre   Preprocess
+	Use   featureMask
+	Feats []int // indices of the used features, increasing
+}
+
+// featureMask marks the features a model uses.
+type featureMask [access.NumFeatures]bool
+
+// indices returns the used feature indices, increasing.
+func (m featureMask) indices() []int {
+	var out []int
+	for j, u := range m {
+		if u {
+			out = append(out, j)
+		}
+	}
+	return out
+}
+
+// names returns the used feature names in access.FeatureNames order.
+func (m featureMask) names() []string {
+	var out []string
+	for _, j := range m.indices() {
+		out = append(out, access.FeatureNames[j])
+	}
+	return out
+}
+
+// PaperFeatures returns the names of the papers' five features (seed 001
+// section 5, seed 002); the sixth, proc_offset_dist, is ours.
+func PaperFeatures() []string {
+	return append([]string(nil), access.FeatureNames[:access.NumPaperFeatures]...)
+}
+
+// AllFeatures returns every feature name (access.FeatureNames), the default.
+func AllFeatures() []string { return append([]string(nil), access.FeatureNames[:]...) }
+
+// FeatureSet returns the feature names of a named set: "papers"
+// (PaperFeatures) or "all" (AllFeatures).
+func FeatureSet(name string) ([]string, error) {
+	switch name {
+	case "papers":
+		return PaperFeatures(), nil
+	case "all":
+		return AllFeatures(), nil
+	}
+	return nil, fmt.Errorf("%w: feature set %q, want papers or all", ErrOptions, name)
+}
+
+// maskOf checks names (a non-empty subset of access.FeatureNames without
+// repeats; nil: all) and returns the mask. Unknown names wrap ErrFeatures,
+// empty or repeated ones errBase.
+func maskOf(names []string, errBase error) (featureMask, error) {
+	var m featureMask
+	if names == nil {
+		for j := range m {
+			m[j] = true
+		}
+		return m, nil
+	}
+	if len(names) == 0 {
+		return m, fmt.Errorf("%w: empty feature list", errBase)
+	}
+	for _, n := range names {
+		j := access.FeatureIndex(n)
+		if j < 0 {
+			return m, fmt.Errorf("%w: unknown feature %q (want names from %v)", ErrFeatures, n, access.FeatureNames)
+		}
+		if m[j] {
+			return m, fmt.Errorf("%w: feature %q listed twice", errBase, n)
+		}
+		m[j] = true
+	}
+	return m, nil
 }
 
 // kindEntry is one classifier kind in the registry.
 type kindEntry struct {
 	train  func(d *trainSet, opt TrainOptions, rng *rand.Rand) (Classifier, error)
-	decode func(data []byte, pre Preprocess) (Classifier, error)
+	decode func(data []byte, pre Preprocess, use featureMask) (Classifier, error)
 }
 
 // registry maps kind names to trainers and decoders; the one place where
@@ -178,6 +258,7 @@ type TrainInfo struct {
 // training metadata. A Model is immutable and safe for concurrent use.
 type Model struct {
 	kind string
+	use  featureMask
 	pre  Preprocess
 	clf  Classifier
 	info TrainInfo
@@ -198,14 +279,25 @@ func Train(kind string, X [][access.NumFeatures]float64, y []access.Class, opt T
 	if opt.MinLeaf == 0 && kind == "forest" {
 		opt.MinLeaf = 20
 	}
+	mtrySet := opt.Mtry != 0
 	opt = opt.withDefaults()
 	if err := opt.validate(); err != nil {
 		return nil, err
 	}
+	use, err := maskOf(opt.Features, ErrOptions)
+	if err != nil {
+		return nil, err
+	}
+	opt.Features = use.names()
+	if n := len(opt.Features); opt.Mtry > n && !mtrySet {
+		opt.Mtry = n
+	} else if opt.Mtry > n {
+		return nil, fmt.Errorf("%w: mtry %d, want at most the %d features used", ErrOptions, opt.Mtry, n)
+	}
 	if len(X) != len(y) {
 		return nil, fmt.Errorf("%w: %d feature rows but %d labels", ErrData, len(X), len(y))
 	}
-	d := &trainSet{X: X, Y: make([]uint8, len(y))}
+	d := &trainSet{X: X, Y: make([]uint8, len(y)), Use: use, Feats: use.indices()}
 	info := TrainInfo{Rows: len(X), Options: opt}
 	for i, c := range y {
 		k := c.Index()
@@ -227,17 +319,32 @@ func Train(kind string, X [][access.NumFeatures]float64, y []access.Class, opt T
 	d.Pre = pre
 	d.Z = make([][access.NumFeatures]float64, len(X))
 	for i := range X {
-		d.Z[i] = pre.Apply(X[i])
+		d.Z[i] = use.zero(pre.Apply(X[i]))
 	}
 	clf, err := ent.train(d, opt, rng)
 	if err != nil {
 		return nil, err
 	}
-	return &Model{kind: kind, pre: pre, clf: clf, info: info}, nil
+	return &Model{kind: kind, use: use, pre: pre, clf: clf, info: info}, nil
+}
+
+// zero returns z with the excluded features set to 0.
+func (m *featureMask) zero(z [access.NumFeatures]float64) [access.NumFeatures]float64 {
+	for j, u := range m {
+		if !u {
+			z[j] = 0
+		}
+	}
+	return z
 }
 
 // Kind returns the classifier kind ("tree", "forest" or "mlp").
 func (m *Model) Kind() string { return m.kind }
+
+// Features returns the names of the features the model uses, in
+// access.FeatureNames order. Predict takes all access.NumFeatures values and
+// ignores the others.
+func (m *Model) Features() []string { return m.use.names() }
 
 // Preprocess returns the fitted preprocessing.
 func (m *Model) Preprocess() Preprocess { return m.pre }

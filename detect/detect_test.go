@@ -3,8 +3,10 @@ package detect
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -242,7 +244,12 @@ func TestLoadRefuses(t *testing.T) {
 		file string
 		want error
 	}{
-		{"other version", strings.Replace(good, `"version":1`, `"version":2`, 1), ErrVersion},
+		{"other version", strings.Replace(good, fmt.Sprintf(`"version":%d`, FormatVersion), fmt.Sprintf(`"version":%d`, FormatVersion+1), 1), ErrVersion},
+		{"old version", strings.Replace(good, fmt.Sprintf(`"version":%d`, FormatVersion), `"version":1`, 1), ErrVersion},
+		{"unknown used feature", strings.Replace(good, `"uses":["file_handles"`, `"uses":["file_count"`, 1), ErrFeatures},
+		{"repeated used feature", strings.Replace(good, `"uses":["file_handles"`, `"uses":["req_avg"`, 1), ErrModel},
+		{"empty used features", regexp.MustCompile(`"uses":\[[^]]*\]`).ReplaceAllString(good, `"uses":[]`), ErrModel},
+		{"no used features", regexp.MustCompile(`"uses":\[[^]]*\],`).ReplaceAllString(good, ``), ErrModel},
 		{"renamed feature", strings.Replace(good, `"offset_dist"`, `"offset_distance"`, 1), ErrFeatures},
 		{"missing feature", strings.Replace(good, `,"offset_dist"`, ``, 1), ErrFeatures},
 		{"other classes", strings.Replace(good, `"SS"]`, `"S"]`, 1), ErrFeatures},
@@ -377,7 +384,7 @@ func TestCCPAlphasAgainstPruneAt(t *testing.T) {
 	for i := range w {
 		w[i] = 1
 	}
-	nodes := newGrower(c, w, cartParams{mtry: access.NumFeatures, minLeaf: 1, maxDepth: 40}, nil).grow()
+	nodes := newGrower(c, w, cartParams{feats: allFeats(), mtry: access.NumFeatures, minLeaf: 1, maxDepth: 40}, nil).grow()
 	alphas := ccpAlphas(nodes)
 	if len(alphas) < 3 {
 		t.Fatalf("only %d alphas", len(alphas))

@@ -104,7 +104,7 @@ func trainForest(d *trainSet, opt TrainOptions, rng *rand.Rand) (Classifier, err
 		seeds[i] = [2]uint64{rng.Uint64(), rng.Uint64()}
 	}
 	c := newColumns(d.X, d.Y)
-	p := cartParams{mtry: opt.Mtry, minLeaf: float64(opt.MinLeaf), maxDepth: opt.MaxDepth}
+	p := cartParams{feats: d.Feats, mtry: opt.Mtry, minLeaf: float64(opt.MinLeaf), maxDepth: opt.MaxDepth}
 	grown := make([][]growNode, opt.Trees)
 	var next atomic.Int64
 	var wg sync.WaitGroup
@@ -154,12 +154,12 @@ func (t *Forest) MarshalJSON() ([]byte, error) {
 	return json.Marshal(forestJSON{Mtry: t.mtry, flatJSON: t.f.toJSON()})
 }
 
-func decodeForest(data []byte, _ Preprocess) (Classifier, error) {
+func decodeForest(data []byte, _ Preprocess, use featureMask) (Classifier, error) {
 	var j forestJSON
 	if err := json.Unmarshal(data, &j); err != nil {
 		return nil, fmt.Errorf("%w: forest: %w", ErrModel, err)
 	}
-	f, err := j.toFlat()
+	f, err := j.toFlat(use)
 	if err != nil {
 		return nil, err
 	}

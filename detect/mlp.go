@@ -19,6 +19,7 @@ const maxHidden = 32
 // mini-batches.
 type MLP struct {
 	pre    Preprocess
+	use    featureMask // excluded features enter as 0
 	hidden int
 	// Parameters, row-major: w1 [hidden][NumFeatures], w2 [hidden][hidden], w3 [NumClasses][hidden].
 	w1, b1, w2, b2, w3, b3 []float64
@@ -29,9 +30,10 @@ var _ Classifier = (*MLP)(nil)
 // Kind returns "mlp".
 func (m *MLP) Kind() string { return "mlp" }
 
-// Probs preprocesses x and returns the softmax output.
+// Probs preprocesses x, zeroes the excluded features and returns the
+// softmax output.
 func (m *MLP) Probs(x [access.NumFeatures]float64) [NumClasses]float64 {
-	z := m.pre.Apply(x)
+	z := m.use.zero(m.pre.Apply(x))
 	var h1, h2 [maxHidden]float64
 	var o [NumClasses]float64
 	m.forward(&z, &h1, &h2, &o)
@@ -92,7 +94,7 @@ func trainMLP(d *trainSet, opt TrainOptions, rng *rand.Rand) (Classifier, error)
 	if H > maxHidden {
 		return nil, fmt.Errorf("%w: hidden %d, the network supports at most %d", ErrOptions, H, maxHidden)
 	}
-	m := &MLP{pre: d.Pre, hidden: H}
+	m := &MLP{pre: d.Pre, use: d.Use, hidden: H}
 	// One flat parameter vector with views, so the optimiser is one loop.
 	shapes := mlpShapes(H)
 	total := 0
@@ -224,7 +226,7 @@ func (m *MLP) MarshalJSON() ([]byte, error) {
 	return json.Marshal(mlpJSON{Hidden: m.hidden, W1: m.w1, B1: m.b1, W2: m.w2, B2: m.b2, W3: m.w3, B3: m.b3})
 }
 
-func decodeMLP(data []byte, pre Preprocess) (Classifier, error) {
+func decodeMLP(data []byte, pre Preprocess, use featureMask) (Classifier, error) {
 	var j mlpJSON
 	if err := json.Unmarshal(data, &j); err != nil {
 		return nil, fmt.Errorf("%w: mlp: %w", ErrModel, err)
@@ -232,7 +234,7 @@ func decodeMLP(data []byte, pre Preprocess) (Classifier, error) {
 	if j.Hidden < 1 || j.Hidden > maxHidden {
 		return nil, fmt.Errorf("%w: mlp hidden width %d, want 1..%d", ErrModel, j.Hidden, maxHidden)
 	}
-	m := &MLP{pre: pre, hidden: j.Hidden, w1: j.W1, b1: j.B1, w2: j.W2, b2: j.B2, w3: j.W3, b3: j.B3}
+	m := &MLP{pre: pre, use: use, hidden: j.Hidden, w1: j.W1, b1: j.B1, w2: j.W2, b2: j.B2, w3: j.W3, b3: j.B3}
 	for k, s := range mlpShapes(j.Hidden) {
 		p := *m.params()[k]
 		if len(p) != s {

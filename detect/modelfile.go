@@ -10,12 +10,16 @@ import (
 	"github.com/adaptio/adaptio/access"
 )
 
-// Model file format: JSON with a format tag and version. Load refuses any
-// other version and any file whose feature or class names differ from
+// Model file format: JSON with a format tag and version. "features" lists
+// every feature name of the build that wrote it (access.FeatureNames) and
+// "uses" the subset the classifier uses (TrainOptions.Features). Load refuses
+// any other version and any file whose feature or class names differ from
 // access.FeatureNames and access.Classes.
+//
+// Version 2 added the sixth feature (proc_offset_dist) and "uses".
 const (
 	FormatName    = "adaptio-detect-model"
-	FormatVersion = 1
+	FormatVersion = 2
 )
 
 type modelFile struct {
@@ -23,6 +27,7 @@ type modelFile struct {
 	Version    int             `json:"version"`
 	Kind       string          `json:"kind"`
 	Features   []string        `json:"features"`
+	Uses       []string        `json:"uses"`
 	Classes    []string        `json:"classes"`
 	Preprocess *Preprocess     `json:"preprocess"`
 	Classifier json.RawMessage `json:"classifier"`
@@ -48,7 +53,7 @@ func (m *Model) Save(w io.Writer) error {
 	pre := m.pre
 	b, err := json.Marshal(modelFile{
 		Format: FormatName, Version: FormatVersion, Kind: m.kind,
-		Features: featureNames(), Classes: classNames(),
+		Features: featureNames(), Uses: m.use.names(), Classes: classNames(),
 		Preprocess: &pre, Classifier: clf, Training: m.info,
 	})
 	if err != nil {
@@ -103,6 +108,13 @@ func Load(r io.Reader) (*Model, error) {
 	if !equalStrings(f.Classes, classNames()) {
 		return nil, fmt.Errorf("%w: file has classes %v, this build uses %v", ErrFeatures, f.Classes, classNames())
 	}
+	if f.Uses == nil {
+		return nil, fmt.Errorf("%w: no list of used features", ErrModel)
+	}
+	use, err := maskOf(f.Uses, ErrModel)
+	if err != nil {
+		return nil, err
+	}
 	ent, ok := registry[f.Kind]
 	if !ok {
 		return nil, fmt.Errorf("%w: %q in model file (want one of %v)", ErrUnknownKind, f.Kind, Kinds())
@@ -116,11 +128,12 @@ func Load(r io.Reader) (*Model, error) {
 	if len(f.Classifier) == 0 {
 		return nil, fmt.Errorf("%w: no classifier", ErrModel)
 	}
-	clf, err := ent.decode(f.Classifier, *f.Preprocess)
+	clf, err := ent.decode(f.Classifier, *f.Preprocess, use)
 	if err != nil {
 		return nil, err
 	}
-	return &Model{kind: f.Kind, pre: *f.Preprocess, clf: clf, info: f.Training}, nil
+	f.Training.Options.Features = use.names()
+	return &Model{kind: f.Kind, use: use, pre: *f.Preprocess, clf: clf, info: f.Training}, nil
 }
 
 // LoadFile loads a model from a file written by Save or SaveFile.

@@ -96,9 +96,10 @@ func (f *flatForest) toJSON() flatJSON {
 	return j
 }
 
-// fromJSON rebuilds and checks a flatForest: every walk must end at a leaf
-// (children lie after their parent), indices in range, values finite.
-func (j flatJSON) toFlat() (*flatForest, error) {
+// toFlat rebuilds and checks a flatForest: every walk must end at a leaf
+// (children lie after their parent), indices in range, splits only on used
+// features, values finite.
+func (j flatJSON) toFlat(use featureMask) (*flatForest, error) {
 	n := len(j.Feature)
 	if n == 0 || len(j.Threshold) != n || len(j.Kid) != n {
 		return nil, fmt.Errorf("%w: tree arrays have lengths %d/%d/%d", ErrModel, len(j.Feature), len(j.Threshold), len(j.Kid))
@@ -116,6 +117,8 @@ func (j flatJSON) toFlat() (*flatForest, error) {
 			}
 		case nd.Feat >= access.NumFeatures:
 			return nil, fmt.Errorf("%w: node %d splits on feature %d of %d", ErrModel, i, nd.Feat, access.NumFeatures)
+		case !use[nd.Feat]:
+			return nil, fmt.Errorf("%w: node %d splits on %s, which the model does not use", ErrModel, i, access.FeatureNames[nd.Feat])
 		case int(nd.Kid) <= i || int(nd.Kid)+1 >= n:
 			return nil, fmt.Errorf("%w: node %d has children %d,%d (must follow it, < %d)", ErrModel, i, nd.Kid, nd.Kid+1, n)
 		case math.IsNaN(nd.Thr):
@@ -172,7 +175,7 @@ func trainTree(d *trainSet, opt TrainOptions, rng *rand.Rand) (Classifier, error
 		return nil, fmt.Errorf("%w: no training rows", ErrData)
 	}
 	c := newColumns(d.X, d.Y)
-	p := cartParams{mtry: access.NumFeatures, minLeaf: float64(opt.MinLeaf), maxDepth: opt.MaxDepth}
+	p := cartParams{feats: d.Feats, mtry: len(d.Feats), minLeaf: float64(opt.MinLeaf), maxDepth: opt.MaxDepth}
 	ones := make([]float64, len(d.Y))
 	for i := range ones {
 		ones[i] = 1
@@ -260,12 +263,12 @@ func (t *Tree) MarshalJSON() ([]byte, error) {
 	return json.Marshal(treeJSON{Alpha: t.alpha, flatJSON: t.f.toJSON()})
 }
 
-func decodeTree(data []byte, _ Preprocess) (Classifier, error) {
+func decodeTree(data []byte, _ Preprocess, use featureMask) (Classifier, error) {
 	var j treeJSON
 	if err := json.Unmarshal(data, &j); err != nil {
 		return nil, fmt.Errorf("%w: tree: %w", ErrModel, err)
 	}
-	f, err := j.toFlat()
+	f, err := j.toFlat(use)
 	if err != nil {
 		return nil, err
 	}

@@ -24,10 +24,15 @@ func newDetectCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "detect",
 		Short: "Train, evaluate and apply access-pattern detectors (FPP / SC / SS)",
-		Long: `Access-pattern detection: classify an I/O node's per-interval metrics (file handles;
-request size average, minimum and maximum in bytes; average offset distance in bytes)
-into file-per-process (FPP), shared-contiguous (SC) or shared-1D-strided (SS) with a
+		Long: `Access-pattern detection: classify an I/O node's per-interval metrics into
+file-per-process (FPP), shared-contiguous (SC) or shared-1D-strided (SS) with a
 decision tree, a random forest or the papers' neural network.
+
+Features: the papers' five (file handles; request size average, minimum and maximum in
+bytes; average offset distance in bytes between consecutive requests to the same file
+handle) and ours, proc_offset_dist: the same distance between consecutive requests of
+the same process to the same file handle (bytes). "train --features papers" restricts a
+model to the papers' five.
 
 A data directory is a simulator dataset (observations.csv; see "adaptio sim"), or the
 name "synthetic" (32/256 KiB grid) / "synthetic-validation" (64/128 KiB grid) for a
@@ -49,6 +54,7 @@ type detectTrainConfig struct {
 	Schedulers    []string
 	TrainFraction float64
 	Smooth        float64
+	FeatureSet    string // "all" (default when empty) or "papers"
 	Opt           detect.TrainOptions
 }
 
@@ -89,7 +95,7 @@ func newDetectTrainCmd() *cobra.Command {
 		Long: `Train reads DIR/observations.csv, keeps --per-experiment labelled, non-idle rows from the
 centre of each experiment (as the papers: 40 rows x 1,008 experiments), splits them
 70/30 stratified by class (--train-fraction), fits Yeo-Johnson + centring + scaling and
-the classifier on the training part, prints the confusion matrix, accuracy, kappa,
+the classifier on the training part (on --features), prints the confusion matrix, accuracy, kappa,
 sensitivity and specificity on both parts (and on --validation DIR), the
 training time, and writes the model as versioned JSON to --out.
 
@@ -103,6 +109,7 @@ The same --seed gives the same split and the same model file, byte for byte.`,
 	f.StringVar(&cfg.Data, "data", "", "dataset directory with observations.csv, or \"synthetic\" (required)")
 	f.StringVar(&cfg.Validation, "validation", "", "optional validation dataset directory, or \"synthetic-validation\"")
 	f.IntVar(&cfg.ValidationPer, "validation-per-experiment", 40, "validation rows kept from the centre of each experiment (0: every labelled, non-idle row)")
+	f.StringVar(&cfg.FeatureSet, "features", "all", "features the model uses: all (the papers' five plus proc_offset_dist) or papers (the papers' five)")
 	f.StringVar(&cfg.Kind, "model", "tree", "classifier: tree (CART, cost-complexity pruned), forest (random forest) or mlp (5-5-5-3 network)")
 	f.StringVar(&cfg.Out, "out", "", "model file to write (required)")
 	f.Uint64Var(&cfg.Seed, "seed", 1, "seed of the split and of training")
@@ -125,6 +132,14 @@ The same --seed gives the same split and the same model file, byte for byte.`,
 }
 
 func runDetectTrain(cfg detectTrainConfig, stdout, stderr io.Writer) error {
+	if cfg.FeatureSet == "" {
+		cfg.FeatureSet = "all"
+	}
+	feats, err := detect.FeatureSet(cfg.FeatureSet)
+	if err != nil {
+		return fmt.Errorf("detect train: --features: %w", err)
+	}
+	cfg.Opt.Features = feats
 	split := detectSplit{data: cfg.Data, perExperiment: cfg.PerExperiment, schedulers: cfg.Schedulers, trainFraction: cfg.TrainFraction, seed: cfg.Seed}
 	all, train, test, err := split.load(stderr)
 	if err != nil {
@@ -144,7 +159,7 @@ func runDetectTrain(cfg detectTrainConfig, stdout, stderr io.Writer) error {
 	if err := m.SaveFile(cfg.Out); err != nil {
 		return fmt.Errorf("detect train: %w", err)
 	}
-	fmt.Fprintf(stdout, "model %s written to %s; training took %v on %d rows\n", cfg.Kind, cfg.Out, trainTime.Round(time.Microsecond), train.Len())
+	fmt.Fprintf(stdout, "model %s (features %v) written to %s; training took %v on %d rows\n", cfg.Kind, m.Features(), cfg.Out, trainTime.Round(time.Microsecond), train.Len())
 	if err := detectReports(m, train, test, cfg.Validation, cfg.ValidationPer, split, cfg.Smooth, stdout, stderr); err != nil {
 		return fmt.Errorf("detect train: %w", err)
 	}
@@ -275,7 +290,7 @@ func runDetectEval(cfg detectEvalConfig, stdout, stderr io.Writer) error {
 		return fmt.Errorf("detect eval: %w", err)
 	}
 	optJSON, _ := json.Marshal(info.Options)
-	fmt.Fprintf(stdout, "model %s (%d training rows, options %s)\n", m.Kind(), info.Rows, optJSON)
+	fmt.Fprintf(stdout, "model %s (features %v, %d training rows, options %s)\n", m.Kind(), m.Features(), info.Rows, optJSON)
 	if cfg.Retrain {
 		opt := info.Options
 		opt.Progress = detectProgress(stderr, m.Kind())
@@ -305,10 +320,12 @@ func newDetectPredictCmd() *cobra.Command {
 		Long: `Predict reads CSV rows from --in (default stdin) and prints one CSV row per input:
 class,p_fpp,p_sc,p_ss (probabilities in [0,1]), plus op when the input has an obs_op column.
 
-Input: either a header naming the columns file_handles, req_avg, req_min, req_max,
-offset_dist (extra columns, e.g. a whole observations.csv, are ignored), or headerless
-rows of exactly those five numbers in that order (sizes and distances in bytes).
-Without --model-file the embedded default model is used.`,
+Input: either a header naming the feature columns the model uses (file_handles, req_avg,
+req_min, req_max, offset_dist, and proc_offset_dist unless the model was trained with
+--features papers; extra columns, e.g. a whole observations.csv, are ignored), or
+headerless rows of either all six features or exactly the model's features, in that
+order (sizes and distances in bytes). Without --model-file the embedded default model
+is used.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			in := cmd.InOrStdin()
@@ -341,7 +358,21 @@ func runDetectPredict(m *detect.Model, in io.Reader, out io.Writer) error {
 	r := csv.NewReader(bufio.NewReader(in))
 	r.FieldsPerRecord = -1
 	r.ReuseRecord = true
-	cols := [access.NumFeatures]int{0, 1, 2, 3, 4}
+	// cols[j]: input column of feature j, -1 when absent (the model does not use it: 0).
+	var cols [access.NumFeatures]int
+	used := map[string]bool{}
+	for _, n := range m.Features() {
+		used[n] = true
+	}
+	setCols := func(names []string) {
+		for j := range cols {
+			cols[j] = -1
+		}
+		for i, n := range names {
+			cols[access.FeatureIndex(n)] = i
+		}
+	}
+	setCols(access.FeatureNames[:])
 	opCol := -1
 	w := csv.NewWriter(out)
 	defer w.Flush()
@@ -363,10 +394,14 @@ func runDetectPredict(m *detect.Model, in io.Reader, out io.Writer) error {
 				}
 				for j, name := range access.FeatureNames {
 					i, ok := idx[name]
-					if !ok {
-						return fmt.Errorf("%w: header lacks column %q (want %v)", errDetectInput, name, access.FeatureNames)
+					switch {
+					case ok:
+						cols[j] = i
+					case used[name]:
+						return fmt.Errorf("%w: header lacks column %q (the model uses %v)", errDetectInput, name, m.Features())
+					default:
+						cols[j] = -1
 					}
-					cols[j] = i
 				}
 				hdr := []string{"class", "p_fpp", "p_sc", "p_ss"}
 				if i, ok := idx["obs_op"]; ok {
@@ -378,8 +413,12 @@ func runDetectPredict(m *detect.Model, in io.Reader, out io.Writer) error {
 				}
 				continue
 			}
-			if len(rec) != access.NumFeatures {
-				return fmt.Errorf("%w: line 1: %d fields without a header, want %d (%v)", errDetectInput, len(rec), access.NumFeatures, access.FeatureNames)
+			switch len(rec) {
+			case access.NumFeatures:
+			case len(m.Features()):
+				setCols(m.Features())
+			default:
+				return fmt.Errorf("%w: line 1: %d fields without a header, want %d (%v) or %d (%v)", errDetectInput, len(rec), access.NumFeatures, access.FeatureNames, len(m.Features()), m.Features())
 			}
 			if err := w.Write([]string{"class", "p_fpp", "p_sc", "p_ss"}); err != nil {
 				return err
@@ -387,6 +426,9 @@ func runDetectPredict(m *detect.Model, in io.Reader, out io.Writer) error {
 		}
 		var x [access.NumFeatures]float64
 		for j, i := range cols {
+			if i < 0 {
+				continue
+			}
 			if i >= len(rec) {
 				return fmt.Errorf("%w: line %d: %d fields, column %q missing", errDetectInput, line, len(rec), access.FeatureNames[j])
 			}

@@ -3,31 +3,59 @@ package main
 import (
 	"bytes"
 	"errors"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/adaptio/adaptio/detect"
+	"github.com/adaptio/adaptio/workload"
 )
 
+// papersModel is a tree trained on the papers' five features of a small
+// synthetic set.
+func papersModel(t *testing.T) *detect.Model {
+	t.Helper()
+	s, err := detect.Synthetic(workload.Grid(false), detect.SyntheticOptions{PerScenario: 10, MaxRequests: 256}, rand.New(rand.NewPCG(1, 2)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := detect.Train("tree", s.X, s.Y, detect.TrainOptions{Features: detect.PaperFeatures()}, rand.New(rand.NewPCG(3, 4)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
 func TestDetectPredictCSV(t *testing.T) {
-	m := detect.Default()
+	all, papers := detect.Default(), papersModel(t)
 	for _, tt := range []struct {
 		name, in string
+		papers   bool     // use the papers-features model
 		want     []string // lines
 		err      bool
 	}{
-		{"headerless", "32,32768,32768,32768,32768\n1,32768,32768,32768,32768\n",
+		{"headerless", "32,32768,32768,32768,32768,32768\n1,32768,32768,32768,38934133,4194304\n", false,
 			[]string{"class,p_fpp,p_sc,p_ss", "FPP,", "SS,"}, false},
-		{"header any order with op", "obs_op,req_max,req_min,req_avg,file_handles,offset_dist\nread,32768,32768,32768,1,3000000000\n",
+		{"header any order with op", "obs_op,req_max,proc_offset_dist,req_min,req_avg,file_handles,offset_dist\nread,32768,32768,32768,32768,1,3000000000\n", false,
 			[]string{"class,p_fpp,p_sc,p_ss,op", "SC,"}, false},
-		{"missing column", "file_handles,req_avg\n1,2\n", nil, true},
-		{"not a number", "1,2,3,4,x\n", nil, true},
-		{"wrong field count", "1,2,3\n", nil, true},
+		{"header without a used column", "file_handles,req_avg,req_min,req_max,offset_dist\n1,2,2,2,2\n", false, nil, true},
+		{"papers: header without proc_offset_dist", "obs_op,req_max,req_min,req_avg,file_handles,offset_dist\nread,32768,32768,32768,1,3000000000\n", true,
+			[]string{"class,p_fpp,p_sc,p_ss,op", "SC,"}, false},
+		{"papers: headerless five", "32,32768,32768,32768,32768\n", true, []string{"class,p_fpp,p_sc,p_ss", "FPP,"}, false},
+		{"papers: headerless six", "32,32768,32768,32768,32768,0\n", true, []string{"class,p_fpp,p_sc,p_ss", "FPP,"}, false},
+		{"headerless five for a six-feature model", "32,32768,32768,32768,32768\n", false, nil, true},
+		{"missing column", "file_handles,req_avg\n1,2\n", false, nil, true},
+		{"not a number", "1,2,3,4,5,x\n", false, nil, true},
+		{"wrong field count", "1,2,3\n", false, nil, true},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			var out bytes.Buffer
+			m := all
+			if tt.papers {
+				m = papers
+			}
 			err := runDetectPredict(m, strings.NewReader(tt.in), &out)
 			if tt.err {
 				if !errors.Is(err, errDetectInput) {
@@ -80,5 +108,25 @@ func TestDetectTrainEvalSynthetic(t *testing.T) {
 	second, _ := os.ReadFile(out)
 	if !bytes.Equal(first, second) {
 		t.Errorf("retraining with the same seed changed the model file")
+	}
+}
+
+func TestDetectTrainPapersFeatures(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "tree.json")
+	var stdout, stderr bytes.Buffer
+	cfg := detectTrainConfig{Data: detect.SyntheticDir, Kind: "tree", Out: out, Seed: 3, PerExperiment: 2, TrainFraction: 0.7, FeatureSet: "papers"}
+	if err := runDetectTrain(cfg, &stdout, &stderr); err != nil {
+		t.Fatalf("train: %v\n%s", err, stderr.String())
+	}
+	m, err := detect.LoadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(m.Features(), ","); got != strings.Join(detect.PaperFeatures(), ",") {
+		t.Errorf("model uses %s, want the papers' features", got)
+	}
+	cfg.FeatureSet = "most"
+	if err := runDetectTrain(cfg, &stdout, &stderr); err == nil || !strings.Contains(err.Error(), "--features") {
+		t.Errorf("unknown feature set: err = %v", err)
 	}
 }
