@@ -137,8 +137,21 @@ func BenchmarkTrainGridTree(b *testing.B)   { benchTrainOn(b, gridOrSkip(b), "tr
 func BenchmarkTrainGridForest(b *testing.B) { benchTrainOn(b, gridOrSkip(b), "forest", TrainOptions{}) }
 func BenchmarkTrainGridMLP(b *testing.B)    { benchTrainOn(b, gridOrSkip(b), "mlp", TrainOptions{}) }
 
-func benchPredictOn(b *testing.B, s Set, kind string) {
-	m, err := Train(kind, s.X, s.Y, TrainOptions{}, rand.New(rand.NewPCG(1, 1)))
+// The same on the papers' five features, for comparison.
+func BenchmarkTrainGridTreePapers(b *testing.B) {
+	benchTrainOn(b, gridOrSkip(b), "tree", TrainOptions{Features: PaperFeatures()})
+}
+func BenchmarkTrainGridForestPapers(b *testing.B) {
+	benchTrainOn(b, gridOrSkip(b), "forest", TrainOptions{Features: PaperFeatures()})
+}
+func BenchmarkTrainGridMLPPapers(b *testing.B) {
+	benchTrainOn(b, gridOrSkip(b), "mlp", TrainOptions{Features: PaperFeatures()})
+}
+
+func benchPredictOn(b *testing.B, s Set, kind string) { benchPredictOpt(b, s, kind, TrainOptions{}) }
+
+func benchPredictOpt(b *testing.B, s Set, kind string, opt TrainOptions) {
+	m, err := Train(kind, s.X, s.Y, opt, rand.New(rand.NewPCG(1, 1)))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -148,3 +161,13 @@ func benchPredictOn(b *testing.B, s Set, kind string) {
 func BenchmarkPredictGridTree(b *testing.B)   { benchPredictOn(b, gridOrSkip(b), "tree") }
 func BenchmarkPredictGridForest(b *testing.B) { benchPredictOn(b, gridOrSkip(b), "forest") }
 func BenchmarkPredictGridMLP(b *testing.B)    { benchPredictOn(b, gridOrSkip(b), "mlp") }
+
+func BenchmarkPredictGridTreePapers(b *testing.B) {
+	benchPredictOpt(b, gridOrSkip(b), "tree", TrainOptions{Features: PaperFeatures()})
+}
+func BenchmarkPredictGridForestPapers(b *testing.B) {
+	benchPredictOpt(b, gridOrSkip(b), "forest", TrainOptions{Features: PaperFeatures()})
+}
+func BenchmarkPredictGridMLPPapers(b *testing.B) {
+	benchPredictOpt(b, gridOrSkip(b), "mlp", TrainOptions{Features: PaperFeatures()})
+}

@@ -65,7 +65,7 @@ type TrainOptions struct {
 	Mtry    int `json:"mtry"`  // features tried per split, at most len(Features); default 3 (the papers' best)
 	Workers int `json:"-"`     // goroutines; default GOMAXPROCS. Does not change the result.
 
-	// Network (5 -> Hidden ReLU -> Hidden ReLU -> 3 softmax).
+	// Network (6 inputs, excluded features 0 -> Hidden ReLU -> Hidden ReLU -> 3 softmax).
 	Hidden       int     `json:"hidden"`        // default 5
 	Epochs       int     `json:"epochs"`        // default 50
 	Batch        int     `json:"batch"`         // default 32
