@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/adaptio/adaptio/access"
-	"github.com/adaptio/adaptio/detect"
+	"github.com/adaptio/adaptio/sched"
 )
 
 func TestRunSmall(t *testing.T) {
@@ -32,9 +32,12 @@ func TestSourcePatterns(t *testing.T) {
 		if err := o.Validate(); err != nil || o.Idle() {
 			t.Fatalf("node %d: %+v: %v", node, o, err)
 		}
-		// The default detector tells the three synthetic patterns apart.
-		if got, _ := detect.Default().Detect(o); got != access.Classes[node] {
-			t.Errorf("node %d detected as %v, want %v", node, got, access.Classes[node])
+		// File per process: one handle per process; shared file: one handle.
+		if want := []int{o.Processes, 1, 1}[node]; o.FileHandles != want {
+			t.Errorf("node %d (%v): %d file handles, want %d", node, access.Classes[node], o.FileHandles, want)
+		}
+		if got := o.Window; got != sched.DefaultWindow {
+			t.Errorf("node %d: window %v before any decision, want %v", node, got, sched.DefaultWindow)
 		}
 	}
 }
