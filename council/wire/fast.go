@@ -120,7 +120,7 @@ func (m *reportJSON) setNumber(key, tok []byte) bool {
 		case "reqs":
 			m.Reqs = v
 		}
-	case "ravg", "odist", "bw":
+	case "ravg", "odist", "pdist", "bw":
 		var f float64
 		f, err = strconv.ParseFloat(s, 64)
 		switch string(key) {
@@ -128,6 +128,8 @@ func (m *reportJSON) setNumber(key, tok []byte) bool {
 			m.ReqAvg = f
 		case "odist":
 			m.Dist = f
+		case "pdist":
+			m.PDist = f
 		case "bw":
 			m.BW = f
 		}
@@ -232,7 +234,7 @@ func (m reportJSON) toReport() (Report, error) {
 	return Report{Instance: m.Instance, Seq: m.Seq, Round: m.Round, Obs: access.Observation{
 		Node: m.Node, Start: time.Duration(m.Start), Interval: time.Duration(m.Interval),
 		DataServers: m.DS, Clients: m.Clients, Processes: m.Procs, Op: op, FileHandles: m.FH,
-		ReqAvg: m.ReqAvg, ReqMin: m.ReqMin, ReqMax: m.ReqMax, OffsetDist: m.Dist,
+		ReqAvg: m.ReqAvg, ReqMin: m.ReqMin, ReqMax: m.ReqMax, OffsetDist: m.Dist, ProcDist: m.PDist,
 		Bandwidth: m.BW, Bytes: m.Bytes, Requests: m.Reqs, Window: time.Duration(m.Window),
 	}}, nil
 }

@@ -97,6 +97,7 @@ type reportJSON struct {
 	ReqMin   int64   `json:"rmin"`
 	ReqMax   int64   `json:"rmax"`
 	Dist     float64 `json:"odist"`
+	PDist    float64 `json:"pdist"` // optional: absent in reports of announcers that predate it (decodes as 0)
 	BW       float64 `json:"bw"`
 	Bytes    int64   `json:"bytes"`
 	Reqs     int64   `json:"reqs"`
@@ -184,6 +185,8 @@ func AppendReport(b []byte, r Report) ([]byte, error) {
 	b = strconv.AppendInt(b, o.ReqMax, 10)
 	b = appendField(b, "odist")
 	b = appendFloat(b, o.OffsetDist)
+	b = appendField(b, "pdist")
+	b = appendFloat(b, o.ProcDist)
 	b = appendField(b, "bw")
 	b = appendFloat(b, o.Bandwidth)
 	b = appendField(b, "bytes")

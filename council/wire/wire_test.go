@@ -15,7 +15,7 @@ import (
 func sampleReport() Report {
 	return Report{Instance: 42, Seq: 7, Round: 6, Obs: access.Observation{
 		Node: 3, Start: 6 * time.Second, Interval: time.Second, DataServers: 4, Clients: 32, Processes: 128,
-		Op: sched.Write, FileHandles: 1, ReqAvg: 32768, ReqMin: 32768, ReqMax: 32768, OffsetDist: 4.1943e6,
+		Op: sched.Write, FileHandles: 1, ReqAvg: 32768, ReqMin: 32768, ReqMax: 32768, OffsetDist: 4.1943e6, ProcDist: 32768,
 		Bandwidth: 3.5e8, Bytes: 350000000, Requests: 10681, Window: time.Millisecond,
 	}}
 }
@@ -39,7 +39,7 @@ func TestReportRoundTrip(t *testing.T) {
 				Interval: time.Duration(rapid.Int64Min(0).Draw(t, "ivl")), DataServers: rapid.IntRange(0, 1000).Draw(t, "ds"),
 				Clients: rapid.IntRange(0, 1e6).Draw(t, "cl"), Processes: rapid.IntRange(0, 1e7).Draw(t, "pr"),
 				Op: op, FileHandles: rapid.IntRange(0, 1e6).Draw(t, "fh"), ReqAvg: avg, ReqMin: mn, ReqMax: mx,
-				OffsetDist: rapid.Float64Range(0, 1e18).Draw(t, "dist"), Bandwidth: rapid.Float64Range(0, 1e15).Draw(t, "bw"),
+				OffsetDist: rapid.Float64Range(0, 1e18).Draw(t, "dist"), ProcDist: rapid.Float64Range(0, 1e18).Draw(t, "pdist"), Bandwidth: rapid.Float64Range(0, 1e15).Draw(t, "bw"),
 				Bytes: rapid.Int64Min(0).Draw(t, "bytes"), Requests: reqs, Window: time.Duration(rapid.Int64Min(0).Draw(t, "win")),
 			},
 		}
@@ -288,6 +288,31 @@ func TestNodeOf(t *testing.T) {
 		got, err := s.NodeOf(tt.subject)
 		if (err == nil) != tt.ok || got != tt.want {
 			t.Errorf("NodeOf(%q) = %d, %v; want %d, ok=%v", tt.subject, got, err, tt.want, tt.ok)
+		}
+	}
+}
+
+// A report from an announcer that predates the per-process offset distance
+// has no "pdist" field: it still decodes, with ProcDist zero, whether the
+// fast parser or the encoding/json fallback (extra whitespace) reads it.
+func TestReportWithoutProcDist(t *testing.T) {
+	want := sampleReport()
+	data, err := MarshalReport(want)
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := bytes.Replace(data, []byte(`,"pdist":32768`), nil, 1)
+	if bytes.Equal(old, data) {
+		t.Fatalf("encoding lacks pdist: %s", data)
+	}
+	want.Obs.ProcDist = 0
+	for name, in := range map[string][]byte{"fast": old, "fallback": bytes.ReplaceAll(old, []byte(`,"`), []byte(`, "`))} {
+		got, err := UnmarshalReport(in)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if got != want {
+			t.Errorf("%s:\n got %+v\nwant %+v", name, got, want)
 		}
 	}
 }
