@@ -12,6 +12,8 @@ import (
 	"sync"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/adaptio/adaptio/fwd/wire"
 )
 
@@ -30,6 +32,15 @@ type ClientOptions struct {
 	MaxIO int
 	// DialTimeout bounds connecting (default 10 s).
 	DialTimeout time.Duration
+	// NoShm turns off the shared-memory transport. By default a client of a
+	// "unix:" address hands the daemon a shared region (a sealed memfd) and
+	// reads and writes carry only its (offset, length) over the socket: the
+	// daemon moves the data straight between the region and the backend.
+	// TCP clients, and daemons that refuse the region, use the socket.
+	NoShm bool
+	// ShmSize is the shared region's size in bytes (default DefaultShmSize);
+	// a request that finds no room in it goes over the socket.
+	ShmSize int
 	// Reconnect, if positive, makes the client survive a lost connection
 	// (a daemon restart): a call redials for up to this long, open files
 	// are reopened by path on the new connection, and calls that can be
@@ -52,11 +63,13 @@ type Client struct {
 	conn   *clientConn
 	gen    uint64 // generation of conn: files opened under an older one reopen
 	closed bool
+	noShm  bool // the daemon refused a region: do not offer it again
 }
 
 // clientConn is one connection with its requests in flight.
 type clientConn struct {
 	nc      net.Conn
+	shm     *region // shared region the daemon has mapped (nil: none)
 	gen     uint64
 	maxIO   int // largest read or write per request on this connection
 	servers int // data servers behind the daemon
@@ -95,6 +108,12 @@ func DialOptions(addr string, o ClientOptions) (*Client, error) {
 	}
 	if o.MaxIO <= 0 {
 		o.MaxIO = 4 << 20
+	}
+	if o.ShmSize <= 0 {
+		o.ShmSize = DefaultShmSize
+	}
+	if o.ShmSize > wire.MaxShm {
+		o.ShmSize = wire.MaxShm
 	}
 	if o.MaxIO > wire.DefaultMaxFrame-4096 {
 		o.MaxIO = wire.DefaultMaxFrame - 4096
@@ -139,7 +158,40 @@ func (c *Client) dial() (*clientConn, error) {
 		cc.maxIO = max(lim, 4096)
 	}
 	cc.servers = int(cl.resp.Servers)
+	if c.network == "unix" && !c.opts.NoShm && !c.noShm {
+		if err := cc.offerShm(c.opts.ShmSize); err != nil {
+			if cc.broken() == nil {
+				return cc, nil // refused: the socket carries the data
+			}
+			// A daemon that does not know OpShm closes the connection.
+			cc.close()
+			c.noShm = true
+			return c.dial()
+		}
+	}
 	return cc, nil
+}
+
+// offerShm creates a shared region and hands it to the daemon.
+func (cc *clientConn) offerShm(size int) error {
+	uc, ok := cc.nc.(*net.UnixConn)
+	if !ok {
+		return fmt.Errorf("%w: not a Unix socket", ErrShm)
+	}
+	r, err := newRegion(size)
+	if err != nil {
+		return err
+	}
+	m := &wire.Msg{Op: wire.OpShm, Length: int64(len(r.mem))}
+	if _, err := cc.send(m, nil, func(hdr []byte) error {
+		_, _, err := uc.WriteMsgUnix(hdr, unix.UnixRights(r.fd), nil)
+		return err
+	}); err != nil {
+		r.close()
+		return err
+	}
+	cc.shm = r
+	return nil
 }
 
 // current returns a working connection, redialling a broken one when
@@ -169,6 +221,14 @@ func (c *Client) maxIO() int {
 	return c.conn.maxIO
 }
 
+// SharedMemory reports whether the current connection moves data through
+// a shared region (see ClientOptions.NoShm).
+func (c *Client) SharedMemory() bool {
+	c.connMu.Lock()
+	defer c.connMu.Unlock()
+	return c.conn.shm != nil
+}
+
 // Servers is the number of data servers behind the daemon, as its hello said.
 func (c *Client) Servers() int {
 	c.connMu.Lock()
@@ -191,6 +251,7 @@ func (cc *clientConn) close() error {
 	cc.fail(ErrClientClosed)
 	err := cc.nc.Close()
 	<-cc.done
+	cc.shm.close()
 	return err
 }
 
@@ -260,8 +321,49 @@ func (c *Client) do(m *wire.Msg, dst []byte, prepare func(cc *clientConn) error)
 	}
 }
 
-// do sends m on this connection and waits for the response.
+// do sends m on this connection and waits for the response. Reads and
+// writes go through the shared region when there is one and it has room.
 func (cc *clientConn) do(m *wire.Msg, dst []byte) (*call, error) {
+	if cc.shm != nil && (m.Op == wire.OpWrite && len(m.Data) > 0 || m.Op == wire.OpRead && m.Length > 0) {
+		if cl, err, ok := cc.doShm(m, dst); ok {
+			return cl, err
+		}
+	}
+	return cc.send(m, dst, nil)
+}
+
+// doShm sends a read or write through the shared region; ok is false when
+// the region has no room (nothing was sent).
+func (cc *clientConn) doShm(m *wire.Msg, dst []byte) (cl *call, err error, ok bool) {
+	n := len(m.Data)
+	sm := wire.Msg{Op: wire.OpWriteShm, Handle: m.Handle, Offset: m.Offset, Process: m.Process}
+	if m.Op == wire.OpRead {
+		n, sm.Op = int(m.Length), wire.OpReadShm
+	}
+	off, ok := cc.shm.alloc(n)
+	if !ok {
+		return nil, nil, false
+	}
+	defer cc.shm.free(off, n)
+	buf := cc.shm.mem[off : off+n]
+	if m.Op == wire.OpWrite {
+		copy(buf, m.Data)
+	}
+	sm.Length, sm.ShmOff = int64(n), uint64(off)
+	cl, err = cc.send(&sm, nil, nil)
+	if err != nil {
+		return nil, err, true
+	}
+	if m.Op == wire.OpRead {
+		k := int(min(max(cl.resp.N, 0), int64(n)))
+		cl.n = copy(dst, buf[:k])
+	}
+	return cl, nil, true
+}
+
+// send sends m on this connection (with sendFixed, if set, writing its
+// encoded frame) and waits for the response.
+func (cc *clientConn) send(m *wire.Msg, dst []byte, sendFixed func(hdr []byte) error) (*call, error) {
 	cl := &call{dst: dst, done: make(chan struct{})}
 	cc.wmu.Lock()
 	cc.next++
@@ -277,7 +379,9 @@ func (cc *clientConn) do(m *wire.Msg, dst []byte) (*call, error) {
 	cc.mu.Unlock()
 	cc.hdr = wire.AppendFixed(cc.hdr[:0], m)
 	var err error
-	if m.Op == wire.OpWrite && len(m.Data) > 0 {
+	if sendFixed != nil {
+		err = sendFixed(cc.hdr)
+	} else if m.Op == wire.OpWrite && len(m.Data) > 0 {
 		// One writev: the data goes from the caller's buffer to the socket.
 		cc.bufs = append(cc.bufs[:0], cc.hdr, m.Data)
 		_, err = cc.bufs.WriteTo(cc.nc)

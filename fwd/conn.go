@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/adaptio/adaptio/backend"
 	"github.com/adaptio/adaptio/fwd/wire"
 	"github.com/adaptio/adaptio/sched"
@@ -33,6 +35,8 @@ type conn struct {
 	out      chan outFrame
 	clientID uint32
 	hello    bool
+	fdr      *fdReader // Unix connections: descriptors received (OpShm)
+	shm      []byte    // the client's shared region, mapped (nil: none)
 
 	ops sync.WaitGroup // requests received and not yet answered
 
@@ -76,6 +80,14 @@ func (c *conn) serve() {
 	go c.writer(done)
 	protocolErr := c.reader()
 	c.ops.Wait()
+	// No request uses the shared region any more.
+	if c.shm != nil {
+		_ = unix.Munmap(c.shm)
+		c.shm = nil
+	}
+	if c.fdr != nil {
+		c.fdr.closeAll()
+	}
 	// Handles the client did not close are released with the connection.
 	c.mu.Lock()
 	for h, n := range c.handles {
@@ -170,7 +182,12 @@ func (c *conn) sendErr(op wire.Op, id uint64, err error) {
 // reader reads and dispatches requests until the connection ends; it
 // reports whether it ended on a protocol error (bad or oversized frame).
 func (c *conn) reader() bool {
-	r := wire.NewReader(c.nc, c.d.opts.MaxFrame)
+	var src io.Reader = c.nc
+	if uc, ok := c.nc.(*net.UnixConn); ok {
+		c.fdr = newFDReader(uc)
+		src = c.fdr
+	}
+	r := wire.NewReader(src, c.d.opts.MaxFrame)
 	r.Alloc = getBuf
 	for {
 		h, p, err := r.ReadFrame()
@@ -240,9 +257,13 @@ func (c *conn) handle(m *wire.Msg, frame []byte) {
 		c.send(&wire.Msg{Op: m.Op, ID: m.ID, Response: true, Code: wire.CodeNoHello, Err: "fwd: send hello first"}, nil)
 		return
 	}
+	if m.Op == wire.OpShm {
+		c.mapShm(m)
+		return
+	}
 	c.ops.Add(1)
 	switch m.Op {
-	case wire.OpRead, wire.OpWrite:
+	case wire.OpRead, wire.OpWrite, wire.OpReadShm, wire.OpWriteShm:
 		c.io(m, frame)
 	default:
 		mm := *m
@@ -261,6 +282,32 @@ func (c *conn) handle(m *wire.Msg, frame []byte) {
 	}
 }
 
+// mapShm maps the region offered with OpShm; it runs on the reader, so
+// requests after it see the region.
+func (c *conn) mapShm(m *wire.Msg) {
+	fd := -1
+	if c.fdr != nil {
+		fd = c.fdr.take()
+	}
+	var err error
+	switch {
+	case c.shm != nil:
+		err = fmt.Errorf("%w: the connection already has a region", ErrShm)
+		if fd >= 0 {
+			_ = unix.Close(fd)
+		}
+	case fd < 0:
+		err = fmt.Errorf("%w: no descriptor came with the request (Unix sockets only)", ErrShm)
+	default:
+		c.shm, err = mapShared(fd, m.Length)
+	}
+	if err != nil {
+		c.send(&wire.Msg{Op: m.Op, ID: m.ID, Response: true, Code: wire.CodeBadArgument, Err: err.Error()}, nil)
+		return
+	}
+	c.send(&wire.Msg{Op: m.Op, ID: m.ID, Response: true}, nil)
+}
+
 func (c *conn) handlePath(h uint64) (string, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -271,12 +318,22 @@ func (c *conn) handlePath(h uint64) (string, bool) {
 func (c *conn) io(m *wire.Msg, frame []byte) {
 	d := c.d
 	p, ok := c.handlePath(m.Handle)
+	shm := m.Op == wire.OpReadShm || m.Op == wire.OpWriteShm
+	var region []byte
 	var err error
 	switch {
 	case !ok:
 		err = &wire.Error{Code: wire.CodeBadHandle, Msg: fmt.Sprintf("handle %d is not open", m.Handle)}
 	case m.Offset < 0 || m.Length < 0:
 		err = fmt.Errorf("%w: negative offset or length", backend.ErrBadArgument)
+	case shm && c.shm == nil:
+		err = fmt.Errorf("%w: no shared region on this connection", backend.ErrBadArgument)
+	case shm:
+		// Every (offset, length) must lie inside the region.
+		var in bool
+		if region, in = shmSlice(c.shm, m.ShmOff, m.Length); !in {
+			err = fmt.Errorf("%w: [%d, +%d) is outside the shared region of %d bytes", backend.ErrBadArgument, m.ShmOff, m.Length, len(c.shm))
+		}
 	case m.Op == wire.OpRead && m.Length > int64(d.opts.MaxFrame-wire.HeaderSize-2):
 		err = &wire.Error{Code: wire.CodeTooLarge, Msg: fmt.Sprintf("read of %d bytes exceeds the frame limit", m.Length)}
 	}
@@ -286,8 +343,10 @@ func (c *conn) io(m *wire.Msg, frame []byte) {
 		c.ops.Done()
 		return
 	}
-	op := &ioOp{c: c, id: m.ID, write: m.Op == wire.OpWrite, path: p, file: m.Handle, off: m.Offset, start: time.Now()}
-	if op.write {
+	op := &ioOp{c: c, id: m.ID, wop: m.Op, write: m.Op == wire.OpWrite || m.Op == wire.OpWriteShm, path: p, file: m.Handle, off: m.Offset, start: time.Now()}
+	if shm {
+		op.buf, op.shm = region, true
+	} else if op.write {
 		op.buf = m.Data
 		op.frame = frame
 	} else {
@@ -343,11 +402,12 @@ func (d *Daemon) complete(op *ioOp) {
 			break
 		}
 	}
-	wop := wire.OpRead
+	wop := op.wop
+	mop := wire.OpRead // metrics count shared-memory requests as reads and writes
 	if op.write {
-		wop = wire.OpWrite
+		mop = wire.OpWrite
 	}
-	d.m.observe(wop, op.start, err)
+	d.m.observe(mop, op.start, err)
 	if op.write || err != nil {
 		// The write's data is on the backend (or failed); a failed read's
 		// buffer is not sent.
@@ -369,7 +429,7 @@ func (d *Daemon) complete(op *ioOp) {
 		d.acc.Done(int64(n))
 		d.accMu.Unlock()
 	}
-	if op.write {
+	if op.write || op.shm {
 		c.send(&wire.Msg{Op: wop, ID: op.id, Response: true, N: int64(n)}, nil)
 		return
 	}

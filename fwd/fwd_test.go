@@ -90,16 +90,47 @@ func content(seed uint64, off int64, n int) []byte {
 	return b
 }
 
+// Reads and writes are exact over each transport: TCP, a Unix socket with
+// the shared region (the default), a region too small for most requests (they
+// fall back to the socket), and a Unix socket without the region.
 func TestReadWriteExact(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		unix bool
+		o    fwd.ClientOptions
+	}{
+		{"tcp", false, fwd.ClientOptions{}},
+		{"unix-shm", true, fwd.ClientOptions{}},
+		{"unix-shm-small", true, fwd.ClientOptions{ShmSize: 64 << 10}},
+		{"unix-socket", true, fwd.ClientOptions{NoShm: true}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			listen := "127.0.0.1:0"
+			if tt.unix {
+				listen = "unix:" + filepath.Join(t.TempDir(), "fwd.sock")
+			}
+			readWriteExact(t, listen, tt.o)
+		})
+	}
+}
+
+func readWriteExact(t *testing.T, listen string, o fwd.ClientOptions) {
 	dir := t.TempDir()
-	d := startDaemon(t, newPosix(t, dir), fwd.Options{})
-	c := dial(t, d.Addr())
+	d := startDaemon(t, newPosix(t, dir), fwd.Options{Listen: []string{listen}})
+	c, err := fwd.DialOptions(d.Addr(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
 	if err := c.Mkdir("out", 0o755); err != nil {
 		t.Fatal(err)
 	}
 	f, err := c.Create("out/a")
 	if err != nil {
 		t.Fatal(err)
+	}
+	if want := strings.HasPrefix(listen, "unix:") && !o.NoShm; c.SharedMemory() != want {
+		t.Fatalf("SharedMemory() = %v, want %v", c.SharedMemory(), want)
 	}
 	rng := rand.New(rand.NewPCG(1, 2))
 	sizes := []int{1, 100, 4096, 4097, 12345, 64 << 10, 1 << 20, 5<<20 + 3}
@@ -177,6 +208,15 @@ func TestEverySchedulerConcurrentWriters(t *testing.T) {
 			concurrentWriters(t, d.Addr(), dir, 8, 24)
 		})
 	}
+}
+
+// Concurrent writers over the shared-memory transport: every acknowledged
+// write is on the backend and the file is exact.
+func TestConcurrentWritersShm(t *testing.T) {
+	dir := t.TempDir()
+	d := startDaemon(t, newPosix(t, dir), fwd.Options{Listen: []string{"unix:" + filepath.Join(t.TempDir(), "fwd.sock")},
+		Workers: 4, Sched: sched.Config{Window: 200 * time.Microsecond}})
+	concurrentWriters(t, d.Addr(), dir, 8, 24)
 }
 
 // concurrentWriters runs writers goroutines (each its own connection) that

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/adaptio/adaptio/backend"
+	"github.com/adaptio/adaptio/fwd/wire"
 	"github.com/adaptio/adaptio/sched"
 )
 
@@ -13,7 +14,9 @@ import (
 type ioOp struct {
 	c      *conn
 	id     uint64
+	wop    wire.Op // the request's operation, echoed in the response
 	write  bool
+	shm    bool // buf is in the client's shared region
 	path   string
 	file   uint64
 	off    int64

@@ -64,7 +64,7 @@ func newMetrics(reg prometheus.Registerer, servers int) (*metrics, error) {
 	}
 	m.readBytes = bytes.WithLabelValues("read")
 	m.writeByte = bytes.WithLabelValues("write")
-	for op := wire.OpHello; op <= wire.OpReadDir; op++ {
+	for op := wire.OpHello; op.Valid(); op++ {
 		m.lat[op] = m.latency.WithLabelValues(op.String())
 	}
 	return m, nil

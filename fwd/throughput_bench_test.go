@@ -72,9 +72,12 @@ func runClients(b *testing.B, files []ioFile, req, perClient int, write bool) ti
 
 // BenchmarkForwarderVsDirect measures, in the same run, 16 clients doing
 // pwrite/pread on their own files directly and the same through the
-// forwarder (one connection each, Unix socket or TCP loopback), on a POSIX
-// backend on tmpfs (64 KiB stripes over 4 data servers, no disk model).
-// It reports both bandwidths and their ratio fwd/direct.
+// forwarder (one connection each), on a POSIX backend on tmpfs (64 KiB
+// stripes over 4 data servers, no disk model). Transports: net=unix is a
+// Unix socket with the shared-memory data path (the client's default),
+// net=unixsock the same socket carrying the data, net=tcp TCP loopback.
+// It reports both bandwidths, their ratio fwd/direct, and the CPU time per
+// GiB of each.
 func BenchmarkForwarderVsDirect(b *testing.B) {
 	const clients = 16
 	for _, req := range []int{1 << 20, 32 << 10} {
@@ -83,7 +86,7 @@ func BenchmarkForwarderVsDirect(b *testing.B) {
 			perClient = 2 << 20
 		}
 		for _, scheduler := range []string{"fifo", "twins"} {
-			for _, transport := range []string{"unix", "tcp"} {
+			for _, transport := range []string{"unix", "unixsock", "tcp"} {
 				for _, op := range []string{"write", "read"} {
 					name := fmt.Sprintf("req=%dKiB/sched=%s/net=%s/op=%s", req>>10, scheduler, transport, op)
 					b.Run(name, func(b *testing.B) {
@@ -94,7 +97,7 @@ func BenchmarkForwarderVsDirect(b *testing.B) {
 						}
 						defer be.Close()
 						listen := "127.0.0.1:0"
-						if transport == "unix" {
+						if transport != "tcp" {
 							listen = "unix:" + filepath.Join(b.TempDir(), "fwd.sock")
 						}
 						d := startDaemon(b, be, fwd.Options{Listen: []string{listen}, Scheduler: scheduler, Sched: sched.Config{Window: time.Millisecond}})
@@ -111,7 +114,11 @@ func BenchmarkForwarderVsDirect(b *testing.B) {
 								b.Fatal(err)
 							}
 							direct[i] = osf
-							c := dial(b, d.Addr())
+							c, err := fwd.DialOptions(d.Addr(), fwd.ClientOptions{NoShm: transport == "unixsock"})
+							if err != nil {
+								b.Fatal(err)
+							}
+							defer c.Close()
 							f, err := c.Open(name)
 							if err != nil {
 								b.Fatal(err)

@@ -52,10 +52,20 @@ const (
 	OpTruncate Op = 9
 	OpMkdir    Op = 10
 	OpReadDir  Op = 11
-	opMax      Op = 12
+	// OpShm offers the daemon a shared-memory region (a sealed memfd passed
+	// with SCM_RIGHTS over a Unix socket); OpReadShm and OpWriteShm then
+	// carry (offset, length) into it instead of data bytes.
+	OpShm      Op = 12
+	OpReadShm  Op = 13
+	OpWriteShm Op = 14
+	opMax      Op = 15
 )
 
-var opNames = [...]string{"", "hello", "open", "close", "read", "write", "fsync", "stat", "unlink", "truncate", "mkdir", "readdir"}
+// MaxShm is the largest shared region a daemon maps for one connection.
+const MaxShm = 1 << 30
+
+var opNames = [...]string{"", "hello", "open", "close", "read", "write", "fsync", "stat", "unlink", "truncate", "mkdir", "readdir",
+	"shm", "read-shm", "write-shm"}
 
 // String returns the operation's lower-case name.
 func (o Op) String() string {
@@ -274,14 +284,15 @@ type Msg struct {
 	Mode     uint32 // open, mkdir: permission bits
 	Handle   uint64 // close, read, write, fsync; open response
 	Offset   int64  // read, write
-	Length   int64  // read: bytes wanted; truncate: new size
+	Length   int64  // read: bytes wanted; truncate: new size; shm: region size; read-shm, write-shm: bytes
 	Process  uint32 // read, write: the calling process (for pattern detection)
+	ShmOff   uint64 // read-shm, write-shm: where the data is in the shared region
 
 	MaxFrame uint32 // hello response: largest frame the daemon accepts, header included
 	Servers  uint32 // hello response: data servers behind the daemon
 
 	Data    []byte     // write request, read response
-	N       int64      // write response: bytes written
+	N       int64      // write, write-shm response: bytes written; read-shm response: bytes read
 	Info    FileInfo   // stat and open responses
 	Entries []FileInfo // readdir response
 }
@@ -338,7 +349,7 @@ func AppendFixed(b []byte, m *Msg) []byte {
 			return e.b
 		}
 		switch m.Op {
-		case OpClose, OpFsync, OpUnlink, OpTruncate, OpMkdir:
+		case OpClose, OpFsync, OpUnlink, OpTruncate, OpMkdir, OpShm:
 		case OpHello:
 			e.u32(m.MaxFrame)
 			e.u32(m.Servers)
@@ -347,7 +358,7 @@ func AppendFixed(b []byte, m *Msg) []byte {
 			e.info(m.Info)
 		case OpStat:
 			e.info(m.Info)
-		case OpWrite:
+		case OpWrite, OpReadShm, OpWriteShm:
 			e.u64(uint64(m.N))
 		case OpReadDir:
 			e.u32(uint32(len(m.Entries)))
@@ -377,6 +388,14 @@ func AppendFixed(b []byte, m *Msg) []byte {
 			e.u64(m.Handle)
 			e.u64(uint64(m.Offset))
 			e.u32(m.Process)
+		case OpShm:
+			e.u64(uint64(m.Length))
+		case OpReadShm, OpWriteShm:
+			e.u64(m.Handle)
+			e.u64(uint64(m.Offset))
+			e.u64(uint64(m.Length))
+			e.u32(m.Process)
+			e.u64(m.ShmOff)
 		case OpStat, OpUnlink, OpReadDir:
 			e.str(m.Path)
 		case OpTruncate:
@@ -511,7 +530,7 @@ func Decode(h Header, p []byte, m *Msg) error {
 			m.Info = d.info()
 		case OpStat:
 			m.Info = d.info()
-		case OpWrite:
+		case OpWrite, OpReadShm, OpWriteShm:
 			m.N = d.i64()
 		case OpReadDir:
 			n := d.u32()
@@ -550,6 +569,14 @@ func Decode(h Header, p []byte, m *Msg) error {
 			m.Data = d.b
 			d.b = nil
 		}
+	case OpShm:
+		m.Length = d.i64()
+	case OpReadShm, OpWriteShm:
+		m.Handle = d.u64()
+		m.Offset = d.i64()
+		m.Length = d.i64()
+		m.Process = d.u32()
+		m.ShmOff = d.u64()
 	case OpStat, OpUnlink, OpReadDir:
 		m.Path = d.str(MaxPath)
 	case OpTruncate:

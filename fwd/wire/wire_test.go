@@ -32,6 +32,12 @@ func sampleMsgs() []Msg {
 		{Op: OpUnlink, ID: 8, Response: true, Code: CodeNotExist, Err: "x: no such file"},
 		{Op: OpMkdir, ID: 10, Response: true},
 		{Op: OpHello, ID: 1, Response: true, MaxFrame: DefaultMaxFrame, Servers: 4},
+		{Op: OpShm, ID: 12, Length: 64 << 20},
+		{Op: OpShm, ID: 12, Response: true},
+		{Op: OpReadShm, ID: 13, Handle: 9, Offset: 1 << 40, Length: 32 << 10, Process: 3, ShmOff: 1 << 20},
+		{Op: OpReadShm, ID: 13, Response: true, N: 100},
+		{Op: OpWriteShm, ID: 14, Handle: 9, Offset: 8, Length: 5, Process: 3, ShmOff: 1<<64 - 1},
+		{Op: OpWriteShm, ID: 14, Response: true, N: 5},
 	}
 }
 

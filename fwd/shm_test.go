@@ -1,0 +1,259 @@
+package fwd_test
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/adaptio/adaptio/fwd"
+	"github.com/adaptio/adaptio/fwd/wire"
+)
+
+// memfd returns a memfd of size bytes and its mapping; sealed adds
+// F_SEAL_SHRINK as the daemon requires.
+func memfd(t testing.TB, size int, sealed bool) (int, []byte) {
+	t.Helper()
+	fd, err := unix.MemfdCreate("test", unix.MFD_CLOEXEC|unix.MFD_ALLOW_SEALING)
+	if err != nil {
+		t.Skipf("memfd_create: %v", err)
+	}
+	if err := unix.Ftruncate(fd, int64(size)); err != nil {
+		t.Fatal(err)
+	}
+	if sealed {
+		if _, err := unix.FcntlInt(uintptr(fd), unix.F_ADD_SEALS, unix.F_SEAL_SHRINK); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mem, err := unix.Mmap(fd, 0, size, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { unix.Munmap(mem); unix.Close(fd) })
+	return fd, mem
+}
+
+// rawUnix is a hand-driven Unix connection that has said hello.
+type rawUnix struct {
+	t  testing.TB
+	uc *net.UnixConn
+	r  *wire.Reader
+	id uint64
+}
+
+func dialRawUnix(t testing.TB, addr string) *rawUnix {
+	t.Helper()
+	nc, err := net.Dial("unix", addr[len("unix:"):])
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { nc.Close() })
+	_ = nc.SetDeadline(time.Now().Add(10 * time.Second))
+	ru := &rawUnix{t: t, uc: nc.(*net.UnixConn), r: wire.NewReader(nc, 0)}
+	if m := ru.do(&wire.Msg{Op: wire.OpHello, ClientID: 9}, -1); m.Code != wire.CodeOK {
+		t.Fatalf("hello: %+v", m)
+	}
+	return ru
+}
+
+// do sends m (with descriptor fd when fd >= 0) and returns the response.
+func (ru *rawUnix) do(m *wire.Msg, fd int) wire.Msg {
+	ru.t.Helper()
+	ru.id++
+	m.ID = ru.id
+	var oob []byte
+	if fd >= 0 {
+		oob = unix.UnixRights(fd)
+	}
+	if _, _, err := ru.uc.WriteMsgUnix(wire.Append(nil, m), oob, nil); err != nil {
+		ru.t.Fatal(err)
+	}
+	h, p, err := ru.r.ReadFrame()
+	if err != nil {
+		ru.t.Fatalf("%s: %v", m.Op, err)
+	}
+	var resp wire.Msg
+	if err := wire.Decode(h, p, &resp); err != nil || resp.ID != m.ID {
+		ru.t.Fatalf("%s: response %+v, %v", m.Op, resp, err)
+	}
+	return resp
+}
+
+// The daemon maps only sealed memfds, once per connection, and refuses
+// every (offset, length) that leaves the region; the connection stays
+// usable and in-range requests move the right bytes.
+func TestShmBoundsAndRefusals(t *testing.T) {
+	dir := t.TempDir()
+	d := startDaemon(t, newPosix(t, dir), fwd.Options{Listen: []string{"unix:" + filepath.Join(t.TempDir(), "s")}})
+	const size = 64 << 10
+
+	ru := dialRawUnix(t, d.Addr())
+	open := ru.do(&wire.Msg{Op: wire.OpOpen, Flags: wire.OpenCreate, Path: "f"}, -1)
+	if open.Code != wire.CodeOK {
+		t.Fatalf("open: %+v", open)
+	}
+	h := open.Handle
+	// Before any region: shared-memory requests are refused.
+	if m := ru.do(&wire.Msg{Op: wire.OpWriteShm, Handle: h, Length: 1}, -1); m.Code != wire.CodeBadArgument {
+		t.Fatalf("write-shm without a region: %+v", m)
+	}
+	unsealed, _ := memfd(t, size, false)
+	fd, mem := memfd(t, size, true)
+	refusals := []struct {
+		name string
+		m    wire.Msg
+		fd   int
+	}{
+		{"no descriptor", wire.Msg{Op: wire.OpShm, Length: size}, -1},
+		{"not sealed", wire.Msg{Op: wire.OpShm, Length: size}, unsealed},
+		{"larger than the memfd", wire.Msg{Op: wire.OpShm, Length: size + 1}, fd},
+		{"not a memfd", wire.Msg{Op: wire.OpShm, Length: 1}, int(mustOpen(t, filepath.Join(dir, "f")).Fd())},
+		{"zero size", wire.Msg{Op: wire.OpShm, Length: 0}, fd},
+	}
+	for _, tt := range refusals {
+		if m := ru.do(&tt.m, tt.fd); m.Code != wire.CodeBadArgument {
+			t.Fatalf("%s: got %+v, want bad argument", tt.name, m)
+		}
+	}
+	if m := ru.do(&wire.Msg{Op: wire.OpShm, Length: size}, fd); m.Code != wire.CodeOK {
+		t.Fatalf("shm: %+v", m)
+	}
+	if m := ru.do(&wire.Msg{Op: wire.OpShm, Length: size}, fd); m.Code != wire.CodeBadArgument {
+		t.Fatalf("second region: got %+v, want bad argument", m)
+	}
+	outside := []struct {
+		off uint64
+		n   int64
+	}{
+		{size, 1}, {size - 1, 2}, {0, size + 1}, {1<<64 - 1, 2}, {1 << 63, 1 << 62}, {size + 1, 0},
+	}
+	for _, o := range outside {
+		for _, op := range []wire.Op{wire.OpWriteShm, wire.OpReadShm} {
+			if m := ru.do(&wire.Msg{Op: op, Handle: h, ShmOff: o.off, Length: o.n}, -1); m.Code != wire.CodeBadArgument {
+				t.Fatalf("%s [%d, +%d): got %+v, want bad argument", op, o.off, o.n, m)
+			}
+		}
+	}
+	// In range: the bytes go from the region to the file and back.
+	copy(mem[size-5:], "hello")
+	if m := ru.do(&wire.Msg{Op: wire.OpWriteShm, Handle: h, Offset: 3, ShmOff: size - 5, Length: 5}, -1); m.Code != wire.CodeOK || m.N != 5 {
+		t.Fatalf("write-shm: %+v", m)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "f")); !bytes.Equal(b, []byte("\x00\x00\x00hello")) {
+		t.Fatalf("file holds %q", b)
+	}
+	if m := ru.do(&wire.Msg{Op: wire.OpReadShm, Handle: h, Offset: 1, ShmOff: 0, Length: 100}, -1); m.Code != wire.CodeOK || m.N != 7 {
+		t.Fatalf("read-shm: %+v", m)
+	}
+	if got := string(mem[:7]); got != "\x00\x00hello" {
+		t.Fatalf("region holds %q after read-shm", got)
+	}
+}
+
+func mustOpen(t *testing.T, p string) *os.File {
+	f, err := os.Open(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	return f
+}
+
+// Many goroutines share one client's region; requests that find no room
+// go over the socket; the bytes are exact either way.
+func TestShmConcurrentSmallRegion(t *testing.T) {
+	dir := t.TempDir()
+	d := startDaemon(t, newPosix(t, dir), fwd.Options{Listen: []string{"unix:" + filepath.Join(t.TempDir(), "s")}})
+	c, err := fwd.DialOptions(d.Addr(), fwd.ClientOptions{ShmSize: 256 << 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	f, err := c.Create("f")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const per, n = 96 << 10, 32
+	var wg sync.WaitGroup
+	errc := make(chan error, n)
+	for i := 0; i < n; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			off := int64(i) * per
+			if _, err := f.WriteAt(content(3, off, per), off); err != nil {
+				errc <- err
+				return
+			}
+			buf := make([]byte, per)
+			if _, err := f.ReadAt(buf, off); err != nil {
+				errc <- err
+				return
+			}
+			if !bytes.Equal(buf, content(3, off, per)) {
+				errc <- errors.New("read back differs")
+			}
+		}()
+	}
+	wg.Wait()
+	close(errc)
+	for err := range errc {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "f")); !bytes.Equal(b, content(3, 0, n*per)) {
+		t.Fatal("file differs")
+	}
+}
+
+// FuzzDaemonShm sends arbitrary bytes, in two writes, on a Unix connection
+// that has said hello, offered a 128 KiB region and opened a file (handle
+// 1 on a fresh daemon): the daemon must answer or close, never touch
+// memory outside the region (it would crash), and keep serving.
+func FuzzDaemonShm(f *testing.F) {
+	for _, m := range []wire.Msg{
+		{Op: wire.OpWriteShm, ID: 3, Handle: 1, Offset: 10, ShmOff: 0, Length: 4096},
+		{Op: wire.OpReadShm, ID: 4, Handle: 1, Offset: 0, ShmOff: 128<<10 - 10, Length: 10},
+		{Op: wire.OpReadShm, ID: 5, Handle: 1, Offset: 0, ShmOff: 128 << 10, Length: 1},
+		{Op: wire.OpWriteShm, ID: 6, Handle: 1, Offset: 1 << 40, ShmOff: 1<<64 - 1, Length: 2},
+		{Op: wire.OpShm, ID: 7, Length: 1 << 20},
+	} {
+		f.Add(wire.Append(nil, &m))
+	}
+	// One daemon for the whole run.
+	d := startDaemon(f, newPosix(f, f.TempDir()), fwd.Options{MaxFrame: 1 << 20,
+		Listen: []string{"unix:" + filepath.Join(f.TempDir(), "s")}})
+	addr := d.Addr()
+	f.Fuzz(func(t *testing.T, data []byte) {
+		ru := dialRawUnix(t, addr)
+		fd, _ := memfd(t, 128<<10, true)
+		if m := ru.do(&wire.Msg{Op: wire.OpShm, Length: 128 << 10}, fd); m.Code != wire.CodeOK {
+			t.Fatalf("shm: %+v", m)
+		}
+		if m := ru.do(&wire.Msg{Op: wire.OpOpen, Flags: wire.OpenCreate, Path: "fz"}, -1); m.Code != wire.CodeOK {
+			t.Fatalf("open: %+v", m)
+		}
+		mid := len(data) / 2
+		ru.uc.Write(data[:mid])
+		ru.uc.Write(data[mid:])
+		ru.uc.CloseWrite()
+		if _, err := io.Copy(io.Discard, ru.uc); err != nil {
+			t.Fatalf("daemon did not close the connection after the client's EOF: %v", err)
+		}
+		c, err := fwd.Dial(addr)
+		if err != nil {
+			t.Fatalf("daemon stopped accepting: %v", err)
+		}
+		defer c.Close()
+		if _, err := c.Stat("."); err != nil {
+			t.Fatalf("daemon stopped serving: %v", err)
+		}
+	})
+}
