@@ -25,6 +25,7 @@ type benchConfig struct {
 	Seed        uint64
 	NoVerify    bool
 	Keep        bool
+	NoShm       bool
 }
 
 func newBenchCmd() *cobra.Command {
@@ -49,14 +50,15 @@ under --dir on the forwarder and removed at the end unless --keep.`,
 			if err != nil {
 				return fmt.Errorf("bench: %w", err)
 			}
-			c, err := fwd.Dial(cfg.Forwarder)
+			copts := fwd.ClientOptions{Name: "bench", NoShm: cfg.NoShm}
+			c, err := fwd.DialOptions(cfg.Forwarder, copts)
 			if err != nil {
 				return fmt.Errorf("bench: %w", err)
 			}
 			defer c.Close()
 			var extra []*fwd.Client
 			for i := 1; i < cfg.Conns; i++ {
-				x, err := fwd.Dial(cfg.Forwarder)
+				x, err := fwd.DialOptions(cfg.Forwarder, copts)
 				if err != nil {
 					return fmt.Errorf("bench: %w", err)
 				}
@@ -88,6 +90,7 @@ under --dir on the forwarder and removed at the end unless --keep.`,
 	f.Uint64Var(&cfg.Seed, "seed", 0, "varies the content written")
 	f.BoolVar(&cfg.NoVerify, "no-verify", false, "skip the read-back phase")
 	f.BoolVar(&cfg.Keep, "keep", false, "keep the files")
+	f.BoolVar(&cfg.NoShm, "no-shm", false, "with a unix: forwarder, send data over the socket instead of a shared-memory region")
 	return cmd
 }
 
