@@ -17,7 +17,7 @@ func BenchmarkObserve(b *testing.B) {
 		b.Fatal(err)
 	}
 	o := obs(0, access.SS, sched.Write, c.Window(), 1e8)
-	o.FileHandles, o.OffsetDist = 1, 64*32768
+	o.FileHandles, o.OffsetDist, o.ProcDist = 1, 64*32768, 64*32768
 	seq := uint64(0)
 	for b.Loop() {
 		seq++
