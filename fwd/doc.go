@@ -5,7 +5,10 @@
 // (backend.Backend.Split), schedules them with a sched.Switcher (TWINS by
 // default) held by one goroutine, and executes the batches on the backend
 // with a pool of workers; a write is acknowledged once the backend has it.
-// The daemon is the Announcer's Source (per-interval access.Observation,
+// Clients on the daemon's host connected over a Unix socket hand the daemon
+// a sealed memfd and move data through it (docs/protocol.md, "Shared-memory
+// data path"); the daemon then preads and pwrites straight between the
+// shared pages and the backend. The daemon is the Announcer's Source (per-interval access.Observation,
 // collected when Options.Observe is set) and Applier (the TWINS window,
 // changed live).
 //
