@@ -98,8 +98,8 @@ type Daemon struct {
 	ctx    context.Context // cancelled when Shutdown gives up waiting
 	cancel context.CancelFunc
 
-	addCh   chan []*piece
-	doneCh  chan completion
+	in      inbox         // pieces added and batches completed, for the loop
+	notify  chan struct{} // wakes the loop (capacity 1: posts coalesce)
 	ctlCh   chan func(now time.Duration)
 	jobCh   chan *job
 	loopEnd chan struct{}
@@ -190,8 +190,7 @@ func New(opts Options) (*Daemon, error) {
 	}
 	d := &Daemon{
 		opts: opts, log: log, be: opts.Backend, sw: sw, m: m, gath: gath,
-		addCh:   make(chan []*piece, 64),
-		doneCh:  make(chan completion, opts.Workers),
+		notify:  make(chan struct{}, 1),
 		ctlCh:   make(chan func(time.Duration)),
 		jobCh:   make(chan *job, opts.Workers),
 		loopEnd: make(chan struct{}),
@@ -350,7 +349,7 @@ func (d *Daemon) Shutdown() {
 		timer := time.AfterFunc(d.opts.ShutdownTimeout, d.cancel)
 		d.connWG.Wait() // readers done and every received request answered
 		timer.Stop()
-		close(d.addCh) // nothing else will be added; the loop drains and ends
+		d.post(func(in *inbox) { in.closed = true }) // nothing else will be added; the loop drains and ends
 		<-d.loopEnd
 		close(d.jobCh)
 		d.workerWG.Wait()

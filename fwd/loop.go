@@ -1,6 +1,7 @@
 package fwd
 
 import (
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -69,9 +70,31 @@ type completion struct {
 	queue int
 }
 
+// inbox collects what the loop has to take in: connection readers append
+// pieces, workers append completions, and one wake-up of the loop takes
+// all of them (hand-offs are batched; neither side ever blocks on the loop).
+type inbox struct {
+	mu     sync.Mutex
+	adds   []*piece
+	dones  []completion
+	closed bool // Shutdown: no more adds
+}
+
+// post changes the inbox under its lock and wakes the loop.
+func (d *Daemon) post(f func(in *inbox)) {
+	d.in.mu.Lock()
+	f(&d.in)
+	d.in.mu.Unlock()
+	select {
+	case d.notify <- struct{}{}:
+	default: // a wake-up is already pending; it will see this too
+	}
+}
+
 // loop owns the scheduler: it adds pieces, hands dispatchable batches to
 // idle workers, reports completions, and sleeps until the scheduler's
-// retryAt with a timer. It ends once addCh is closed and every piece is done.
+// retryAt with a timer. It ends once the inbox is closed and every piece is
+// done.
 func (d *Daemon) loop() {
 	defer close(d.loopEnd)
 	pending := map[uint64]*piece{}
@@ -80,6 +103,8 @@ func (d *Daemon) loop() {
 	timer.Stop()
 	timerSet := false
 	addOpen := true
+	var spareAdds []*piece
+	var spareDones []completion
 	for {
 		// Hand out batches while workers are idle.
 		for inflight < d.opts.Workers {
@@ -115,31 +140,37 @@ func (d *Daemon) loop() {
 		if !addOpen && len(pending) == 0 && inflight == 0 {
 			return
 		}
-		var addCh chan []*piece
-		if addOpen {
-			addCh = d.addCh
-		}
 		select {
-		case ps, ok := <-addCh:
-			if !ok {
-				addOpen = false
-				continue
-			}
-			now := d.now()
-			for _, p := range ps {
-				if err := d.sw.Add(now, p.request(now)); err != nil {
-					p.err = err
-					p.finish()
-					continue
+		case <-d.notify:
+			// Swap the inbox's slices with the drained ones: no allocation.
+			d.in.mu.Lock()
+			adds, dones, closed := d.in.adds, d.in.dones, d.in.closed
+			d.in.adds, d.in.dones = spareAdds[:0], spareDones[:0]
+			d.in.mu.Unlock()
+			if len(dones) > 0 {
+				now := d.now()
+				for _, c := range dones {
+					inflight--
+					if err := d.sw.Complete(now, c.batch, c.bytes, c.took); err != nil {
+						d.log.Error("scheduler completion", "err", err)
+					}
 				}
-				pending[p.id] = p
-				d.m.depth[p.server].Inc()
 			}
-		case c := <-d.doneCh:
-			inflight--
-			if err := d.sw.Complete(d.now(), c.batch, c.bytes, c.took); err != nil {
-				d.log.Error("scheduler completion", "err", err)
+			if len(adds) > 0 {
+				now := d.now()
+				for _, p := range adds {
+					if err := d.sw.Add(now, p.request(now)); err != nil {
+						p.err = err
+						p.finish()
+						continue
+					}
+					pending[p.id] = p
+					d.m.depth[p.server].Inc()
+				}
 			}
+			clear(adds)
+			spareAdds, spareDones = adds, dones
+			addOpen = !closed
 		case f := <-d.ctlCh:
 			f(d.now())
 		case <-timer.C:
@@ -192,7 +223,9 @@ func (d *Daemon) run(j *job) {
 	}
 	took := time.Since(t0)
 	d.m.batches.Inc()
-	d.doneCh <- completion{batch: b.ID, bytes: int64(n), took: took, queue: b.Queue}
+	d.post(func(in *inbox) {
+		in.dones = append(in.dones, completion{batch: b.ID, bytes: int64(n), took: took, queue: b.Queue})
+	})
 	for _, p := range j.pieces {
 		if err != nil {
 			p.err = err
@@ -222,20 +255,22 @@ func (d *Daemon) submit(op *ioOp) error {
 		return err
 	}
 	op.pieces = make([]piece, len(ps))
-	out := make([]*piece, len(ps))
 	var rel int64
 	for i, bp := range ps {
 		if bp.Offset != op.off+rel || bp.Length <= 0 || rel+bp.Length > int64(len(op.buf)) {
 			return errSplit
 		}
 		op.pieces[i] = piece{op: op, id: d.reqID.Add(1), server: bp.Server, off: bp.Offset, buf: op.buf[rel : rel+bp.Length]}
-		out[i] = &op.pieces[i]
 		rel += bp.Length
 	}
 	if rel != int64(len(op.buf)) {
 		return errSplit
 	}
 	op.left.Store(int32(len(ps)))
-	d.addCh <- out
+	d.post(func(in *inbox) {
+		for i := range op.pieces {
+			in.adds = append(in.adds, &op.pieces[i])
+		}
+	})
 	return nil
 }
