@@ -41,6 +41,16 @@ func mountedWith(t testing.TB, root string, opts fwd.Options) (mnt, _ string) {
 	}
 	t.Cleanup(func() { be.Close() })
 	opts.Backend = be
+	if len(opts.Listen) == 0 {
+		// A Unix socket, as on a compute node: the mount's client moves data
+		// through the shared-memory region.
+		sockDir, err := os.MkdirTemp("", "adaptio-sock-")
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { os.RemoveAll(sockDir) })
+		opts.Listen = []string{"unix:" + sockDir + "/fwd.sock"}
+	}
 	d, err := fwd.New(opts)
 	if err != nil {
 		t.Fatal(err)
@@ -54,6 +64,9 @@ func mountedWith(t testing.TB, root string, opts fwd.Options) (mnt, _ string) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { c.Close() })
+	if !c.SharedMemory() {
+		t.Fatal("the mount's client did not get a shared-memory region")
+	}
 	mnt = t.TempDir()
 	m, err := fusemount.Mount(mnt, c, fusemount.Options{})
 	if err != nil {
