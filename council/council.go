@@ -144,7 +144,7 @@ type NodeReport struct {
 	Round     uint64        `json:"round"`          // decision in force at the node when it reported
 	Reports   int           `json:"reports"`        // reports from the node in this round (the latest is shown)
 	Late      bool          `json:"late,omitempty"` // observed under a decision older than the last: credited, but neither counted in the round nor voting
-	Idle      bool          `json:"idle,omitempty"` // no I/O: no pattern, no reward, no vote
+	Idle      bool          `json:"idle,omitempty"` // no request received: no pattern, no reward, no vote
 	Op        string        `json:"op,omitempty"`
 	Pattern   string        `json:"pattern,omitempty"` // detected class
 	Probs     [3]float64    `json:"probs"`             // class probabilities (FPP, SC, SS)
@@ -344,7 +344,11 @@ func (c *Council) Observe(now time.Duration, r Report) error {
 
 // learn detects the pattern of o and credits its reward, filling nr.
 func (c *Council) learn(nr *NodeReport, o access.Observation) {
-	if o.Idle() {
+	// An interval that received no request shows no pattern: with no I/O at
+	// all (seed 000: ignored), or with only the tail of earlier requests
+	// completing, whose features are all zero and whose operation is unknown.
+	// Crediting it would invent a context; it teaches nothing and does not vote.
+	if o.Idle() || o.Requests == 0 || !o.Op.Valid() {
 		nr.Idle = true
 		return
 	}

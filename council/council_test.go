@@ -159,6 +159,26 @@ func TestIdleAndForeignWindowTeachNothing(t *testing.T) {
 	}
 }
 
+// The tail of a phase: bytes still completing, but no request received in
+// the interval. Its features are all zero and its operation unknown, so it
+// must not invent a context (it once created "SS/op(0)").
+func TestTailIntervalTeachesNothing(t *testing.T) {
+	c := newCouncil(t, Config{Nodes: 1, Policy: "greedy"})
+	var rp reporter
+	tail := access.Observation{Node: 0, Interval: time.Second, Window: c.Window(), Bytes: 5 << 20, Bandwidth: 5 << 20}
+	if tail.Idle() {
+		t.Fatal("test premise: a tail interval is not idle")
+	}
+	mustObserve(t, c, 0, rp.report(tail, 0))
+	d, ok, _ := c.Poll(0)
+	if !ok || !d.Nodes[0].Idle || d.Nodes[0].Credited || d.Nodes[0].Context != "" {
+		t.Fatalf("tail interval: ok=%v %+v, want idle, not credited, no context", ok, d.Nodes)
+	}
+	if n := len(c.Status().Contexts); n != 0 {
+		t.Fatalf("tail interval created %d contexts: %+v", n, c.Status().Contexts)
+	}
+}
+
 func TestNoVotesKeepsWindow(t *testing.T) {
 	c := newCouncil(t, Config{Nodes: 1, Default: 2 * time.Millisecond})
 	var rp reporter
@@ -385,12 +405,15 @@ func TestRapidInvariants(t *testing.T) {
 			o := obs(node, access.Class(rapid.IntRange(0, 4).Draw(t, "class")), sched.Op(rapid.IntRange(0, 3).Draw(t, "op")),
 				rapid.SampledFrom(append([]time.Duration{0, 3 * time.Millisecond}, sched.Windows...)).Draw(t, "win"),
 				rapid.Float64Range(0, 1e10).Draw(t, "bw"))
-			if rapid.Bool().Draw(t, "idle") {
+			switch rapid.IntRange(0, 2).Draw(t, "idle") {
+			case 1: // no I/O at all
 				o.Requests, o.Bytes = 0, 0
+			case 2: // a phase's tail: bytes completing, no request received
+				o.Requests = 0
 			}
 			seq[node] += uint64(rapid.IntRange(0, 2).Draw(t, "seqstep"))
 			err := c.Observe(now, Report{Instance: 1, Seq: seq[node], Round: rapid.Uint64Range(0, c.Round()+1).Draw(t, "round"), Obs: o})
-			if err == nil && !o.Idle() && o.FileHandles >= 1 && o.FileHandles <= 3 && slices.Contains(sched.Windows, o.Window) {
+			if err == nil && o.Requests > 0 && o.Op.Valid() && o.FileHandles >= 1 && o.FileHandles <= 3 && slices.Contains(sched.Windows, o.Window) {
 				credited++
 			}
 			if d, ok, _ := c.Poll(now); ok {
