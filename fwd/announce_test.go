@@ -104,7 +104,7 @@ func BenchmarkAnnouncerOverhead(b *testing.B) {
 			}
 			defer be.Close()
 			cs := startCouncil(b)
-			open := func(observe bool) []ioFile {
+			open := func(observe bool) []mover {
 				d := startDaemon(b, be, fwd.Options{Listen: []string{"unix:" + filepath.Join(b.TempDir(), "s")}, Observe: observe, Scheduler: "fifo"})
 				if observe {
 					a, err := announce.New(announce.Options{URL: cs.ClientURL(), Interval: 100 * time.Millisecond, Source: d})
@@ -116,14 +116,15 @@ func BenchmarkAnnouncerOverhead(b *testing.B) {
 					}
 					b.Cleanup(a.Shutdown)
 				}
-				files := make([]ioFile, clients)
+				files := make([]mover, clients)
 				for i := range files {
 					name := fmt.Sprintf("f%02d", i)
 					f, err := dial(b, d.Addr()).OpenFile(name, wire.OpenCreate, 0o644)
 					if err != nil {
 						b.Fatal(err)
 					}
-					files[i] = f
+					buf := make([]byte, req)
+					files[i] = func(off int64) error { _, err := f.WriteAt(buf, off); return err }
 				}
 				return files
 			}
@@ -131,12 +132,12 @@ func BenchmarkAnnouncerOverhead(b *testing.B) {
 			var on, off, cpuOn, cpuOff time.Duration
 			runOn := func() {
 				c0 := cpuTime()
-				on += runClients(b, withA, req, perClient, true)
+				on += runClients(b, withA, req, perClient)
 				cpuOn += cpuTime() - c0
 			}
 			runOff := func() {
 				c0 := cpuTime()
-				off += runClients(b, without, req, perClient, true)
+				off += runClients(b, without, req, perClient)
 				cpuOff += cpuTime() - c0
 			}
 			b.ResetTimer()

@@ -615,41 +615,48 @@ func (f *File) ReadAt(p []byte, off int64) (int, error) {
 func (f *File) WriteAt(p []byte, off int64) (int, error) { return f.chunks(p, off, true) }
 
 func (f *File) chunks(p []byte, off int64, write bool) (int, error) {
+	return f.split(len(p), off, func(lo, hi int) (int, error) { return f.one(p[lo:hi], off+int64(lo), write) })
+}
+
+// split moves n bytes at off in requests of at most maxIO bytes, sent
+// concurrently: one(lo, hi) moves bytes [lo, hi) of the n. It returns the
+// bytes moved up to the first short request or error.
+func (f *File) split(n int, off int64, one func(lo, hi int) (int, error)) (int, error) {
 	if off < 0 {
 		return 0, fmt.Errorf("%s: negative offset: %w", f.path, fs.ErrInvalid)
 	}
 	max := f.c.maxIO()
-	if len(p) <= max {
-		return f.one(p, off, write)
+	if n <= max {
+		return one(0, n)
 	}
 	type res struct {
 		n   int
 		err error
 	}
-	k := (len(p) + max - 1) / max
+	k := (n + max - 1) / max
 	out := make([]res, k)
 	var wg sync.WaitGroup
 	for i := 0; i < k; i++ {
-		lo, hi := i*max, min((i+1)*max, len(p))
+		lo, hi := i*max, min((i+1)*max, n)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			n, err := f.one(p[lo:hi], off+int64(lo), write)
-			out[i] = res{n, err}
+			m, err := one(lo, hi)
+			out[i] = res{m, err}
 		}()
 	}
 	wg.Wait()
-	n := 0
+	moved := 0
 	for i, r := range out {
 		if r.err != nil {
-			return n, r.err
+			return moved, r.err
 		}
-		n += r.n
-		if r.n < min((i+1)*max, len(p))-i*max {
+		moved += r.n
+		if r.n < min((i+1)*max, n)-i*max {
 			break
 		}
 	}
-	return n, nil
+	return moved, nil
 }
 
 func (f *File) one(p []byte, off int64, write bool) (int, error) {

@@ -140,11 +140,13 @@ type region struct {
 	fd  int
 	mem []byte
 
-	mu      sync.Mutex
-	used    []uint64 // bit i: chunk i allocated
-	inuse   int      // chunks allocated
-	closing bool     // close waits for inuse == 0; alloc fails
-	idle    sync.Cond
+	mu       sync.Mutex
+	used     []uint64 // bit i: chunk i allocated
+	inuse    int      // chunks allocated (requests' and Buffers')
+	held     int      // of which held by Buffers (released by Buffer.Free)
+	closing  bool     // close waits for the requests' chunks; alloc fails
+	unmapped bool
+	idle     sync.Cond
 }
 
 const chunkShift = 16 // 64 KiB chunks
@@ -177,19 +179,30 @@ func newRegion(size int) (*region, error) {
 	return r, nil
 }
 
-// close waits until every allocation is freed (the connection has failed
-// its calls by then), then unmaps the region and closes its descriptor.
-// The daemon's mapping keeps the pages alive until it lets go.
+// close waits until every request's allocation is freed (the connection
+// has failed its calls by then), then unmaps the region and closes its
+// descriptor; if Buffers still hold parts of it, the last Buffer.Free does
+// that instead. The daemon's mapping keeps the pages alive until it lets go.
 func (r *region) close() {
 	if r == nil {
 		return
 	}
 	r.mu.Lock()
 	r.closing = true
-	for r.inuse > 0 {
+	for r.inuse > r.held {
 		r.idle.Wait()
 	}
+	r.unmapLocked()
 	r.mu.Unlock()
+}
+
+// unmapLocked releases the mapping once the region is closing and nothing
+// uses it.
+func (r *region) unmapLocked() {
+	if !r.closing || r.inuse > 0 || r.unmapped {
+		return
+	}
+	r.unmapped = true
 	_ = unix.Munmap(r.mem)
 	_ = unix.Close(r.fd)
 }
@@ -198,10 +211,25 @@ func (r *region) close() {
 // when no run of free chunks is long enough (the caller sends the data
 // over the socket instead).
 func (r *region) alloc(n int) (off int, ok bool) {
-	k := (n + 1<<chunkShift - 1) >> chunkShift
-	total := len(r.mem) >> chunkShift
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	return r.allocLocked(n)
+}
+
+// allocHeld is alloc for a Buffer: close does not wait for it (see freeHeld).
+func (r *region) allocHeld(n int) (off int, ok bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	off, ok = r.allocLocked(n)
+	if ok {
+		r.held += (n + 1<<chunkShift - 1) >> chunkShift
+	}
+	return off, ok
+}
+
+func (r *region) allocLocked(n int) (off int, ok bool) {
+	k := (n + 1<<chunkShift - 1) >> chunkShift
+	total := len(r.mem) >> chunkShift
 	if r.closing {
 		return 0, false
 	}
@@ -238,10 +266,25 @@ func (r *region) free(off, n int) {
 		r.used[j>>6] &^= 1 << (j & 63)
 	}
 	r.inuse -= k
-	if r.inuse == 0 && r.closing {
+	if r.inuse == r.held && r.closing {
 		r.idle.Broadcast()
 	}
 	r.mu.Unlock()
+}
+
+// freeHeld releases a Buffer's chunks; on a closed region the last one
+// unmaps it.
+func (r *region) freeHeld(off, n int) {
+	k := (n + 1<<chunkShift - 1) >> chunkShift
+	first := off >> chunkShift
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for j := first; j < first+k; j++ {
+		r.used[j>>6] &^= 1 << (j & 63)
+	}
+	r.inuse -= k
+	r.held -= k
+	r.unmapLocked()
 }
 
 // inUse is the number of chunks allocated, counted from the bitmap (for tests).

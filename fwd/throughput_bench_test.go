@@ -2,7 +2,6 @@ package fwd_test
 
 import (
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"sync"
@@ -29,12 +28,6 @@ func memDir(b *testing.B) string {
 	return b.TempDir()
 }
 
-// ioFile is what both the direct and the forwarded runs use.
-type ioFile interface {
-	io.ReaderAt
-	io.WriterAt
-}
-
 // cpuTime is the process's user+system CPU time so far.
 func cpuTime() time.Duration {
 	var ru syscall.Rusage
@@ -42,24 +35,20 @@ func cpuTime() time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
-// runClients has each of len(files) clients move perClient bytes of its own
-// file in req-byte requests, all at once, and returns the makespan.
-func runClients(b *testing.B, files []ioFile, req, perClient int, write bool) time.Duration {
+// mover moves one request of its client's buffer at off.
+type mover func(off int64) error
+
+// runClients has each of len(clients) clients move perClient bytes of its
+// own file in req-byte requests, all at once, and returns the makespan.
+func runClients(b *testing.B, clients []mover, req, perClient int) time.Duration {
 	var wg sync.WaitGroup
 	start := time.Now()
-	for _, f := range files {
+	for _, move := range clients {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			buf := make([]byte, req)
 			for off := 0; off < perClient; off += req {
-				var err error
-				if write {
-					_, err = f.WriteAt(buf, int64(off))
-				} else {
-					_, err = f.ReadAt(buf, int64(off))
-				}
-				if err != nil {
+				if err := move(int64(off)); err != nil {
 					b.Error(err)
 					return
 				}
@@ -101,8 +90,9 @@ func BenchmarkForwarderVsDirect(b *testing.B) {
 							listen = "unix:" + filepath.Join(b.TempDir(), "fwd.sock")
 						}
 						d := startDaemon(b, be, fwd.Options{Listen: []string{listen}, Scheduler: scheduler, Sched: sched.Config{Window: time.Millisecond}})
-						direct := make([]ioFile, clients)
-						forwarded := make([]ioFile, clients)
+						write := op == "write"
+						direct := make([]mover, clients)
+						forwarded := make([]mover, clients)
 						for i := 0; i < clients; i++ {
 							name := fmt.Sprintf("f%02d", i)
 							osf, err := os.OpenFile(filepath.Join(root, name), os.O_RDWR|os.O_CREATE, 0o644)
@@ -113,7 +103,6 @@ func BenchmarkForwarderVsDirect(b *testing.B) {
 							if _, err := osf.WriteAt(make([]byte, perClient), 0); err != nil {
 								b.Fatal(err)
 							}
-							direct[i] = osf
 							c, err := fwd.DialOptions(d.Addr(), fwd.ClientOptions{NoShm: transport == "unixsock"})
 							if err != nil {
 								b.Fatal(err)
@@ -123,16 +112,34 @@ func BenchmarkForwarderVsDirect(b *testing.B) {
 							if err != nil {
 								b.Fatal(err)
 							}
-							forwarded[i] = f
+							// Each side moves data from and to a buffer of its own,
+							// allocated once: the direct client's in its heap, the
+							// forwarded client's from the client library (in the
+							// shared region on net=unix).
+							dbuf := make([]byte, req)
+							fbuf, err := c.AllocBuffer(req)
+							if err != nil {
+								b.Fatal(err)
+							}
+							defer fbuf.Free()
+							if transport == "unix" && !fbuf.Shared() {
+								b.Fatal("net=unix: buffer not in the shared region")
+							}
+							if write {
+								direct[i] = func(off int64) error { _, err := osf.WriteAt(dbuf, off); return err }
+								forwarded[i] = func(off int64) error { _, err := f.WriteBuffer(fbuf, off); return err }
+							} else {
+								direct[i] = func(off int64) error { _, err := osf.ReadAt(dbuf, off); return err }
+								forwarded[i] = func(off int64) error { _, err := f.ReadBuffer(fbuf, off); return err }
+							}
 						}
-						write := op == "write"
 						var tDirect, tFwd, cDirect, cFwd time.Duration
 						b.ResetTimer()
 						for i := 0; i < b.N; i++ {
 							c0 := cpuTime()
-							tDirect += runClients(b, direct, req, perClient, write)
+							tDirect += runClients(b, direct, req, perClient)
 							c1 := cpuTime()
-							tFwd += runClients(b, forwarded, req, perClient, write)
+							tFwd += runClients(b, forwarded, req, perClient)
 							cDirect, cFwd = cDirect+c1-c0, cFwd+cpuTime()-c1
 						}
 						b.StopTimer()

@@ -90,7 +90,7 @@ under --dir on the forwarder and removed at the end unless --keep.`,
 	f.Uint64Var(&cfg.Seed, "seed", 0, "varies the content written")
 	f.BoolVar(&cfg.NoVerify, "no-verify", false, "skip the read-back phase")
 	f.BoolVar(&cfg.Keep, "keep", false, "keep the files")
-	f.BoolVar(&cfg.NoShm, "no-shm", false, "with a unix: forwarder, send data over the socket instead of a shared-memory region")
+	f.BoolVar(&cfg.NoShm, "no-shm", false, "with a unix: forwarder, send data over the socket instead of a shared-memory region (by default each process reads and writes through a buffer in the region, with no copy in the client)")
 	return cmd
 }
 
