@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -699,13 +700,16 @@ func TestClientNotReading(t *testing.T) {
 	}
 }
 
-// gated holds every write until open is closed.
+// gated holds every write until open is closed; held counts the bytes of
+// the writes waiting.
 type gated struct {
 	backend.Backend
 	open chan struct{}
+	held *atomic.Int64
 }
 
 func (g gated) WriteAt(ctx context.Context, p string, server int, b []byte, off int64) (int, error) {
+	g.held.Add(int64(len(b)))
 	<-g.open
 	return g.Backend.WriteAt(ctx, p, server, b, off)
 }
@@ -736,9 +740,12 @@ func TestAggregation(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer pb.Close()
-	be := gated{Backend: pb, open: make(chan struct{})}
+	be := gated{Backend: pb, open: make(chan struct{}), held: new(atomic.Int64)}
+	var opened sync.Once
+	openGate := func() { opened.Do(func() { close(be.open) }) }
 	reg := prometheus.NewRegistry()
 	d := startDaemon(t, be, fwd.Options{Scheduler: "to-agg", Workers: 1, Registerer: reg})
+	t.Cleanup(openGate) // runs before the daemon's Shutdown, even after a failure
 	const writers, per, size = 8, 16, 4 << 10
 	var wg sync.WaitGroup
 	for w := 0; w < writers; w++ {
@@ -770,15 +777,16 @@ func TestAggregation(t *testing.T) {
 			iw.Wait()
 		}()
 	}
-	// Wait until every request but the one the worker holds is queued.
+	// Wait until every request but those of the batch the worker holds (the
+	// requests that had arrived when it was dispatched) is queued.
 	deadline := time.Now().Add(10 * time.Second)
-	for gauge(t, reg, "adaptio_fwd_queue_depth") < writers*per-1 {
+	for gauge(t, reg, "adaptio_fwd_queue_depth")+float64(be.held.Load()/size) < writers*per {
 		if time.Now().After(deadline) {
-			t.Fatalf("queue depth %v, want %d", gauge(t, reg, "adaptio_fwd_queue_depth"), writers*per-1)
+			t.Fatalf("queue depth %v + %d held, want %d", gauge(t, reg, "adaptio_fwd_queue_depth"), be.held.Load()/size, writers*per)
 		}
 		time.Sleep(time.Millisecond)
 	}
-	close(be.open)
+	openGate()
 	wg.Wait()
 	got, err := os.ReadFile(filepath.Join(dir, "agg"))
 	if err != nil || !bytes.Equal(got, content(1, 0, writers*per*size)) {
@@ -919,5 +927,35 @@ func TestClientFollowsFrameLimit(t *testing.T) {
 	got := make([]byte, len(data))
 	if n, err := f.ReadAt(got, 0); err != nil || n != len(got) || !bytes.Equal(got, data) {
 		t.Fatalf("1 MiB read through 64 KiB frames: %d, %v", n, err)
+	}
+}
+
+// Batches of a file with a batch executing are held back only while other
+// work is dispatchable: one client's request striped over four data servers
+// still runs on four workers at once.
+func TestOneFileStillSpreadsOverServers(t *testing.T) {
+	be := gated{Backend: newPosix(t, t.TempDir()), open: make(chan struct{}), held: new(atomic.Int64)}
+	var opened sync.Once
+	openGate := func() { opened.Do(func() { close(be.open) }) }
+	d := startDaemon(t, be, fwd.Options{Scheduler: "fifo", Workers: 4})
+	t.Cleanup(openGate)
+	c := dial(t, d.Addr())
+	f, err := c.Create("one")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 16 << 10 // four 4 KiB stripes, one per data server
+	errc := make(chan error, 1)
+	go func() { _, err := f.WriteAt(content(2, 0, n), 0); errc <- err }()
+	deadline := time.Now().Add(10 * time.Second)
+	for be.held.Load() < n {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of %d bytes reached the backend at once, want all four pieces in parallel", be.held.Load(), n)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	openGate()
+	if err := <-errc; err != nil {
+		t.Fatal(err)
 	}
 }
