@@ -1,5 +1,7 @@
 package sched
 
+import "github.com/adaptio/adaptio/internal/ring"
+
 import "time"
 
 // hbrr is IOFSL's handle-based round robin: requests are queued per handle
@@ -12,7 +14,7 @@ import "time"
 type hbrr struct {
 	core
 	ss     streamSet
-	rr     ring[*stream]
+	rr     ring.Ring[*stream]
 	cur    *stream // stream whose turn it is (not in rr), nil between turns
 	budget int64   // bytes left in cur's turn
 }
@@ -35,7 +37,7 @@ func (t *hbrr) Add(now time.Duration, r Request) error {
 	s.insert(item{r: r, seq: seq})
 	if !s.inRing && s != t.cur {
 		s.inRing = true
-		t.rr.push(s)
+		t.rr.Push(s)
 	}
 	return nil
 }
@@ -46,10 +48,10 @@ func (t *hbrr) Next(now time.Duration) (Batch, bool, time.Duration) {
 	}
 	maxBytes := min(t.cfg.MaxAggregate, t.budget)
 	if t.cur == nil {
-		if t.rr.len() == 0 {
+		if t.rr.Len() == 0 {
 			return Batch{}, false, 0
 		}
-		t.cur = t.rr.pop()
+		t.cur = t.rr.Pop()
 		t.cur.inRing = false
 		t.budget = t.cfg.Quantum
 		maxBytes = min(t.cfg.MaxAggregate, t.budget) // the run always takes the head
@@ -76,13 +78,13 @@ func (t *hbrr) endTurn() {
 		return
 	}
 	s.inRing = true
-	t.rr.push(s)
+	t.rr.Push(s)
 }
 
 func (t *hbrr) SetParams(_ time.Duration, p Params) error { return t.setParams(p) }
 
 func (t *hbrr) drain(dst []item) []item {
-	t.rr.clear()
+	t.rr.Clear()
 	t.cur = nil
 	return t.ss.drainAll(dst)
 }

@@ -1,5 +1,7 @@
 package sched
 
+import "github.com/adaptio/adaptio/internal/ring"
+
 import "time"
 
 // mlf is AGIOS's MLF: aIOLi's quanta without its synchronisation. Streams
@@ -13,7 +15,7 @@ import "time"
 type mlf struct {
 	core
 	ss streamSet
-	rr ring[*stream]
+	rr ring.Ring[*stream]
 }
 
 var _ Scheduler = (*mlf)(nil)
@@ -34,7 +36,7 @@ func (t *mlf) Add(now time.Duration, r Request) error {
 	s.insert(item{r: r, seq: seq})
 	if !s.inRing {
 		s.inRing = true
-		t.rr.push(s)
+		t.rr.Push(s)
 	}
 	return nil
 }
@@ -42,14 +44,14 @@ func (t *mlf) Add(now time.Duration, r Request) error {
 func (t *mlf) Next(now time.Duration) (Batch, bool, time.Duration) {
 	q, ts := t.cfg.Quantum, t.cfg.Timeslice
 	var retry time.Duration
-	for k := t.rr.len(); k > 0; k-- {
-		s := t.rr.pop()
+	for k := t.rr.Len(); k > 0; k-- {
+		s := t.rr.Pop()
 		h := s.head()
 		if at := eligibleAt(h, q, ts); at > now {
 			if retry == 0 || at < retry {
 				retry = at
 			}
-			t.rr.push(s)
+			t.rr.Push(s)
 			continue
 		}
 		lo, hi := s.run(0, runLimits{t.cfg.MaxBatch, t.cfg.MaxAggregate}, func(reqs []item) bool {
@@ -61,7 +63,7 @@ func (t *mlf) Next(now time.Duration) (Batch, bool, time.Duration) {
 			s.inRing = false
 			t.ss.release(s)
 		} else {
-			t.rr.push(s)
+			t.rr.Push(s)
 		}
 		return t.emit(now, slot, buf), true, 0
 	}
@@ -71,6 +73,6 @@ func (t *mlf) Next(now time.Duration) (Batch, bool, time.Duration) {
 func (t *mlf) SetParams(_ time.Duration, p Params) error { return t.setParams(p) }
 
 func (t *mlf) drain(dst []item) []item {
-	t.rr.clear()
+	t.rr.Clear()
 	return t.ss.drainAll(dst)
 }

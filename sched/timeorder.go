@@ -1,5 +1,7 @@
 package sched
 
+import "github.com/adaptio/adaptio/internal/ring"
+
 import "time"
 
 // timeOrder serves requests one at a time in arrival order across all
@@ -9,7 +11,7 @@ import "time"
 // separate names so configurations of either reference carry over.
 type timeOrder struct {
 	core
-	q ring[item]
+	q ring.Ring[item]
 }
 
 var _ Scheduler = (*timeOrder)(nil)
@@ -26,15 +28,15 @@ func (t *timeOrder) Add(now time.Duration, r Request) error {
 	if err != nil {
 		return err
 	}
-	t.q.push(item{r: r, seq: seq})
+	t.q.Push(item{r: r, seq: seq})
 	return nil
 }
 
 func (t *timeOrder) Next(now time.Duration) (Batch, bool, time.Duration) {
-	if t.q.len() == 0 {
+	if t.q.Len() == 0 {
 		return Batch{}, false, 0
 	}
-	it := t.q.pop()
+	it := t.q.Pop()
 	s, buf := t.open()
 	return t.emit(now, s, append(buf, it.r)), true, 0
 }
@@ -42,8 +44,8 @@ func (t *timeOrder) Next(now time.Duration) (Batch, bool, time.Duration) {
 func (t *timeOrder) SetParams(_ time.Duration, p Params) error { return t.setParams(p) }
 
 func (t *timeOrder) drain(dst []item) []item {
-	for t.q.len() > 0 {
-		dst = append(dst, t.q.pop())
+	for t.q.Len() > 0 {
+		dst = append(dst, t.q.Pop())
 	}
 	return dst
 }

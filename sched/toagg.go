@@ -1,5 +1,7 @@
 package sched
 
+import "github.com/adaptio/adaptio/internal/ring"
+
 import "time"
 
 // toAgg is AGIOS's TO-agg: time order, with the oldest queued request
@@ -11,7 +13,7 @@ import "time"
 type toAgg struct {
 	core
 	ss    streamSet
-	order ring[toRef] // arrival order; entries of dispatched requests are skipped
+	order ring.Ring[toRef] // arrival order; entries of dispatched requests are skipped
 }
 
 type toRef struct {
@@ -35,13 +37,13 @@ func (t *toAgg) Add(now time.Duration, r Request) error {
 	}
 	s, _ := t.ss.get(skey{r.Queue, r.File, r.Op})
 	s.insert(item{r: r, seq: seq})
-	t.order.push(toRef{seq, s})
+	t.order.Push(toRef{seq, s})
 	return nil
 }
 
 func (t *toAgg) Next(now time.Duration) (Batch, bool, time.Duration) {
-	for t.order.len() > 0 {
-		ref := t.order.pop()
+	for t.order.Len() > 0 {
+		ref := t.order.Pop()
 		s, i := ref.s, -1
 		for j := range s.reqs {
 			if s.reqs[j].seq == ref.seq {
@@ -66,6 +68,6 @@ func (t *toAgg) Next(now time.Duration) (Batch, bool, time.Duration) {
 func (t *toAgg) SetParams(_ time.Duration, p Params) error { return t.setParams(p) }
 
 func (t *toAgg) drain(dst []item) []item {
-	t.order.clear()
+	t.order.Clear()
 	return t.ss.drainAll(dst)
 }

@@ -1,5 +1,7 @@
 package sched
 
+import "github.com/adaptio/adaptio/internal/ring"
+
 import "time"
 
 // twins is TWINS (Bez et al.): one arrival-ordered queue per data server;
@@ -27,7 +29,7 @@ import "time"
 // the window ends at the next Next.
 type twins struct {
 	core
-	queues  []ring[item]
+	queues  []ring.Ring[item]
 	started bool
 	cur     int
 	start   time.Duration
@@ -38,7 +40,7 @@ var _ Scheduler = (*twins)(nil)
 var _ Tunable = (*twins)(nil)
 
 func newTWINS(cfg Config) *twins {
-	t := &twins{queues: make([]ring[item], cfg.Servers)}
+	t := &twins{queues: make([]ring.Ring[item], cfg.Servers)}
 	t.init("twins", cfg)
 	return t
 }
@@ -48,7 +50,7 @@ func (t *twins) Add(now time.Duration, r Request) error {
 	if err != nil {
 		return err
 	}
-	t.queues[r.Queue].push(item{r: r, seq: seq})
+	t.queues[r.Queue].Push(item{r: r, seq: seq})
 	return nil
 }
 
@@ -72,11 +74,11 @@ func (t *twins) Next(now time.Duration) (Batch, bool, time.Duration) {
 		t.start, t.end = now, now+t.cfg.Window
 	}
 	q := &t.queues[t.cur]
-	if q.len() == 0 {
+	if q.Len() == 0 {
 		if !t.cfg.SkipEmpty {
 			return Batch{}, false, t.end
 		}
-		for q.len() == 0 { // t.n > 0, so some queue is not empty
+		for q.Len() == 0 { // t.n > 0, so some queue is not empty
 			t.cur++
 			if t.cur == t.cfg.Servers {
 				t.cur = 0
@@ -85,7 +87,7 @@ func (t *twins) Next(now time.Duration) (Batch, bool, time.Duration) {
 		}
 		t.start, t.end = now, now+t.cfg.Window
 	}
-	it := q.pop()
+	it := q.Pop()
 	s, buf := t.open()
 	return t.emit(now, s, append(buf, it.r)), true, 0
 }
@@ -107,8 +109,8 @@ func (t *twins) window() (server int, start, end time.Duration, ok bool) {
 
 func (t *twins) drain(dst []item) []item {
 	for i := range t.queues {
-		for t.queues[i].len() > 0 {
-			dst = append(dst, t.queues[i].pop())
+		for t.queues[i].Len() > 0 {
+			dst = append(dst, t.queues[i].Pop())
 		}
 	}
 	return dst

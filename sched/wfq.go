@@ -1,6 +1,7 @@
 package sched
 
 import (
+	"github.com/adaptio/adaptio/internal/ring"
 	"math"
 	"time"
 )
@@ -15,7 +16,7 @@ import (
 // (heads larger than the allowances), the rounds needed are credited at once.
 type wfq struct {
 	core
-	queues   []ring[item]
+	queues   []ring.Ring[item]
 	debt     []int64 // allowance per queue
 	cur      int
 	visiting bool // cur's visit has started (its allowance added)
@@ -25,7 +26,7 @@ var _ Scheduler = (*wfq)(nil)
 var _ Tunable = (*wfq)(nil)
 
 func newWFQ(cfg Config) *wfq {
-	t := &wfq{queues: make([]ring[item], cfg.Servers), debt: make([]int64, cfg.Servers)}
+	t := &wfq{queues: make([]ring.Ring[item], cfg.Servers), debt: make([]int64, cfg.Servers)}
 	t.init("wfq", cfg)
 	return t
 }
@@ -47,7 +48,7 @@ func (t *wfq) Add(now time.Duration, r Request) error {
 	if err != nil {
 		return err
 	}
-	t.queues[r.Queue].push(item{r: r, seq: seq})
+	t.queues[r.Queue].Push(item{r: r, seq: seq})
 	return nil
 }
 
@@ -62,13 +63,13 @@ func (t *wfq) Next(now time.Duration) (Batch, bool, time.Duration) {
 			t.visiting = true
 		}
 		q := &t.queues[t.cur]
-		if q.len() > 0 && q.peek().r.Length <= t.debt[t.cur] {
-			it := q.pop()
+		if q.Len() > 0 && q.Peek().r.Length <= t.debt[t.cur] {
+			it := q.Pop()
 			t.debt[t.cur] -= it.r.Length
 			s, buf := t.open()
 			return t.emit(now, s, append(buf, it.r)), true, 0
 		}
-		if q.len() == 0 {
+		if q.Len() == 0 {
 			t.debt[t.cur] = 0
 		}
 		t.visiting = false
@@ -87,10 +88,10 @@ func (t *wfq) Next(now time.Duration) (Batch, bool, time.Duration) {
 func (t *wfq) fastForward() {
 	k := int64(math.MaxInt64)
 	for i := range t.queues {
-		if t.queues[i].len() == 0 {
+		if t.queues[i].Len() == 0 {
 			continue
 		}
-		need := t.queues[i].peek().r.Length - t.debt[i]
+		need := t.queues[i].Peek().r.Length - t.debt[i]
 		a := t.allot(i)
 		k = min(k, (need+a-1)/a)
 	}
@@ -98,7 +99,7 @@ func (t *wfq) fastForward() {
 		return
 	}
 	for i := range t.queues {
-		if t.queues[i].len() > 0 {
+		if t.queues[i].Len() > 0 {
 			t.debt[i] += (k - 1) * t.allot(i)
 		}
 	}
@@ -108,8 +109,8 @@ func (t *wfq) SetParams(_ time.Duration, p Params) error { return t.setParams(p)
 
 func (t *wfq) drain(dst []item) []item {
 	for i := range t.queues {
-		for t.queues[i].len() > 0 {
-			dst = append(dst, t.queues[i].pop())
+		for t.queues[i].Len() > 0 {
+			dst = append(dst, t.queues[i].Pop())
 		}
 		t.debt[i] = 0
 	}

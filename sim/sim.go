@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/adaptio/adaptio/internal/ring"
 	"log/slog"
 	"math/rand/v2"
 	"time"
@@ -58,7 +59,7 @@ type thread struct {
 type server struct {
 	dev                    disk.Device
 	rng                    *rand.Rand
-	queue                  ring
+	queue                  ring.Ring[int32]
 	busy                   int32   // thread being served, -1: idle
 	headAddr               int64   // disk address after the last access (Elevator)
 	waiting                bool    // the head of the queue waits for its file (FileConcurrency)
@@ -72,63 +73,6 @@ type server struct {
 	cacheHits, cacheMisses uint64
 	tx                     link
 	rx                     link
-}
-
-// ring is a FIFO of thread ids.
-type ring struct {
-	buf        []int32
-	head, size int
-}
-
-func (q *ring) push(v int32) {
-	if q.size == len(q.buf) {
-		nb := make([]int32, max(16, 2*len(q.buf)))
-		k := copy(nb, q.buf[q.head:])
-		copy(nb[k:], q.buf[:q.head])
-		q.buf, q.head = nb, 0
-	}
-	i := q.head + q.size
-	if i >= len(q.buf) {
-		i -= len(q.buf)
-	}
-	q.buf[i] = v
-	q.size++
-}
-
-func (q *ring) pop() int32 {
-	v := q.buf[q.head]
-	q.head++
-	if q.head == len(q.buf) {
-		q.head = 0
-	}
-	q.size--
-	return v
-}
-
-// at returns the i-th element from the head.
-func (q *ring) at(i int) int32 {
-	i += q.head
-	if i >= len(q.buf) {
-		i -= len(q.buf)
-	}
-	return q.buf[i]
-}
-
-// remove takes out the i-th element from the head, keeping the order of the others.
-func (q *ring) remove(i int) int32 {
-	v := q.at(i)
-	for ; i > 0; i-- {
-		j, k := q.head+i, q.head+i-1
-		if j >= len(q.buf) {
-			j -= len(q.buf)
-		}
-		if k >= len(q.buf) {
-			k -= len(q.buf)
-		}
-		q.buf[j] = q.buf[k]
-	}
-	q.pop()
-	return v
 }
 
 // Result is the outcome of a run.
@@ -456,7 +400,7 @@ func (s *Sim) next(k int) (sched.Batch, bool) {
 func (s *Sim) serverStart(si int) {
 	sv := &s.servers[si]
 	if s.cfg.FileConcurrency > 0 {
-		f := s.threads[sv.queue.buf[sv.queue.head]].file
+		f := s.threads[*sv.queue.Peek()].file
 		if s.fileBusy[f] >= int32(s.cfg.FileConcurrency) {
 			sv.waiting = true
 			s.fileWait[f] = append(s.fileWait[f], int32(si))
@@ -465,12 +409,12 @@ func (s *Sim) serverStart(si int) {
 		s.fileBusy[f]++
 	}
 	var tid int32
-	if s.cfg.Elevator && sv.queue.size > 1 {
+	if s.cfg.Elevator && sv.queue.Len() > 1 {
 		// C-LOOK: the queued access at or after the head's address with the
 		// lowest address, else the lowest address (arrival order on ties).
 		best, bestKey := 0, uint64(0)
-		for i := range sv.queue.size {
-			th := &s.threads[sv.queue.at(i)]
+		for i := range sv.queue.Len() {
+			th := &s.threads[*sv.queue.At(i)]
 			a := uint64(s.pl.Addr(th.file, th.off))
 			if a < uint64(sv.headAddr) {
 				a += 1 << 63
@@ -479,9 +423,9 @@ func (s *Sim) serverStart(si int) {
 				best, bestKey = i, a
 			}
 		}
-		tid = sv.queue.remove(best)
+		tid = sv.queue.Remove(best)
 	} else {
-		tid = sv.queue.pop()
+		tid = sv.queue.Pop()
 	}
 	sv.busy = tid
 	th := &s.threads[tid]
@@ -592,7 +536,7 @@ func (s *Sim) step(e event) {
 		th := &s.threads[e.id]
 		si := th.queue
 		sv := &s.servers[si]
-		sv.queue.push(e.id)
+		sv.queue.Push(e.id)
 		if sv.perIO[th.ion]++; sv.perIO[th.ion] == 1 {
 			sv.nodes++
 		}
@@ -628,7 +572,7 @@ func (s *Sim) step(e event) {
 				s.serverStart(int(next))
 			}
 		}
-		if sv.queue.size > 0 && !sv.waiting && sv.busy < 0 {
+		if sv.queue.Len() > 0 && !sv.waiting && sv.busy < 0 {
 			s.serverStart(si)
 		}
 	case evBatchDone:
