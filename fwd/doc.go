@@ -19,5 +19,9 @@
 //	f, _ := c.Create("out/rank0")
 //	f.WriteAt(buf, off) // pipelined: any number of goroutines may call at once
 //
+//	b, _ := c.AllocBuffer(1 << 20) // node-local: in the shared region, no client copy
+//	f.WriteBuffer(b, off)
+//	b.Free()
+//
 //	a, _ := announce.New(announce.Options{URL: councilURL, Source: d, Applier: d}) // with Observe: true
 package fwd
