@@ -108,3 +108,22 @@ func TestParse(t *testing.T) {
 		t.Fatal("accepted bad layout")
 	}
 }
+
+func TestParseSize(t *testing.T) {
+	tests := []struct {
+		in   string
+		want int64
+		err  bool
+	}{
+		{"4096", 4096, false}, {"32k", 32 << 10, false}, {"32KiB", 32 << 10, false}, {"1MiB", 1 << 20, false},
+		{" 64kb ", 64 << 10, false}, {"4g", 4 << 30, false}, {"1t", 1 << 40, false}, {"10B", 10, false},
+		{"", 0, true}, {"0", 0, true}, {"-1", 0, true}, {"1x", 0, true}, {"kib", 0, true},
+		{"9999999999999t", 0, true},
+	}
+	for _, tt := range tests {
+		got, err := workload.ParseSize(tt.in)
+		if (err != nil) != tt.err || got != tt.want {
+			t.Errorf("ParseSize(%q) = %d, %v; want %d (error %v)", tt.in, got, err, tt.want, tt.err)
+		}
+	}
+}

@@ -106,10 +106,10 @@ func (cfg benchConfig) pattern() (workload.Pattern, error) {
 	if p.Op, err = sched.ParseOp(cfg.Op); err != nil {
 		return p, err
 	}
-	if p.RequestSize, err = bench.ParseSize(cfg.RequestSize); err != nil {
+	if p.RequestSize, err = workload.ParseSize(cfg.RequestSize); err != nil {
 		return p, err
 	}
-	if p.TotalBytes, err = bench.ParseSize(cfg.Total); err != nil {
+	if p.TotalBytes, err = workload.ParseSize(cfg.Total); err != nil {
 		return p, err
 	}
 	if cfg.Conns < 1 {

@@ -9,7 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/adaptio/adaptio/demo"
-	"github.com/adaptio/adaptio/fwd/bench"
+	"github.com/adaptio/adaptio/workload"
 )
 
 // newDemoCmd is "adaptio demo": the whole stack end to end, a live view, a report.
@@ -55,7 +55,7 @@ run (decisions-sim.jsonl with --sim).`,
 				cfg.Static = w
 			}
 			if phaseBytes != "" {
-				b, err := bench.ParseSize(phaseBytes)
+				b, err := workload.ParseSize(phaseBytes)
 				if err != nil {
 					return fmt.Errorf("demo: --phase-bytes: %w", err)
 				}

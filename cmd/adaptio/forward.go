@@ -18,6 +18,7 @@ import (
 	"github.com/adaptio/adaptio/fwd"
 	"github.com/adaptio/adaptio/pfs"
 	"github.com/adaptio/adaptio/sched"
+	"github.com/adaptio/adaptio/workload"
 )
 
 // forwardConfig is the configuration of "adaptio forward".
@@ -90,7 +91,7 @@ func openBackend(spec, stripeSize string, stripeCount int) (backend.Backend, err
 	if !ok || arg == "" {
 		return nil, fmt.Errorf("backend %q: want posix:DIR or pfs:ADDR,ADDR,...", spec)
 	}
-	stripe, err := parseBytes(stripeSize)
+	stripe, err := workload.ParseSize(stripeSize)
 	if err != nil {
 		return nil, fmt.Errorf("--stripe-size: %w", err)
 	}
@@ -153,28 +154,6 @@ func runForward(cmd *cobra.Command, cfg forwardConfig) error {
 	<-cmd.Context().Done()
 	fmt.Fprintln(cmd.ErrOrStderr(), "adaptio forward: shutting down")
 	return nil
-}
-
-// parseBytes parses "4096", "64KiB", "1MiB", "64k".
-func parseBytes(s string) (int64, error) {
-	t := strings.ToLower(strings.TrimSpace(s))
-	t = strings.TrimSuffix(strings.TrimSuffix(t, "ib"), "b")
-	mult := int64(1)
-	if n := len(t); n > 0 {
-		switch t[n-1] {
-		case 'k':
-			mult, t = 1<<10, t[:n-1]
-		case 'm':
-			mult, t = 1<<20, t[:n-1]
-		case 'g':
-			mult, t = 1<<30, t[:n-1]
-		}
-	}
-	var v int64
-	if _, err := fmt.Sscanf(t, "%d", &v); err != nil || v <= 0 || fmt.Sprint(v) != t {
-		return 0, fmt.Errorf("bad size %q (want e.g. 4096, 64KiB, 1MiB)", s)
-	}
-	return v * mult, nil
 }
 
 // startAnnouncer connects the daemon to the Council when --council is set:

@@ -8,6 +8,7 @@ import (
 
 	"github.com/adaptio/adaptio/fusemount"
 	"github.com/adaptio/adaptio/fwd"
+	"github.com/adaptio/adaptio/workload"
 )
 
 // mountConfig is the configuration of "adaptio mount".
@@ -38,7 +39,7 @@ system is unmounted (umount MOUNTPOINT). Nothing is written locally.`,
   fio --name=t --directory=/mnt/adaptio --rw=write --bs=1m --size=64m --verify=crc32c`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			maxWrite, err := parseBytes(cfg.MaxWrite)
+			maxWrite, err := workload.ParseSize(cfg.MaxWrite)
 			if err != nil {
 				return fmt.Errorf("mount: --max-write: %w", err)
 			}

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"runtime"
-	"strconv"
 	"strings"
 	"time"
 
@@ -59,7 +58,7 @@ func (m *modelFlags) register(cmd *cobra.Command) {
 }
 
 func (m *modelFlags) config() (sim.Config, error) {
-	stripe, err := parseSize(m.stripe)
+	stripe, err := workload.ParseSize(m.stripe)
 	if err != nil {
 		return sim.Config{}, fmt.Errorf("--stripe: %w", err)
 	}
@@ -71,26 +70,6 @@ func (m *modelFlags) config() (sim.Config, error) {
 		ClientNodes: m.clients, Servers: m.servers, Threads: m.threads, StripeBytes: stripe,
 		Disk: dc, Contention: m.contention, SwitchCost: m.switchCost, Elevator: m.elevator, ReadAheadBack: m.back, Seed: m.seed,
 	}, nil
-}
-
-// parseSize parses a byte count such as 32k, 32KiB, 4GiB or 4096.
-func parseSize(s string) (int64, error) {
-	t := strings.ToLower(strings.TrimSpace(s))
-	mult := int64(1)
-	for _, u := range []struct {
-		suf string
-		m   int64
-	}{{"kib", 1 << 10}, {"mib", 1 << 20}, {"gib", 1 << 30}, {"tib", 1 << 40}, {"kb", 1 << 10}, {"mb", 1 << 20}, {"gb", 1 << 30}, {"k", 1 << 10}, {"m", 1 << 20}, {"g", 1 << 30}, {"t", 1 << 40}, {"b", 1}} {
-		if strings.HasSuffix(t, u.suf) {
-			t, mult = strings.TrimSuffix(t, u.suf), u.m
-			break
-		}
-	}
-	v, err := strconv.ParseInt(strings.TrimSpace(t), 10, 64)
-	if err != nil || v <= 0 {
-		return 0, fmt.Errorf("%q is not a positive byte count", s)
-	}
-	return v * mult, nil
 }
 
 func newSimRunCmd() *cobra.Command {
@@ -127,10 +106,10 @@ Sequoia) on 6,144 client nodes and 64 data servers.`,
 			if p.Op, err = sched.ParseOp(op); err != nil {
 				return fmt.Errorf("sim run: --op: %w", err)
 			}
-			if p.RequestSize, err = parseSize(size); err != nil {
+			if p.RequestSize, err = workload.ParseSize(size); err != nil {
 				return fmt.Errorf("--request-size: %w", err)
 			}
-			if p.TotalBytes, err = parseSize(total); err != nil {
+			if p.TotalBytes, err = workload.ParseSize(total); err != nil {
 				return fmt.Errorf("--total: %w", err)
 			}
 			if scale {
@@ -264,7 +243,7 @@ DIR/summary.csv. DIR/READY is created when the grid is complete. Progress goes t
 			o := sim.GridOptions{Out: out, Validation: validation, Workers: workers, Resume: resume,
 				Base: cfg, Seed: m.seed, Progress: cmd.ErrOrStderr()}
 			if total != "" {
-				if o.TotalBytes, err = parseSize(total); err != nil {
+				if o.TotalBytes, err = workload.ParseSize(total); err != nil {
 					return fmt.Errorf("--total: %w", err)
 				}
 			}

@@ -137,23 +137,6 @@ func TestFillIsRangeIndependent(t *testing.T) {
 	}
 }
 
-func TestParseSize(t *testing.T) {
-	tests := []struct {
-		in   string
-		want int64
-		err  bool
-	}{
-		{"4096", 4096, false}, {"32k", 32 << 10, false}, {"32KiB", 32 << 10, false}, {"1MiB", 1 << 20, false},
-		{"4g", 4 << 30, false}, {"10B", 10, false}, {"", 0, true}, {"-1", 0, true}, {"1x", 0, true},
-	}
-	for _, tt := range tests {
-		got, err := bench.ParseSize(tt.in)
-		if (err != nil) != tt.err || got != tt.want {
-			t.Errorf("ParseSize(%q) = %d, %v; want %d (error %v)", tt.in, got, err, tt.want, tt.err)
-		}
-	}
-}
-
 func TestInvalidPattern(t *testing.T) {
 	_, err := bench.Run(context.Background(), nil, workload.Pattern{}, bench.Options{})
 	if !errors.Is(err, workload.ErrBadPattern) {
