@@ -153,9 +153,18 @@ func (p Pattern) Class() access.Class {
 	return access.SS
 }
 
-// String is a compact, stable name such as "128p-shared-strided-read-32k".
+// DefaultTotal is the bytes each of the papers' experiments moves (4 GiB).
+const DefaultTotal = 4 << 30
+
+// String is a compact, stable name such as "128p-shared-strided-read-32k";
+// a total other than DefaultTotal is appended ("...-32k-512m"), so patterns
+// that differ only in size keep distinct names.
 func (p Pattern) String() string {
-	return fmt.Sprintf("%dp-%s-%s-%s-%s", p.Processes, p.Layout, p.Spatiality, p.Op, sizeString(p.RequestSize))
+	name := fmt.Sprintf("%dp-%s-%s-%s-%s", p.Processes, p.Layout, p.Spatiality, p.Op, sizeString(p.RequestSize))
+	if p.TotalBytes != DefaultTotal && p.TotalBytes > 0 {
+		name += "-" + sizeString(p.TotalBytes)
+	}
+	return name
 }
 
 func sizeString(b int64) string {
@@ -200,7 +209,7 @@ func Grid(validation bool) []Scenario {
 					for _, ion := range []int{1, 2, 4, 8} {
 						out = append(out, Scenario{Pattern: Pattern{
 							Processes: procs, Layout: x.l, Spatiality: x.s, Op: op,
-							RequestSize: size, TotalBytes: 4 << 30,
+							RequestSize: size, TotalBytes: DefaultTotal,
 						}, IONodes: ion})
 					}
 				}

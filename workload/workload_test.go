@@ -127,3 +127,12 @@ func TestParseSize(t *testing.T) {
 		}
 	}
 }
+
+func TestNamesDistinguishTotals(t *testing.T) {
+	p := workload.Pattern{Processes: 128, Layout: workload.Shared, Spatiality: workload.Strided, Op: sched.Read, RequestSize: 32 << 10, TotalBytes: workload.DefaultTotal}
+	small := p
+	small.TotalBytes = 512 << 20
+	if p.String() != "128p-shared-strided-read-32k" || small.String() != "128p-shared-strided-read-32k-512m" {
+		t.Fatalf("names %q and %q", p.String(), small.String())
+	}
+}

@@ -35,5 +35,5 @@ func ExampleRun() {
 		return
 	}
 	fmt.Println(p, p.Class(), res.Write.Requests, bench.Size(res.Read.Bytes), res.Verified)
-	// Output: 4p-shared-strided-write-32k SS 32 1MiB true
+	// Output: 4p-shared-strided-write-32k-1m SS 32 1MiB true
 }
