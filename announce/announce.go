@@ -116,6 +116,32 @@ type Announcer struct {
 	decided  bool
 	timer    *time.Timer // next report; decisions reset it (aligned mode)
 	stopOnce sync.Once
+
+	connErrs connErrLog
+}
+
+// connErrLog logs failed connection attempts without flooding: an error is
+// logged when it differs from the previous one, or at most every 30 s.
+type connErrLog struct {
+	mu   sync.Mutex
+	last string
+	at   time.Time
+}
+
+func (l *connErrLog) warn(log *slog.Logger, msg string, err error) {
+	if err == nil {
+		return
+	}
+	l.mu.Lock()
+	now := time.Now()
+	due := err.Error() != l.last || now.Sub(l.at) >= 30*time.Second
+	if due {
+		l.last, l.at = err.Error(), now
+	}
+	l.mu.Unlock()
+	if due {
+		log.Warn(msg, "err", err)
+	}
 }
 
 // New validates opts; nothing runs until Start.
@@ -179,6 +205,14 @@ func (a *Announcer) Start(ctx context.Context) error {
 				a.log.Info("reconnected to the Council's NATS server", "url", c.ConnectedUrl())
 			}),
 			nats.ConnectHandler(func(*nats.Conn) { a.m.connected.Set(1) }),
+			// Failed attempts (refused, authorization, TLS) and asynchronous
+			// server errors are the operator's only clue: log them, rate-limited.
+			nats.ReconnectErrHandler(func(_ *nats.Conn, err error) {
+				a.connErrs.warn(a.log, "cannot reach the Council's NATS server; keeping the window in force", err)
+			}),
+			nats.ErrorHandler(func(_ *nats.Conn, _ *nats.Subscription, err error) {
+				a.connErrs.warn(a.log, "NATS error", err)
+			}),
 		}, a.opts.NATSOptions...)
 		nc, err := nats.Connect(a.opts.URL, copts...)
 		if err != nil {

@@ -15,6 +15,7 @@ import (
 	"github.com/adaptio/adaptio/announce"
 	"github.com/adaptio/adaptio/backend"
 	"github.com/adaptio/adaptio/backend/posix"
+	"github.com/adaptio/adaptio/council/service"
 	"github.com/adaptio/adaptio/fwd"
 	"github.com/adaptio/adaptio/pfs"
 	"github.com/adaptio/adaptio/sched"
@@ -36,6 +37,7 @@ type forwardConfig struct {
 	MetricsAddr   string
 	Council       string
 	CouncilPrefix string
+	CouncilAuth   service.Security // NATS authentication and TLS towards the Council
 	Interval      time.Duration
 	Verbose       bool
 }
@@ -80,6 +82,11 @@ already received complete first.`,
 	f.StringVar(&cfg.MetricsAddr, "metrics-addr", "", "serve Prometheus /metrics on this host:port (empty: off)")
 	f.StringVar(&cfg.Council, "council", "", "NATS URL of the Council (nats://host:4222); empty: no announcer")
 	f.StringVar(&cfg.CouncilPrefix, "council-prefix", announce.DefaultPrefix, "subject prefix of the Council group")
+	f.StringVar(&cfg.CouncilAuth.User, "council-user", "", "NATS user name towards the Council (the password comes from $ADAPTIO_NATS_PASSWORD)")
+	f.StringVar(&cfg.CouncilAuth.NKeySeedFile, "council-nkey-seed", "", "file holding an NKey user seed (SU...) to authenticate to NATS with")
+	f.StringVar(&cfg.CouncilAuth.TLSCA, "council-tls-ca", "", "PEM CA bundle that the NATS server's certificate must chain to")
+	f.StringVar(&cfg.CouncilAuth.TLSCert, "council-tls-cert", "", "PEM client certificate for NATS (mutual TLS)")
+	f.StringVar(&cfg.CouncilAuth.TLSKey, "council-tls-key", "", "PEM private key of --council-tls-cert")
 	f.DurationVar(&cfg.Interval, "interval", announce.DefaultInterval, "how often the announcer reports to the Council")
 	f.BoolVarP(&cfg.Verbose, "verbose", "v", false, "log connections and errors to stderr at debug level")
 	return cmd
@@ -167,9 +174,20 @@ func startAnnouncer(cmd *cobra.Command, cfg forwardConfig, d *fwd.Daemon, log *s
 	if cfg.Scheduler == "twins" {
 		def = cfg.Window
 	}
+	auth := cfg.CouncilAuth
+	if auth.User != "" {
+		auth.Password = os.Getenv("ADAPTIO_NATS_PASSWORD")
+		if auth.Password == "" {
+			return nil, errors.New("--council-user needs the password in $ADAPTIO_NATS_PASSWORD")
+		}
+	}
+	natsOpts, err := auth.ClientOptions()
+	if err != nil {
+		return nil, fmt.Errorf("--council: %w", err)
+	}
 	a, err := announce.New(announce.Options{
 		URL: cfg.Council, Prefix: cfg.CouncilPrefix, Node: cfg.Node, Interval: cfg.Interval, Default: def,
-		Source: d, Applier: d, Logger: log, Registerer: reg,
+		Source: d, Applier: d, Logger: log, Registerer: reg, NATSOptions: natsOpts,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("--council: %w", err)
