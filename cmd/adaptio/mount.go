@@ -37,7 +37,12 @@ must be installed. Runs until SIGINT/SIGTERM (then unmounts) or until the file
 system is unmounted (umount MOUNTPOINT). Nothing is written locally.`,
 		Example: `  adaptio mount /mnt/adaptio --forwarder 127.0.0.1:7070
   fio --name=t --directory=/mnt/adaptio --rw=write --bs=1m --size=64m --verify=crc32c`,
-		Args: cobra.ExactArgs(1),
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) != 1 {
+				return fmt.Errorf("mount: want exactly one argument, the mount point (e.g. adaptio mount /mnt/adaptio --forwarder HOST:PORT); got %d", len(args))
+			}
+			return nil
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			maxWrite, err := workload.ParseSize(cfg.MaxWrite)
 			if err != nil {
