@@ -17,6 +17,7 @@ import (
 	"github.com/adaptio/adaptio/fusemount"
 	"github.com/adaptio/adaptio/fwd"
 	"github.com/adaptio/adaptio/fwd/bench"
+	"github.com/adaptio/adaptio/fwd/fwdtest"
 )
 
 // mounted starts a daemon over a POSIX backend in a temporary directory and
@@ -51,14 +52,7 @@ func mountedWith(t testing.TB, root string, opts fwd.Options) (mnt, _ string) {
 		t.Cleanup(func() { os.RemoveAll(sockDir) })
 		opts.Listen = []string{"unix:" + sockDir + "/fwd.sock"}
 	}
-	d, err := fwd.New(opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := d.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(d.Shutdown)
+	d := fwdtest.Start(t, opts)
 	c, err := fwd.Dial(d.Addr())
 	if err != nil {
 		t.Fatal(err)
@@ -240,16 +234,7 @@ func TestDaemonRestartUnderMount(t *testing.T) {
 	}
 	defer be.Close()
 	sock := "unix:" + filepath.Join(t.TempDir(), "fwd.sock")
-	start := func() *fwd.Daemon {
-		d, err := fwd.New(fwd.Options{Backend: be, Listen: []string{sock}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := d.Start(); err != nil {
-			t.Fatal(err)
-		}
-		return d
-	}
+	start := func() *fwd.Daemon { return fwdtest.Start(t, fwd.Options{Backend: be, Listen: []string{sock}}) }
 	d := start()
 	c, err := fwd.DialOptions(sock, fwd.ClientOptions{Reconnect: 20 * time.Second})
 	if err != nil {

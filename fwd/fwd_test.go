@@ -24,6 +24,7 @@ import (
 	"github.com/adaptio/adaptio/backend"
 	"github.com/adaptio/adaptio/backend/posix"
 	"github.com/adaptio/adaptio/fwd"
+	"github.com/adaptio/adaptio/fwd/fwdtest"
 	"github.com/adaptio/adaptio/fwd/wire"
 	"github.com/adaptio/adaptio/sched"
 )
@@ -53,21 +54,7 @@ func newPosixDir(dir string) backend.Backend {
 func startDaemon(t testing.TB, be backend.Backend, opts fwd.Options) *fwd.Daemon {
 	t.Helper()
 	opts.Backend = be
-	if len(opts.Listen) == 0 {
-		opts.Listen = []string{"127.0.0.1:0"}
-	}
-	d, err := fwd.New(opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := d.Start(); err != nil {
-		t.Fatal(err)
-	}
-	if !d.Ready(5 * time.Second) {
-		t.Fatal("daemon not ready")
-	}
-	t.Cleanup(d.Shutdown)
-	return d
+	return fwdtest.Start(t, opts)
 }
 
 func dial(t testing.TB, addr string) *fwd.Client {
@@ -464,13 +451,7 @@ func TestBadFramesCloseOnlyTheirConnection(t *testing.T) {
 func TestShutdownMidLoadAndRestart(t *testing.T) {
 	dir := t.TempDir()
 	be := newPosix(t, dir)
-	d, err := fwd.New(fwd.Options{Backend: be, Listen: []string{"127.0.0.1:0"}, Workers: 4})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := d.Start(); err != nil {
-		t.Fatal(err)
-	}
+	d := startDaemon(t, be, fwd.Options{Workers: 4})
 	const writers, chunk = 6, 48 << 10
 	acked := make([]int64, writers) // bytes acknowledged per writer, from the start of its file
 	var wg sync.WaitGroup
@@ -653,13 +634,7 @@ func TestNewValidates(t *testing.T) {
 func TestClientNotReading(t *testing.T) {
 	dir := t.TempDir()
 	be := newPosix(t, dir)
-	d, err := fwd.New(fwd.Options{Backend: be, Listen: []string{"127.0.0.1:0"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := d.Start(); err != nil {
-		t.Fatal(err)
-	}
+	d := startDaemon(t, be, fwd.Options{})
 	if err := os.WriteFile(filepath.Join(dir, "big"), make([]byte, 1<<20), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -808,16 +783,7 @@ func TestClientReconnectAcrossRestart(t *testing.T) {
 	dir := t.TempDir()
 	be := newPosix(t, dir)
 	sock := "unix:" + filepath.Join(t.TempDir(), "fwd.sock")
-	start := func() *fwd.Daemon {
-		d, err := fwd.New(fwd.Options{Backend: be, Listen: []string{sock}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := d.Start(); err != nil {
-			t.Fatal(err)
-		}
-		return d
-	}
+	start := func() *fwd.Daemon { return startDaemon(t, be, fwd.Options{Listen: []string{sock}}) }
 	d := start()
 	c, err := fwd.DialOptions(sock, fwd.ClientOptions{Reconnect: 10 * time.Second})
 	if err != nil {

@@ -15,6 +15,7 @@ import (
 	"github.com/adaptio/adaptio/backend/posix"
 	"github.com/adaptio/adaptio/fwd"
 	"github.com/adaptio/adaptio/fwd/bench"
+	"github.com/adaptio/adaptio/fwd/fwdtest"
 	"github.com/adaptio/adaptio/sched"
 	"github.com/adaptio/adaptio/workload"
 )
@@ -27,14 +28,7 @@ func startForwarder(t *testing.T) (string, string) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { be.Close() })
-	d, err := fwd.New(fwd.Options{Backend: be, Sched: sched.Config{Window: 100 * time.Microsecond}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := d.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(d.Shutdown)
+	d := fwdtest.Start(t, fwd.Options{Backend: be, Sched: sched.Config{Window: 100 * time.Microsecond}})
 	return d.Addr(), dir
 }
 

@@ -1,0 +1,33 @@
+// Package fwdtest starts forwarding daemons for tests of fwd and of the
+// packages built on it (the FUSE mount, the benchmark client).
+package fwdtest
+
+import (
+	"testing"
+	"time"
+
+	"github.com/adaptio/adaptio/fwd"
+)
+
+// Start creates and starts a daemon with opts (Listen defaults to a free
+// loopback TCP port), waits until it accepts connections, and shuts it down
+// when the test ends. Shutdown is idempotent, so a test may also stop the
+// daemon itself, for example to restart it.
+func Start(t testing.TB, opts fwd.Options) *fwd.Daemon {
+	t.Helper()
+	if len(opts.Listen) == 0 {
+		opts.Listen = []string{"127.0.0.1:0"}
+	}
+	d, err := fwd.New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(d.Shutdown)
+	if !d.Ready(5 * time.Second) {
+		t.Fatal("fwdtest: daemon not ready after 5 s")
+	}
+	return d
+}
