@@ -17,19 +17,9 @@ import (
 	"github.com/adaptio/adaptio/announce"
 	"github.com/adaptio/adaptio/council"
 	"github.com/adaptio/adaptio/council/service"
+	"github.com/adaptio/adaptio/internal/poll"
 	"github.com/adaptio/adaptio/sched"
 )
-
-func waitFor(t *testing.T, what string, timeout time.Duration, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", timeout, what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
 
 // daemon is a stand-in forwarding daemon: busy FPP writes whose bandwidth
 // depends on the window, and a record of the windows applied.
@@ -123,12 +113,12 @@ func TestReconnectKeepsWindow(t *testing.T) {
 	if w := as[0].Window(); w != 2*time.Millisecond {
 		t.Fatalf("window before any decision %v, want the default 2ms", w)
 	}
-	waitFor(t, "decisions", 5*time.Second, func() bool { return as[0].Round() >= 5 && as[1].Round() >= 5 })
+	poll.Until(t, "decisions", 5*time.Second, func() bool { return as[0].Round() >= 5 && as[1].Round() >= 5 })
 	s.Shutdown()
-	waitFor(t, "disconnect", 5*time.Second, func() bool { return !as[0].Connected() })
+	poll.Until(t, "disconnect", 5*time.Second, func() bool { return !as[0].Connected() })
 	kept, round := as[0].Window(), as[0].Round()
 	applied := ds[0].nApplied()
-	waitFor(t, "dropped reports while down", 5*time.Second, func() bool {
+	poll.Until(t, "dropped reports while down", 5*time.Second, func() bool {
 		return value(t, reg, "adaptio_announce_dropped_reports_total") >= 2
 	})
 	if as[0].Window() != kept || ds[0].nApplied() != applied {
@@ -137,7 +127,7 @@ func TestReconnectKeepsWindow(t *testing.T) {
 
 	s2 := startCouncil(t, p, dir)
 	defer s2.Shutdown()
-	waitFor(t, "reconnect and new decisions", 10*time.Second, func() bool {
+	poll.Until(t, "reconnect and new decisions", 10*time.Second, func() bool {
 		return as[0].Connected() && as[0].Round() > round+2 && as[1].Round() > round+2
 	})
 	if got := s2.Status().Round; got < round {
@@ -201,7 +191,7 @@ func TestStartsBeforeCouncil(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Shutdown()
-	waitFor(t, "first decision", 10*time.Second, func() bool { return a.Round() >= 1 })
+	poll.Until(t, "first decision", 10*time.Second, func() bool { return a.Round() >= 1 })
 }
 
 func TestApplierErrorKeepsWindow(t *testing.T) {
@@ -220,7 +210,7 @@ func TestApplierErrorKeepsWindow(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer a.Shutdown()
-	waitFor(t, "refused decisions", 5*time.Second, func() bool { return value(t, reg, "adaptio_announce_apply_errors_total") >= 1 })
+	poll.Until(t, "refused decisions", 5*time.Second, func() bool { return value(t, reg, "adaptio_announce_apply_errors_total") >= 1 })
 	if a.Window() != 0 {
 		t.Fatalf("window %v after the Applier refused, want unchanged (0)", a.Window())
 	}

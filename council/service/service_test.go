@@ -24,20 +24,9 @@ import (
 	"github.com/adaptio/adaptio/access"
 	"github.com/adaptio/adaptio/council"
 	"github.com/adaptio/adaptio/council/wire"
+	"github.com/adaptio/adaptio/internal/poll"
 	"github.com/adaptio/adaptio/sched"
 )
-
-// waitFor polls cond until it holds or the deadline passes.
-func waitFor(t *testing.T, what string, timeout time.Duration, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", timeout, what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
 
 // fpp is a detector for tests: every busy interval is FPP.
 type fpp struct{}
@@ -136,7 +125,7 @@ func runRounds(t *testing.T, nodes []*node, dec *decisions, rounds int) {
 		for i, nd := range nodes {
 			nd.report(t, w, float64(1e8*(i+1))*(1+w.Seconds()*100))
 		}
-		waitFor(t, "decision", 5*time.Second, func() bool { _, m := dec.last(); return m > n })
+		poll.Until(t, "decision", 5*time.Second, func() bool { _, m := dec.last(); return m > n })
 	}
 }
 
@@ -178,7 +167,7 @@ func TestRestartResumesLearning(t *testing.T) {
 	}
 	// Persisted after every round, before any shutdown (a SIGKILL loses
 	// at most the round in flight): the bucket already holds round 10.
-	waitFor(t, "state persisted", 5*time.Second, func() bool {
+	poll.Until(t, "state persisted", 5*time.Second, func() bool {
 		return readPersisted(t, nc, s1.opts.Bucket).Round == 10
 	})
 	s1.Shutdown()
@@ -271,7 +260,7 @@ func TestBadInputRejectedAndCounted(t *testing.T) {
 	for _, b := range bad {
 		want[b.reason]++
 	}
-	waitFor(t, "rejections counted", 5*time.Second, func() bool {
+	poll.Until(t, "rejections counted", 5*time.Second, func() bool {
 		for r, n := range want {
 			if testutil.ToFloat64(s.m.rejected.WithLabelValues(r)) != n {
 				return false
@@ -286,8 +275,8 @@ func TestBadInputRejectedAndCounted(t *testing.T) {
 	dec := listen(t, nc, subj)
 	nc.Publish(subj.Report(0), good)
 	nc.Publish(subj.Report(0), good)
-	waitFor(t, "decision after bad input", 5*time.Second, func() bool { _, n := dec.last(); return n == 1 })
-	waitFor(t, "stale counted", 5*time.Second, func() bool { return testutil.ToFloat64(s.m.rejected.WithLabelValues("stale")) == 1 })
+	poll.Until(t, "decision after bad input", 5*time.Second, func() bool { _, n := dec.last(); return n == 1 })
+	poll.Until(t, "stale counted", 5*time.Second, func() bool { return testutil.ToFloat64(s.m.rejected.WithLabelValues("stale")) == 1 })
 
 	// HTTP endpoints.
 	get := func(path string) (int, string) {
@@ -329,7 +318,7 @@ func TestDeadNodeRoundClosesAtDeadline(t *testing.T) {
 	for _, n := range nodes {
 		n.report(t, sched.DefaultWindow, 1e8)
 	}
-	waitFor(t, "decision at deadline", 5*time.Second, func() bool { _, n := dec.last(); return n == 1 })
+	poll.Until(t, "decision at deadline", 5*time.Second, func() bool { _, n := dec.last(); return n == 1 })
 	d, _ := dec.last()
 	if d.Reason != "deadline" || d.Nodes != 2 || time.Since(start) < 100*time.Millisecond {
 		t.Fatalf("got %+v after %v, want closed by the deadline (100ms) with 2 nodes", d, time.Since(start))
@@ -361,7 +350,7 @@ func TestGroupsAreIndependent(t *testing.T) {
 	da, db := listen(t, nc, a.Subjects()), listen(t, nc, b.Subjects())
 	n := &node{id: 0, nc: nc, subj: b.Subjects()}
 	n.report(t, sched.DefaultWindow, 1e8)
-	waitFor(t, "group b decision", 5*time.Second, func() bool { _, k := db.last(); return k == 1 })
+	poll.Until(t, "group b decision", 5*time.Second, func() bool { _, k := db.last(); return k == 1 })
 	if _, k := da.last(); k != 0 || a.Status().Round != 0 {
 		t.Fatalf("group a saw group b's report")
 	}
@@ -399,7 +388,7 @@ func TestAuthentication(t *testing.T) {
 	nk := connect(t, s.ClientURL(), opt...)
 	dec := listen(t, pw, s.Subjects())
 	(&node{id: 0, nc: nk, subj: s.Subjects()}).report(t, sched.DefaultWindow, 1e8)
-	waitFor(t, "decision over authenticated connections", 5*time.Second, func() bool { _, n := dec.last(); return n == 1 })
+	poll.Until(t, "decision over authenticated connections", 5*time.Second, func() bool { _, n := dec.last(); return n == 1 })
 }
 
 type nodeKey struct{ pub, seedFile string }

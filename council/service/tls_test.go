@@ -17,6 +17,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/adaptio/adaptio/council"
+	"github.com/adaptio/adaptio/internal/poll"
 	"github.com/adaptio/adaptio/sched"
 )
 
@@ -71,7 +72,7 @@ func TestTLS(t *testing.T) {
 	}
 	dec := listen(t, nc, s.Subjects())
 	(&node{id: 0, nc: nc, subj: s.Subjects()}).report(t, sched.DefaultWindow, 1e8)
-	waitFor(t, "decision over TLS", 5*time.Second, func() bool { _, n := dec.last(); return n == 1 })
+	poll.Until(t, "decision over TLS", 5*time.Second, func() bool { _, n := dec.last(); return n == 1 })
 }
 
 // TestMutualTLS: with TLSCA the embedded server requires client certificates.
@@ -89,5 +90,5 @@ func TestMutualTLS(t *testing.T) {
 	nc := connect(t, s.ClientURL(), withCert...)
 	dec := listen(t, nc, s.Subjects())
 	(&node{id: 0, nc: nc, subj: s.Subjects()}).report(t, sched.DefaultWindow, 1e8)
-	waitFor(t, "decision over mutual TLS", 5*time.Second, func() bool { _, n := dec.last(); return n == 1 })
+	poll.Until(t, "decision over mutual TLS", 5*time.Second, func() bool { _, n := dec.last(); return n == 1 })
 }
