@@ -52,11 +52,13 @@ type Config struct {
 	// read_ahead_kb; negative: reads go to the disk directly). Writes bypass
 	// the cache (O_DIRECT, as in the papers) and invalidate cached chunks.
 	ReadAheadBytes int64
-	// ReadAheadBack extends a page-cache miss back over up to this many
-	// missing chunks just before it, read in the same disk access: the
-	// read-ahead of interleaved streams of one file merged by the block
-	// layer into one sequential read (default 8 chunks, 1 MiB; negative: no).
-	ReadAheadBack int
+	// ReadMerge is the most page-cache chunks one disk read covers when
+	// the block layer merges a miss with the adjacent missing chunks that
+	// reads queued at the same server demand (front and back merges of
+	// queued requests, up to max_sectors_kb; default 8 chunks, 1 MiB;
+	// negative or 1: no merging). Only demanded chunks are merged: nothing
+	// is read that no queued access asked for.
+	ReadMerge int
 	// Elevator makes each data server serve its queued accesses in C-LOOK
 	// order of disk address (the Linux block layer's sorting) instead of
 	// arrival order. Not with FileConcurrency.
@@ -108,7 +110,7 @@ const (
 	DefaultInterval       = time.Second
 
 	DefaultReadAheadBytes       = 128 << 10
-	DefaultReadAheadBack        = 8
+	DefaultReadMerge            = 8
 	DefaultCacheCopyBytesPerSec = 4e9
 	DefaultMaxTime              = 24 * time.Hour
 )
@@ -163,8 +165,8 @@ func (c Config) WithDefaults() Config {
 	if c.ReadAheadBytes == 0 {
 		c.ReadAheadBytes = DefaultReadAheadBytes
 	}
-	if c.ReadAheadBack == 0 {
-		c.ReadAheadBack = DefaultReadAheadBack
+	if c.ReadMerge == 0 {
+		c.ReadMerge = DefaultReadMerge
 	}
 	if c.CacheCopyBytesPerSec == 0 {
 		c.CacheCopyBytesPerSec = DefaultCacheCopyBytesPerSec

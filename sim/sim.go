@@ -70,6 +70,7 @@ type server struct {
 	accesses, switches     uint64
 	busyTime               int64
 	cache                  map[uint64]struct{} // page-cache chunks: file<<40 | chunk index
+	queued                 map[uint64]int32    // queued reads demanding each chunk (ReadMerge)
 	cacheHits, cacheMisses uint64
 	tx                     link
 	rx                     link
@@ -177,7 +178,7 @@ func New(cfg Config, logger *slog.Logger) (*Sim, error) {
 			return nil, fmt.Errorf("sim: %w", err)
 		}
 		s.servers[i] = server{dev: d, rng: rand.New(rand.NewPCG(cfg.Seed, 0x5e7e7+uint64(i))), busy: -1, last: -1,
-			perIO: make([]int32, cfg.IONodes), cache: map[uint64]struct{}{}}
+			perIO: make([]int32, cfg.IONodes), cache: map[uint64]struct{}{}, queued: map[uint64]int32{}}
 	}
 	s.fileBusy = map[uint64]int32{}
 	s.fileWait = map[uint64][]int32{}
@@ -429,6 +430,7 @@ func (s *Sim) serverStart(si int) {
 	}
 	sv.busy = tid
 	th := &s.threads[tid]
+	s.queueChunks(sv, th, -1)
 	d := s.access(sv, th)
 	sv.headAddr = s.pl.Addr(th.file, th.off+th.length)
 	d += int64(s.cfg.ServerOverhead) + int64(sv.nodes-1)*int64(max(0, s.cfg.Contention))
@@ -466,26 +468,28 @@ func (s *Sim) access(sv *server, th *thread) int64 {
 	}
 	d := int64(float64(th.length) / s.cfg.CacheCopyBytesPerSec * 1e9)
 	for c := first; c <= last; {
-		if _, ok := sv.cache[key|uint64(c)]; ok {
+		if s.cached(sv, key|uint64(c)) {
 			sv.cacheHits++
 			c++
 			continue
 		}
-		// Read the run of missing chunks in one disk access, extended back
-		// over up to ReadAheadBack missing chunks just before it.
-		b := c
-		for k := 0; k < s.cfg.ReadAheadBack && b > 0; k++ {
-			if _, ok := sv.cache[key|uint64(b-1)]; ok {
-				break
-			}
-			b--
-		}
-		e := c
-		for e+1 <= last {
-			if _, ok := sv.cache[key|uint64(e+1)]; ok {
-				break
-			}
+		// Read the run of missing chunks in one disk access, merged with
+		// the adjacent missing chunks that accesses queued at this server
+		// demand (the block layer's front and back merges), up to
+		// ReadMerge chunks.
+		b, e := c, c
+		for e+1 <= last && !s.cached(sv, key|uint64(e+1)) {
 			e++
+		}
+		for lim := int64(s.cfg.ReadMerge); e-b+1 < lim; {
+			switch {
+			case sv.queued[key|uint64(e+1)] > 0 && !s.cached(sv, key|uint64(e+1)):
+				e++
+			case b > 0 && sv.queued[key|uint64(b-1)] > 0 && !s.cached(sv, key|uint64(b-1)):
+				b--
+			default:
+				lim = 0
+			}
 		}
 		for x := b; x <= e; x++ {
 			sv.cache[key|uint64(x)] = struct{}{}
@@ -495,6 +499,29 @@ func (s *Sim) access(sv *server, th *thread) int64 {
 		c = e + 1
 	}
 	return d
+}
+
+func (s *Sim) cached(sv *server, chunk uint64) bool {
+	_, ok := sv.cache[chunk]
+	return ok
+}
+
+// queueChunks adds delta to the count of queued reads demanding each
+// page-cache chunk of thread th's access (ReadMerge).
+func (s *Sim) queueChunks(sv *server, th *thread, delta int32) {
+	ra := s.cfg.ReadAheadBytes
+	if ra <= 0 || s.cfg.ReadMerge <= 1 || th.op != sched.Read {
+		return
+	}
+	key := th.file << 40
+	for c := th.off / ra; c <= (th.off+th.length-1)/ra; c++ {
+		k := key | uint64(c)
+		if n := sv.queued[k] + delta; n > 0 {
+			sv.queued[k] = n
+		} else {
+			delete(sv.queued, k)
+		}
+	}
 }
 
 func (s *Sim) step(e event) {
@@ -537,6 +564,7 @@ func (s *Sim) step(e event) {
 		si := th.queue
 		sv := &s.servers[si]
 		sv.queue.Push(e.id)
+		s.queueChunks(sv, th, 1)
 		if sv.perIO[th.ion]++; sv.perIO[th.ion] == 1 {
 			sv.nodes++
 		}

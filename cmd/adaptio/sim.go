@@ -39,7 +39,7 @@ type modelFlags struct {
 	diskKind                  string
 	contention, switchCost    time.Duration
 	elevator                  bool
-	back                      int
+	merge                     int
 	seed                      uint64
 }
 
@@ -53,7 +53,7 @@ func (m *modelFlags) register(cmd *cobra.Command) {
 	f.DurationVar(&m.contention, "contention", 0, "extra data server time per access per additional I/O node with requests at the server (negative: none)")
 	f.DurationVar(&m.switchCost, "switch-cost", sim.DefaultSwitchCost, "extra data server time of an access from another I/O node than the previous access (negative: none)")
 	f.BoolVar(&m.elevator, "elevator", false, "data servers serve queued accesses in disk-address (C-LOOK) order instead of arrival order")
-	f.IntVar(&m.back, "read-ahead-back", sim.DefaultReadAheadBack, "extend a data server page-cache miss back over up to this many missing 128 KiB chunks (negative: none)")
+	f.IntVar(&m.merge, "read-merge", sim.DefaultReadMerge, "most 128 KiB page-cache chunks one data server disk read covers when it merges the misses of adjacent queued reads (negative: no merging)")
 	f.Uint64Var(&m.seed, "seed", 1, "seed of every random stream (same seed, same output)")
 }
 
@@ -68,7 +68,7 @@ func (m *modelFlags) config() (sim.Config, error) {
 	}
 	return sim.Config{
 		ClientNodes: m.clients, Servers: m.servers, Threads: m.threads, StripeBytes: stripe,
-		Disk: dc, Contention: m.contention, SwitchCost: m.switchCost, Elevator: m.elevator, ReadAheadBack: m.back, Seed: m.seed,
+		Disk: dc, Contention: m.contention, SwitchCost: m.switchCost, Elevator: m.elevator, ReadMerge: m.merge, Seed: m.seed,
 	}, nil
 }
 
