@@ -10,6 +10,7 @@ import (
 	"net"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -41,6 +42,10 @@ type ClientOptions struct {
 	// ShmSize is the shared region's size in bytes (default DefaultShmSize);
 	// a request that finds no room in it goes over the socket.
 	ShmSize int
+	// NoRing keeps reads and writes through the shared region on the
+	// socket (a frame each way per request) instead of the submission and
+	// completion rings in the region (docs/protocol.md, "Rings").
+	NoRing bool
 	// Reconnect, if positive, makes the client survive a lost connection
 	// (a daemon restart): a call redials for up to this long, open files
 	// are reopened by path on the new connection, and calls that can be
@@ -64,12 +69,16 @@ type Client struct {
 	gen    uint64 // generation of conn: files opened under an older one reopen
 	closed bool
 	noShm  bool // the daemon refused a region: do not offer it again
+	noRing bool // the daemon did not take rings: do not offer them again
 }
 
 // clientConn is one connection with its requests in flight.
 type clientConn struct {
-	nc      net.Conn
-	shm     *region // shared region the daemon has mapped (nil: none)
+	nc  net.Conn
+	shm *region // shared region the daemon has mapped (nil: none)
+	// ring: the rings in the region the daemon polls (nil: none); set once
+	// the daemon has taken them, read by callers and the reader.
+	ring    atomic.Pointer[clientRing]
 	gen     uint64
 	maxIO   int // largest read or write per request on this connection
 	servers int // data servers behind the daemon
@@ -86,6 +95,7 @@ type clientConn struct {
 }
 
 type call struct {
+	op   wire.Op
 	dst  []byte // read destination
 	resp wire.Msg
 	n    int
@@ -159,7 +169,12 @@ func (c *Client) dial() (*clientConn, error) {
 	}
 	cc.servers = int(cl.resp.Servers)
 	if c.network == "unix" && !c.opts.NoShm && !c.noShm {
-		if err := cc.offerShm(c.opts.ShmSize); err != nil {
+		rings := !c.opts.NoRing && !c.noRing
+		size := c.opts.ShmSize
+		if rings {
+			size = min(size+ringBytes(DefaultRingEntries), wire.MaxShm) // the rings' place is not taken from the data's
+		}
+		if err := cc.offerShm(size); err != nil {
 			if cc.broken() == nil {
 				return cc, nil // refused: the socket carries the data
 			}
@@ -168,8 +183,35 @@ func (c *Client) dial() (*clientConn, error) {
 			c.noShm = true
 			return c.dial()
 		}
+		if rings {
+			if err := cc.offerRing(DefaultRingEntries); err != nil && cc.broken() != nil {
+				// A daemon that does not know OpRing closes the connection.
+				cc.close()
+				c.noRing = true
+				return c.dial()
+			}
+		}
 	}
 	return cc, nil
+}
+
+// offerRing places submission and completion rings of n entries in the
+// region and asks the daemon to poll them; on refusal the connection goes
+// on without them.
+func (cc *clientConn) offerRing(n int) error {
+	size := ringBytes(n)
+	off, ok := cc.shm.allocHeld(size)
+	if !ok {
+		return fmt.Errorf("%w: no room for rings", ErrShm)
+	}
+	mem := cc.shm.mem[off : off+size]
+	clear(mem)
+	if _, err := cc.send(&wire.Msg{Op: wire.OpRing, ShmOff: uint64(off), Length: int64(n)}, nil, nil); err != nil {
+		cc.shm.freeHeld(off, size)
+		return err
+	}
+	cc.ring.Store(&clientRing{r: newRings(mem, n), off: off, slots: make(chan struct{}, n)})
+	return nil
 }
 
 // offerShm creates a shared region and hands it to the daemon.
@@ -251,6 +293,13 @@ func (cc *clientConn) close() error {
 	cc.fail(ErrClientClosed)
 	err := cc.nc.Close()
 	<-cc.done
+	if r := cc.ring.Load(); r != nil {
+		procReaper.forget(r)
+		// Calls still returning pin the region through their own ranges
+		// (a request's allocation or a Buffer), so the rings stay mapped
+		// until the last of them is done with them.
+		cc.shm.freeHeld(r.off, ringBytes(int(r.r.n)))
+	}
 	cc.shm.close()
 	return err
 }
@@ -324,6 +373,9 @@ func (c *Client) do(m *wire.Msg, dst []byte, prepare func(cc *clientConn) error)
 // do sends m on this connection and waits for the response. Reads and
 // writes go through the shared region when there is one and it has room.
 func (cc *clientConn) do(m *wire.Msg, dst []byte) (*call, error) {
+	if r := cc.ring.Load(); r != nil && (m.Op == wire.OpReadShm || m.Op == wire.OpWriteShm) {
+		return cc.ringDo(r, m)
+	}
 	if cc.shm != nil && (m.Op == wire.OpWrite && len(m.Data) > 0 || m.Op == wire.OpRead && m.Length > 0) {
 		if cl, err, ok := cc.doShm(m, dst); ok {
 			return cl, err
@@ -350,7 +402,11 @@ func (cc *clientConn) doShm(m *wire.Msg, dst []byte) (cl *call, err error, ok bo
 		copy(buf, m.Data)
 	}
 	sm.Length, sm.ShmOff = int64(n), uint64(off)
-	cl, err = cc.send(&sm, nil, nil)
+	if r := cc.ring.Load(); r != nil {
+		cl, err = cc.ringDo(r, &sm)
+	} else {
+		cl, err = cc.send(&sm, nil, nil)
+	}
 	if err != nil {
 		return nil, err, true
 	}
@@ -366,17 +422,10 @@ func (cc *clientConn) doShm(m *wire.Msg, dst []byte) (cl *call, err error, ok bo
 func (cc *clientConn) send(m *wire.Msg, dst []byte, sendFixed func(hdr []byte) error) (*call, error) {
 	cl := &call{dst: dst, done: make(chan struct{})}
 	cc.wmu.Lock()
-	cc.next++
-	m.ID = cc.next
-	cc.mu.Lock()
-	if cc.err != nil {
-		err := cc.err
-		cc.mu.Unlock()
+	if err := cc.register(m, cl); err != nil {
 		cc.wmu.Unlock()
 		return nil, err
 	}
-	cc.pending[m.ID] = cl
-	cc.mu.Unlock()
 	cc.hdr = wire.AppendFixed(cc.hdr[:0], m)
 	var err error
 	if sendFixed != nil {
@@ -394,6 +443,25 @@ func (cc *clientConn) send(m *wire.Msg, dst []byte, sendFixed func(hdr []byte) e
 		_ = cc.nc.Close()
 	}
 	<-cl.done
+	return cl.result()
+}
+
+// register gives m the next request id and makes cl its pending call
+// (wmu held, so ids go out in order).
+func (cc *clientConn) register(m *wire.Msg, cl *call) error {
+	cc.next++
+	m.ID = cc.next
+	cc.mu.Lock()
+	defer cc.mu.Unlock()
+	if cc.err != nil {
+		return cc.err
+	}
+	cc.pending[m.ID] = cl
+	return nil
+}
+
+// result is a finished call's outcome.
+func (cl *call) result() (*call, error) {
 	if cl.err != nil {
 		return nil, cl.err
 	}
@@ -401,6 +469,38 @@ func (cc *clientConn) send(m *wire.Msg, dst []byte, sendFixed func(hdr []byte) e
 		return nil, &wire.Error{Code: cl.resp.Code, Msg: cl.resp.Err}
 	}
 	return cl, nil
+}
+
+// ringDo submits a read-shm or write-shm through the submission ring and
+// waits for its completion (or its error frame on the socket).
+func (cc *clientConn) ringDo(r *clientRing, m *wire.Msg) (*call, error) {
+	select {
+	case r.slots <- struct{}{}:
+	case <-cc.done:
+		return nil, cc.broken()
+	}
+	defer func() { <-r.slots }()
+	cl := &call{op: m.Op, done: make(chan struct{})}
+	cc.wmu.Lock()
+	if err := cc.register(m, cl); err != nil {
+		cc.wmu.Unlock()
+		return nil, err
+	}
+	var err error
+	if r.outstanding.Add(1) == 1 {
+		procReaper.watch(r, cc)
+	}
+	if r.submit(m) {
+		_, err = cc.nc.Write(wakeFrame)
+	}
+	cc.wmu.Unlock()
+	if err != nil {
+		cc.fail(fmt.Errorf("%w: %v", ErrClientClosed, err))
+		_ = cc.nc.Close()
+	}
+	<-cl.done
+	r.outstanding.Add(-1)
+	return cl.result()
 }
 
 func (cc *clientConn) readLoop() {
@@ -417,6 +517,18 @@ func (cc *clientConn) readLoop() {
 			cc.fail(fmt.Errorf("%w: bad frame from daemon: %v", ErrClientClosed, err))
 			_ = cc.nc.Close()
 			return
+		}
+		if h.Op() == wire.OpWake {
+			// The daemon posted completions and a caller sleeps.
+			if _, err := br.Discard(n); err != nil {
+				cc.fail(fmt.Errorf("%w: %v", ErrClientClosed, err))
+				return
+			}
+			if r := cc.ring.Load(); r != nil {
+				r.reap(cc, true)
+				procReaper.wake()
+			}
+			continue
 		}
 		cc.mu.Lock()
 		cl := cc.pending[h.ID]

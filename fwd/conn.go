@@ -25,6 +25,7 @@ type outFrame struct {
 	fixed   []byte
 	data    []byte
 	release func()
+	wake    bool // a wake-up (OpWake): holds no flow-control token
 }
 
 // conn is one client connection: a reader goroutine decoding requests, a
@@ -37,6 +38,10 @@ type conn struct {
 	hello    bool
 	fdr      *fdReader // Unix connections: descriptors received (OpShm)
 	shm      []byte    // the client's shared region, mapped (nil: none)
+	ring     *srvRing  // rings in the region (OpRing; nil: none)
+	// wakeQueued: a wake frame is queued and not yet written (at most one
+	// is, so out, sized for the tokens plus one, never fills).
+	wakeQueued atomic.Bool
 
 	ops sync.WaitGroup // requests received and not yet answered
 
@@ -58,7 +63,7 @@ const maxPending = 256
 const writeTimeout = 30 * time.Second
 
 func newConn(d *Daemon, nc net.Conn) *conn {
-	return &conn{d: d, nc: nc, out: make(chan outFrame, maxPending), tokens: make(chan struct{}, maxPending),
+	return &conn{d: d, nc: nc, out: make(chan outFrame, maxPending+1), tokens: make(chan struct{}, maxPending),
 		handles: map[uint64]int{}, paths: map[uint64]string{}}
 }
 
@@ -79,6 +84,9 @@ func (c *conn) serve() {
 	done := make(chan struct{})
 	go c.writer(done)
 	protocolErr := c.reader()
+	if c.ring != nil {
+		c.d.rings.remove(c.ring) // no more entries are taken
+	}
 	c.ops.Wait()
 	// No request uses the shared region any more.
 	if c.shm != nil {
@@ -118,14 +126,26 @@ func (c *conn) writer(done chan struct{}) {
 		werr     error
 		bufs     net.Buffers
 		releases []func()
+		tokens   int
 	)
-	for f := range c.out {
-		bufs = append(bufs[:0], f.fixed)
-		releases = append(releases[:0], f.release)
-		size := len(f.fixed) + len(f.data)
+	add := func(f outFrame) {
+		if f.wake {
+			c.wakeQueued.Store(false) // completions after this point queue another
+		} else {
+			tokens++
+		}
+		bufs = append(bufs, f.fixed)
 		if len(f.data) > 0 {
 			bufs = append(bufs, f.data)
 		}
+		if f.release != nil {
+			releases = append(releases, f.release)
+		}
+	}
+	for f := range c.out {
+		bufs, releases, tokens = bufs[:0], releases[:0], 0
+		add(f)
+		size := len(f.fixed) + len(f.data)
 	gather:
 		for len(bufs) < 64 && size < 4<<20 {
 			select {
@@ -133,11 +153,7 @@ func (c *conn) writer(done chan struct{}) {
 				if !ok {
 					break gather
 				}
-				bufs = append(bufs, g.fixed)
-				if len(g.data) > 0 {
-					bufs = append(bufs, g.data)
-				}
-				releases = append(releases, g.release)
+				add(g)
 				size += len(g.fixed) + len(g.data)
 			default:
 				break gather
@@ -155,12 +171,21 @@ func (c *conn) writer(done chan struct{}) {
 			}
 		}
 		for _, r := range releases {
-			if r != nil {
-				r()
-			}
+			r()
+		}
+		for ; tokens > 0; tokens-- {
 			<-c.tokens
 		}
 		clear(releases)
+	}
+}
+
+// wake queues a wake frame for the client (its callers sleep on the
+// completion ring), unless one is queued already.
+func (c *conn) wake() {
+	if c.wakeQueued.CompareAndSwap(false, true) {
+		c.d.m.wakes.Inc()
+		c.out <- outFrame{fixed: wakeRespFrame, wake: true}
 	}
 }
 
@@ -191,6 +216,16 @@ func (c *conn) reader() bool {
 	r.Alloc = getBuf
 	for {
 		h, p, err := r.ReadFrame()
+		if err == nil && h.Op() == wire.OpWake && !h.IsResponse() && len(p) == 0 {
+			// A doorbell: the client submitted while the ring poller slept.
+			putBuf(p)
+			c.d.m.doorbells.Inc()
+			c.d.rings.kick()
+			continue
+		}
+		if err == nil {
+			c.d.m.viaFrame.Inc()
+		}
 		c.tokens <- struct{}{} // for the response (or error reply) to this frame
 		if err != nil {
 			if errors.Is(err, wire.ErrTooLarge) || errors.Is(err, wire.ErrBadMagic) || errors.Is(err, wire.ErrBadVersion) ||
@@ -261,10 +296,14 @@ func (c *conn) handle(m *wire.Msg, frame []byte) {
 		c.mapShm(m)
 		return
 	}
+	if m.Op == wire.OpRing {
+		c.mapRing(m)
+		return
+	}
 	c.ops.Add(1)
 	switch m.Op {
 	case wire.OpRead, wire.OpWrite, wire.OpReadShm, wire.OpWriteShm:
-		c.io(m, frame)
+		c.io(m, frame, false)
 	default:
 		mm := *m
 		go func() {
@@ -308,6 +347,44 @@ func (c *conn) mapShm(m *wire.Msg) {
 	c.send(&wire.Msg{Op: m.Op, ID: m.ID, Response: true}, nil)
 }
 
+// mapRing sets up the rings the client placed in its region (OpRing); it
+// runs on the reader, after the region is mapped.
+func (c *conn) mapRing(m *wire.Msg) {
+	var err error
+	size := int64(ringBytes(int(m.Length)))
+	switch {
+	case c.shm == nil:
+		err = fmt.Errorf("%w: rings need a shared region first", ErrShm)
+	case c.ring != nil:
+		err = fmt.Errorf("%w: the connection already has rings", ErrShm)
+	case !validRingEntries(m.Length):
+		err = fmt.Errorf("%w: %d ring entries (a power of two, %d to %d)", ErrShm, m.Length, minRingEntries, maxRingEntries)
+	case m.ShmOff%64 != 0:
+		err = fmt.Errorf("%w: rings at offset %d (want a multiple of 64)", ErrShm, m.ShmOff)
+	default:
+		mem, in := shmSlice(c.shm, m.ShmOff, size)
+		if !in {
+			err = fmt.Errorf("%w: rings [%d, +%d) outside the shared region of %d bytes", ErrShm, m.ShmOff, size, len(c.shm))
+			break
+		}
+		r := newRings(mem, int(m.Length))
+		for _, off := range []int{ringOffSQTail, ringOffSQHead, ringOffCQTail, ringOffCQHead} {
+			if r.counter(off).Load() != 0 {
+				err = fmt.Errorf("%w: ring counters must start at zero", ErrShm)
+			}
+		}
+		if err == nil {
+			c.ring = &srvRing{c: c, r: r}
+			c.d.rings.add(c.ring)
+		}
+	}
+	if err != nil {
+		c.send(&wire.Msg{Op: m.Op, ID: m.ID, Response: true, Code: wire.CodeBadArgument, Err: err.Error()}, nil)
+		return
+	}
+	c.send(&wire.Msg{Op: m.Op, ID: m.ID, Response: true}, nil)
+}
+
 func (c *conn) handlePath(h uint64) (string, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -315,7 +392,9 @@ func (c *conn) handlePath(h uint64) (string, bool) {
 	return p, ok && c.handles[h] > 0
 }
 
-func (c *conn) io(m *wire.Msg, frame []byte) {
+// io starts a read or write; viaRing says it came from the submission
+// ring (it completes there on success).
+func (c *conn) io(m *wire.Msg, frame []byte, viaRing bool) {
 	d := c.d
 	p, ok := c.handlePath(m.Handle)
 	shm := m.Op == wire.OpReadShm || m.Op == wire.OpWriteShm
@@ -339,11 +418,15 @@ func (c *conn) io(m *wire.Msg, frame []byte) {
 	}
 	if err != nil {
 		putBuf(frame)
+		if viaRing {
+			c.ring.failed()
+		}
 		c.replyErr(m.Op, m.ID, err)
 		c.ops.Done()
 		return
 	}
-	op := &ioOp{c: c, id: m.ID, wop: m.Op, write: m.Op == wire.OpWrite || m.Op == wire.OpWriteShm, path: p, file: m.Handle, off: m.Offset, start: time.Now()}
+	op := &ioOp{c: c, id: m.ID, wop: m.Op, write: m.Op == wire.OpWrite || m.Op == wire.OpWriteShm, ring: viaRing,
+		path: p, file: m.Handle, off: m.Offset, start: time.Now()}
 	if shm {
 		op.buf, op.shm = region, true
 	} else if op.write {
@@ -368,6 +451,9 @@ func (c *conn) io(m *wire.Msg, frame []byte) {
 	}
 	if err := d.submit(op); err != nil {
 		putBuf(op.frame)
+		if viaRing {
+			c.ring.failed()
+		}
 		c.replyErr(m.Op, m.ID, err)
 		c.ops.Done()
 	}
@@ -414,13 +500,15 @@ func (d *Daemon) complete(op *ioOp) {
 		putBuf(op.frame)
 		op.frame = nil
 	}
+	if err == nil && op.write && n < len(op.buf) {
+		err = fmt.Errorf("%w: short write %d of %d bytes", backend.ErrBadArgument, n, len(op.buf))
+	}
 	if err != nil {
 		d.log.Debug("request failed", "op", wop, "path", op.path, "off", op.off, "err", err)
+		if op.ring {
+			c.ring.failed()
+		}
 		c.sendErr(wop, op.id, err)
-		return
-	}
-	if op.write && n < len(op.buf) {
-		c.sendErr(wop, op.id, fmt.Errorf("%w: short write %d of %d bytes", backend.ErrBadArgument, n, len(op.buf)))
 		return
 	}
 	d.m.bytes(op.write, n)
@@ -428,6 +516,10 @@ func (d *Daemon) complete(op *ioOp) {
 		d.accMu.Lock()
 		d.acc.Done(int64(n))
 		d.accMu.Unlock()
+	}
+	if op.ring {
+		c.ring.complete(op.id, int64(n))
+		return
 	}
 	if op.write || op.shm {
 		c.send(&wire.Msg{Op: wop, ID: op.id, Response: true, N: int64(n)}, nil)

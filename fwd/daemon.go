@@ -70,6 +70,11 @@ type Options struct {
 	// MetricsAddr, if set, serves Prometheus /metrics over HTTP there
 	// (from Gatherer, or from Registerer when it is a Gatherer).
 	MetricsAddr string
+	// RingPolls is how many sweeps over the clients' submission rings that
+	// find nothing the ring poller makes, yielding the processor between
+	// them, before it sleeps until a doorbell (default DefaultRingPolls;
+	// negative: sleep at once).
+	RingPolls int
 	// ShutdownTimeout bounds how long Shutdown waits for queued requests
 	// before cancelling backend calls (default 10 s).
 	ShutdownTimeout time.Duration
@@ -98,11 +103,8 @@ type Daemon struct {
 	ctx    context.Context // cancelled when Shutdown gives up waiting
 	cancel context.CancelFunc
 
-	in      inbox         // pieces added and batches completed, for the loop
-	notify  chan struct{} // wakes the loop (capacity 1: posts coalesce)
-	ctlCh   chan func(now time.Duration)
-	jobCh   chan *job
-	loopEnd chan struct{}
+	q     dispatcher  // the scheduler and the workers' queue
+	rings *ringPoller // takes requests from clients' submission rings
 
 	mu        sync.Mutex
 	started   bool
@@ -156,6 +158,9 @@ func New(opts Options) (*Daemon, error) {
 	if opts.ShutdownTimeout == 0 {
 		opts.ShutdownTimeout = DefaultShutdownTimeout
 	}
+	if opts.RingPolls == 0 {
+		opts.RingPolls = DefaultRingPolls
+	}
 	for _, a := range opts.Listen {
 		if _, _, err := splitListen(a); err != nil {
 			return nil, err
@@ -190,14 +195,12 @@ func New(opts Options) (*Daemon, error) {
 	}
 	d := &Daemon{
 		opts: opts, log: log, be: opts.Backend, sw: sw, m: m, gath: gath,
-		notify:  make(chan struct{}, 1),
-		ctlCh:   make(chan func(time.Duration)),
-		jobCh:   make(chan *job, opts.Workers),
-		loopEnd: make(chan struct{}),
-		conns:   map[*conn]struct{}{},
-		ready:   make(chan struct{}),
-		byPath:  map[string]*fileRef{},
+		rings:  newRingPoller(opts.RingPolls),
+		conns:  map[*conn]struct{}{},
+		ready:  make(chan struct{}),
+		byPath: map[string]*fileRef{},
 	}
+	d.initDispatcher()
 	d.ctx, d.cancel = context.WithCancel(context.Background())
 	if opts.Scheduler == "twins" {
 		d.window.Store(int64(sw.Params().Window))
@@ -269,7 +272,7 @@ func (d *Daemon) Start() error {
 		d.workerWG.Add(1)
 		go d.worker()
 	}
-	go d.loop()
+	go d.rings.run()
 	for _, ln := range d.listeners {
 		d.connWG.Add(1)
 		go d.accept(ln)
@@ -349,9 +352,8 @@ func (d *Daemon) Shutdown() {
 		timer := time.AfterFunc(d.opts.ShutdownTimeout, d.cancel)
 		d.connWG.Wait() // readers done and every received request answered
 		timer.Stop()
-		d.post(func(in *inbox) { in.closed = true }) // nothing else will be added; the loop drains and ends
-		<-d.loopEnd
-		close(d.jobCh)
+		d.rings.shutdown()
+		d.closeQueue() // nothing else will be added; the workers drain the queue and end
 		d.workerWG.Wait()
 		d.cancel()
 		d.log.Info("forwarder stopped")

@@ -18,6 +18,7 @@ type ioOp struct {
 	wop    wire.Op // the request's operation, echoed in the response
 	write  bool
 	shm    bool // buf is in the client's shared region
+	ring   bool // came through the submission ring: completes through the completion ring
 	path   string
 	file   uint64
 	off    int64
@@ -63,39 +64,15 @@ type job struct {
 	pieces []*piece
 }
 
-type completion struct {
-	batch uint64
-	file  uint64
-	bytes int64
-	took  time.Duration
-	queue int
-}
-
-// inbox collects what the loop has to take in: connection readers append
-// pieces, workers append completions, and one wake-up of the loop takes
-// all of them (hand-offs are batched; neither side ever blocks on the loop).
-type inbox struct {
-	mu     sync.Mutex
-	adds   []*piece
-	dones  []completion
-	closed bool // Shutdown: no more adds
-}
-
-// post changes the inbox under its lock and wakes the loop.
-func (d *Daemon) post(f func(in *inbox)) {
-	d.in.mu.Lock()
-	f(&d.in)
-	d.in.mu.Unlock()
-	select {
-	case d.notify <- struct{}{}:
-	default: // a wake-up is already pending; it will see this too
-	}
-}
-
-// loop owns the scheduler: it adds pieces, hands dispatchable batches to
-// idle workers, reports completions, and sleeps until the scheduler's
-// retryAt with a timer. It ends once the inbox is closed and every piece is
-// done.
+// dispatcher owns the scheduler. There is no scheduling goroutine: the
+// goroutines that add requests (connection readers, the ring poller) and
+// the workers call it under its lock. A worker finishing a batch records
+// the completion and takes the next dispatchable batch in the same call,
+// so a request's pieces flow from submitter to worker with one wake-up
+// at most, and a busy worker goes from batch to batch with none (an
+// earlier design with a scheduling goroutine between them paid two
+// goroutine wake-ups per piece, which dominated small requests on few
+// cores).
 //
 // Files in flight: a batch of a file that already has a batch executing is
 // held back (up to Workers of them) while the scheduler offers batches of
@@ -107,104 +84,152 @@ func (d *Daemon) post(f func(in *inbox)) {
 // The policy is work-conserving: a worker never idles while a batch is
 // dispatchable, so one client's large request still spreads over every
 // data server at once.
-func (d *Daemon) loop() {
-	defer close(d.loopEnd)
-	pending := map[uint64]*piece{}
-	sp := newSpread(d.opts.Workers)
-	inflight := 0
-	timer := time.NewTimer(time.Hour)
-	timer.Stop()
-	timerSet := false
-	addOpen := true
-	var spareAdds []*piece
-	var spareDones []completion
-	dispatch := func(j *job) {
-		sp.started(j.batch.File)
-		inflight++
-		d.jobCh <- j
+type dispatcher struct {
+	mu       sync.Mutex
+	work     sync.Cond // workers wait here for a dispatchable batch
+	pending  map[uint64]*piece
+	sp       *spread
+	inflight int
+	idle     int  // workers waiting on work
+	closed   bool // Shutdown: no more adds; workers end once drained
+
+	timer   *time.Timer // wakes a worker at the scheduler's retryAt
+	timerAt time.Duration
+}
+
+func (d *Daemon) initDispatcher() {
+	q := &d.q
+	q.work.L = &q.mu
+	q.pending = map[uint64]*piece{}
+	q.sp = newSpread(d.opts.Workers)
+	q.timer = time.AfterFunc(time.Hour, func() {
+		q.mu.Lock()
+		q.timerAt = 0
+		q.work.Signal()
+		q.mu.Unlock()
+	})
+	q.timer.Stop()
+}
+
+// add queues pieces in the scheduler and wakes idle workers.
+func (d *Daemon) add(ps []piece) {
+	q := &d.q
+	var failed []*piece
+	q.mu.Lock()
+	now := d.now()
+	for i := range ps {
+		p := &ps[i]
+		if err := d.sw.Add(now, p.request(now)); err != nil {
+			p.err = err
+			failed = append(failed, p)
+			continue
+		}
+		q.pending[p.id] = p
+		d.m.depth[p.server].Inc()
+	}
+	for n := min(len(ps)-len(failed), q.idle); n > 0; n-- {
+		q.work.Signal()
+	}
+	q.mu.Unlock()
+	for _, p := range failed {
+		p.finish()
+	}
+}
+
+// next records the batch a worker finished (done, if not nil) and returns
+// the next batch to execute, waiting for one; nil once the daemon is shut
+// down and everything queued has been executed.
+func (d *Daemon) next(done *completion) *job {
+	q := &d.q
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if done != nil {
+		q.inflight--
+		q.sp.done(done.file)
+		if err := d.sw.Complete(d.now(), done.batch, done.bytes, done.took); err != nil {
+			d.log.Error("scheduler completion", "err", err)
+		}
 	}
 	for {
-		// Hand out batches while workers are idle.
-		for inflight < d.opts.Workers {
-			if j := sp.ready(); j != nil {
-				dispatch(j)
-				continue
+		if j := d.dispatchLocked(); j != nil {
+			q.sp.started(j.batch.File)
+			q.inflight++
+			if q.idle > 0 && (len(q.pending) > 0 || len(q.sp.held) > 0) {
+				q.work.Signal() // more may be dispatchable: let another worker look
 			}
-			now := d.now()
-			b, ok, retry := d.sw.Next(now)
-			if !ok {
-				if retry > 0 {
-					if timerSet && !timer.Stop() {
-						select {
-						case <-timer.C:
-						default:
-						}
-					}
-					wait := retry - now
-					if wait < 0 {
-						wait = 0
-					}
-					timer.Reset(wait)
-					timerSet = true
-				}
-				if j := sp.oldest(); j != nil { // nothing else to do: work-conserving
-					dispatch(j)
-					continue
-				}
-				break
-			}
-			j := &job{batch: b, pieces: make([]*piece, len(b.Requests))}
-			for i, r := range b.Requests {
-				j.pieces[i] = pending[r.ID]
-				delete(pending, r.ID)
-			}
-			j.batch.Requests = nil
-			d.m.depth[b.Queue].Sub(float64(len(b.Requests)))
-			if j = sp.offer(j); j != nil {
-				dispatch(j)
-			}
+			return j
 		}
-		if !addOpen && len(pending) == 0 && inflight == 0 && len(sp.held) == 0 {
-			return
+		if q.closed && len(q.pending) == 0 && q.inflight == 0 && len(q.sp.held) == 0 {
+			q.work.Broadcast()
+			return nil
 		}
-		select {
-		case <-d.notify:
-			// Swap the inbox's slices with the drained ones: no allocation.
-			d.in.mu.Lock()
-			adds, dones, closed := d.in.adds, d.in.dones, d.in.closed
-			d.in.adds, d.in.dones = spareAdds[:0], spareDones[:0]
-			d.in.mu.Unlock()
-			if len(dones) > 0 {
-				now := d.now()
-				for _, c := range dones {
-					inflight--
-					sp.done(c.file)
-					if err := d.sw.Complete(now, c.batch, c.bytes, c.took); err != nil {
-						d.log.Error("scheduler completion", "err", err)
-					}
-				}
+		q.idle++
+		q.work.Wait()
+		q.idle--
+	}
+}
+
+// dispatchLocked returns a batch to execute now, or nil (arming the timer
+// for the scheduler's retryAt).
+func (d *Daemon) dispatchLocked() *job {
+	q := &d.q
+	if j := q.sp.ready(); j != nil {
+		return j
+	}
+	for {
+		now := d.now()
+		b, ok, retry := d.sw.Next(now)
+		if !ok {
+			if retry > 0 && (q.timerAt == 0 || retry < q.timerAt) {
+				q.timerAt = retry
+				q.timer.Reset(max(retry-now, 0))
 			}
-			if len(adds) > 0 {
-				now := d.now()
-				for _, p := range adds {
-					if err := d.sw.Add(now, p.request(now)); err != nil {
-						p.err = err
-						p.finish()
-						continue
-					}
-					pending[p.id] = p
-					d.m.depth[p.server].Inc()
-				}
-			}
-			clear(adds)
-			spareAdds, spareDones = adds, dones
-			addOpen = !closed
-		case f := <-d.ctlCh:
-			f(d.now())
-		case <-timer.C:
-			timerSet = false
+			return q.sp.oldest() // nothing else to do: work-conserving
+		}
+		j := &job{batch: b, pieces: make([]*piece, len(b.Requests))}
+		for i, r := range b.Requests {
+			j.pieces[i] = q.pending[r.ID]
+			delete(q.pending, r.ID)
+		}
+		j.batch.Requests = nil
+		d.m.depth[b.Queue].Sub(float64(len(b.Requests)))
+		if j = q.sp.offer(j); j != nil {
+			return j
 		}
 	}
+}
+
+// closeQueue lets the workers end once everything queued has executed.
+func (d *Daemon) closeQueue() {
+	d.q.mu.Lock()
+	d.q.closed = true
+	d.q.timer.Stop()
+	d.q.work.Broadcast()
+	d.q.mu.Unlock()
+}
+
+// control runs f with the scheduler held and lets the workers look again
+// (a new window or algorithm may make batches dispatchable).
+func (d *Daemon) controlLocked(f func(now time.Duration) error) error {
+	d.mu.Lock()
+	started := d.started
+	d.mu.Unlock()
+	d.q.mu.Lock()
+	defer d.q.mu.Unlock()
+	now := time.Duration(0)
+	if started {
+		now = d.now()
+	}
+	err := f(now)
+	d.q.work.Broadcast()
+	return err
+}
+
+type completion struct {
+	batch uint64
+	file  uint64
+	bytes int64
+	took  time.Duration
 }
 
 // spread holds back batches of files that have a batch executing (see
@@ -268,12 +293,20 @@ func (s *spread) done(file uint64) {
 // worker executes batches on the backend.
 func (d *Daemon) worker() {
 	defer d.workerWG.Done()
-	for j := range d.jobCh {
-		d.run(j)
+	var done *completion
+	for {
+		j := d.next(done)
+		if j == nil {
+			return
+		}
+		c := d.run(j)
+		done = &c
 	}
 }
 
-func (d *Daemon) run(j *job) {
+// run executes a batch and finishes its pieces (the last piece of a
+// request answers it).
+func (d *Daemon) run(j *job) completion {
 	b := j.batch
 	path := j.pieces[0].op.path
 	t0 := time.Now()
@@ -309,15 +342,13 @@ func (d *Daemon) run(j *job) {
 	}
 	took := time.Since(t0)
 	d.m.batches.Inc()
-	d.post(func(in *inbox) {
-		in.dones = append(in.dones, completion{batch: b.ID, file: b.File, bytes: int64(n), took: took, queue: b.Queue})
-	})
 	for _, p := range j.pieces {
 		if err != nil {
 			p.err = err
 		}
 		p.finish()
 	}
+	return completion{batch: b.ID, file: b.File, bytes: int64(n), took: took}
 }
 
 // clampN is how many of a piece's length bytes, starting rel bytes into a
@@ -353,10 +384,6 @@ func (d *Daemon) submit(op *ioOp) error {
 		return errSplit
 	}
 	op.left.Store(int32(len(ps)))
-	d.post(func(in *inbox) {
-		for i := range op.pieces {
-			in.adds = append(in.adds, &op.pieces[i])
-		}
-	})
+	d.add(op.pieces)
 	return nil
 }

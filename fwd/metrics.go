@@ -20,7 +20,13 @@ type metrics struct {
 	bandwidth prometheus.Gauge
 	conns     prometheus.Gauge
 	badFrames prometheus.Counter
-	lat       [16]prometheus.Observer
+	received  *prometheus.CounterVec
+	viaFrame  prometheus.Counter // requests received as frames
+	viaRing   prometheus.Counter // requests taken from submission rings
+	wakeups   *prometheus.CounterVec
+	doorbells prometheus.Counter       // wake frames received
+	wakes     prometheus.Counter       // wake frames sent
+	lat       [256]prometheus.Observer // by wire.Op
 }
 
 func newMetrics(reg prometheus.Registerer, servers int) (*metrics, error) {
@@ -53,8 +59,16 @@ func newMetrics(reg prometheus.Registerer, servers int) (*metrics, error) {
 		badFrames: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "adaptio_fwd_bad_frames_total", Help: "Malformed or oversized frames (each closes its connection).",
 		}),
+		received: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "adaptio_fwd_requests_received_total", Help: "Client requests received, by path: a frame on the socket, or an entry of a submission ring in shared memory.",
+		}, []string{"path"}),
+		wakeups: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "adaptio_fwd_ring_wakeups_total", Help: "Wake-up frames of the ring transport: doorbells received (the ring poller slept) and wakes sent (a client's callers slept).",
+		}, []string{"direction"}),
 	}
-	for _, c := range []prometheus.Collector{depth, bytes, m.window, m.bandwidth, m.latency, m.errors, m.batches, m.conns, m.badFrames} {
+	m.viaFrame, m.viaRing = m.received.WithLabelValues("frame"), m.received.WithLabelValues("ring")
+	m.doorbells, m.wakes = m.wakeups.WithLabelValues("received"), m.wakeups.WithLabelValues("sent")
+	for _, c := range []prometheus.Collector{depth, bytes, m.window, m.bandwidth, m.latency, m.errors, m.batches, m.conns, m.badFrames, m.received, m.wakeups} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}

@@ -49,6 +49,9 @@ func newFDReader(uc *net.UnixConn) *fdReader {
 
 func (r *fdReader) Read(p []byte) (int, error) {
 	n, oobn, _, _, err := r.uc.ReadMsgUnix(p, r.oob)
+	if n < 0 { // recvmsg failed: the counts may be -1
+		n, oobn = 0, 0
+	}
 	if oobn > 0 {
 		r.collect(r.oob[:oobn])
 	}

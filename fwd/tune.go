@@ -92,22 +92,8 @@ func (d *Daemon) SwitchScheduler(name string) error {
 	})
 }
 
-// control runs f on the scheduler loop, or directly when the loop is not
-// running (before Start, after Shutdown).
+// control runs f with the scheduler held (before Start and after Shutdown
+// too: the scheduler outlives the workers).
 func (d *Daemon) control(f func(now time.Duration) error) error {
-	d.mu.Lock()
-	started := d.started
-	d.mu.Unlock()
-	var err error
-	if !started {
-		return f(0)
-	}
-	done := make(chan struct{})
-	select {
-	case d.ctlCh <- func(now time.Duration) { err = f(now); close(done) }:
-		<-done
-		return err
-	case <-d.loopEnd:
-		return ErrShutdown
-	}
+	return d.controlLocked(f)
 }

@@ -58,14 +58,23 @@ const (
 	OpShm      Op = 12
 	OpReadShm  Op = 13
 	OpWriteShm Op = 14
-	opMax      Op = 15
+	// OpRing sets up submission and completion rings inside the shared
+	// region (docs/protocol.md, "Rings"): read-shm and write-shm then travel
+	// through shared memory and only wake-ups cross the socket.
+	OpRing Op = 15
+	// OpWake is a wake-up with no payload and no response: a client's
+	// doorbell (the daemon's ring poller sleeps and the submission ring has
+	// entries) or the daemon's (the completion ring has entries and a
+	// client caller sleeps; sent as a response with id 0).
+	OpWake Op = 16
+	opMax  Op = 17
 )
 
 // MaxShm is the largest shared region a daemon maps for one connection.
 const MaxShm = 1 << 30
 
 var opNames = [...]string{"", "hello", "open", "close", "read", "write", "fsync", "stat", "unlink", "truncate", "mkdir", "readdir",
-	"shm", "read-shm", "write-shm"}
+	"shm", "read-shm", "write-shm", "ring", "wake"}
 
 // String returns the operation's lower-case name.
 func (o Op) String() string {
@@ -284,9 +293,9 @@ type Msg struct {
 	Mode     uint32 // open, mkdir: permission bits
 	Handle   uint64 // close, read, write, fsync; open response
 	Offset   int64  // read, write
-	Length   int64  // read: bytes wanted; truncate: new size; shm: region size; read-shm, write-shm: bytes
+	Length   int64  // read: bytes wanted; truncate: new size; shm: region size; read-shm, write-shm: bytes; ring: entries
 	Process  uint32 // read, write: the calling process (for pattern detection)
-	ShmOff   uint64 // read-shm, write-shm: where the data is in the shared region
+	ShmOff   uint64 // read-shm, write-shm: where the data is in the shared region; ring: where the rings are
 
 	MaxFrame uint32 // hello response: largest frame the daemon accepts, header included
 	Servers  uint32 // hello response: data servers behind the daemon
@@ -349,7 +358,7 @@ func AppendFixed(b []byte, m *Msg) []byte {
 			return e.b
 		}
 		switch m.Op {
-		case OpClose, OpFsync, OpUnlink, OpTruncate, OpMkdir, OpShm:
+		case OpClose, OpFsync, OpUnlink, OpTruncate, OpMkdir, OpShm, OpRing, OpWake:
 		case OpHello:
 			e.u32(m.MaxFrame)
 			e.u32(m.Servers)
@@ -389,6 +398,9 @@ func AppendFixed(b []byte, m *Msg) []byte {
 			e.u64(uint64(m.Offset))
 			e.u32(m.Process)
 		case OpShm:
+			e.u64(uint64(m.Length))
+		case OpRing:
+			e.u64(m.ShmOff)
 			e.u64(uint64(m.Length))
 		case OpReadShm, OpWriteShm:
 			e.u64(m.Handle)
@@ -570,6 +582,9 @@ func Decode(h Header, p []byte, m *Msg) error {
 			d.b = nil
 		}
 	case OpShm:
+		m.Length = d.i64()
+	case OpRing:
+		m.ShmOff = d.u64()
 		m.Length = d.i64()
 	case OpReadShm, OpWriteShm:
 		m.Handle = d.u64()

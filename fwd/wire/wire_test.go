@@ -38,6 +38,10 @@ func sampleMsgs() []Msg {
 		{Op: OpReadShm, ID: 13, Response: true, N: 100},
 		{Op: OpWriteShm, ID: 14, Handle: 9, Offset: 8, Length: 5, Process: 3, ShmOff: 1<<64 - 1},
 		{Op: OpWriteShm, ID: 14, Response: true, N: 5},
+		{Op: OpRing, ID: 15, ShmOff: 64 << 10, Length: 256},
+		{Op: OpRing, ID: 15, Response: true},
+		{Op: OpWake},
+		{Op: OpWake, Response: true},
 	}
 }
 

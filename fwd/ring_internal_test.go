@@ -1,0 +1,301 @@
+package fwd
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"reflect"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/adaptio/adaptio/backend"
+	"github.com/adaptio/adaptio/backend/posix"
+	"github.com/adaptio/adaptio/fwd/wire"
+	"github.com/adaptio/adaptio/internal/poll"
+)
+
+// startRingDaemon starts a daemon on a Unix socket over a POSIX backend.
+func startRingDaemon(t *testing.T, polls int) *Daemon {
+	t.Helper()
+	be, err := posix.New(t.TempDir(), backend.Layout{StripeSize: 64 << 10, StripeCount: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { be.Close() })
+	d, err := New(Options{Backend: be, Listen: []string{"unix:" + filepath.Join(t.TempDir(), "s")}, RingPolls: polls, Scheduler: "fifo"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(d.Shutdown)
+	return d
+}
+
+// pattern is the content of byte off of writer w.
+func pattern(w int, off int64, n int) []byte {
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = byte(int64(w)*31 + (off+int64(i))*7)
+	}
+	return b
+}
+
+// writeReadBack has several goroutines write and read back their own
+// ranges of one file through c, with copies (WriteAt/ReadAt) and without
+// (Buffers), and checks every byte.
+func writeReadBack(t *testing.T, c *Client) {
+	t.Helper()
+	f, err := c.Create("data")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	const writers, size, rounds = 6, 96 << 10, 8
+	var wg sync.WaitGroup
+	errs := make(chan error, writers)
+	for w := 0; w < writers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			buf, err := c.AllocBuffer(size)
+			if err != nil {
+				errs <- err
+				return
+			}
+			defer buf.Free()
+			for r := 0; r < rounds; r++ {
+				off := int64(w*rounds+r) * size
+				want := pattern(w, off, size)
+				if r%2 == 0 {
+					if _, err := f.WriteAt(want, off); err != nil {
+						errs <- err
+						return
+					}
+				} else {
+					copy(buf.Bytes(), want)
+					if _, err := f.WriteBuffer(buf, off); err != nil {
+						errs <- err
+						return
+					}
+					clear(buf.Bytes())
+				}
+				got := make([]byte, size)
+				if r%2 == 0 {
+					_, err = f.ReadBuffer(buf, off)
+					copy(got, buf.Bytes())
+				} else {
+					_, err = f.ReadAt(got, off)
+				}
+				if err != nil {
+					errs <- err
+					return
+				}
+				if !bytes.Equal(got, want) {
+					errs <- fmt.Errorf("writer %d round %d: read back differs", w, r)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+}
+
+// Reads and writes go through the rings (no frame per request) and land
+// exactly, whether the daemon's poller and the client's reaper poll or
+// sleep at once (every request then takes the doorbell and wake paths).
+func TestRingDataPath(t *testing.T) {
+	for _, tt := range []struct {
+		name         string
+		daemon, reap int
+	}{
+		{"polling", DefaultRingPolls, DefaultRingPolls},
+		{"both sleep at once", -1, -1},
+		{"daemon sleeps, client polls", -1, DefaultRingPolls},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			old := procReaper.setPolls(tt.reap)
+			defer procReaper.setPolls(old)
+			d := startRingDaemon(t, tt.daemon)
+			c, err := DialOptions(d.Addr(), ClientOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			if c.conn.ring.Load() == nil {
+				t.Fatal("no rings on a unix connection")
+			}
+			frames, ring := testutil.ToFloat64(d.m.viaFrame), testutil.ToFloat64(d.m.viaRing)
+			writeReadBack(t, c)
+			// Opening and closing the file are frames; the 96 reads and
+			// writes go through the rings.
+			if n := testutil.ToFloat64(d.m.viaFrame) - frames; n > 2 {
+				t.Errorf("%v request frames besides open and close", n)
+			}
+			if n := testutil.ToFloat64(d.m.viaRing) - ring; n != 96 {
+				t.Errorf("%v requests through the rings, want 96", n)
+			}
+		})
+	}
+}
+
+// Without rings (NoRing) the shared region still carries the data.
+func TestNoRing(t *testing.T) {
+	d := startRingDaemon(t, DefaultRingPolls)
+	c, err := DialOptions(d.Addr(), ClientOptions{NoRing: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if c.conn.ring.Load() != nil || !c.SharedMemory() {
+		t.Fatalf("NoRing: rings %v, shared memory %v; want none, yes", c.conn.ring.Load() != nil, c.SharedMemory())
+	}
+	writeReadBack(t, c)
+}
+
+// A ring request is refused with a clear error, and the connection goes on.
+func TestRingSetupRefused(t *testing.T) {
+	d := startRingDaemon(t, DefaultRingPolls)
+	c, err := DialOptions(d.Addr(), ClientOptions{NoRing: true, ShmSize: 1 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	cc := c.conn
+	for _, tt := range []struct {
+		name string
+		off  uint64
+		n    int64
+		want string
+	}{
+		{"entries not a power of two", 0, 100, "ring entries"},
+		{"too few entries", 0, 4, "ring entries"},
+		{"too many entries", 0, 8192, "ring entries"},
+		{"misaligned", 8, 256, "multiple of 64"},
+		{"outside the region", 1 << 20, 256, "outside the shared region"},
+		{"overflowing offset", 1<<64 - 64, 256, "outside the shared region"},
+	} {
+		_, err := cc.send(&wire.Msg{Op: wire.OpRing, ShmOff: tt.off, Length: tt.n}, nil, nil)
+		var we *wire.Error
+		if !errors.As(err, &we) || we.Code != wire.CodeBadArgument || !bytes.Contains([]byte(we.Msg), []byte(tt.want)) {
+			t.Errorf("%s: %v; want bad argument mentioning %q", tt.name, err, tt.want)
+		}
+	}
+	// Counters not at zero.
+	mem := cc.shm.mem[:ringBytes(256)]
+	newRings(mem, 256).counter(ringOffSQTail).Store(3)
+	if _, err := cc.send(&wire.Msg{Op: wire.OpRing, ShmOff: 0, Length: 256}, nil, nil); err == nil || !bytes.Contains([]byte(err.Error()), []byte("start at zero")) {
+		t.Errorf("rings with a non-zero counter: %v", err)
+	}
+	clear(mem)
+	f, err := c.Create("still-works")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteAt([]byte("yes"), 0); err != nil {
+		t.Fatalf("connection after refused rings: %v", err)
+	}
+}
+
+// A malformed submission (an operation other than read-shm/write-shm, a
+// negative length, a tail far past the head) closes that connection with
+// an error; the daemon goes on serving the others.
+func TestRingMalformedSubmission(t *testing.T) {
+	d := startRingDaemon(t, -1)
+	good, err := DialOptions(d.Addr(), ClientOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer good.Close()
+	for _, tt := range []struct {
+		name  string
+		spoil func(r *clientRing)
+	}{
+		{"operation", func(r *clientRing) {
+			putSQE(r.r.sqe(r.sqTail), &wire.Msg{Op: wire.OpOpen, ID: 1})
+			r.r.counter(ringOffSQTail).Store(r.sqTail + 1)
+		}},
+		{"negative length", func(r *clientRing) {
+			putSQE(r.r.sqe(r.sqTail), &wire.Msg{Op: wire.OpWriteShm, ID: 1, Length: -5})
+			r.r.counter(ringOffSQTail).Store(r.sqTail + 1)
+		}},
+		{"tail past head", func(r *clientRing) {
+			r.r.counter(ringOffSQTail).Store(r.sqTail + 100000)
+		}},
+		{"completion head ahead of tail", func(r *clientRing) {
+			r.r.counter(ringOffCQHead).Store(77)
+			putSQE(r.r.sqe(r.sqTail), &wire.Msg{Op: wire.OpWriteShm, ID: 1, Length: 1})
+			r.r.counter(ringOffSQTail).Store(r.sqTail + 1)
+		}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			bad, err := DialOptions(d.Addr(), ClientOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer bad.Close()
+			cc := bad.conn
+			r := cc.ring.Load()
+			if r == nil {
+				t.Fatal("no rings")
+			}
+			cc.wmu.Lock()
+			tt.spoil(r)
+			_, _ = cc.nc.Write(wakeFrame)
+			cc.wmu.Unlock()
+			poll.Until(t, "the daemon to close a connection with a malformed ring", 5*time.Second, func() bool { return cc.broken() != nil })
+			f, err := good.Create("other-" + tt.name)
+			if err == nil {
+				_, err = f.WriteAt([]byte("fine"), 0)
+			}
+			if err != nil {
+				t.Fatalf("another client after a malformed ring: %v", err)
+			}
+		})
+	}
+}
+
+func TestSQERoundTrip(t *testing.T) {
+	in := wire.Msg{Op: wire.OpReadShm, ID: 1<<64 - 1, Handle: 9, Offset: 1 << 40, Length: 32 << 10, Process: 7, ShmOff: 1 << 20}
+	var b [sqeSize]byte
+	putSQE(b[:], &in)
+	var out wire.Msg
+	if err := decodeSQE(b[:], &out); err != nil || !reflect.DeepEqual(out, in) {
+		t.Fatalf("decodeSQE(putSQE(%+v)) = %+v, %v", in, out, err)
+	}
+}
+
+// The submission decoder never panics, accepts only read-shm and
+// write-shm with non-negative offset and length, and what it accepts
+// encodes back to the same fields.
+func FuzzDecodeSQE(f *testing.F) {
+	var b [sqeSize]byte
+	putSQE(b[:], &wire.Msg{Op: wire.OpWriteShm, ID: 3, Handle: 1, Offset: 4096, Length: 100, ShmOff: 65536})
+	f.Add(b[:])
+	f.Add(make([]byte, sqeSize))
+	f.Add([]byte{13})
+	f.Fuzz(func(t *testing.T, p []byte) {
+		var m wire.Msg
+		if err := decodeSQE(p, &m); err != nil {
+			return
+		}
+		if (m.Op != wire.OpReadShm && m.Op != wire.OpWriteShm) || m.Offset < 0 || m.Length < 0 {
+			t.Fatalf("accepted %+v", m)
+		}
+		var again [sqeSize]byte
+		putSQE(again[:], &m)
+		var m2 wire.Msg
+		if err := decodeSQE(again[:], &m2); err != nil || !reflect.DeepEqual(m2, m) {
+			t.Fatalf("re-encoded %+v decodes to %+v, %v", m, m2, err)
+		}
+	})
+}
