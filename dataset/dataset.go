@@ -6,7 +6,11 @@
 // Files in a dataset directory:
 //
 //	observations.csv  one Row per I/O node per second
-//	summary.csv       one Experiment per (scenario, scheduler, window)
+//	summary.csv       one Experiment per (scenario, scheduler, window, repetition)
+//
+// A grid may repeat every experiment with different seeds; a trailing
+// column "rep" then says which repetition a row comes from. Files without
+// it (one repetition) read as repetition 0.
 package dataset
 
 import (
@@ -14,6 +18,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -30,23 +35,42 @@ const (
 	SummaryFile      = "summary.csv"
 )
 
-// ErrFormat is wrapped by every decoding error.
-var ErrFormat = errors.New("dataset: bad format")
+// Errors.
+var (
+	// ErrFormat is wrapped by every decoding error.
+	ErrFormat = errors.New("dataset: bad format")
+	// ErrNoRepColumn: a row of a repetition other than 0 was written with a
+	// Writer without the rep column (see Writer.IncludeRep).
+	ErrNoRepColumn = errors.New("dataset: repetition > 0 needs the rep column (Writer.IncludeRep)")
+)
 
-// Run identifies one experiment: a scenario under a scheduler (and window for TWINS).
+// Run identifies one experiment: a scenario under a scheduler (and window
+// for TWINS), in one repetition.
 type Run struct {
 	Scenario  workload.Scenario
 	Scheduler string        // "twins", "fifo", "hbrr", ...
 	Window    time.Duration // TWINS window; 0 for other schedulers
+	// Rep numbers the repetitions of the same experiment with different
+	// seeds (0: the first, and the only one of a grid without repetitions).
+	Rep int
 }
 
-// Key is a stable identifier such as "128p-shared-strided-read-32k-4ion/twins-1ms".
+// Key is a stable identifier such as "128p-shared-strided-read-32k-4ion/twins-1ms";
+// repetitions after the first end in "/rep<N>" (".../twins-1ms/rep2").
 func (r Run) Key() string {
+	k := r.Scenario.String() + "/" + r.Scheduler
 	if r.Window > 0 {
-		return fmt.Sprintf("%s/%s-%s", r.Scenario, r.Scheduler, r.Window)
+		k += "-" + r.Window.String()
 	}
-	return fmt.Sprintf("%s/%s", r.Scenario, r.Scheduler)
+	if r.Rep != 0 {
+		k += "/rep" + strconv.Itoa(r.Rep)
+	}
+	return k
 }
+
+// Base returns the run without its repetition number: its Key is shared by
+// every repetition of one experiment.
+func (r Run) Base() Run { r.Rep = 0; return r }
 
 // Row is one I/O node's observation for one second of one experiment.
 type Row struct {
@@ -71,14 +95,20 @@ var obsHeader = []string{
 	"requests", "class",
 }
 
-// optionalObsColumns are written always but may be absent from older files;
-// an absent column reads as 0.
-var optionalObsColumns = map[string]bool{"proc_offset_dist": true}
+// optionalObsColumns may be absent from older files; an absent column
+// reads as 0. proc_offset_dist is always written, rep only by a Writer with
+// IncludeRep.
+var optionalObsColumns = map[string]bool{"proc_offset_dist": true, repColumn: true}
 
 var sumHeader = []string{
 	"scenario", "processes", "layout", "spatiality", "op", "request_size", "total_bytes", "io_nodes",
 	"scheduler", "window_ns", "makespan_ns", "bandwidth", "bytes",
 }
+
+var optionalSumColumns = map[string]bool{repColumn: true}
+
+// repColumn is the trailing column of files with repetitions.
+const repColumn = "rep"
 
 func runFields(r Run) []string {
 	s := r.Scenario
@@ -96,6 +126,7 @@ type Writer struct {
 	w      *csv.Writer
 	header []string
 	wrote  bool
+	rep    bool
 }
 
 // NewObservationWriter returns a Writer for observations.csv rows.
@@ -105,6 +136,17 @@ func NewObservationWriter(w io.Writer) *Writer {
 
 // NewSummaryWriter returns a Writer for summary.csv rows.
 func NewSummaryWriter(w io.Writer) *Writer { return &Writer{w: csv.NewWriter(w), header: sumHeader} }
+
+// IncludeRep adds the trailing rep column (Run.Rep) to the header and every
+// row; call it before the first row. Without it the file has no rep column
+// (as files written before repetitions existed) and writing a row with
+// Rep != 0 fails with ErrNoRepColumn.
+func (w *Writer) IncludeRep() {
+	if !w.rep {
+		w.rep = true
+		w.header = append(w.header[:len(w.header):len(w.header)], repColumn)
+	}
+}
 
 // WriteHeader writes the header (done automatically before the first row;
 // call it explicitly for an empty file).
@@ -116,12 +158,23 @@ func (w *Writer) WriteHeader() error {
 	return w.w.Write(w.header)
 }
 
+// withRep appends the rep column to rec when the Writer has it.
+func (w *Writer) withRep(rec []string, rep int) []string {
+	if w.rep {
+		return append(rec, strconv.Itoa(rep))
+	}
+	return rec
+}
+
 // OmitHeader makes the Writer write rows without a header, to append to a
 // file that already has one.
 func (w *Writer) OmitHeader() { w.wrote = true }
 
 // Row writes one observation row.
 func (w *Writer) Row(r Row) error {
+	if r.Rep != 0 && !w.rep {
+		return fmt.Errorf("%w: rep %d", ErrNoRepColumn, r.Rep)
+	}
 	if err := w.WriteHeader(); err != nil {
 		return err
 	}
@@ -131,16 +184,19 @@ func (w *Writer) Row(r Row) error {
 		strconv.Itoa(o.Processes), opString(o.Op), strconv.Itoa(o.FileHandles), f64(o.ReqAvg),
 		strconv.FormatInt(o.ReqMin, 10), strconv.FormatInt(o.ReqMax, 10), f64(o.OffsetDist), f64(o.ProcDist), f64(o.Bandwidth),
 		strconv.FormatInt(o.Bytes, 10), strconv.FormatInt(o.Requests, 10), r.Class.String())
-	return w.w.Write(rec)
+	return w.w.Write(w.withRep(rec, r.Rep))
 }
 
 // Experiment writes one summary row.
 func (w *Writer) Experiment(e Experiment) error {
+	if e.Rep != 0 && !w.rep {
+		return fmt.Errorf("%w: rep %d", ErrNoRepColumn, e.Rep)
+	}
 	if err := w.WriteHeader(); err != nil {
 		return err
 	}
 	rec := append(runFields(e.Run), strconv.FormatInt(int64(e.Makespan), 10), f64(e.Bandwidth), strconv.FormatInt(e.Bytes, 10))
-	return w.w.Write(rec)
+	return w.w.Write(w.withRep(rec, e.Rep))
 }
 
 // Flush flushes buffered rows and returns any write error.
@@ -209,6 +265,13 @@ func (f *fields) run() Run {
 	s.IONodes = int(f.int64("io_nodes"))
 	r.Scheduler = f.str("scheduler")
 	r.Window = time.Duration(f.int64("window_ns"))
+	if _, ok := f.idx[repColumn]; ok {
+		rep := f.int64(repColumn) // older files lack the column: 0
+		if (rep < 0 || rep > math.MaxInt32) && f.err == nil {
+			f.err = fmt.Errorf("%w: line %d: rep %d out of range", ErrFormat, f.line, rep)
+		}
+		r.Rep = int(rep)
+	}
 	return r
 }
 
@@ -298,7 +361,7 @@ func ReadObservations(rd io.Reader, fn func(Row) error) error {
 
 // ReadSummary reads every row of a summary.csv stream.
 func ReadSummary(rd io.Reader) ([]Experiment, error) {
-	r, err := newReader(rd, sumHeader, nil)
+	r, err := newReader(rd, sumHeader, optionalSumColumns)
 	if err != nil {
 		return nil, err
 	}
@@ -341,4 +404,49 @@ func LoadSummary(dir string) ([]Experiment, error) {
 	}
 	defer f.Close()
 	return ReadSummary(f)
+}
+
+// MeanOverReps merges the repetitions of every experiment into one
+// Experiment with Rep 0: the mean makespan and bytes, and bandwidth = bytes
+// / makespan of those means (total bytes over total time). Experiments
+// appear in first-seen order; an experiment with one repetition is returned
+// unchanged, so a summary without repetitions comes back as it was.
+func MeanOverReps(exps []Experiment) []Experiment {
+	type acc struct {
+		e        Experiment
+		n        int
+		makespan float64
+		bytes    float64
+	}
+	idx := map[string]int{}
+	var accs []acc
+	for _, e := range exps {
+		k := e.Base().Key()
+		i, ok := idx[k]
+		if !ok {
+			i = len(accs)
+			idx[k] = i
+			first := e
+			first.Rep = 0
+			accs = append(accs, acc{e: first})
+		}
+		a := &accs[i]
+		a.n++
+		a.makespan += float64(e.Makespan)
+		a.bytes += float64(e.Bytes)
+	}
+	out := make([]Experiment, len(accs))
+	for i, a := range accs {
+		out[i] = a.e
+		if a.n > 1 {
+			m := a.makespan / float64(a.n)
+			out[i].Makespan = time.Duration(math.Round(m))
+			out[i].Bytes = int64(math.Round(a.bytes / float64(a.n)))
+			out[i].Bandwidth = 0
+			if m > 0 {
+				out[i].Bandwidth = a.bytes / float64(a.n) / (m / 1e9)
+			}
+		}
+	}
+	return out
 }

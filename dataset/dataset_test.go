@@ -3,6 +3,8 @@ package dataset_test
 import (
 	"bytes"
 	"errors"
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -150,6 +152,102 @@ func TestReadRejectsBadInput(t *testing.T) {
 	}
 }
 
+// TestRepColumn: a Writer with IncludeRep writes a trailing rep column and
+// rows read back with their repetition; a Writer without it writes the
+// columns of files from before repetitions (read as rep 0) and refuses a
+// row of another repetition; a negative rep is refused.
+func TestRepColumn(t *testing.T) {
+	row := dataset.Row{Run: sampleRun(), Second: 2, Class: access.SS, Obs: access.Observation{Node: 1, Start: 2 * time.Second,
+		Interval: time.Second, Window: 2 * time.Millisecond}}
+	exp := dataset.Experiment{Run: sampleRun(), Makespan: time.Second, Bandwidth: 2, Bytes: 2}
+	for _, rep := range []int{0, 1, 7} {
+		t.Run(fmt.Sprint("rep", rep), func(t *testing.T) {
+			r, e := row, exp
+			r.Rep, e.Rep = rep, rep
+			var ob, sb bytes.Buffer
+			ow, sw := dataset.NewObservationWriter(&ob), dataset.NewSummaryWriter(&sb)
+			ow.IncludeRep()
+			sw.IncludeRep()
+			if err := ow.Row(r); err != nil {
+				t.Fatal(err)
+			}
+			if err := sw.Experiment(e); err != nil {
+				t.Fatal(err)
+			}
+			ow.Flush()
+			sw.Flush()
+			if !strings.HasSuffix(strings.SplitN(ob.String(), "\n", 2)[0], ",class,rep") {
+				t.Fatalf("header %q does not end in class,rep", strings.SplitN(ob.String(), "\n", 2)[0])
+			}
+			var got []dataset.Row
+			if err := dataset.ReadObservations(&ob, func(r dataset.Row) error { got = append(got, r); return nil }); err != nil {
+				t.Fatal(err)
+			}
+			if len(got) != 1 || got[0] != r {
+				t.Fatalf("got %+v\nwant %+v", got, r)
+			}
+			exps, err := dataset.ReadSummary(&sb)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(exps) != 1 || exps[0] != e {
+				t.Fatalf("got %+v, want %+v", exps, e)
+			}
+			// Without the column.
+			ob.Reset()
+			plain := dataset.NewObservationWriter(&ob)
+			err = plain.Row(r)
+			if rep == 0 && err != nil {
+				t.Fatalf("rep 0 without the column: %v", err)
+			}
+			if rep != 0 && !errors.Is(err, dataset.ErrNoRepColumn) {
+				t.Fatalf("rep %d without the column: got %v, want ErrNoRepColumn", rep, err)
+			}
+			if err := dataset.NewSummaryWriter(&sb).Experiment(e); (rep != 0) != errors.Is(err, dataset.ErrNoRepColumn) {
+				t.Fatalf("summary rep %d without the column: got %v", rep, err)
+			}
+		})
+	}
+	var buf bytes.Buffer
+	w := dataset.NewObservationWriter(&buf)
+	w.IncludeRep()
+	w.Row(row)
+	w.Flush()
+	bad := strings.Replace(buf.String(), ",SS,0\n", ",SS,-1\n", 1)
+	if err := dataset.ReadObservations(strings.NewReader(bad), func(dataset.Row) error { return nil }); !errors.Is(err, dataset.ErrFormat) {
+		t.Fatalf("rep -1: got %v, want ErrFormat", err)
+	}
+}
+
+func TestKeyAndBase(t *testing.T) {
+	r := sampleRun()
+	r.Rep = 2
+	if got, want := r.Key(), "128p-shared-strided-read-32k-4ion/twins-2ms/rep2"; got != want {
+		t.Fatalf("Key() = %q, want %q", got, want)
+	}
+	if got, want := r.Base().Key(), "128p-shared-strided-read-32k-4ion/twins-2ms"; got != want {
+		t.Fatalf("Base().Key() = %q, want %q", got, want)
+	}
+}
+
+func TestMeanOverReps(t *testing.T) {
+	a, b := sampleRun(), sampleRun()
+	b.Scheduler, b.Window = "fifo", 0
+	mk := func(r dataset.Run, rep int, makespan time.Duration) dataset.Experiment {
+		r.Rep = rep
+		return dataset.Experiment{Run: r, Makespan: makespan, Bytes: 1000, Bandwidth: 1000 / makespan.Seconds()}
+	}
+	single := []dataset.Experiment{mk(a, 0, 3*time.Second), mk(b, 0, 7*time.Second)}
+	if got := dataset.MeanOverReps(single); !slices.Equal(got, single) {
+		t.Fatalf("one repetition: got %+v, want unchanged %+v", got, single)
+	}
+	got := dataset.MeanOverReps([]dataset.Experiment{mk(a, 0, 2*time.Second), mk(b, 0, 7*time.Second), mk(a, 1, 4*time.Second), mk(a, 2, 6*time.Second)})
+	want := []dataset.Experiment{{Run: a, Makespan: 4 * time.Second, Bytes: 1000, Bandwidth: 250}, mk(b, 0, 7*time.Second)}
+	if !slices.Equal(got, want) {
+		t.Fatalf("got %+v\nwant %+v", got, want)
+	}
+}
+
 func FuzzReadObservations(f *testing.F) {
 	var buf bytes.Buffer
 	w := dataset.NewObservationWriter(&buf)
@@ -165,12 +263,24 @@ func FuzzReadObservations(f *testing.F) {
 	} else {
 		f.Fatalf("proc_offset_dist is not column 21 of %q", lines[0])
 	}
+	// With the rep column (a grid with repetitions).
+	buf.Reset()
+	w = dataset.NewObservationWriter(&buf)
+	w.IncludeRep()
+	r := sampleRun()
+	r.Rep = 2
+	w.Row(dataset.Row{Run: r, Class: access.SS, Obs: access.Observation{Requests: 1, Op: sched.Read, ReqMin: 1, ReqMax: 1, ReqAvg: 1}})
+	w.Flush()
+	f.Add(buf.String())
 	f.Fuzz(func(t *testing.T, in string) {
 		n := 0
 		err := dataset.ReadObservations(strings.NewReader(in), func(r dataset.Row) error {
 			n++
 			if verr := r.Obs.Validate(); verr != nil {
 				t.Fatalf("accepted an invalid observation: %v", verr)
+			}
+			if r.Rep < 0 {
+				t.Fatalf("accepted rep %d", r.Rep)
 			}
 			return nil
 		})
@@ -186,9 +296,23 @@ func FuzzReadSummary(f *testing.F) {
 	w.Experiment(dataset.Experiment{Run: sampleRun(), Makespan: time.Second, Bandwidth: 1, Bytes: 1})
 	w.Flush()
 	f.Add(buf.String())
+	buf.Reset()
+	w = dataset.NewSummaryWriter(&buf)
+	w.IncludeRep()
+	r := sampleRun()
+	r.Rep = 3
+	w.Experiment(dataset.Experiment{Run: r, Makespan: time.Second, Bandwidth: 1, Bytes: 1})
+	w.Flush()
+	f.Add(buf.String())
 	f.Fuzz(func(t *testing.T, in string) {
-		if _, err := dataset.ReadSummary(strings.NewReader(in)); err != nil && !errors.Is(err, dataset.ErrFormat) {
+		exps, err := dataset.ReadSummary(strings.NewReader(in))
+		if err != nil && !errors.Is(err, dataset.ErrFormat) {
 			t.Fatalf("error not wrapping ErrFormat: %v", err)
+		}
+		for _, e := range exps {
+			if e.Rep < 0 {
+				t.Fatalf("accepted rep %d", e.Rep)
+			}
 		}
 	})
 }

@@ -29,10 +29,12 @@ const (
 // of the experiment (summary.csv), in bytes per second.
 type Perf map[string]map[time.Duration]float64
 
-// PerfFromSummary builds Perf from TWINS experiments.
+// PerfFromSummary builds Perf from TWINS experiments. The repetitions of
+// an experiment count as one: bytes over mean makespan
+// (dataset.MeanOverReps).
 func PerfFromSummary(exps []dataset.Experiment) Perf {
 	p := Perf{}
-	for _, e := range exps {
+	for _, e := range dataset.MeanOverReps(exps) {
 		if e.Scheduler != "twins" || e.Window <= 0 {
 			continue
 		}

@@ -57,3 +57,23 @@ func TestCountDecisions(t *testing.T) {
 		t.Errorf("static performance / oracle = %v", r)
 	}
 }
+
+// TestPerfFromSummaryRepetitions: the repetitions of an experiment count
+// once, at bytes over their mean makespan.
+func TestPerfFromSummaryRepetitions(t *testing.T) {
+	s := TableIII()[0].Scenario
+	mk := func(w time.Duration, rep int, makespan time.Duration) dataset.Experiment {
+		return dataset.Experiment{Run: dataset.Run{Scenario: s, Scheduler: "twins", Window: w, Rep: rep}, Makespan: makespan,
+			Bytes: 600, Bandwidth: 600 / makespan.Seconds()}
+	}
+	// 1 ms: 2 s and 4 s (mean 3 s, 200 B/s); 2 ms: 2.5 s once (240 B/s),
+	// though its repetition alone is slower than 1 ms's first.
+	perf := PerfFromSummary([]dataset.Experiment{mk(Baseline, 0, 2*time.Second), mk(2*time.Millisecond, 0, 2500*time.Millisecond), mk(Baseline, 1, 4*time.Second)})
+	m := perf[s.String()]
+	if len(m) != 2 || m[Baseline] != 200 || m[2*time.Millisecond] != 240 {
+		t.Fatalf("perf %v, want 1ms 200 and 2ms 240", m)
+	}
+	if w, _ := perf.Best(s.String()); w != 2*time.Millisecond {
+		t.Fatalf("best window %v, want 2ms", w)
+	}
+}

@@ -303,3 +303,25 @@ func TestThompsonAheadEarly(t *testing.T) {
 		t.Fatalf("precision over the first 100 observations: egreedy %.3f, thompson %.3f; want thompson ahead by 0.1", head[0], head[1])
 	}
 }
+
+// TestTwinsEnvsPoolsRepetitions: rows of a second repetition of the grid
+// add reward samples to the same environments and lengthen the horizon.
+func TestTwinsEnvsPoolsRepetitions(t *testing.T) {
+	rows := synthRows(40, rand.New(rand.NewPCG(1, 1)))
+	again := synthRows(30, rand.New(rand.NewPCG(2, 2)))
+	for i := range again {
+		again[i].Rep = 1
+	}
+	d, err := TwinsEnvs(append(rows, again...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(d.Envs) != 8 {
+		t.Fatalf("%d environments, want 8 (repetitions are not scenarios)", len(d.Envs))
+	}
+	for _, e := range d.Envs {
+		if e.Horizon != 70 {
+			t.Errorf("%s: horizon %d, want 40+30", e.Key, e.Horizon)
+		}
+	}
+}

@@ -45,11 +45,12 @@ func (s ScenarioOutcome) extreme(better func(a, b time.Duration) bool) (time.Dur
 }
 
 // Outcomes groups a summary by scenario, in a fixed order (the grid's when
-// the summary follows it).
+// the summary follows it). The repetitions of an experiment count as one,
+// with their mean makespan (dataset.MeanOverReps).
 func Outcomes(exps []dataset.Experiment) []ScenarioOutcome {
 	idx := map[string]int{}
 	var out []ScenarioOutcome
-	for _, e := range exps {
+	for _, e := range dataset.MeanOverReps(exps) {
 		k := e.Scenario.String()
 		i, ok := idx[k]
 		if !ok {

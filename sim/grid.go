@@ -31,18 +31,24 @@ type GridOptions struct {
 	Resume     bool   // keep experiments already in Out/summary.csv and run the others
 	// Base holds the model parameters; its Patterns, IONodes, Scheduler,
 	// Window and Seed are set per experiment.
-	Base       Config
-	Seed       uint64   // base seed; each experiment's seed derives from it and the experiment's key
-	Baselines  []string // schedulers run once per scenario besides TWINS' windows (default fifo, hbrr; names the registry lacks are skipped with a warning)
-	Windows    []time.Duration
+	Base      Config
+	Seed      uint64   // base seed; each experiment's seed derives from it and the experiment's key
+	Baselines []string // schedulers run once per scenario besides TWINS' windows (default fifo, hbrr; names the registry lacks are skipped with a warning)
+	Windows   []time.Duration
+	// Repeat runs every experiment this many times (default 1), repetition
+	// r with Run.Rep = r and so its own seed (RunSeed of its key); with more
+	// than one, observations.csv and summary.csv get the rep column.
+	// Repetition 0 is the grid without repetitions, row for row.
+	Repeat     int
 	TotalBytes int64                        // if > 0, replaces every scenario's total (for quick grids)
 	Scenarios  func(workload.Scenario) bool // if set, keeps only the scenarios it accepts
 	Progress   io.Writer                    // progress lines (nil: none)
 	Logger     *slog.Logger
 }
 
-// GridRuns returns the experiments of a grid in their fixed order:
-// per scenario, TWINS with every window, then each baseline.
+// GridRuns returns the experiments of a grid in their fixed order: per
+// repetition (o.Repeat), per scenario, TWINS with every window, then each
+// baseline.
 func GridRuns(o GridOptions) ([]dataset.Run, []string) {
 	var warn []string
 	base := o.Baselines
@@ -63,18 +69,20 @@ func GridRuns(o GridOptions) ([]dataset.Run, []string) {
 		ws = sched.Windows
 	}
 	var runs []dataset.Run
-	for _, sc := range workload.Grid(o.Validation) {
-		if o.TotalBytes > 0 {
-			sc.TotalBytes = o.TotalBytes
-		}
-		if o.Scenarios != nil && !o.Scenarios(sc) {
-			continue
-		}
-		for _, w := range ws {
-			runs = append(runs, dataset.Run{Scenario: sc, Scheduler: "twins", Window: w})
-		}
-		for _, b := range bl {
-			runs = append(runs, dataset.Run{Scenario: sc, Scheduler: b})
+	for rep := range max(o.Repeat, 1) {
+		for _, sc := range workload.Grid(o.Validation) {
+			if o.TotalBytes > 0 {
+				sc.TotalBytes = o.TotalBytes
+			}
+			if o.Scenarios != nil && !o.Scenarios(sc) {
+				continue
+			}
+			for _, w := range ws {
+				runs = append(runs, dataset.Run{Scenario: sc, Scheduler: "twins", Window: w, Rep: rep})
+			}
+			for _, b := range bl {
+				runs = append(runs, dataset.Run{Scenario: sc, Scheduler: b, Rep: rep})
+			}
 		}
 	}
 	return runs, warn
@@ -82,6 +90,9 @@ func GridRuns(o GridOptions) ([]dataset.Run, []string) {
 
 // RunSeed derives an experiment's seed from a base seed and its key, so an
 // experiment's outcome does not depend on which others run or in what order.
+// The key holds the repetition (after the first), so each repetition is a
+// distinct seeded run and repetition 0 keeps the seed of a grid without
+// repetitions.
 func RunSeed(base uint64, r dataset.Run) uint64 {
 	h := fnv.New64a()
 	fmt.Fprintf(h, "%d/%s", base, r.Key())
@@ -147,12 +158,17 @@ type GridStats struct {
 // flushed before its summary row, so a summary row means a complete
 // experiment; with Resume, rows of experiments without a summary row are
 // dropped and those experiments run again. Out/READY is created at the end.
+// With o.Repeat > 1 both files have the rep column (dataset.Writer.IncludeRep).
 func RunGrid(ctx context.Context, o GridOptions) (GridStats, error) {
 	t0 := time.Now()
 	var st GridStats
 	if o.Workers < 1 {
 		o.Workers = 1
 	}
+	if o.Repeat < 0 {
+		return st, fmt.Errorf("sim: %d repetitions", o.Repeat)
+	}
+	withRep := o.Repeat > 1
 	log := o.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
@@ -172,8 +188,12 @@ func RunGrid(ctx context.Context, o GridOptions) (GridStats, error) {
 	sumPath := filepath.Join(o.Out, dataset.SummaryFile)
 	have := map[string]bool{}
 	if o.Resume {
+		planned := make(map[string]bool, len(runs))
+		for _, r := range runs {
+			planned[r.Key()] = true
+		}
 		var err error
-		if have, err = prepareResume(obsPath, sumPath); err != nil {
+		if have, err = prepareResume(obsPath, sumPath, planned, withRep); err != nil {
 			return st, err
 		}
 	} else {
@@ -269,6 +289,9 @@ func RunGrid(ctx context.Context, o GridOptions) (GridStats, error) {
 			next++
 			buf.Reset()
 			ow := dataset.NewObservationWriter(&buf)
+			if withRep {
+				ow.IncludeRep()
+			}
 			if obsHeader {
 				_ = ow.WriteHeader()
 				obsHeader = false
@@ -276,7 +299,9 @@ func RunGrid(ctx context.Context, o GridOptions) (GridStats, error) {
 				ow.OmitHeader()
 			}
 			for _, row := range r.rows {
-				_ = ow.Row(row)
+				if err := ow.Row(row); err != nil {
+					return st, fmt.Errorf("sim: %w", err)
+				}
 			}
 			if err := ow.Flush(); err != nil {
 				return st, err
@@ -286,13 +311,18 @@ func RunGrid(ctx context.Context, o GridOptions) (GridStats, error) {
 			}
 			buf.Reset()
 			sw := dataset.NewSummaryWriter(&buf)
+			if withRep {
+				sw.IncludeRep()
+			}
 			if sumHeader {
 				_ = sw.WriteHeader()
 				sumHeader = false
 			} else {
 				sw.OmitHeader()
 			}
-			_ = sw.Experiment(r.exp)
+			if err := sw.Experiment(r.exp); err != nil {
+				return st, fmt.Errorf("sim: %w", err)
+			}
 			if err := sw.Flush(); err != nil {
 				return st, err
 			}
@@ -338,9 +368,11 @@ func fileEmpty(f *os.File) bool {
 	return err == nil && fi.Size() == 0
 }
 
-// prepareResume returns the keys in summary.csv and rewrites
-// observations.csv without rows of experiments missing from it.
-func prepareResume(obsPath, sumPath string) (map[string]bool, error) {
+// prepareResume returns the keys in summary.csv that are planned and
+// rewrites both files with only those experiments (observations of
+// experiments without a summary row, a torn last experiment, are dropped),
+// with or without the rep column as the grid writes it.
+func prepareResume(obsPath, sumPath string, planned map[string]bool, withRep bool) (map[string]bool, error) {
 	have := map[string]bool{}
 	f, err := os.Open(sumPath)
 	if errors.Is(err, os.ErrNotExist) {
@@ -356,8 +388,12 @@ func prepareResume(obsPath, sumPath string) (map[string]bool, error) {
 		// reader, so start over.
 		return nil, fmt.Errorf("sim: resume: %w (remove the directory to start over)", err)
 	}
+	var kept []dataset.Experiment
 	for _, e := range exps {
-		have[e.Key()] = true
+		if k := e.Key(); planned[k] && !have[k] {
+			have[k] = true
+			kept = append(kept, e)
+		}
 	}
 	in, err := os.Open(obsPath)
 	if errors.Is(err, os.ErrNotExist) {
@@ -367,20 +403,47 @@ func prepareResume(obsPath, sumPath string) (map[string]bool, error) {
 		return nil, fmt.Errorf("sim: %w", err)
 	}
 	defer in.Close()
-	tmp := obsPath + ".tmp"
+	err = rewrite(obsPath, withRep, dataset.NewObservationWriter, func(w *dataset.Writer) error {
+		return dataset.ReadObservations(in, func(r dataset.Row) error {
+			if have[r.Key()] {
+				return w.Row(r)
+			}
+			return nil
+		})
+	})
+	if err == nil {
+		err = rewrite(sumPath, withRep, dataset.NewSummaryWriter, func(w *dataset.Writer) error {
+			for _, e := range kept {
+				if err := w.Experiment(e); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+	}
+	if err != nil {
+		return nil, err
+	}
+	return have, nil
+}
+
+// rewrite replaces path with what fill writes through a new Writer (with the
+// rep column if withRep), via a temporary file renamed over it.
+func rewrite(path string, withRep bool, newWriter func(io.Writer) *dataset.Writer, fill func(*dataset.Writer) error) error {
+	tmp := path + ".tmp"
 	out, err := os.Create(tmp)
 	if err != nil {
-		return nil, fmt.Errorf("sim: %w", err)
+		return fmt.Errorf("sim: %w", err)
 	}
 	bw := bufio.NewWriterSize(out, 1<<20)
-	w := dataset.NewObservationWriter(bw)
-	_ = w.WriteHeader()
-	err = dataset.ReadObservations(in, func(r dataset.Row) error {
-		if have[r.Key()] {
-			return w.Row(r)
-		}
-		return nil
-	})
+	w := newWriter(bw)
+	if withRep {
+		w.IncludeRep()
+	}
+	err = w.WriteHeader()
+	if err == nil {
+		err = fill(w)
+	}
 	if err == nil {
 		err = w.Flush()
 	}
@@ -392,10 +455,10 @@ func prepareResume(obsPath, sumPath string) (map[string]bool, error) {
 	}
 	if err != nil {
 		os.Remove(tmp)
-		return nil, fmt.Errorf("sim: resume: %w", err)
+		return fmt.Errorf("sim: resume: %w", err)
 	}
-	if err := os.Rename(tmp, obsPath); err != nil {
-		return nil, fmt.Errorf("sim: %w", err)
+	if err := os.Rename(tmp, path); err != nil {
+		return fmt.Errorf("sim: %w", err)
 	}
-	return have, nil
+	return nil
 }

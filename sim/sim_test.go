@@ -353,3 +353,82 @@ func TestConfigErrors(t *testing.T) {
 		t.Errorf("unknown scheduler: got %v, want sched.ErrUnknownAlgo", err)
 	}
 }
+
+// TestGridRepeat: with Repeat 2 repetition 0 holds exactly the rows and
+// experiments of the grid without repetitions, repetition 1 is another
+// seeded run of the same experiments, both files carry the rep column, and
+// resuming a one-repetition grid with Repeat 2 gives the same bytes as a
+// fresh two-repetition grid.
+func TestGridRepeat(t *testing.T) {
+	keep := func(s workload.Scenario) bool {
+		return s.Processes == 128 && s.IONodes == 2 && s.RequestSize == 256<<10 && s.Layout == workload.Shared
+	}
+	opts := func(dir string, repeat int, resume bool) GridOptions {
+		return GridOptions{Out: dir, Workers: 2, Repeat: repeat, Resume: resume, Base: Config{Interval: 100 * time.Millisecond},
+			Seed: 7, TotalBytes: 32 << 20, Windows: []time.Duration{250 * time.Microsecond}, Baselines: []string{"fifo"}, Scenarios: keep}
+	}
+	one, two, resumed := t.TempDir(), t.TempDir(), t.TempDir()
+	for _, c := range []struct {
+		dir    string
+		repeat int
+	}{{one, 1}, {two, 2}, {resumed, 1}} {
+		if _, err := RunGrid(context.Background(), opts(c.dir, c.repeat, false)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st, err := RunGrid(context.Background(), opts(resumed, 2, true))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Runs != 8 || st.Skipped != 8 {
+		t.Errorf("resume with Repeat 2 ran %d and kept %d, want 8 and 8", st.Runs, st.Skipped)
+	}
+	for _, f := range []string{dataset.ObservationsFile, dataset.SummaryFile} {
+		a, err := os.ReadFile(filepath.Join(two, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := os.ReadFile(filepath.Join(resumed, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(a, b) {
+			t.Errorf("%s: resumed to 2 repetitions differs from a fresh grid of 2", f)
+		}
+		head, _, _ := strings.Cut(string(a), "\n")
+		if !strings.HasSuffix(head, ",rep") {
+			t.Errorf("%s header %q lacks the rep column", f, head)
+		}
+	}
+	rows1, err := dataset.LoadObservations(one)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows2, err := dataset.LoadObservations(two)
+	if err != nil {
+		t.Fatal(err)
+	}
+	byRep := map[int][]dataset.Row{}
+	for _, r := range rows2 {
+		byRep[r.Rep] = append(byRep[r.Rep], r)
+	}
+	if len(byRep) != 2 || !slices.Equal(byRep[0], rows1) {
+		t.Fatalf("repetition 0 (%d rows) differs from the grid without repetitions (%d rows); repetitions %d", len(byRep[0]), len(rows1), len(byRep))
+	}
+	exps, err := dataset.LoadSummary(two)
+	if err != nil {
+		t.Fatal(err)
+	}
+	differ := 0
+	for _, e := range exps[8:] {
+		if e.Rep != 1 {
+			t.Fatalf("%s: rep %d, want 1", e.Key(), e.Rep)
+		}
+		if e0 := exps[slices.IndexFunc(exps, func(x dataset.Experiment) bool { return x.Key() == e.Base().Key() })]; e0.Makespan != e.Makespan {
+			differ++
+		}
+	}
+	if differ == 0 {
+		t.Error("repetition 1 has the makespans of repetition 0: its seed reaches nothing")
+	}
+}

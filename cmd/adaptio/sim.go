@@ -218,6 +218,7 @@ func newSimGridCmd() *cobra.Command {
 		validation bool
 		resume     bool
 		workers    int
+		repeat     int
 		total      string
 	)
 	cmd := &cobra.Command{
@@ -230,8 +231,13 @@ once per scenario, and writes DIR/observations.csv (one row per I/O node per sec
 scenario, scheduler, window, the Announcer's metrics, the class label FPP/SC/SS) and
 DIR/summary.csv (makespan and bandwidth per experiment). --validation runs the generalisation
 set (64 and 128 KiB requests). Experiments run in parallel (--workers); the files are written
-in a fixed order, byte-identical for the same flags. --resume keeps the experiments already in
-DIR/summary.csv. DIR/READY is created when the grid is complete. Progress goes to stderr.`,
+in a fixed order, byte-identical for the same flags. --repeat N runs every experiment N times
+with different seeds (each repetition's seed derives from the experiment's key and its
+repetition number); both files then get a trailing "rep" column (0 to N-1), repetition 0 being
+row for row the grid without --repeat, which stays byte-identical to files written before the
+option existed. --resume keeps the experiments already in DIR/summary.csv (a grid can be
+resumed with a larger --repeat). DIR/READY is created when the grid is complete. Progress goes
+to stderr.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if out == "" {
 				return errors.New("sim grid: --out is required")
@@ -240,7 +246,10 @@ DIR/summary.csv. DIR/READY is created when the grid is complete. Progress goes t
 			if err != nil {
 				return err
 			}
-			o := sim.GridOptions{Out: out, Validation: validation, Workers: workers, Resume: resume,
+			if repeat < 1 {
+				return fmt.Errorf("sim grid: --repeat %d: want at least 1", repeat)
+			}
+			o := sim.GridOptions{Out: out, Validation: validation, Workers: workers, Resume: resume, Repeat: repeat,
 				Base: cfg, Seed: m.seed, Progress: cmd.ErrOrStderr()}
 			if total != "" {
 				if o.TotalBytes, err = workload.ParseSize(total); err != nil {
@@ -262,6 +271,7 @@ DIR/summary.csv. DIR/READY is created when the grid is complete. Progress goes t
 	f.BoolVar(&validation, "validation", false, "generalisation set: 64 and 128 KiB requests")
 	f.BoolVar(&resume, "resume", false, "keep experiments already in DIR/summary.csv")
 	f.IntVar(&workers, "workers", runtime.NumCPU(), "experiments run in parallel")
+	f.IntVar(&repeat, "repeat", 1, "run every experiment this many times with different seeds (rows say which in a rep column when > 1)")
 	f.StringVar(&total, "total", "", "replace every scenario's 4 GiB total (quick grids), e.g. 256MiB")
 	return cmd
 }
