@@ -394,6 +394,9 @@ func (cr *clientRing) submit(m *wire.Msg) (doorbell bool) {
 // how many it took. With wait false it gives up if another goroutine is
 // reaping.
 func (cr *clientRing) reap(cc *clientConn, wait bool) int {
+	if !wait && cr.r.counter(ringOffCQTail).Load() == cr.r.counter(ringOffCQHead).Load() {
+		return 0 // nothing posted: the common case of a polling sweep
+	}
 	if wait {
 		cr.reapMu.Lock()
 	} else if !cr.reapMu.TryLock() {

@@ -62,101 +62,112 @@ func runClients(b *testing.B, clients []mover, req, perClient int) time.Duration
 // BenchmarkForwarderVsDirect measures, in the same run, 16 clients doing
 // pwrite/pread on their own files directly and the same through the
 // forwarder (one connection each), on a POSIX backend on tmpfs (64 KiB
-// stripes over 4 data servers, no disk model). Transports: net=unix is a
-// Unix socket with the shared-memory data path (the client's default),
-// net=unixsock the same socket carrying the data, net=tcp TCP loopback.
-// It reports both bandwidths, their ratio fwd/direct, and the CPU time per
-// GiB of each.
+// stripes over 4 data servers, PVFS's default, no disk model). Transports:
+// net=unix is a Unix socket with the shared-memory data path and its rings
+// (the client's default), net=unixshm the region without rings (a frame
+// each way per request), net=unixsock the socket carrying the data,
+// net=tcp TCP loopback. It reports both bandwidths, their ratio
+// fwd/direct, and the CPU time per GiB of each.
 func BenchmarkForwarderVsDirect(b *testing.B) {
-	const clients = 16
 	for _, req := range []int{1 << 20, 32 << 10} {
-		// Enough requests per client (64 of 1 MiB, 512 of 32 KiB) that the
-		// makespan measures the steady state, not the clients' start and
-		// the last stragglers.
-		perClient := 64 << 20
-		if req < 1<<20 {
-			perClient = 16 << 20
-		}
 		for _, scheduler := range []string{"fifo", "twins"} {
-			for _, transport := range []string{"unix", "unixsock", "tcp"} {
+			for _, transport := range []string{"unix", "unixshm", "unixsock", "tcp"} {
 				for _, op := range []string{"write", "read"} {
 					name := fmt.Sprintf("req=%dKiB/sched=%s/net=%s/op=%s", req>>10, scheduler, transport, op)
-					b.Run(name, func(b *testing.B) {
-						root := memDir(b)
-						be, err := posix.New(root, backend.Layout{StripeSize: 64 << 10, StripeCount: 4})
-						if err != nil {
-							b.Fatal(err)
-						}
-						defer be.Close()
-						listen := "127.0.0.1:0"
-						if transport != "tcp" {
-							listen = "unix:" + filepath.Join(b.TempDir(), "fwd.sock")
-						}
-						d := startDaemon(b, be, fwd.Options{Listen: []string{listen}, Scheduler: scheduler, Sched: sched.Config{Window: time.Millisecond}})
-						write := op == "write"
-						direct := make([]mover, clients)
-						forwarded := make([]mover, clients)
-						for i := 0; i < clients; i++ {
-							name := fmt.Sprintf("f%02d", i)
-							osf, err := os.OpenFile(filepath.Join(root, name), os.O_RDWR|os.O_CREATE, 0o644)
-							if err != nil {
-								b.Fatal(err)
-							}
-							defer osf.Close()
-							if _, err := osf.WriteAt(make([]byte, perClient), 0); err != nil {
-								b.Fatal(err)
-							}
-							c, err := fwd.DialOptions(d.Addr(), fwd.ClientOptions{NoShm: transport == "unixsock"})
-							if err != nil {
-								b.Fatal(err)
-							}
-							defer c.Close()
-							f, err := c.Open(name)
-							if err != nil {
-								b.Fatal(err)
-							}
-							// Each side moves data from and to a buffer of its own,
-							// allocated once: the direct client's in its heap, the
-							// forwarded client's from the client library (in the
-							// shared region on net=unix).
-							dbuf := make([]byte, req)
-							fbuf, err := c.AllocBuffer(req)
-							if err != nil {
-								b.Fatal(err)
-							}
-							defer fbuf.Free()
-							if transport == "unix" && !fbuf.Shared() {
-								b.Fatal("net=unix: buffer not in the shared region")
-							}
-							if write {
-								direct[i] = func(off int64) error { _, err := osf.WriteAt(dbuf, off); return err }
-								forwarded[i] = func(off int64) error { _, err := f.WriteBuffer(fbuf, off); return err }
-							} else {
-								direct[i] = func(off int64) error { _, err := osf.ReadAt(dbuf, off); return err }
-								forwarded[i] = func(off int64) error { _, err := f.ReadBuffer(fbuf, off); return err }
-							}
-						}
-						var tDirect, tFwd, cDirect, cFwd time.Duration
-						b.ResetTimer()
-						for i := 0; i < b.N; i++ {
-							c0 := cpuTime()
-							tDirect += runClients(b, direct, req, perClient)
-							c1 := cpuTime()
-							tFwd += runClients(b, forwarded, req, perClient)
-							cDirect, cFwd = cDirect+c1-c0, cFwd+cpuTime()-c1
-						}
-						b.StopTimer()
-						total := float64(b.N) * clients * float64(perClient) / (1 << 20)
-						b.ReportMetric(total/tDirect.Seconds(), "direct-MiB/s")
-						b.ReportMetric(total/tFwd.Seconds(), "fwd-MiB/s")
-						b.ReportMetric(tDirect.Seconds()/tFwd.Seconds(), "fwd/direct")
-						// CPU time per GiB (clients and daemon are in this process):
-						// robust to other load on the machine.
-						b.ReportMetric(cDirect.Seconds()/(total/1024), "direct-cpu-s/GiB")
-						b.ReportMetric(cFwd.Seconds()/(total/1024), "fwd-cpu-s/GiB")
-					})
+					b.Run(name, func(b *testing.B) { forwarderVsDirect(b, req, 64<<10, scheduler, transport, op) })
 				}
 			}
 		}
 	}
+}
+
+// BenchmarkForwarderVsDirectStripe1MiB is the 1 MiB case with 1 MiB stripes
+// (Lustre's default stripe size): a request is one piece instead of
+// sixteen, which shows what the per-piece work costs.
+func BenchmarkForwarderVsDirectStripe1MiB(b *testing.B) {
+	for _, op := range []string{"write", "read"} {
+		b.Run("op="+op, func(b *testing.B) { forwarderVsDirect(b, 1<<20, 1<<20, "fifo", "unix", op) })
+	}
+}
+
+func forwarderVsDirect(b *testing.B, req int, stripe int64, scheduler, transport, op string) {
+	const clients = 16
+	// Enough requests per client (64 of 1 MiB, 512 of 32 KiB) that the
+	// makespan measures the steady state, not the clients' start and the
+	// last stragglers.
+	perClient := 64 << 20
+	if req < 1<<20 {
+		perClient = 16 << 20
+	}
+	root := memDir(b)
+	be, err := posix.New(root, backend.Layout{StripeSize: stripe, StripeCount: 4})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer be.Close()
+	listen := "127.0.0.1:0"
+	if transport != "tcp" {
+		listen = "unix:" + filepath.Join(b.TempDir(), "fwd.sock")
+	}
+	d := startDaemon(b, be, fwd.Options{Listen: []string{listen}, Scheduler: scheduler, Sched: sched.Config{Window: time.Millisecond}})
+	write := op == "write"
+	direct := make([]mover, clients)
+	forwarded := make([]mover, clients)
+	for i := 0; i < clients; i++ {
+		name := fmt.Sprintf("f%02d", i)
+		osf, err := os.OpenFile(filepath.Join(root, name), os.O_RDWR|os.O_CREATE, 0o644)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer osf.Close()
+		if _, err := osf.WriteAt(make([]byte, perClient), 0); err != nil {
+			b.Fatal(err)
+		}
+		c, err := fwd.DialOptions(d.Addr(), fwd.ClientOptions{NoShm: transport == "unixsock", NoRing: transport == "unixshm"})
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer c.Close()
+		f, err := c.Open(name)
+		if err != nil {
+			b.Fatal(err)
+		}
+		// Each side moves data from and to a buffer of its own, allocated
+		// once: the direct client's in its heap, the forwarded client's
+		// from the client library (in the shared region on net=unix).
+		dbuf := make([]byte, req)
+		fbuf, err := c.AllocBuffer(req)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer fbuf.Free()
+		if (transport == "unix" || transport == "unixshm") && !fbuf.Shared() {
+			b.Fatal("buffer not in the shared region")
+		}
+		if write {
+			direct[i] = func(off int64) error { _, err := osf.WriteAt(dbuf, off); return err }
+			forwarded[i] = func(off int64) error { _, err := f.WriteBuffer(fbuf, off); return err }
+		} else {
+			direct[i] = func(off int64) error { _, err := osf.ReadAt(dbuf, off); return err }
+			forwarded[i] = func(off int64) error { _, err := f.ReadBuffer(fbuf, off); return err }
+		}
+	}
+	var tDirect, tFwd, cDirect, cFwd time.Duration
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		c0 := cpuTime()
+		tDirect += runClients(b, direct, req, perClient)
+		c1 := cpuTime()
+		tFwd += runClients(b, forwarded, req, perClient)
+		cDirect, cFwd = cDirect+c1-c0, cFwd+cpuTime()-c1
+	}
+	b.StopTimer()
+	total := float64(b.N) * clients * float64(perClient) / (1 << 20)
+	b.ReportMetric(total/tDirect.Seconds(), "direct-MiB/s")
+	b.ReportMetric(total/tFwd.Seconds(), "fwd-MiB/s")
+	b.ReportMetric(tDirect.Seconds()/tFwd.Seconds(), "fwd/direct")
+	// CPU time per GiB (clients and daemon are in this process): robust
+	// to other load on the machine.
+	b.ReportMetric(cDirect.Seconds()/(total/1024), "direct-cpu-s/GiB")
+	b.ReportMetric(cFwd.Seconds()/(total/1024), "fwd-cpu-s/GiB")
 }

@@ -26,6 +26,7 @@ type benchConfig struct {
 	NoVerify    bool
 	Keep        bool
 	NoShm       bool
+	NoRing      bool
 }
 
 func newBenchCmd() *cobra.Command {
@@ -50,7 +51,7 @@ under --dir on the forwarder and removed at the end unless --keep.`,
 			if err != nil {
 				return fmt.Errorf("bench: %w", err)
 			}
-			copts := fwd.ClientOptions{Name: "bench", NoShm: cfg.NoShm}
+			copts := fwd.ClientOptions{Name: "bench", NoShm: cfg.NoShm, NoRing: cfg.NoRing}
 			c, err := fwd.DialOptions(cfg.Forwarder, copts)
 			if err != nil {
 				return fmt.Errorf("bench: %w", err)
@@ -91,6 +92,7 @@ under --dir on the forwarder and removed at the end unless --keep.`,
 	f.BoolVar(&cfg.NoVerify, "no-verify", false, "skip the read-back phase")
 	f.BoolVar(&cfg.Keep, "keep", false, "keep the files")
 	f.BoolVar(&cfg.NoShm, "no-shm", false, "with a unix: forwarder, send data over the socket instead of a shared-memory region (by default each process reads and writes through a buffer in the region, with no copy in the client)")
+	f.BoolVar(&cfg.NoRing, "no-ring", false, "with a unix: forwarder, send each request in the shared region as a frame on the socket instead of through the region's submission and completion rings (docs/protocol.md, Rings)")
 	return cmd
 }
 

@@ -34,6 +34,7 @@ type forwardConfig struct {
 	Node          int
 	Nodes         int
 	Workers       int
+	RingPolls     int
 	MetricsAddr   string
 	Council       string
 	CouncilPrefix string
@@ -79,6 +80,7 @@ already received complete first.`,
 	f.IntVar(&cfg.Node, "node", 0, "index of this I/O node, 0-based (TWINS starts at data server node mod servers)")
 	f.IntVar(&cfg.Nodes, "nodes", 1, "number of I/O nodes")
 	f.IntVar(&cfg.Workers, "workers", fwd.DefaultWorkers, "worker goroutines executing batches (most batches in flight)")
+	f.IntVar(&cfg.RingPolls, "ring-polls", fwd.DefaultRingPolls, "sweeps over the unix: clients' submission rings that find nothing before the ring poller sleeps until a doorbell (negative: sleep at once, spending no CPU on polling)")
 	f.StringVar(&cfg.MetricsAddr, "metrics-addr", "", "serve Prometheus /metrics on this host:port (empty: off)")
 	f.StringVar(&cfg.Council, "council", "", "NATS URL of the Council (nats://host:4222); empty: no announcer")
 	f.StringVar(&cfg.CouncilPrefix, "council-prefix", announce.DefaultPrefix, "subject prefix of the Council group")
@@ -136,7 +138,7 @@ func runForward(cmd *cobra.Command, cfg forwardConfig) error {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	d, err := fwd.New(fwd.Options{
-		Listen: cfg.Listen, Backend: be, Scheduler: cfg.Scheduler, Workers: cfg.Workers,
+		Listen: cfg.Listen, Backend: be, Scheduler: cfg.Scheduler, Workers: cfg.Workers, RingPolls: cfg.RingPolls,
 		Sched:       sched.Config{Window: cfg.Window, SkipEmpty: cfg.SkipEmpty, Node: cfg.Node, Nodes: cfg.Nodes},
 		MetricsAddr: cfg.MetricsAddr, Logger: log, Registerer: reg, Gatherer: reg,
 		Observe: cfg.Council != "",

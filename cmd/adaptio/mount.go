@@ -19,6 +19,7 @@ type mountConfig struct {
 	MaxWrite     string
 	Reconnect    time.Duration
 	NoShm        bool
+	NoRing       bool
 	Debug        bool
 }
 
@@ -48,7 +49,7 @@ system is unmounted (umount MOUNTPOINT). Nothing is written locally.`,
 			if err != nil {
 				return fmt.Errorf("mount: --max-write: %w", err)
 			}
-			c, err := fwd.DialOptions(cfg.Forwarder, fwd.ClientOptions{Name: "mount", Reconnect: cfg.Reconnect, NoShm: cfg.NoShm})
+			c, err := fwd.DialOptions(cfg.Forwarder, fwd.ClientOptions{Name: "mount", Reconnect: cfg.Reconnect, NoShm: cfg.NoShm, NoRing: cfg.NoRing})
 			if err != nil {
 				return fmt.Errorf("mount: %w", err)
 			}
@@ -85,6 +86,7 @@ system is unmounted (umount MOUNTPOINT). Nothing is written locally.`,
 	f.StringVar(&cfg.Forwarder, "forwarder", "127.0.0.1:7070", "daemon address: host:port or unix:/path")
 	f.DurationVar(&cfg.CacheTimeout, "cache-timeout", time.Second, "how long the kernel caches names and attributes")
 	f.BoolVar(&cfg.NoShm, "no-shm", false, "with a unix: forwarder, send data over the socket instead of a shared-memory region")
+	f.BoolVar(&cfg.NoRing, "no-ring", false, "with a unix: forwarder, send each request in the shared region as a frame on the socket instead of through the region's submission and completion rings (docs/protocol.md, Rings)")
 	f.BoolVar(&cfg.PageCache, "page-cache", false, "let the kernel cache file data (faster re-reads; the forwarder then sees fewer requests)")
 	f.StringVar(&cfg.MaxWrite, "max-write", "1MiB", "largest read or write the kernel sends in one request")
 	f.DurationVar(&cfg.Reconnect, "reconnect", 30*time.Second, "how long a call waits for a lost forwarder to come back (0: fail at once); reads and writes in flight are sent again")
