@@ -102,6 +102,12 @@ type Options struct {
 	Neighbors int `json:"neighbors,omitempty"`
 	// PriorWeight is how many pseudo-rewards per arm a prior is worth (default 2).
 	PriorWeight float64 `json:"prior_weight,omitempty"`
+	// Warmup > 0: thompson first pulls every arm Warmup times (the arm with
+	// the fewest rewards, lowest index first) before it samples posteriors,
+	// so that no arm is judged on one or two rewards (default 0; 3 for
+	// thompson-warm). A pending prior (SetPrior) stands in for the warm-up
+	// until every arm has a reward; the warm-up then completes.
+	Warmup int `json:"warmup,omitempty"`
 }
 
 type factory struct {
@@ -133,6 +139,14 @@ var registry = map[string]factory{
 		func(o *Options) { def(&o.Exploration, 0.5); def(&o.Discount, 0.99) }, func() selector { return ucb{} }},
 	"thompson": {"Gaussian Thompson sampling, posterior width scaled by Exploration (1)",
 		func(o *Options) { def(&o.Exploration, 1); def(&o.Spread, 0.3) }, func() selector { return thompson{} }},
+	"thompson-warm": {"Gaussian Thompson sampling narrowed to Exploration 0.35 after a warm-up of Warmup (3) rewards per arm",
+		func(o *Options) {
+			def(&o.Exploration, 0.35)
+			def(&o.Spread, 0.3)
+			if o.Warmup == 0 {
+				o.Warmup = 3
+			}
+		}, func() selector { return thompson{} }},
 	"softmax": {"Boltzmann exploration, Temperature 0.05 of the largest reward seen",
 		func(o *Options) { def(&o.Temperature, 0.05) }, func() selector { return softmax{} }},
 }
@@ -194,6 +208,8 @@ func (o Options) validate() error {
 		return bad("floor must be in [0,1), got", o.Floor)
 	case o.Neighbors < 0:
 		return bad("neighbors must be >= 0, got", o.Neighbors)
+	case o.Warmup < 0:
+		return bad("warmup must be >= 0, got", o.Warmup)
 	}
 	n := 0
 	for _, set := range []bool{o.StepSize > 0, o.Discount > 0, o.Window > 0} {

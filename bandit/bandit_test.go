@@ -422,3 +422,76 @@ func FuzzContextualUnmarshal(f *testing.F) {
 		}
 	})
 }
+
+// TestWarmup: thompson-warm pulls every arm Warmup times, the arm with the
+// fewest rewards first (lowest index on ties), with probability 1, before
+// it samples posteriors; a negative warm-up is refused.
+func TestWarmup(t *testing.T) {
+	p, err := New("thompson-warm", 3, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w := OptionsOf(p).Warmup; w != 3 {
+		t.Fatalf("default warm-up %d, want 3", w)
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	var got []int
+	for range 9 {
+		c := p.Select(rng)
+		if c.Prob != 1 {
+			t.Fatalf("warm-up choice %+v: probability %v, want 1", c, c.Prob)
+		}
+		got = append(got, c.Arm)
+		p.Update(c.Arm, float64(10*(c.Arm+1)))
+	}
+	if want := []int{0, 1, 2, 0, 1, 2, 0, 1, 2}; !slices.Equal(got, want) {
+		t.Fatalf("warm-up order %v, want %v", got, want)
+	}
+	// Warm-up over: the posterior of arm 2 (30, against 10 and 20) wins.
+	if c := p.Select(rng); c.Arm != 2 {
+		t.Fatalf("after the warm-up: %+v, want arm 2", c)
+	}
+	if _, err := New("thompson", 3, Options{Warmup: -1}); !errors.Is(err, ErrBadOptions) {
+		t.Fatalf("warm-up -1: got %v, want ErrBadOptions", err)
+	}
+}
+
+// TestWarmupKeepsBimodalArm: arm 1 pays 20 with probability 0.15 and 66
+// otherwise (mean 59.1), arm 0 pays N(44, 5^2). Narrowed Thompson sampling
+// (Exploration 0.35) without a warm-up abandons arm 1 after a low first
+// reward in about one run in five; with the warm-up of 3 rewards it ends on
+// arm 1 in (nearly) every run. 400 seeded runs of 200 steps.
+func TestWarmupKeepsBimodalArm(t *testing.T) {
+	share := func(opt Options) float64 {
+		ok := 0
+		const runs = 400
+		for run := range runs {
+			rng := rand.New(rand.NewPCG(uint64(run), 99))
+			p, err := New("thompson", 2, opt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for range 200 {
+				a, _ := p.(Chooser).Choose(rng)
+				r := 44 + 5*rng.NormFloat64()
+				if a == 1 {
+					r = 66
+					if rng.Float64() < 0.15 {
+						r = 20
+					}
+				}
+				p.Update(a, r)
+			}
+			if p.Best() == 1 {
+				ok++
+			}
+		}
+		return float64(ok) / runs
+	}
+	plain := share(Options{Exploration: 0.35})
+	warm := share(Options{Exploration: 0.35, Warmup: 3})
+	t.Logf("runs ending on the best arm: %.3f without warm-up, %.3f with", plain, warm)
+	if plain > 0.95 || warm < 0.99 {
+		t.Fatalf("runs ending on the best arm: %.3f without warm-up (want <= 0.95), %.3f with (want >= 0.99)", plain, warm)
+	}
+}

@@ -82,7 +82,19 @@ func (u ucb) prob(c *core, arm int) float64 {
 // thompson is Gaussian Thompson sampling: arm a's mean is believed
 // N(Q_a, sigma_a^2/W_a), sigma_a^2 = (V_a + s0^2)/(W_a + 1) with s0 = Spread*scale
 // a weak prior variance, the width scaled by Options.Exploration. Arms without
-// data are tried first (lowest index).
+// data are tried first (lowest index), then arms with fewer than
+// Options.Warmup rewards (fewest first).
+//
+// Why a warm-up: with the width narrowed (Exploration < 1, which the
+// offline evaluation needs to settle on the best of close windows within a
+// scenario's horizon), one low first reward of an arm whose rewards are
+// bimodal (a TWINS window with some seconds at a plateau) puts its mean
+// several narrowed widths below the others, and it is never drawn again.
+// Under an unknown variance the posterior of a mean after n rewards is a
+// Student t with n-1 degrees of freedom (infinite variance below n = 4): a
+// Gaussian of the sample variance understates the uncertainty most for the
+// first few rewards. thompson-warm does not sample before every arm has 3
+// (2 to 5 tried offline: 3 had the best median with A-F >= 0.98).
 type thompson struct{}
 
 func (thompson) sd(c *core, a int) float64 {
@@ -92,8 +104,8 @@ func (thompson) sd(c *core, a int) float64 {
 	return c.opt.Exploration * math.Sqrt(v/st.W)
 }
 
-// forced returns the arm chosen without sampling (prior before data, or an
-// arm without data), or -1.
+// forced returns the arm chosen without sampling (prior before data, an
+// arm without data, or an arm still in its warm-up), or -1.
 func (thompson) forced(c *core) int {
 	if c.t == 0 && c.prior != nil {
 		return c.best()
@@ -102,6 +114,15 @@ func (thompson) forced(c *core) int {
 		if c.stat(a).W <= 0 {
 			return a
 		}
+	}
+	if w := int64(c.opt.Warmup); w > 0 && c.prior == nil {
+		b := -1
+		for a, st := range c.arms {
+			if st.N < w && (b < 0 || st.N < c.arms[b].N) {
+				b = a
+			}
+		}
+		return b
 	}
 	return -1
 }
