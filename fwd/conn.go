@@ -440,7 +440,7 @@ func (c *conn) io(m *wire.Msg, frame []byte, viaRing bool) {
 	if op.write {
 		sop = sched.Write
 	}
-	if d.opts.Observe {
+	if d.observe.Load() {
 		d.accMu.Lock()
 		d.acc.Request(c.clientID, uint64(c.clientID)<<32|uint64(m.Process), op.file, op.off, int64(len(op.buf)), sop)
 		d.accMu.Unlock()
@@ -512,10 +512,8 @@ func (d *Daemon) complete(op *ioOp) {
 		return
 	}
 	d.m.bytes(op.write, n)
-	if d.opts.Observe {
-		d.accMu.Lock()
-		d.acc.Done(int64(n))
-		d.accMu.Unlock()
+	if d.observe.Load() {
+		d.accDone.Add(int64(n)) // folded into the accumulator when the interval closes
 	}
 	if op.ring {
 		c.ring.complete(op.id, int64(n))

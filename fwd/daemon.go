@@ -125,6 +125,8 @@ type Daemon struct {
 
 	reqID atomic.Uint64
 
+	observe      atomic.Bool  // Options.Observe, changed by SetObserve
+	accDone      atomic.Int64 // bytes acknowledged since the last fold into acc (lock-free: workers add)
 	accMu        sync.Mutex
 	acc          access.Accumulator
 	accStart     time.Time
@@ -201,6 +203,7 @@ func New(opts Options) (*Daemon, error) {
 		byPath: map[string]*fileRef{},
 	}
 	d.initDispatcher()
+	d.observe.Store(opts.Observe)
 	d.ctx, d.cancel = context.WithCancel(context.Background())
 	if opts.Scheduler == "twins" {
 		d.window.Store(int64(sw.Params().Window))

@@ -32,6 +32,7 @@ func (d *Daemon) CloseInterval(now time.Time) access.Observation {
 	if !d.t0.IsZero() {
 		rel = start.Sub(d.t0)
 	}
+	d.acc.Done(d.accDone.Swap(0))
 	o := d.acc.Close(d.opts.Sched.Node, rel, iv, d.be.Servers(), d.Window())
 	d.accStart = now
 	if o.Interval > 0 {
@@ -39,6 +40,11 @@ func (d *Daemon) CloseInterval(now time.Time) access.Observation {
 	}
 	return o
 }
+
+// SetObserve turns the collection of access statistics for the Announcer
+// on or off (Options.Observe) while the daemon runs: an operator attaching
+// or detaching an Announcer, or a benchmark comparing both on one daemon.
+func (d *Daemon) SetObserve(on bool) { d.observe.Store(on) }
 
 // Window returns the TWINS window in force (0 when the scheduler is not TWINS).
 func (d *Daemon) Window() time.Duration { return time.Duration(d.window.Load()) }
