@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"unsafe"
@@ -374,6 +375,7 @@ type clientRing struct {
 	slots chan struct{} // bounds requests outstanding through the rings
 
 	outstanding atomic.Int32 // requests submitted whose callers have not returned
+	watched     bool         // in the reaper's active rings (reaper.mu)
 
 	sqTail uint32 // under clientConn.wmu
 
@@ -434,14 +436,20 @@ func (cr *clientRing) reap(cc *clientConn, wait bool) int {
 // connection's reader reaps and kicks it) or a new request.
 type reaper struct {
 	mu      sync.Mutex // held for each sweep and to change active
-	active  map[*clientRing]*clientConn
+	active  []watched  // rings with requests outstanding (a slice: swept in order, no map iteration)
 	kick    chan struct{}
 	polls   int
 	started bool
 }
 
 // procReaper is the process's reaper, started with the first ring.
-var procReaper = &reaper{active: map[*clientRing]*clientConn{}, kick: make(chan struct{}, 1), polls: DefaultRingPolls}
+var procReaper = &reaper{kick: make(chan struct{}, 1), polls: DefaultRingPolls}
+
+// watched is a ring the reaper polls, with its connection.
+type watched struct {
+	cr *clientRing
+	cc *clientConn
+}
 
 // setPolls changes how many empty sweeps the reaper makes before it
 // sleeps and returns the previous value (for tests).
@@ -456,7 +464,10 @@ func (rp *reaper) setPolls(n int) int {
 // watch makes the reaper poll cr (it has a request outstanding).
 func (rp *reaper) watch(cr *clientRing, cc *clientConn) {
 	rp.mu.Lock()
-	rp.active[cr] = cc
+	if !cr.watched {
+		cr.watched = true
+		rp.active = append(rp.active, watched{cr, cc})
+	}
 	if !rp.started {
 		rp.started = true
 		go rp.run()
@@ -469,7 +480,7 @@ func (rp *reaper) watch(cr *clientRing, cc *clientConn) {
 // be unmapped.
 func (rp *reaper) forget(cr *clientRing) {
 	rp.mu.Lock()
-	delete(rp.active, cr)
+	rp.drop(cr)
 	rp.mu.Unlock()
 }
 
@@ -486,21 +497,32 @@ func (rp *reaper) sweep() (took int, active bool, polls int) {
 	rp.mu.Lock()
 	defer rp.mu.Unlock()
 	polls = rp.polls
-	for cr, cc := range rp.active {
-		took += cr.reap(cc, false)
-		if cr.outstanding.Load() == 0 {
-			delete(rp.active, cr)
+	kept := rp.active[:0]
+	for _, w := range rp.active {
+		took += w.cr.reap(w.cc, false)
+		if w.cr.outstanding.Load() == 0 {
+			w.cr.watched = false
+			continue
 		}
+		kept = append(kept, w)
 	}
+	clear(rp.active[len(kept):])
+	rp.active = kept
 	return took, len(rp.active) > 0, polls
+}
+
+// drop removes cr from the active rings (mu held).
+func (rp *reaper) drop(cr *clientRing) {
+	rp.active = slices.DeleteFunc(rp.active, func(w watched) bool { return w.cr == cr })
+	cr.watched = false
 }
 
 // sleeping marks the callers of every active ring as sleeping (or not).
 func (rp *reaper) sleeping(v uint32) {
 	rp.mu.Lock()
 	defer rp.mu.Unlock()
-	for cr := range rp.active {
-		cr.r.counter(ringOffWaiters).Store(v)
+	for _, w := range rp.active {
+		w.cr.r.counter(ringOffWaiters).Store(v)
 	}
 }
 
