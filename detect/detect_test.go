@@ -7,6 +7,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -472,6 +473,15 @@ func TestCenterRows(t *testing.T) {
 	}
 	if n := CenterRows(rows, SetOptions{Schedulers: []string{"fifo"}}).Len(); n != 9 {
 		t.Errorf("CenterRows(fifo) has %d rows, want 9", n)
+	}
+	// A second repetition of the grid is an experiment of its own: its
+	// centre rows are kept beside the first's.
+	again := slices.Clone(rows)
+	for i := range again {
+		again[i].Rep = 1
+	}
+	if n := CenterRows(append(slices.Clone(rows), again...), SetOptions{PerExperiment: 3}).Len(); n != 12 {
+		t.Errorf("CenterRows of two repetitions has %d rows, want 2 x 2 experiments x 3", n)
 	}
 }
 
