@@ -94,7 +94,8 @@ func (u ucb) prob(c *core, arm int) float64 {
 // Student t with n-1 degrees of freedom (infinite variance below n = 4): a
 // Gaussian of the sample variance understates the uncertainty most for the
 // first few rewards. thompson-warm does not sample before every arm has 3
-// (2 to 5 tried offline: 3 had the best median with A-F >= 0.98).
+// (2 to 5 tried offline, within noise of each other elsewhere: 3 is the
+// smallest that kept pattern A above 0.99 with every seed tried).
 type thompson struct{}
 
 func (thompson) sd(c *core, a int) float64 {
