@@ -67,3 +67,18 @@ type Backend interface {
 	Fsync(ctx context.Context, path string) error
 	Close() error
 }
+
+// Spanner is implemented by backends that keep each file whole in one
+// place (a POSIX directory: a mounted parallel file system stripes it
+// itself), so a range spanning several data servers' pieces can be moved
+// with one call. The forwarder uses it to execute, as one access,
+// contiguous batches of one request the scheduler has already released
+// together; the pieces remain the unit of scheduling.
+type Spanner interface {
+	// ReadSpan reads len(p) bytes at file offset off; bytes beyond the end
+	// of file read as a short count.
+	ReadSpan(ctx context.Context, path string, p []byte, off int64) (int, error)
+	// WriteSpan writes p at file offset off and returns once the file
+	// system has the bytes.
+	WriteSpan(ctx context.Context, path string, p []byte, off int64) (int, error)
+}

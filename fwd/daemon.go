@@ -103,8 +103,9 @@ type Daemon struct {
 	ctx    context.Context // cancelled when Shutdown gives up waiting
 	cancel context.CancelFunc
 
-	q     dispatcher  // the scheduler and the workers' queue
-	rings *ringPoller // takes requests from clients' submission rings
+	q     dispatcher      // the scheduler and the workers' queue
+	span  backend.Spanner // the backend, if it keeps files whole (nil: pieces only)
+	rings *ringPoller     // takes requests from clients' submission rings
 
 	mu        sync.Mutex
 	started   bool
@@ -202,6 +203,7 @@ func New(opts Options) (*Daemon, error) {
 		ready:  make(chan struct{}),
 		byPath: map[string]*fileRef{},
 	}
+	d.span, _ = opts.Backend.(backend.Spanner)
 	d.initDispatcher()
 	d.observe.Store(opts.Observe)
 	d.ctx, d.cancel = context.WithCancel(context.Background())

@@ -29,7 +29,10 @@ type layoutEntry struct {
 	err error
 }
 
-var _ backend.Backend = (*Backend)(nil)
+var (
+	_ backend.Backend = (*Backend)(nil)
+	_ backend.Spanner = (*Backend)(nil)
+)
 
 // New opens the directory root as a backend whose files are striped per
 // layout unless a LayoutFile says otherwise; layout.StripeCount is the
@@ -180,6 +183,34 @@ func (b *Backend) WriteAt(ctx context.Context, p string, server int, buf []byte,
 		return 0, err
 	}
 	return b.fs.WriteAt(p, buf, off)
+}
+
+// ReadSpan reads file bytes [off, off+len(p)) whatever data servers they
+// lie on, with one pread (backend.Spanner).
+func (b *Backend) ReadSpan(ctx context.Context, p string, buf []byte, off int64) (int, error) {
+	if err := b.checkSpan(ctx, p, off); err != nil {
+		return 0, err
+	}
+	return b.fs.ReadAt(p, buf, off)
+}
+
+// WriteSpan writes buf at off whatever data servers the range lies on,
+// with one pwrite (backend.Spanner).
+func (b *Backend) WriteSpan(ctx context.Context, p string, buf []byte, off int64) (int, error) {
+	if err := b.checkSpan(ctx, p, off); err != nil {
+		return 0, err
+	}
+	return b.fs.WriteAt(p, buf, off)
+}
+
+func (b *Backend) checkSpan(ctx context.Context, p string, off int64) error {
+	if off < 0 {
+		return fmt.Errorf("posix: %w: offset %d", backend.ErrBadArgument, off)
+	}
+	if _, _, err := b.fileLayout(p); err != nil {
+		return err
+	}
+	return ctx.Err()
 }
 
 // Create creates a regular file if absent.

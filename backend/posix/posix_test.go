@@ -113,3 +113,48 @@ func TestReadDirSkipsEscapingSymlinks(t *testing.T) {
 		t.Errorf("ReadDir: got %v, want %v", names, want)
 	}
 }
+
+// A span crosses data servers in one call and lands where the per-server
+// pieces read it back; paths leaving the root and negative offsets are
+// refused as for pieces.
+func TestSpan(t *testing.T) {
+	dir := t.TempDir()
+	b := newBackend(t, dir, backend.Layout{StripeSize: 4096, StripeCount: 4})
+	ctx := context.Background()
+	if err := b.Create(ctx, "f", 0o644); err != nil {
+		t.Fatal(err)
+	}
+	data := make([]byte, 5*4096+100)
+	for i := range data {
+		data[i] = byte(i * 13)
+	}
+	const off = 4096 + 7
+	if n, err := b.WriteSpan(ctx, "f", data, off); err != nil || n != len(data) {
+		t.Fatalf("WriteSpan = %d, %v", n, err)
+	}
+	pieces, err := b.Split(nil, "f", off, int64(len(data)))
+	if err != nil || len(pieces) < 5 {
+		t.Fatalf("Split: %d pieces, %v", len(pieces), err)
+	}
+	got := make([]byte, 0, len(data))
+	for _, p := range pieces {
+		buf := make([]byte, p.Length)
+		if n, err := b.ReadAt(ctx, "f", p.Server, buf, p.Offset); err != nil || n != len(buf) {
+			t.Fatalf("ReadAt piece %+v = %d, %v", p, n, err)
+		}
+		got = append(got, buf...)
+	}
+	if !slices.Equal(got, data) {
+		t.Fatal("pieces read back differ from the span written")
+	}
+	back := make([]byte, len(data)+50)
+	if n, err := b.ReadSpan(ctx, "f", back, off); err != nil || n != len(data) || !slices.Equal(back[:n], data) {
+		t.Fatalf("ReadSpan past the end = %d, %v; want %d bytes, no error", n, err, len(data))
+	}
+	if _, err := b.WriteSpan(ctx, "../escape", data, 0); !errors.Is(err, backend.ErrPath) {
+		t.Errorf("WriteSpan outside the root: %v, want ErrPath", err)
+	}
+	if _, err := b.ReadSpan(ctx, "f", back, -1); !errors.Is(err, backend.ErrBadArgument) {
+		t.Errorf("ReadSpan at -1: %v, want ErrBadArgument", err)
+	}
+}
