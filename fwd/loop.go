@@ -237,7 +237,8 @@ func (d *Daemon) jobLocked(b sched.Batch) *job {
 // by it, in its order, and is completed to it on its own); only the number
 // of backend calls changes. Under FIFO a 1 MiB request over 64 KiB stripes
 // is one pwrite instead of sixteen; under TWINS a window releases one data
-// server's pieces, which do not continue each other, and nothing is joined.
+// server's pieces, which do not continue each other: two join only when a
+// window ends between them.
 func (d *Daemon) spanLocked(j *job) {
 	q := &d.q
 	op := j.pieces[0].op

@@ -19,19 +19,20 @@ type piecesOnly struct{ backend.Backend }
 // On a backend that keeps files whole, the pieces of one request that the
 // scheduler releases together run as one access (FIFO releases all 16 of
 // a 1 MiB write over 64 KiB stripes); TWINS releases one data server's
-// pieces at a time, which do not continue each other, and a backend
-// without Spanner gets every piece on its own. The bytes land either way
+// pieces at a time, which do not continue each other (two join only when
+// a window ends between them), and a backend without Spanner gets every
+// piece on its own. The bytes land either way
 // and every piece completes to the scheduler.
 func TestSpanJobs(t *testing.T) {
 	for _, tt := range []struct {
 		name      string
 		scheduler string
 		hide      bool
-		accesses  float64 // backend accesses for one 1 MiB write
+		min, max  float64 // backend accesses for one 1 MiB write
 	}{
-		{"fifo joins the request", "fifo", false, 1},
-		{"twins serves one server at a time", "twins", false, 16},
-		{"no Spanner, no joins", "fifo", true, 16},
+		{"fifo joins the request", "fifo", false, 1, 1},
+		{"twins serves one server at a time", "twins", false, 9, 16},
+		{"no Spanner, no joins", "fifo", true, 16, 16},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			pb, err := posix.New(t.TempDir(), backend.Layout{StripeSize: 64 << 10, StripeCount: 4})
@@ -65,8 +66,8 @@ func TestSpanJobs(t *testing.T) {
 			if n, err := f.WriteAt(want, 0); err != nil || n != len(want) {
 				t.Fatalf("WriteAt = %d, %v", n, err)
 			}
-			if got := testutil.ToFloat64(d.m.batches) - before; got != tt.accesses {
-				t.Errorf("%v backend accesses for a 1 MiB write, want %v", got, tt.accesses)
+			if got := testutil.ToFloat64(d.m.batches) - before; got < tt.min || got > tt.max {
+				t.Errorf("%v backend accesses for a 1 MiB write, want %v to %v", got, tt.min, tt.max)
 			}
 			got := make([]byte, len(want))
 			if n, err := f.ReadAt(got, 0); err != nil || n != len(got) || !bytes.Equal(got, want) {
