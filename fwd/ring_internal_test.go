@@ -18,15 +18,21 @@ import (
 	"github.com/adaptio/adaptio/internal/poll"
 )
 
-// startRingDaemon starts a daemon on a Unix socket over a POSIX backend.
-func startRingDaemon(t *testing.T, polls int) *Daemon {
+// startInternal starts a daemon on a Unix socket for the package's own
+// tests (fwd/fwdtest imports fwd, so they cannot use it); opts.Backend
+// defaults to a POSIX backend with 64 KiB stripes over 4 data servers.
+func startInternal(t *testing.T, opts Options) *Daemon {
 	t.Helper()
-	be, err := posix.New(t.TempDir(), backend.Layout{StripeSize: 64 << 10, StripeCount: 4})
-	if err != nil {
-		t.Fatal(err)
+	if opts.Backend == nil {
+		be, err := posix.New(t.TempDir(), backend.Layout{StripeSize: 64 << 10, StripeCount: 4})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { be.Close() })
+		opts.Backend = be
 	}
-	t.Cleanup(func() { be.Close() })
-	d, err := New(Options{Backend: be, Listen: []string{"unix:" + filepath.Join(t.TempDir(), "s")}, RingPolls: polls, Scheduler: "fifo"})
+	opts.Listen = []string{"unix:" + filepath.Join(t.TempDir(), "s")}
+	d, err := New(opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -35,6 +41,11 @@ func startRingDaemon(t *testing.T, polls int) *Daemon {
 	}
 	t.Cleanup(d.Shutdown)
 	return d
+}
+
+// startRingDaemon starts a FIFO daemon whose ring poller makes polls empty sweeps.
+func startRingDaemon(t *testing.T, polls int) *Daemon {
+	return startInternal(t, Options{RingPolls: polls, Scheduler: "fifo"})
 }
 
 // pattern is the content of byte off of writer w.

@@ -2,7 +2,6 @@ package fwd
 
 import (
 	"bytes"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -44,14 +43,7 @@ func TestSpanJobs(t *testing.T) {
 			if tt.hide {
 				be = piecesOnly{pb}
 			}
-			d, err := New(Options{Backend: be, Listen: []string{"unix:" + filepath.Join(t.TempDir(), "s")}, Scheduler: tt.scheduler})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := d.Start(); err != nil {
-				t.Fatal(err)
-			}
-			defer d.Shutdown()
+			d := startInternal(t, Options{Backend: be, Scheduler: tt.scheduler})
 			c, err := Dial(d.Addr())
 			if err != nil {
 				t.Fatal(err)
