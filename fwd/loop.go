@@ -299,23 +299,6 @@ func (d *Daemon) closeQueue() {
 	d.q.mu.Unlock()
 }
 
-// control runs f with the scheduler held and lets the workers look again
-// (a new window or algorithm may make batches dispatchable).
-func (d *Daemon) controlLocked(f func(now time.Duration) error) error {
-	d.mu.Lock()
-	started := d.started
-	d.mu.Unlock()
-	d.q.mu.Lock()
-	defer d.q.mu.Unlock()
-	now := time.Duration(0)
-	if started {
-		now = d.now()
-	}
-	err := f(now)
-	d.q.work.Broadcast()
-	return err
-}
-
 type completion struct {
 	batch uint64
 	file  uint64

@@ -99,7 +99,19 @@ func (d *Daemon) SwitchScheduler(name string) error {
 }
 
 // control runs f with the scheduler held (before Start and after Shutdown
-// too: the scheduler outlives the workers).
+// too: the scheduler outlives the workers), then lets the workers look
+// again: a new window or algorithm may make batches dispatchable.
 func (d *Daemon) control(f func(now time.Duration) error) error {
-	return d.controlLocked(f)
+	d.mu.Lock()
+	started := d.started
+	d.mu.Unlock()
+	d.q.mu.Lock()
+	defer d.q.mu.Unlock()
+	now := time.Duration(0)
+	if started {
+		now = d.now()
+	}
+	err := f(now)
+	d.q.work.Broadcast()
+	return err
 }
