@@ -14,6 +14,7 @@ import (
 // benchConfig is the configuration of "adaptio bench".
 type benchConfig struct {
 	Forwarder   string
+	Direct      string
 	Processes   int
 	Layout      string
 	Spatiality  string
@@ -33,7 +34,7 @@ func newBenchCmd() *cobra.Command {
 	cfg := benchConfig{}
 	cmd := &cobra.Command{
 		Use:   "bench",
-		Short: "MPI-IO Test / IOR-style benchmark client through the forwarder",
+		Short: "MPI-IO Test / IOR-style benchmark client through the forwarder (or directly, as a baseline)",
 		Long: `Run an MPI-IO Test / IOR-style access pattern through a forwarding daemon, with
 the same pattern definitions as the simulator: --procs processes (goroutines),
 file per process or one shared file, contiguous or 1D-strided requests of
@@ -43,34 +44,36 @@ The write phase writes deterministic content (derived from file and offset);
 the read phase reads it back and checks every byte. Both phases are timed as
 IOR does (makespan from the first process's start to the last one's end) and
 printed with their bandwidth in MiB/s (1 MiB = 2^20 bytes). Files are created
-under --dir on the forwarder and removed at the end unless --keep.`,
-		Example: `  adaptio bench --forwarder 127.0.0.1:7070 --procs 16 --layout shared --spatiality strided --request-size 32KiB --total 256MiB`,
-		Args:    cobra.NoArgs,
+under --dir on the forwarder and removed at the end unless --keep.
+
+--direct DIR runs the same workload on the local directory DIR instead, with
+no forwarder: each process opens its file with open(2) and moves its requests
+with pwrite/pread through a buffer of its own; content, verification, timing,
+output and removal are the same. It is the baseline for "forwarder over
+direct" ratios: run both on the same file system (for a posix: backend, DIR
+beside the backend's directory) and divide the bandwidths. DIR must
+exist; the files are named as on the forwarder (DIR/fpp.00000.dat ... or
+DIR/shared.dat). The forwarder-only flags (--forwarder, --conns, --dir,
+--no-shm, --no-ring) cannot be combined with it.`,
+		Example: `  adaptio bench --forwarder 127.0.0.1:7070 --procs 16 --layout shared --spatiality strided --request-size 32KiB --total 256MiB
+  adaptio bench --direct /dev/shm/bd --procs 16 --layout shared --spatiality strided --request-size 32KiB --total 256MiB`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			p, err := cfg.pattern()
 			if err != nil {
 				return fmt.Errorf("bench: %w", err)
 			}
-			copts := fwd.ClientOptions{Name: "bench", NoShm: cfg.NoShm, NoRing: cfg.NoRing}
-			c, err := fwd.DialOptions(cfg.Forwarder, copts)
-			if err != nil {
+			if err := cfg.checkDirect(cmd); err != nil {
 				return fmt.Errorf("bench: %w", err)
 			}
-			defer c.Close()
-			var extra []*fwd.Client
-			for i := 1; i < cfg.Conns; i++ {
-				x, err := fwd.DialOptions(cfg.Forwarder, copts)
-				if err != nil {
-					return fmt.Errorf("bench: %w", err)
-				}
-				defer x.Close()
-				extra = append(extra, x)
+			opts := bench.Options{Dir: cfg.Dir, Seed: cfg.Seed, NoVerify: cfg.NoVerify, Keep: cfg.Keep, Progress: cmd.ErrOrStderr()}
+			var res bench.Result
+			if cfg.Direct != "" {
+				fmt.Fprintf(cmd.ErrOrStderr(), "bench: %s directly on %s (no forwarder)\n", p, cfg.Direct)
+				res, err = bench.RunDirect(cmd.Context(), cfg.Direct, p, opts)
+			} else {
+				res, err = cfg.runForwarder(cmd, p, opts)
 			}
-			fmt.Fprintf(cmd.ErrOrStderr(), "bench: %s through %s, %d connection(s)\n", p, cfg.Forwarder, cfg.Conns)
-			res, err := bench.Run(cmd.Context(), c, p, bench.Options{
-				Dir: cfg.Dir, Clients: extra, Seed: cfg.Seed, NoVerify: cfg.NoVerify, Keep: cfg.Keep,
-				Progress: cmd.ErrOrStderr(),
-			})
 			if err != nil {
 				return fmt.Errorf("bench: %w", err)
 			}
@@ -80,6 +83,7 @@ under --dir on the forwarder and removed at the end unless --keep.`,
 	}
 	f := cmd.Flags()
 	f.StringVar(&cfg.Forwarder, "forwarder", "127.0.0.1:7070", "daemon address: host:port or unix:/path")
+	f.StringVar(&cfg.Direct, "direct", "", "run the workload on this existing local directory with pread/pwrite and no forwarder: the baseline for forwarder/direct ratios")
 	f.IntVar(&cfg.Processes, "procs", 16, "number of processes (goroutines)")
 	f.StringVar(&cfg.Layout, "layout", "shared", "file layout: fpp (file per process) or shared")
 	f.StringVar(&cfg.Spatiality, "spatiality", "contiguous", "contiguous or strided (1D-strided)")
@@ -94,6 +98,44 @@ under --dir on the forwarder and removed at the end unless --keep.`,
 	f.BoolVar(&cfg.NoShm, "no-shm", false, "with a unix: forwarder, send data over the socket instead of a shared-memory region (by default each process reads and writes through a buffer in the region, with no copy in the client)")
 	f.BoolVar(&cfg.NoRing, "no-ring", false, "with a unix: forwarder, send each request in the shared region as a frame on the socket instead of through the region's submission and completion rings (docs/protocol.md, Rings)")
 	return cmd
+}
+
+// runForwarder dials --conns connections to the forwarder and runs the
+// pattern through them.
+func (cfg benchConfig) runForwarder(cmd *cobra.Command, p workload.Pattern, opts bench.Options) (bench.Result, error) {
+	copts := fwd.ClientOptions{Name: "bench", NoShm: cfg.NoShm, NoRing: cfg.NoRing}
+	c, err := fwd.DialOptions(cfg.Forwarder, copts)
+	if err != nil {
+		return bench.Result{}, err
+	}
+	defer c.Close()
+	for i := 1; i < cfg.Conns; i++ {
+		x, err := fwd.DialOptions(cfg.Forwarder, copts)
+		if err != nil {
+			return bench.Result{}, err
+		}
+		defer x.Close()
+		opts.Clients = append(opts.Clients, x)
+	}
+	fmt.Fprintf(cmd.ErrOrStderr(), "bench: %s through %s, %d connection(s)\n", p, cfg.Forwarder, cfg.Conns)
+	return bench.Run(cmd.Context(), c, p, opts)
+}
+
+// checkDirect refuses forwarder-only flags set together with --direct.
+func (cfg benchConfig) checkDirect(cmd *cobra.Command) error {
+	f := cmd.Flags()
+	if cfg.Direct == "" {
+		if f.Changed("direct") {
+			return fmt.Errorf("--direct: want a directory")
+		}
+		return nil
+	}
+	for _, name := range []string{"forwarder", "conns", "dir", "no-shm", "no-ring"} {
+		if f.Changed(name) {
+			return fmt.Errorf("--%s applies to the forwarder; --direct runs without one: drop one of them", name)
+		}
+	}
+	return nil
 }
 
 func (cfg benchConfig) pattern() (workload.Pattern, error) {

@@ -6,14 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"path"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/adaptio/adaptio/fwd"
-	"github.com/adaptio/adaptio/fwd/wire"
 	"github.com/adaptio/adaptio/sched"
 	"github.com/adaptio/adaptio/workload"
 )
@@ -21,9 +19,13 @@ import (
 // ErrVerify reports bytes read back that differ from those written.
 var ErrVerify = errors.New("bench: read-back verification failed")
 
+// ErrNotDir reports a direct run's directory that is not a directory.
+var ErrNotDir = errors.New("bench: not a directory")
+
 // Options configure Run. Zero fields take the defaults listed.
 type Options struct {
-	// Dir is the directory on the forwarder holding the files (default "bench").
+	// Dir is the directory on the forwarder holding the files (default
+	// "bench"); RunDirect takes its directory as an argument instead.
 	Dir string
 	// Clients are extra connections; processes are spread over the client
 	// passed to Run and these, round robin (default: just the one).
@@ -101,53 +103,24 @@ func Fill(b []byte, seed uint64, file int, off int64) {
 	}
 }
 
-// Run creates the pattern's files, runs the write phase, then (unless
-// NoVerify) the read phase checking every byte, and removes the files
-// (unless Keep). An error stops the run; a verification failure returns the
-// result so far and an error wrapping ErrVerify.
+// Run creates the pattern's files under o.Dir on the forwarder behind c
+// (and o.Clients), runs the write phase, then (unless NoVerify) the read
+// phase checking every byte, and removes the files (unless Keep). An error
+// stops the run; a verification failure returns the result so far and an
+// error wrapping ErrVerify.
 func Run(ctx context.Context, c *fwd.Client, p workload.Pattern, o Options) (Result, error) {
-	if err := p.Validate(); err != nil {
-		return Result{}, err
-	}
-	if o.Dir == "" {
-		o.Dir = "bench"
-	}
-	clients := append([]*fwd.Client{c}, o.Clients...)
-	res := Result{Pattern: p}
-	if err := c.Mkdir(o.Dir, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
-		return res, err
-	}
-	for i := 0; i < p.Files(); i++ {
-		f, err := c.OpenFile(FileName(o.Dir, p, i), wire.OpenCreate|wire.OpenTruncate, 0o644)
-		if err != nil {
-			return res, err
-		}
-		if err := f.Close(); err != nil {
-			return res, err
-		}
-	}
-	var err error
-	res.Write, err = phase(ctx, clients, p, o, sched.Write)
-	if err != nil {
-		return res, err
-	}
-	progress(o.Progress, res.Write)
-	if !o.NoVerify {
-		res.Read, err = phase(ctx, clients, p, o, sched.Read)
-		if err != nil {
-			return res, err
-		}
-		res.Verified = true
-		progress(o.Progress, res.Read)
-	}
-	if !o.Keep {
-		for i := 0; i < p.Files(); i++ {
-			if err := c.Unlink(FileName(o.Dir, p, i)); err != nil {
-				return res, err
-			}
-		}
-	}
-	return res, nil
+	return run(ctx, forwarder(append([]*fwd.Client{c}, o.Clients...)), fwdDir(o), p, o)
+}
+
+// RunDirect runs the pattern as Run does, on the local directory dir with
+// no forwarder: the baseline of the same workload, for forwarder over direct
+// ratios. dir must exist; the files are named by FileName(dir, p, i),
+// created or truncated, and each process opens its file with os.OpenFile and
+// moves its requests with WriteAt and ReadAt (pwrite, pread) through a
+// buffer of its own. Content, verification, timing and removal are Run's;
+// o.Dir and o.Clients are not used.
+func RunDirect(ctx context.Context, dir string, p workload.Pattern, o Options) (Result, error) {
+	return run(ctx, direct{}, dir, p, o)
 }
 
 // Verify reads the files a Run with the same pattern and options left
@@ -156,10 +129,61 @@ func Verify(ctx context.Context, c *fwd.Client, p workload.Pattern, o Options) (
 	if err := p.Validate(); err != nil {
 		return Phase{}, err
 	}
-	if o.Dir == "" {
-		o.Dir = "bench"
+	return phase(ctx, forwarder(append([]*fwd.Client{c}, o.Clients...)), fwdDir(o), p, o, sched.Read)
+}
+
+// VerifyDirect is Verify for the files a RunDirect on dir left (Keep).
+func VerifyDirect(ctx context.Context, dir string, p workload.Pattern, o Options) (Phase, error) {
+	if err := p.Validate(); err != nil {
+		return Phase{}, err
 	}
-	return phase(ctx, append([]*fwd.Client{c}, o.Clients...), p, o, sched.Read)
+	return phase(ctx, direct{}, dir, p, o, sched.Read)
+}
+
+// fwdDir is the forwarder's directory of the files.
+func fwdDir(o Options) string {
+	if o.Dir == "" {
+		return "bench"
+	}
+	return o.Dir
+}
+
+// run is Run on target t, the files under dir.
+func run(ctx context.Context, t target, dir string, p workload.Pattern, o Options) (Result, error) {
+	if err := p.Validate(); err != nil {
+		return Result{}, err
+	}
+	res := Result{Pattern: p}
+	if err := t.prepare(dir); err != nil {
+		return res, err
+	}
+	for i := 0; i < p.Files(); i++ {
+		if err := t.create(FileName(dir, p, i)); err != nil {
+			return res, err
+		}
+	}
+	var err error
+	res.Write, err = phase(ctx, t, dir, p, o, sched.Write)
+	if err != nil {
+		return res, err
+	}
+	progress(o.Progress, res.Write)
+	if !o.NoVerify {
+		res.Read, err = phase(ctx, t, dir, p, o, sched.Read)
+		if err != nil {
+			return res, err
+		}
+		res.Verified = true
+		progress(o.Progress, res.Read)
+	}
+	if !o.Keep {
+		for i := 0; i < p.Files(); i++ {
+			if err := t.remove(FileName(dir, p, i)); err != nil {
+				return res, err
+			}
+		}
+	}
+	return res, nil
 }
 
 func progress(w io.Writer, ph Phase) {
@@ -168,7 +192,9 @@ func progress(w io.Writer, ph Phase) {
 	}
 }
 
-func phase(ctx context.Context, clients []*fwd.Client, p workload.Pattern, o Options, op sched.Op) (Phase, error) {
+// phase runs one access phase of the pattern on t, every process in a
+// goroutine of its own.
+func phase(ctx context.Context, t target, dir string, p workload.Pattern, o Options, op sched.Op) (Phase, error) {
 	n := p.RequestsPerProcess()
 	var (
 		wg      sync.WaitGroup
@@ -213,25 +239,14 @@ func phase(ctx context.Context, clients []*fwd.Client, p workload.Pattern, o Opt
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			c := clients[proc%len(clients)]
 			file, _ := p.Request(proc, 0)
-			f, err := c.Open(FileName(o.Dir, p, file))
+			h, err := t.open(proc, FileName(dir, p, file), int(p.RequestSize))
 			if err != nil {
 				fail(err)
 				return
 			}
-			defer f.Close()
-			f.Process = uint32(proc)
-			// The request buffer comes from the client: in its shared
-			// region on a node-local connection, so data moves between
-			// it and the backend with no copy in the client.
-			b, err := c.AllocBuffer(int(p.RequestSize))
-			if err != nil {
-				fail(err)
-				return
-			}
-			defer b.Free()
-			buf := b.Bytes()
+			defer h.close()
+			buf := h.buf()
 			want := make([]byte, p.RequestSize)
 			for i := 0; i < n; i++ {
 				if ctx.Err() != nil {
@@ -243,12 +258,12 @@ func phase(ctx context.Context, clients []*fwd.Client, p workload.Pattern, o Opt
 				if op == sched.Write {
 					Fill(buf, o.Seed, file, off)
 					t0 = time.Now()
-					if _, err := f.WriteBuffer(b, off); err != nil {
+					if _, err := h.writeAt(off); err != nil {
 						fail(err)
 						return
 					}
 				} else {
-					if k, err := f.ReadBuffer(b, off); err != nil {
+					if k, err := h.readAt(off); err != nil {
 						fail(fmt.Errorf("%w: process %d read %d of %d bytes at %d: %v", ErrVerify, proc, k, len(buf), off, err))
 						return
 					}
@@ -265,7 +280,7 @@ func phase(ctx context.Context, clients []*fwd.Client, p workload.Pattern, o Opt
 				if op == sched.Read {
 					Fill(want, o.Seed, file, off)
 					if string(buf) != string(want) {
-						fail(fmt.Errorf("%w: process %d, %s bytes [%d, %d)", ErrVerify, proc, FileName(o.Dir, p, file), off, off+int64(len(buf))))
+						fail(fmt.Errorf("%w: process %d, %s bytes [%d, %d)", ErrVerify, proc, FileName(dir, p, file), off, off+int64(len(buf))))
 						return
 					}
 				}

@@ -32,8 +32,10 @@ func startForwarder(t *testing.T) (string, string) {
 	return d.Addr(), dir
 }
 
+// Every pattern shape, through the forwarder and directly, writes exactly
+// Fill's bytes and reads them back verified.
 func TestRunPatterns(t *testing.T) {
-	addr, dir := startForwarder(t)
+	addr, backendDir := startForwarder(t)
 	c, err := fwd.Dial(addr)
 	if err != nil {
 		t.Fatal(err)
@@ -44,6 +46,28 @@ func TestRunPatterns(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer extra.Close()
+	ctx := context.Background()
+	targets := []struct {
+		name string
+		// run runs p keeping its files and returns the local directory
+		// holding them.
+		run func(t *testing.T, p workload.Pattern, o bench.Options) (bench.Result, string, error)
+	}{
+		{"forwarder", func(t *testing.T, p workload.Pattern, o bench.Options) (bench.Result, string, error) {
+			o.Dir, o.Clients = "b", []*fwd.Client{extra}
+			res, err := bench.Run(ctx, c, p, o)
+			return res, filepath.Join(backendDir, "b"), err
+		}},
+		{"direct", func(t *testing.T, p workload.Pattern, o bench.Options) (bench.Result, string, error) {
+			dir := t.TempDir()
+			// A stale, longer file is truncated as on the forwarder.
+			if err := os.WriteFile(bench.FileName(dir, p, 0), make([]byte, 2*p.TotalBytes), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			res, err := bench.RunDirect(ctx, dir, p, o)
+			return res, dir, err
+		}},
+	}
 	tests := []struct {
 		layout workload.Layout
 		spat   workload.Spatiality
@@ -51,39 +75,59 @@ func TestRunPatterns(t *testing.T) {
 		size   int64
 	}{
 		{workload.FilePerProcess, workload.Contiguous, sched.Write, 32 << 10},
+		{workload.FilePerProcess, workload.Strided, sched.Read, 12 << 10},
 		{workload.Shared, workload.Contiguous, sched.Read, 32 << 10},
 		{workload.Shared, workload.Strided, sched.Write, 12 << 10},
 		{workload.Shared, workload.Strided, sched.Read, 64 << 10},
 	}
-	for _, tt := range tests {
-		p := workload.Pattern{Processes: 6, Layout: tt.layout, Spatiality: tt.spat, Op: tt.op, RequestSize: tt.size, TotalBytes: 6 * 4 * tt.size}
-		t.Run(p.String(), func(t *testing.T) {
-			res, err := bench.Run(context.Background(), c, p, bench.Options{Dir: "b", Clients: []*fwd.Client{extra}, Keep: true})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !res.Verified || res.Write.Bytes != p.TotalBytes || res.Read.Bytes != p.TotalBytes || res.Write.Requests != 24 {
-				t.Fatalf("result %+v", res)
-			}
-			// The files on the backend hold exactly the pattern's content.
-			for i := 0; i < p.Files(); i++ {
-				got, err := os.ReadFile(filepath.Join(dir, bench.FileName("b", p, i)))
+	for _, tg := range targets {
+		for _, tt := range tests {
+			p := workload.Pattern{Processes: 6, Layout: tt.layout, Spatiality: tt.spat, Op: tt.op, RequestSize: tt.size, TotalBytes: 6 * 4 * tt.size}
+			t.Run(tg.name+"/"+p.String(), func(t *testing.T) {
+				res, dir, err := tg.run(t, p, bench.Options{Keep: true, Seed: 7})
 				if err != nil {
 					t.Fatal(err)
 				}
-				want := make([]byte, len(got))
-				bench.Fill(want, 0, i, 0)
-				wantLen := p.TotalBytes / int64(p.Files())
-				if int64(len(got)) != wantLen || !bytes.Equal(got, want) {
-					t.Fatalf("file %d: %d bytes (want %d) or content differs", i, len(got), wantLen)
+				if !res.Verified || res.Write.Bytes != p.TotalBytes || res.Read.Bytes != p.TotalBytes || res.Write.Requests != 24 || res.Read.Requests != 24 {
+					t.Fatalf("result %+v", res)
 				}
+				if res.Write.Bandwidth <= 0 || res.Read.Bandwidth <= 0 || res.Measured().Op != tt.op {
+					t.Fatalf("phases %+v %+v", res.Write, res.Read)
+				}
+				checkFiles(t, dir, p, 7)
+				var out strings.Builder
+				res.Print(&out)
+				if !strings.Contains(out.String(), "every byte read back matched") || !strings.Contains(out.String(), "write") {
+					t.Fatalf("report:\n%s", out.String())
+				}
+			})
+		}
+	}
+}
+
+// checkFiles fails unless the pattern's files under dir hold exactly the
+// bytes its requests wrote (Fill's content; zeros in the holes a
+// file-per-process strided pattern leaves).
+func checkFiles(t *testing.T, dir string, p workload.Pattern, seed uint64) {
+	t.Helper()
+	want := make([][]byte, p.Files())
+	for proc := 0; proc < p.Processes; proc++ {
+		for i := 0; i < p.RequestsPerProcess(); i++ {
+			file, off := p.Request(proc, i)
+			if end := off + p.RequestSize; int64(len(want[file])) < end {
+				want[file] = append(want[file], make([]byte, end-int64(len(want[file])))...)
 			}
-			var out strings.Builder
-			res.Print(&out)
-			if !strings.Contains(out.String(), "every byte read back matched") || !strings.Contains(out.String(), "write") {
-				t.Fatalf("report:\n%s", out.String())
-			}
-		})
+			bench.Fill(want[file][off:off+p.RequestSize], seed, file, off)
+		}
+	}
+	for i := range want {
+		got, err := os.ReadFile(bench.FileName(dir, p, i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, want[i]) {
+			t.Fatalf("file %d: %d bytes (want %d) or content differs", i, len(got), len(want[i]))
+		}
 	}
 }
 

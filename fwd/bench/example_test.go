@@ -37,3 +37,18 @@ func ExampleRun() {
 	fmt.Println(p, p.Class(), res.Write.Requests, bench.Size(res.Read.Bytes), res.Verified)
 	// Output: 4p-shared-strided-write-32k-1m SS 32 1MiB true
 }
+
+func ExampleRunDirect() {
+	dir, _ := os.MkdirTemp("", "bench-direct")
+	defer os.RemoveAll(dir)
+	p := workload.Pattern{Processes: 4, Layout: workload.FilePerProcess, Spatiality: workload.Contiguous,
+		Op: sched.Write, RequestSize: 32 << 10, TotalBytes: 1 << 20}
+	res, err := bench.RunDirect(context.Background(), dir, p, bench.Options{})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	left, _ := os.ReadDir(dir)
+	fmt.Println(p, res.Write.Requests, bench.Size(res.Read.Bytes), res.Verified, len(left))
+	// Output: 4p-fpp-contiguous-write-32k-1m 32 1MiB true 0
+}

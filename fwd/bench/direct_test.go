@@ -1,0 +1,110 @@
+package bench_test
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/adaptio/adaptio/fwd/bench"
+	"github.com/adaptio/adaptio/sched"
+	"github.com/adaptio/adaptio/workload"
+)
+
+// Without Keep a direct run leaves the directory as it found it.
+func TestRunDirectRemovesFiles(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "other"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, layout := range []workload.Layout{workload.FilePerProcess, workload.Shared} {
+		p := workload.Pattern{Processes: 3, Layout: layout, Spatiality: workload.Contiguous, Op: sched.Write, RequestSize: 4096, TotalBytes: 3 * 2 * 4096}
+		if _, err := bench.RunDirect(context.Background(), dir, p, bench.Options{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ents) != 1 || ents[0].Name() != "other" {
+		t.Fatalf("directory holds %v, want just other", ents)
+	}
+}
+
+// A byte changed on disk between write and read-back fails with ErrVerify,
+// and so does a file cut short.
+func TestVerifyDirectDetectsCorruption(t *testing.T) {
+	tests := []struct {
+		name   string
+		damage func(f *os.File) error
+	}{
+		{"flipped byte", func(f *os.File) error { _, err := f.WriteAt([]byte{0xff ^ fillByte(5000)}, 5000); return err }},
+		{"short file", func(f *os.File) error { return f.Truncate(7*4096 + 100) }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			p := workload.Pattern{Processes: 2, Layout: workload.Shared, Spatiality: workload.Strided, Op: sched.Write, RequestSize: 4096, TotalBytes: 8 * 4096}
+			if _, err := bench.RunDirect(context.Background(), dir, p, bench.Options{Keep: true, NoVerify: true}); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := bench.VerifyDirect(context.Background(), dir, p, bench.Options{}); err != nil {
+				t.Fatalf("verify before damage: %v", err)
+			}
+			f, err := os.OpenFile(bench.FileName(dir, p, 0), os.O_WRONLY, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := tt.damage(f); err != nil {
+				t.Fatal(err)
+			}
+			f.Close()
+			if _, err := bench.VerifyDirect(context.Background(), dir, p, bench.Options{}); !errors.Is(err, bench.ErrVerify) {
+				t.Fatalf("verify after damage: got %v, want ErrVerify", err)
+			}
+		})
+	}
+}
+
+// fillByte is byte off of file 0's content with seed 0.
+func fillByte(off int64) byte {
+	b := make([]byte, 1)
+	bench.Fill(b, 0, 0, off)
+	return b[0]
+}
+
+func TestRunDirectBadDirectory(t *testing.T) {
+	p := workload.Pattern{Processes: 2, Layout: workload.FilePerProcess, Spatiality: workload.Contiguous, Op: sched.Write, RequestSize: 4096, TotalBytes: 2 * 4096}
+	missing := filepath.Join(t.TempDir(), "missing")
+	_, err := bench.RunDirect(context.Background(), missing, p, bench.Options{})
+	if !errors.Is(err, fs.ErrNotExist) || !strings.Contains(err.Error(), missing) || !strings.Contains(err.Error(), "does not exist") {
+		t.Fatalf("missing directory: got %v, want ErrNotExist naming %s", err, missing)
+	}
+	if _, err := os.Stat(missing); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("the run created %s", missing)
+	}
+	file := filepath.Join(t.TempDir(), "file")
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := bench.RunDirect(context.Background(), file, p, bench.Options{}); !errors.Is(err, bench.ErrNotDir) {
+		t.Fatalf("regular file as directory: got %v, want ErrNotDir", err)
+	}
+	if _, err := bench.RunDirect(context.Background(), missing, workload.Pattern{}, bench.Options{}); !errors.Is(err, workload.ErrBadPattern) {
+		t.Fatalf("invalid pattern: got %v, want ErrBadPattern", err)
+	}
+}
+
+// A cancelled context stops a direct run with the context's error.
+func TestRunDirectCancelled(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	p := workload.Pattern{Processes: 2, Layout: workload.Shared, Spatiality: workload.Contiguous, Op: sched.Write, RequestSize: 4096, TotalBytes: 2 * 4096}
+	if _, err := bench.RunDirect(ctx, t.TempDir(), p, bench.Options{}); !errors.Is(err, context.Canceled) {
+		t.Fatalf("got %v, want context.Canceled", err)
+	}
+}
