@@ -310,3 +310,63 @@ func FuzzDecodeSQE(f *testing.F) {
 		}
 	})
 }
+
+// A client that stops taking its completions fills its completion ring:
+// the daemon then takes no more of its submissions (it never writes past
+// the client's head) and goes on serving others; once the client takes
+// them, the rest complete.
+func TestRingClientThatDoesNotReap(t *testing.T) {
+	d := startRingDaemon(t, DefaultRingPolls)
+	other, err := DialOptions(d.Addr(), ClientOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	of, err := other.Create("other")
+	if err != nil {
+		t.Fatal(err)
+	}
+	slow, err := DialOptions(d.Addr(), ClientOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer slow.Close()
+	f, err := slow.Create("slow")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cc := slow.conn
+	r := cc.ring.Load()
+	n := int(r.r.n)
+	// Submit n+10 one-byte writes by hand, as a client that never reaps;
+	// the submission ring holds n, so the last 10 go in once the daemon
+	// has taken the first ones.
+	submit := func(from, to int) {
+		cc.wmu.Lock()
+		defer cc.wmu.Unlock()
+		for i := from; i < to; i++ {
+			putSQE(r.r.sqe(r.sqTail), &wire.Msg{Op: wire.OpWriteShm, ID: 1<<40 + uint64(i), Handle: f.Handle(), Offset: int64(i), Length: 1, ShmOff: uint64(r.off)})
+			r.sqTail++
+			r.r.counter(ringOffSQTail).Store(r.sqTail)
+		}
+		_, _ = cc.nc.Write(wakeFrame)
+	}
+	submit(0, n)
+	poll.Until(t, "the daemon to complete a full ring", 5*time.Second, func() bool { return r.r.counter(ringOffCQTail).Load() == uint32(n) })
+	submit(n, n+10)
+	// Another client's round trip proves the poller has swept since.
+	for i := 0; i < 3; i++ {
+		if _, err := of.WriteAt([]byte("x"), int64(i)); err != nil {
+			t.Fatalf("another client while a ring is full: %v", err)
+		}
+	}
+	if got := r.r.counter(ringOffCQTail).Load(); got != uint32(n) {
+		t.Fatalf("completion tail %d with the client's head at 0: the daemon wrote past a full ring of %d", got, n)
+	}
+	// The client takes its completions; the last 10 follow.
+	r.r.counter(ringOffCQHead).Store(uint32(n))
+	cc.wmu.Lock()
+	_, _ = cc.nc.Write(wakeFrame)
+	cc.wmu.Unlock()
+	poll.Until(t, "the rest to complete once the ring has room", 5*time.Second, func() bool { return r.r.counter(ringOffCQTail).Load() == uint32(n+10) })
+}
