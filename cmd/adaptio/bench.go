@@ -25,6 +25,7 @@ type benchConfig struct {
 	Dir         string
 	Seed        uint64
 	NoVerify    bool
+	NoFill      bool
 	Keep        bool
 	NoShm       bool
 	NoRing      bool
@@ -66,7 +67,7 @@ DIR/shared.dat). The forwarder-only flags (--forwarder, --conns, --dir,
 			if err := cfg.checkDirect(cmd); err != nil {
 				return fmt.Errorf("bench: %w", err)
 			}
-			opts := bench.Options{Dir: cfg.Dir, Seed: cfg.Seed, NoVerify: cfg.NoVerify, Keep: cfg.Keep, Progress: cmd.ErrOrStderr()}
+			opts := bench.Options{Dir: cfg.Dir, Seed: cfg.Seed, NoVerify: cfg.NoVerify, NoFill: cfg.NoFill, Keep: cfg.Keep, Progress: cmd.ErrOrStderr()}
 			var res bench.Result
 			if cfg.Direct != "" {
 				fmt.Fprintf(cmd.ErrOrStderr(), "bench: %s directly on %s (no forwarder)\n", p, cfg.Direct)
@@ -94,6 +95,7 @@ DIR/shared.dat). The forwarder-only flags (--forwarder, --conns, --dir,
 	f.StringVar(&cfg.Dir, "dir", "bench", "directory on the forwarder for the benchmark files")
 	f.Uint64Var(&cfg.Seed, "seed", 0, "varies the content written")
 	f.BoolVar(&cfg.NoVerify, "no-verify", false, "skip the read-back phase")
+	f.BoolVar(&cfg.NoFill, "no-fill", false, "time the I/O alone: fill each process's buffer once and write it in every request, and read back without checking (by default every request's content is generated and every byte read back is checked, in forwarded and --direct runs alike)")
 	f.BoolVar(&cfg.Keep, "keep", false, "keep the files")
 	f.BoolVar(&cfg.NoShm, "no-shm", false, "with a unix: forwarder, send data over the socket instead of a shared-memory region (by default each process reads and writes through a buffer in the region, with no copy in the client)")
 	f.BoolVar(&cfg.NoRing, "no-ring", false, "with a unix: forwarder, send each request in the shared region as a frame on the socket instead of through the region's submission and completion rings (docs/protocol.md, Rings)")

@@ -108,3 +108,36 @@ func TestRunDirectCancelled(t *testing.T) {
 		t.Fatalf("got %v, want context.Canceled", err)
 	}
 }
+
+// With NoFill each process writes its first request's content in every
+// request (the write phase times the I/O alone), and the read phase reads
+// it back without checking.
+func TestNoFill(t *testing.T) {
+	dir := t.TempDir()
+	const size = 4096
+	p := workload.Pattern{Processes: 2, Layout: workload.FilePerProcess, Spatiality: workload.Contiguous, Op: sched.Write, RequestSize: size, TotalBytes: 2 * 4 * size}
+	res, err := bench.RunDirect(context.Background(), dir, p, bench.Options{NoFill: true, Keep: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Write.Bytes != p.TotalBytes || !res.Verified || res.Read.Bytes != p.TotalBytes {
+		t.Fatalf("write %d bytes, read %d, verified %v; want %d each", res.Write.Bytes, res.Read.Bytes, res.Verified, p.TotalBytes)
+	}
+	for proc := 0; proc < p.Processes; proc++ {
+		file, off := p.Request(proc, 0)
+		first := make([]byte, size)
+		bench.Fill(first, 0, file, off)
+		data, err := os.ReadFile(filepath.Join(dir, bench.FileName("", p, file)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(data) != 4*size {
+			t.Fatalf("file %d: %d bytes, want %d", file, len(data), 4*size)
+		}
+		for i := 0; i < 4; i++ {
+			if string(data[i*size:(i+1)*size]) != string(first) {
+				t.Fatalf("file %d, request %d: not the first request's content", file, i)
+			}
+		}
+	}
+}
