@@ -9,6 +9,7 @@ import (
 
 	"github.com/adaptio/adaptio/backend"
 	"github.com/adaptio/adaptio/backend/posix"
+	"github.com/adaptio/adaptio/internal/poll"
 	"github.com/adaptio/adaptio/sched"
 )
 
@@ -65,10 +66,15 @@ func TestSpanJobs(t *testing.T) {
 			if n, err := f.ReadAt(got, 0); err != nil || n != len(got) || !bytes.Equal(got, want) {
 				t.Fatalf("ReadAt = %d, %v, equal %v", n, err, bytes.Equal(got, want))
 			}
+			// A worker reports its batch to the scheduler after answering
+			// the client, on its way to the next batch: wait for that.
 			var st sched.Stats
-			_ = d.control(func(time.Duration) error { st = d.sw.Stats(); return nil })
-			if st.Completed != st.Batches || st.BytesCompleted != 2<<20 {
-				t.Errorf("scheduler: %d batches out, %d completed, %d bytes; want all completed, %d bytes", st.Batches, st.Completed, st.BytesCompleted, 2<<20)
+			poll.Until(t, "every batch to complete to the scheduler", 5*time.Second, func() bool {
+				_ = d.control(func(time.Duration) error { st = d.sw.Stats(); return nil })
+				return st.Completed == st.Batches
+			})
+			if st.BytesCompleted != 2<<20 {
+				t.Errorf("scheduler: %d bytes completed, want %d", st.BytesCompleted, 2<<20)
 			}
 		})
 	}
