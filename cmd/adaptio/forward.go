@@ -52,7 +52,11 @@ func newForwardCmd() *cobra.Command {
 programs using the fwd client library) connect over TCP or a Unix socket with the
 binary protocol of docs/protocol.md. Each read or write is split per PFS data
 server, scheduled (TWINS by default) and executed by a pool of workers that
-aggregate contiguous requests; a write is acknowledged once the backend has it.
+aggregate contiguous requests (on a posix: backend, the pieces of one request
+released together run as one pread/pwrite); a write is acknowledged once the
+backend has it. Clients on this host connected to a unix: address move data
+through a shared-memory region and pass requests through rings in it, polled by
+the daemon (--ring-polls), so a busy client makes no system call per request.
 
 Backends:
   posix:DIR              a directory (e.g. a mounted parallel file system), striped
