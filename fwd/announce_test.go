@@ -14,6 +14,7 @@ import (
 	"github.com/adaptio/adaptio/council/service"
 	"github.com/adaptio/adaptio/fwd"
 	"github.com/adaptio/adaptio/fwd/wire"
+	"github.com/adaptio/adaptio/internal/poll"
 	"github.com/adaptio/adaptio/sched"
 )
 
@@ -115,7 +116,7 @@ func announcerOverhead(b *testing.B, req int, control bool) {
 		b.Fatal(err)
 	}
 	defer be.Close()
-	cs := startCouncil(b)
+	councilURL := startCouncilProcess(b)
 	// One daemon and the same connections for both: only the
 	// observation and the Announcer differ between the runs (two
 	// daemons differed by about 10% even when configured alike).
@@ -141,13 +142,19 @@ func announcerOverhead(b *testing.B, req int, control bool) {
 		var a *announce.Announcer
 		if announcing {
 			var err error
-			if a, err = announce.New(announce.Options{URL: cs.ClientURL(), Interval: 100 * time.Millisecond, Source: d}); err != nil {
+			if a, err = announce.New(announce.Options{URL: councilURL, Interval: 100 * time.Millisecond, Source: d}); err != nil {
 				b.Fatal(err)
 			}
 			if err := a.Start(context.Background()); err != nil {
 				b.Fatal(err)
 			}
+			// Time the Announcer in operation, not its start: wait for its
+			// first report to come back decided.
+			poll.Until(b, "the Announcer's first round", 10*time.Second, func() bool { return a.Round() > 0 })
 		}
+		// One request per client, untimed, in both passes: the daemon's
+		// poller and the clients' reaper may have gone to sleep meanwhile.
+		runClients(b, files, req, req)
 		b.StartTimer()
 		c0 := cpuTime()
 		t := runClients(b, files, req, perClient)
