@@ -34,7 +34,7 @@ import (
 //	128 cq_tail  written by the daemon: completions posted
 //	192 cq_head  written by the client: completions taken
 //	256 idle     written by the daemon: 1 while its poller sleeps
-//	320 waiters  written by the client: callers sleeping on a completion
+//	320 waiters  written by the client: non-zero while its reaper sleeps (callers wait on it)
 //	512 submission entries (entries x 64 bytes), then completion entries (entries x 16 bytes)
 //
 // Every value the daemon reads from the region is checked: a counter out
