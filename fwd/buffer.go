@@ -79,6 +79,9 @@ func (f *File) WriteBuffer(buf *Buffer, off int64) (int, error) {
 	if buf.freed.Load() {
 		return 0, ErrBufferFreed
 	}
+	if off >= 0 && len(buf.b) <= f.c.maxIO() {
+		return f.oneBuffer(buf, 0, len(buf.b), off, true) // the common case, without split's closure
+	}
 	return f.split(len(buf.b), off, func(lo, hi int) (int, error) { return f.oneBuffer(buf, lo, hi, off+int64(lo), true) })
 }
 
@@ -89,7 +92,13 @@ func (f *File) ReadBuffer(buf *Buffer, off int64) (int, error) {
 	if buf.freed.Load() {
 		return 0, ErrBufferFreed
 	}
-	n, err := f.split(len(buf.b), off, func(lo, hi int) (int, error) { return f.oneBuffer(buf, lo, hi, off+int64(lo), false) })
+	var n int
+	var err error
+	if off >= 0 && len(buf.b) <= f.c.maxIO() {
+		n, err = f.oneBuffer(buf, 0, len(buf.b), off, false) // the common case, without split's closure
+	} else {
+		n, err = f.split(len(buf.b), off, func(lo, hi int) (int, error) { return f.oneBuffer(buf, lo, hi, off+int64(lo), false) })
+	}
 	if err == nil && n < len(buf.b) {
 		err = io.EOF
 	}

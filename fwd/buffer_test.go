@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/adaptio/adaptio/backend"
+	"github.com/adaptio/adaptio/backend/posix"
 	"github.com/adaptio/adaptio/fwd"
 )
 
@@ -161,5 +163,49 @@ func TestBufferAcrossReconnect(t *testing.T) {
 	clear(buf.Bytes())
 	if k, err := f.ReadBuffer(buf, 0); k != buf.Len() || err != nil || !bytes.Equal(buf.Bytes(), content(4, 0, buf.Len())) {
 		t.Fatalf("ReadBuffer after the restart = %d, %v, exact %v", k, err, bytes.Equal(buf.Bytes(), content(4, 0, buf.Len())))
+	}
+}
+
+// A forwarded 32 KiB write through the rings allocates a handful of small
+// objects on both sides (the client's call, the daemon's op and job), not
+// one per layer: a regression guard for the per-request path.
+func TestRingWriteAllocations(t *testing.T) {
+	be, err := posix.New(t.TempDir(), backend.Layout{StripeSize: 64 << 10, StripeCount: 4}) // PVFS's default stripe: one piece
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer be.Close()
+	d := startDaemon(t, be, fwd.Options{Listen: []string{"unix:" + filepath.Join(t.TempDir(), "fwd.sock")}, Scheduler: "fifo"})
+	c, err := fwd.Dial(d.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	f, err := c.Create("a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	buf, err := c.AllocBuffer(32 << 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer buf.Free()
+	if !buf.Shared() {
+		t.Skip("no shared region on this system")
+	}
+	off := int64(0)
+	write := func() {
+		if _, err := f.WriteBuffer(buf, off); err != nil {
+			t.Fatal(err)
+		}
+		off += 32 << 10
+	}
+	for range 50 {
+		write() // warm pools, maps and the pollers
+	}
+	n := testing.AllocsPerRun(200, write)
+	t.Logf("%v allocations per forwarded 32 KiB write", n)
+	if n > 8 {
+		t.Errorf("%v allocations per forwarded 32 KiB write, want at most 8", n)
 	}
 }

@@ -28,6 +28,11 @@ type ioOp struct {
 	start  time.Time
 	pieces []piece
 	left   atomic.Int32
+
+	// Room for the pieces and the backend's split of a request of few
+	// pieces, so that they are not allocated apart from the op.
+	pieceRoom [2]piece
+	splitRoom [2]backend.Piece
 }
 
 // piece is the part of an ioOp on one data server.
@@ -66,6 +71,7 @@ type job struct {
 	// parts are the scheduler's batches a span job executes as one access
 	// (nil: batch alone); batch then covers them all.
 	parts []sched.Batch
+	one   [1]*piece // room for the pieces of a batch of one
 }
 
 // maxSpan bounds the batches joined into one span job.
@@ -219,7 +225,12 @@ func (d *Daemon) pickLocked() *job {
 
 // jobLocked takes a batch's pieces out of the pending ones.
 func (d *Daemon) jobLocked(b sched.Batch) *job {
-	j := &job{batch: b, pieces: make([]*piece, len(b.Requests))}
+	j := &job{batch: b}
+	if len(b.Requests) == 1 {
+		j.pieces = j.one[:]
+	} else {
+		j.pieces = make([]*piece, len(b.Requests))
+	}
 	for i, r := range b.Requests {
 		j.pieces[i] = d.q.pending[r.ID]
 		delete(d.q.pending, r.ID)
@@ -251,7 +262,7 @@ func (d *Daemon) spanLocked(j *job) {
 			return h.batch.File == j.batch.File && h.batch.Op == j.batch.Op && h.batch.Offset == end && oneRequest(h, op)
 		}
 		if h := q.sp.takeIf(continues); h != nil {
-			joinJob(j, h)
+			joinJob(j, h, len(op.pieces))
 			continue
 		}
 		if len(q.sp.held) >= q.sp.max {
@@ -266,7 +277,7 @@ func (d *Daemon) spanLocked(j *job) {
 			q.sp.held = append(q.sp.held, h) // the next worker's
 			return
 		}
-		joinJob(j, h)
+		joinJob(j, h, len(op.pieces))
 	}
 }
 
@@ -280,10 +291,13 @@ func oneRequest(j *job, op *ioOp) bool {
 	return true
 }
 
-// joinJob appends h to the span job j.
-func joinJob(j, h *job) {
+// joinJob appends h to the span job j, a part of a request of room pieces
+// (the capacity its slices are made with).
+func joinJob(j, h *job, room int) {
 	if j.parts == nil {
-		j.parts = []sched.Batch{j.batch}
+		j.parts = make([]sched.Batch, 1, room)
+		j.parts[0] = j.batch
+		j.pieces = append(make([]*piece, 0, room), j.pieces...)
 	}
 	j.parts = append(j.parts, h.batch)
 	j.pieces = append(j.pieces, h.pieces...)
@@ -379,13 +393,14 @@ func (s *spread) done(file uint64) {
 // worker executes batches on the backend.
 func (d *Daemon) worker() {
 	defer d.workerWG.Done()
+	var c completion
 	var done *completion
 	for {
 		j := d.next(done)
 		if j == nil {
 			return
 		}
-		c := d.run(j)
+		c = d.run(j)
 		done = &c
 	}
 }
@@ -480,12 +495,15 @@ func clampN(n int, rel int64, length int) int {
 
 // submit splits a client read or write and queues its pieces.
 func (d *Daemon) submit(op *ioOp) error {
-	var ps []backend.Piece
-	ps, err := d.be.Split(ps, op.path, op.off, int64(len(op.buf)))
+	ps, err := d.be.Split(op.splitRoom[:0], op.path, op.off, int64(len(op.buf)))
 	if err != nil {
 		return err
 	}
-	op.pieces = make([]piece, len(ps))
+	if len(ps) <= len(op.pieceRoom) {
+		op.pieces = op.pieceRoom[:len(ps)]
+	} else {
+		op.pieces = make([]piece, len(ps))
+	}
 	var rel int64
 	for i, bp := range ps {
 		if bp.Offset != op.off+rel || bp.Length <= 0 || rel+bp.Length > int64(len(op.buf)) {

@@ -14,6 +14,10 @@ const (
 
 var pools [maxClass + 1]sync.Pool
 
+// holders are the empty *[]byte that carry buffers in the pools, reused so
+// that returning a buffer allocates nothing.
+var holders sync.Pool
+
 // getBuf returns a buffer of length n; its contents are undefined.
 func getBuf(n int) []byte {
 	c := class(n)
@@ -21,19 +25,27 @@ func getBuf(n int) []byte {
 		return make([]byte, n)
 	}
 	if p, ok := pools[c].Get().(*[]byte); ok {
-		return (*p)[:n]
+		b := (*p)[:n]
+		*p = nil
+		holders.Put(p)
+		return b
 	}
 	return make([]byte, n, 1<<c)
 }
 
-// putBuf returns a buffer obtained from getBuf; the caller must not use it again.
+// putBuf returns a buffer obtained from getBuf (or nil, ignored); the
+// caller must not use it again.
 func putBuf(b []byte) {
 	c := class(cap(b))
-	if c > maxClass || cap(b) != 1<<c {
+	if b == nil || c > maxClass || cap(b) != 1<<c {
 		return
 	}
-	b = b[:0]
-	pools[c].Put(&b)
+	p, _ := holders.Get().(*[]byte)
+	if p == nil {
+		p = new([]byte)
+	}
+	*p = b[:0]
+	pools[c].Put(p)
 }
 
 func class(n int) int {
