@@ -2,6 +2,7 @@ package fwd
 
 import (
 	"fmt"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -402,6 +403,13 @@ func (d *Daemon) worker() {
 		}
 		c = d.run(j)
 		done = &c
+		// Yield between batches. Workers this one woke wait in its
+		// processor's run queue, and pollers spinning on the others keep
+		// those from stealing them: without the yield one worker ran
+		// batch after batch while the rest waited, so one batch executed
+		// at a time with a dozen queued (measured at 32 KiB on 2 cores:
+		// one core's worth of pwrite, 0.35 of direct; with it 0.45-0.51).
+		runtime.Gosched()
 	}
 }
 
