@@ -157,10 +157,10 @@ func (d *Daemon) next(done *completion) *job {
 	q := &d.q
 	q.mu.Lock()
 	defer q.mu.Unlock()
+	now := d.now() // one reading serves the completion and the dispatch
 	if done != nil {
 		q.inflight--
 		q.sp.done(done.file)
-		now := d.now()
 		if done.parts == nil {
 			d.completeLocked(now, done.batch, done.bytes, done.took)
 		}
@@ -169,7 +169,7 @@ func (d *Daemon) next(done *completion) *job {
 		}
 	}
 	for {
-		if j := d.dispatchLocked(); j != nil {
+		if j := d.dispatchLocked(now); j != nil {
 			q.sp.started(j.batch.File)
 			q.inflight++
 			if q.idle > 0 && (len(q.pending) > 0 || len(q.sp.held) > 0) {
@@ -184,6 +184,7 @@ func (d *Daemon) next(done *completion) *job {
 		q.idle++
 		q.work.Wait()
 		q.idle--
+		now = d.now()
 	}
 }
 
@@ -195,21 +196,20 @@ func (d *Daemon) completeLocked(now time.Duration, batch uint64, bytes int64, to
 
 // dispatchLocked returns a batch to execute now, or nil (arming the timer
 // for the scheduler's retryAt).
-func (d *Daemon) dispatchLocked() *job {
-	j := d.pickLocked()
+func (d *Daemon) dispatchLocked(now time.Duration) *job {
+	j := d.pickLocked(now)
 	if j != nil && d.span != nil {
-		d.spanLocked(j)
+		d.spanLocked(j, now)
 	}
 	return j
 }
 
-func (d *Daemon) pickLocked() *job {
+func (d *Daemon) pickLocked(now time.Duration) *job {
 	q := &d.q
 	if j := q.sp.ready(); j != nil {
 		return j
 	}
 	for {
-		now := d.now()
 		b, ok, retry := d.sw.Next(now)
 		if !ok {
 			if retry > 0 && (q.timerAt == 0 || retry < q.timerAt) {
@@ -251,7 +251,7 @@ func (d *Daemon) jobLocked(b sched.Batch) *job {
 // is one pwrite instead of sixteen; under TWINS a window releases one data
 // server's pieces, which do not continue each other: two join only when a
 // window ends between them.
-func (d *Daemon) spanLocked(j *job) {
+func (d *Daemon) spanLocked(j *job, now time.Duration) {
 	q := &d.q
 	op := j.pieces[0].op
 	if !oneRequest(j, op) {
@@ -269,7 +269,7 @@ func (d *Daemon) spanLocked(j *job) {
 		if len(q.sp.held) >= q.sp.max {
 			return
 		}
-		b, ok, _ := d.sw.Next(d.now())
+		b, ok, _ := d.sw.Next(now)
 		if !ok {
 			return
 		}
