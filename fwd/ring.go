@@ -276,6 +276,7 @@ type ringPoller struct {
 	stop  chan struct{}
 	done  chan struct{}
 	polls int
+	count atomic.Int32 // rings registered (the poller spins only if some are)
 }
 
 func newRingPoller(polls int) *ringPoller {
@@ -288,6 +289,7 @@ func (p *ringPoller) add(s *srvRing) {
 	s.r.counter(ringOffIdle).Store(1)
 	p.mu.Lock()
 	p.rings = append(p.rings, s)
+	p.count.Store(int32(len(p.rings)))
 	p.mu.Unlock()
 	p.kick()
 }
@@ -302,6 +304,7 @@ func (p *ringPoller) remove(s *srvRing) {
 			break
 		}
 	}
+	p.count.Store(int32(len(p.rings)))
 	p.mu.Unlock()
 }
 
