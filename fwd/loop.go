@@ -160,6 +160,9 @@ func (d *Daemon) next(done *completion) *job {
 	now := d.now() // one reading serves the completion and the dispatch
 	if done != nil {
 		q.inflight--
+		if d.rings.running.Add(-1) == 0 {
+			d.rings.kick() // the poller stood down while batches ran
+		}
 		q.sp.done(done.file)
 		if done.parts == nil {
 			d.completeLocked(now, done.batch, done.bytes, done.took)
@@ -172,6 +175,7 @@ func (d *Daemon) next(done *completion) *job {
 		if j := d.dispatchLocked(now); j != nil {
 			q.sp.started(j.batch.File)
 			q.inflight++
+			d.rings.running.Add(1)
 			if q.idle > 0 && (len(q.pending) > 0 || len(q.sp.held) > 0) {
 				q.work.Signal() // more may be dispatchable: let another worker look
 			}
@@ -403,6 +407,7 @@ func (d *Daemon) worker() {
 		}
 		c = d.run(j)
 		done = &c
+		d.rings.help() // the poller stands down while batches run
 		// With rings, yield between batches. Workers this one woke wait
 		// in its processor's run queue, and the ring pollers spinning on
 		// the others keep those from stealing them: without the yield one
