@@ -11,6 +11,7 @@ import (
 	"math/rand/v2"
 	"net"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -922,6 +923,101 @@ func TestOneFileStillSpreadsOverServers(t *testing.T) {
 	}
 	openGate()
 	if err := <-errc; err != nil {
+		t.Fatal(err)
+	}
+}
+
+// slowFile holds writes to one file until open is closed; other files go
+// straight through.
+type slowFile struct {
+	backend.Backend
+	name    string
+	open    chan struct{}
+	entered chan struct{} // receives once a write of the file is held
+}
+
+func (s slowFile) WriteAt(ctx context.Context, p string, server int, b []byte, off int64) (int, error) {
+	if path.Base(p) == s.name {
+		select {
+		case s.entered <- struct{}{}:
+		default:
+		}
+		<-s.open
+	}
+	return s.Backend.WriteAt(ctx, p, server, b, off)
+}
+
+// While a batch executes, the daemon's poller stands down and workers take
+// ring submissions between batches; a worker stuck on a long batch takes
+// none, so the poller must still sweep: another client's request through
+// the rings is served while the long one is still on the backend.
+func TestRingServedBehindLongBatch(t *testing.T) {
+	be := slowFile{Backend: newPosix(t, t.TempDir()), name: "slow", open: make(chan struct{}), entered: make(chan struct{}, 1)}
+	d := startDaemon(t, be, fwd.Options{Listen: []string{"unix:" + filepath.Join(t.TempDir(), "fwd.sock")}, Scheduler: "fifo"})
+	dial := func() (*fwd.Client, *fwd.Buffer) {
+		c, err := fwd.Dial(d.Addr())
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		buf, err := c.AllocBuffer(4 << 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !buf.Shared() {
+			t.Skip("no shared region on this system")
+		}
+		return c, buf
+	}
+	// The fast client's ring is known to the poller first: once awake, the
+	// poller marks it busy, and its client rings no doorbell.
+	fastC, fastBuf := dial()
+	fast, err := fastC.Create("fast")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := fast.WriteBuffer(fastBuf, 0); err != nil {
+		t.Fatal(err)
+	}
+	slowC, slowBuf := dial()
+	slow, err := slowC.Create("slow")
+	if err != nil {
+		t.Fatal(err)
+	}
+	slowDone := make(chan error, 1)
+	go func() { _, err := slow.WriteBuffer(slowBuf, 0); slowDone <- err }()
+	select {
+	case <-be.entered: // the slow write is on the backend
+	case <-time.After(10 * time.Second):
+		t.Fatal("the slow write never reached the backend")
+	}
+	copy(fastBuf.Bytes(), "served")
+	fastDone := make(chan error, 1)
+	go func() {
+		for i := range 20 {
+			if _, err := fast.WriteBuffer(fastBuf, int64(i)<<12); err != nil {
+				fastDone <- err
+				return
+			}
+		}
+		fastDone <- nil
+	}()
+	select {
+	case err := <-fastDone:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		close(be.open)
+		t.Fatal("requests behind a long batch were not served within 10 s")
+	}
+	select {
+	case err := <-slowDone:
+		t.Fatalf("the slow write finished before it was let through: %v", err)
+	default:
+	}
+	close(be.open)
+	if err := <-slowDone; err != nil {
 		t.Fatal(err)
 	}
 }
