@@ -511,10 +511,7 @@ func (d *Daemon) complete(op *ioOp) {
 		c.sendErr(wop, op.id, err)
 		return
 	}
-	d.m.bytes(op.write, n)
-	if d.observe.Load() {
-		d.accDone.Add(int64(n)) // folded into the accumulator when the interval closes
-	}
+	d.m.bytes(op.write, n) // the Announcer's intervals take their bytes from these counters
 	if op.ring {
 		c.ring.complete(op.id, int64(n))
 		return

@@ -126,8 +126,8 @@ type Daemon struct {
 
 	reqID atomic.Uint64
 
-	observe      atomic.Bool  // Options.Observe, changed by SetObserve
-	accDone      atomic.Int64 // bytes acknowledged since the last fold into acc (lock-free: workers add)
+	observe      atomic.Bool // Options.Observe, changed by SetObserve
+	accBytes     int64       // metrics' bytes acknowledged at the last interval close or SetObserve (accMu)
 	accMu        sync.Mutex
 	acc          access.Accumulator
 	accStart     time.Time

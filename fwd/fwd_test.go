@@ -1021,3 +1021,27 @@ func TestRingServedBehindLongBatch(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// Observation switched on at run time counts from then on: bytes moved
+// while it was off belong to no interval.
+func TestSetObserveStartsCounting(t *testing.T) {
+	d := startDaemon(t, newPosix(t, t.TempDir()), fwd.Options{})
+	c := dial(t, d.Addr())
+	f, err := c.Create("obs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteAt(make([]byte, 24<<10), 0); err != nil { // observation off
+		t.Fatal(err)
+	}
+	d.SetObserve(true)
+	if _, err := f.WriteAt(make([]byte, 8<<10), 0); err != nil {
+		t.Fatal(err)
+	}
+	if o := d.CloseInterval(time.Now()); o.Bytes != 8<<10 || o.Requests != 1 {
+		t.Fatalf("interval after SetObserve(true): %d bytes in %d requests, want %d in 1", o.Bytes, o.Requests, 8<<10)
+	}
+	if o := d.CloseInterval(time.Now()); o.Bytes != 0 || !o.Idle() {
+		t.Fatalf("idle interval: %d bytes, idle %v", o.Bytes, o.Idle())
+	}
+}

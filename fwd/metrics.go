@@ -2,6 +2,7 @@ package fwd
 
 import (
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -10,32 +11,32 @@ import (
 )
 
 type metrics struct {
-	depth     []prometheus.Gauge // per data server
-	window    prometheus.Gauge
-	readBytes prometheus.Counter
-	writeByte prometheus.Counter
-	latency   *prometheus.HistogramVec
-	errors    *prometheus.CounterVec
-	batches   prometheus.Counter
-	bandwidth prometheus.Gauge
-	conns     prometheus.Gauge
-	badFrames prometheus.Counter
-	received  *prometheus.CounterVec
-	viaFrame  prometheus.Counter // requests received as frames
-	viaRing   prometheus.Counter // requests taken from submission rings
-	wakeups   *prometheus.CounterVec
-	doorbells prometheus.Counter       // wake frames received
-	wakes     prometheus.Counter       // wake frames sent
-	lat       [256]prometheus.Observer // by wire.Op
+	depth  []prometheus.Gauge // per data server
+	window prometheus.Gauge
+	// Bytes acknowledged, read and written: plain counters exported as
+	// adaptio_fwd_bytes_total, also read by the Announcer's interval
+	// closes (one atomic add per request serves both).
+	readBytes  atomic.Uint64
+	writeBytes atomic.Uint64
+	latency    *prometheus.HistogramVec
+	errors     *prometheus.CounterVec
+	batches    prometheus.Counter
+	bandwidth  prometheus.Gauge
+	conns      prometheus.Gauge
+	badFrames  prometheus.Counter
+	received   *prometheus.CounterVec
+	viaFrame   prometheus.Counter // requests received as frames
+	viaRing    prometheus.Counter // requests taken from submission rings
+	wakeups    *prometheus.CounterVec
+	doorbells  prometheus.Counter       // wake frames received
+	wakes      prometheus.Counter       // wake frames sent
+	lat        [256]prometheus.Observer // by wire.Op
 }
 
 func newMetrics(reg prometheus.Registerer, servers int) (*metrics, error) {
 	depth := prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "adaptio_fwd_queue_depth", Help: "Requests queued in the scheduler per PFS data server.",
 	}, []string{"server"})
-	bytes := prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "adaptio_fwd_bytes_total", Help: "Bytes acknowledged to clients, by operation (rate() gives bandwidth).",
-	}, []string{"op"})
 	m := &metrics{
 		window: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "adaptio_fwd_window_seconds", Help: "TWINS time window in force (0 for other schedulers).",
@@ -68,7 +69,13 @@ func newMetrics(reg prometheus.Registerer, servers int) (*metrics, error) {
 	}
 	m.viaFrame, m.viaRing = m.received.WithLabelValues("frame"), m.received.WithLabelValues("ring")
 	m.doorbells, m.wakes = m.wakeups.WithLabelValues("received"), m.wakeups.WithLabelValues("sent")
-	for _, c := range []prometheus.Collector{depth, bytes, m.window, m.bandwidth, m.latency, m.errors, m.batches, m.conns, m.badFrames, m.received, m.wakeups} {
+	bytes := func(op string, v *atomic.Uint64) prometheus.Collector {
+		return prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name: "adaptio_fwd_bytes_total", Help: "Bytes acknowledged to clients, by operation (rate() gives bandwidth).",
+			ConstLabels: prometheus.Labels{"op": op},
+		}, func() float64 { return float64(v.Load()) })
+	}
+	for _, c := range []prometheus.Collector{depth, bytes("read", &m.readBytes), bytes("write", &m.writeBytes), m.window, m.bandwidth, m.latency, m.errors, m.batches, m.conns, m.badFrames, m.received, m.wakeups} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}
@@ -76,8 +83,6 @@ func newMetrics(reg prometheus.Registerer, servers int) (*metrics, error) {
 	for s := 0; s < servers; s++ {
 		m.depth = append(m.depth, depth.WithLabelValues(strconv.Itoa(s)))
 	}
-	m.readBytes = bytes.WithLabelValues("read")
-	m.writeByte = bytes.WithLabelValues("write")
 	for op := wire.OpHello; op.Valid(); op++ {
 		m.lat[op] = m.latency.WithLabelValues(op.String())
 	}
@@ -95,8 +100,11 @@ func (m *metrics) observe(op wire.Op, start time.Time, err error) {
 
 func (m *metrics) bytes(write bool, n int) {
 	if write {
-		m.writeByte.Add(float64(n))
+		m.writeBytes.Add(uint64(n))
 	} else {
-		m.readBytes.Add(float64(n))
+		m.readBytes.Add(uint64(n))
 	}
 }
+
+// bytesTotal is the bytes acknowledged so far, read and written.
+func (m *metrics) bytesTotal() int64 { return int64(m.readBytes.Load() + m.writeBytes.Load()) }

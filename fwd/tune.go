@@ -32,7 +32,9 @@ func (d *Daemon) CloseInterval(now time.Time) access.Observation {
 	if !d.t0.IsZero() {
 		rel = start.Sub(d.t0)
 	}
-	d.acc.Done(d.accDone.Swap(0))
+	total := d.m.bytesTotal()
+	d.acc.Done(total - d.accBytes)
+	d.accBytes = total
 	o := d.acc.Close(d.opts.Sched.Node, rel, iv, d.be.Servers(), d.Window())
 	d.accStart = now
 	if o.Interval > 0 {
@@ -44,7 +46,14 @@ func (d *Daemon) CloseInterval(now time.Time) access.Observation {
 // SetObserve turns the collection of access statistics for the Announcer
 // on or off (Options.Observe) while the daemon runs: an operator attaching
 // or detaching an Announcer, or a benchmark comparing both on one daemon.
-func (d *Daemon) SetObserve(on bool) { d.observe.Store(on) }
+func (d *Daemon) SetObserve(on bool) {
+	d.accMu.Lock()
+	defer d.accMu.Unlock()
+	if on && !d.observe.Load() {
+		d.accBytes = d.m.bytesTotal() // bytes acknowledged while off are not the next interval's
+	}
+	d.observe.Store(on)
+}
 
 // Window returns the TWINS window in force (0 when the scheduler is not TWINS).
 func (d *Daemon) Window() time.Duration { return time.Duration(d.window.Load()) }
