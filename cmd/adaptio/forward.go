@@ -83,7 +83,7 @@ already received complete first.`,
 	f.BoolVar(&cfg.SkipEmpty, "skip-empty", false, "TWINS: move to the next data server with requests when the current one has none (default: wait for the window's end, as the reference)")
 	f.IntVar(&cfg.Node, "node", 0, "index of this I/O node, 0-based (TWINS starts at data server node mod servers)")
 	f.IntVar(&cfg.Nodes, "nodes", 1, "number of I/O nodes")
-	f.IntVar(&cfg.Workers, "workers", fwd.DefaultWorkers, "worker goroutines executing batches (most batches in flight)")
+	f.IntVar(&cfg.Workers, "workers", fwd.DefaultWorkers, "worker goroutines executing batches (most batches in flight): a parallel file system over the network wants many; a memory-speed local backend on few cores does best with about 4 per core")
 	f.IntVar(&cfg.RingPolls, "ring-polls", fwd.DefaultRingPolls, "sweeps over the unix: clients' submission rings that find nothing before the ring poller sleeps until a doorbell (negative: sleep at once, spending no CPU on polling)")
 	f.StringVar(&cfg.MetricsAddr, "metrics-addr", "", "serve Prometheus /metrics on this host:port (empty: off)")
 	f.StringVar(&cfg.Council, "council", "", "NATS URL of the Council (nats://host:4222); empty: no announcer")
