@@ -79,10 +79,7 @@ func (f *File) WriteBuffer(buf *Buffer, off int64) (int, error) {
 	if buf.freed.Load() {
 		return 0, ErrBufferFreed
 	}
-	if off >= 0 && len(buf.b) <= f.c.maxIO() {
-		return f.oneBuffer(buf, 0, len(buf.b), off, true) // the common case, without split's closure
-	}
-	return f.split(len(buf.b), off, func(lo, hi int) (int, error) { return f.oneBuffer(buf, lo, hi, off+int64(lo), true) })
+	return f.buffer(buf, off, true)
 }
 
 // ReadBuffer reads buf.Len() bytes at off into buf, like
@@ -92,13 +89,7 @@ func (f *File) ReadBuffer(buf *Buffer, off int64) (int, error) {
 	if buf.freed.Load() {
 		return 0, ErrBufferFreed
 	}
-	var n int
-	var err error
-	if off >= 0 && len(buf.b) <= f.c.maxIO() {
-		n, err = f.oneBuffer(buf, 0, len(buf.b), off, false) // the common case, without split's closure
-	} else {
-		n, err = f.split(len(buf.b), off, func(lo, hi int) (int, error) { return f.oneBuffer(buf, lo, hi, off+int64(lo), false) })
-	}
+	n, err := f.buffer(buf, off, false)
 	if err == nil && n < len(buf.b) {
 		err = io.EOF
 	}
@@ -108,6 +99,15 @@ func (f *File) ReadBuffer(buf *Buffer, off int64) (int, error) {
 // oneBuffer moves bytes [lo, hi) of buf in one request: a read-shm or
 // write-shm naming their place in the region when the connection is the
 // one whose region holds buf, else a plain read or write.
+// buffer moves the whole of buf at off, in one request when it fits (the
+// common case, without split's closure) or split into several.
+func (f *File) buffer(buf *Buffer, off int64, write bool) (int, error) {
+	if off >= 0 && len(buf.b) <= f.c.maxIO() {
+		return f.oneBuffer(buf, 0, len(buf.b), off, write)
+	}
+	return f.split(len(buf.b), off, func(lo, hi int) (int, error) { return f.oneBuffer(buf, lo, hi, off+int64(lo), write) })
+}
+
 func (f *File) oneBuffer(buf *Buffer, lo, hi int, off int64, write bool) (int, error) {
 	p := buf.b[lo:hi]
 	m := &wire.Msg{Offset: off, Process: f.Process}
