@@ -160,7 +160,7 @@ func (d *Daemon) next(done *completion) *job {
 	now := d.now() // one reading serves the completion and the dispatch
 	if done != nil {
 		q.inflight--
-		if d.rings.running.Add(-1) == 0 {
+		if d.rings.running.Add(-1) == 0 && d.rings.count.Load() > 0 {
 			d.rings.kick() // the poller stood down while batches ran
 		}
 		q.sp.done(done.file)

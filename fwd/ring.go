@@ -383,7 +383,7 @@ func (p *ringPoller) run() {
 			empty = 0
 			continue
 		}
-		if empty++; empty <= p.polls {
+		if empty++; empty <= p.polls && p.count.Load() > 0 {
 			runtime.Gosched()
 			continue
 		}
