@@ -141,6 +141,7 @@ func (d *Daemon) add(ps []piece) {
 		q.pending[p.id] = p
 		d.m.depth[p.server].Inc()
 	}
+	d.rings.queued.Store(int32(len(q.pending)))
 	for n := min(len(ps)-len(failed), q.idle); n > 0; n-- {
 		q.work.Signal()
 	}
@@ -239,6 +240,10 @@ func (d *Daemon) jobLocked(b sched.Batch) *job {
 	for i, r := range b.Requests {
 		j.pieces[i] = d.q.pending[r.ID]
 		delete(d.q.pending, r.ID)
+	}
+	d.rings.queued.Store(int32(len(d.q.pending)))
+	if len(d.q.pending) == 0 && d.rings.count.Load() > 0 {
+		d.rings.kick() // the poller stood down while requests were queued
 	}
 	j.batch.Requests = nil
 	d.m.depth[b.Queue].Sub(float64(len(b.Requests)))
