@@ -267,7 +267,7 @@ func (n *node) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uint32,
 		return nil, 0, errno(err)
 	}
 	f.Process = callerPID(ctx)
-	return &handle{f: f}, n.fuseFlags(), 0
+	return &handle{f: f, c: n.c}, n.fuseFlags(), 0
 }
 
 func (n *node) Create(ctx context.Context, name string, flags uint32, mode uint32, out *fuse.EntryOut) (*gofs.Inode, gofs.FileHandle, uint32, syscall.Errno) {
@@ -282,7 +282,7 @@ func (n *node) Create(ctx context.Context, name string, flags uint32, mode uint3
 		f.Close()
 		return nil, nil, 0, errno(err)
 	}
-	return n.child(ctx, fi, out), &handle{f: f}, n.fuseFlags(), 0
+	return n.child(ctx, fi, out), &handle{f: f, c: n.c}, n.fuseFlags(), 0
 }
 
 func (n *node) Mkdir(ctx context.Context, name string, mode uint32, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
@@ -306,7 +306,10 @@ func (n *node) Rmdir(ctx context.Context, name string) syscall.Errno {
 }
 
 // handle is an open file.
-type handle struct{ f *fwd.File }
+type handle struct {
+	f *fwd.File
+	c *fwd.Client
+}
 
 var (
 	_ gofs.FileReader   = (*handle)(nil)
@@ -317,12 +320,57 @@ var (
 )
 
 func (h *handle) Read(ctx context.Context, dest []byte, off int64) (fuse.ReadResult, syscall.Errno) {
+	if h.c.SharedMemory() {
+		if b, err := h.c.AllocBuffer(len(dest)); err == nil {
+			if b.Shared() {
+				return h.readShared(b, off)
+			}
+			b.Free() // the region has no room: read into dest instead
+		}
+	}
 	n, err := h.f.ReadAt(dest, off)
 	if err != nil && !errors.Is(err, io.EOF) {
 		return nil, errno(err)
 	}
 	return fuse.ReadResultData(dest[:n]), 0
 }
+
+// readShared has the daemon pread into b, a buffer in the shared region,
+// and hands b to go-fuse, which writes the reply from it (writev on
+// /dev/fuse): the kernel copies the bytes from the region straight into
+// the reader's buffer, one copy fewer than reading into dest. b is freed
+// once the reply is written.
+func (h *handle) readShared(b *fwd.Buffer, off int64) (fuse.ReadResult, syscall.Errno) {
+	n, err := h.f.ReadBuffer(b, off)
+	if err != nil && !errors.Is(err, io.EOF) {
+		b.Free()
+		return nil, errno(err)
+	}
+	if n == 0 { // go-fuse writes an empty reply without calling Done
+		b.Free()
+		return fuse.ReadResultData(nil), 0
+	}
+	return &sharedRead{b: b, n: n}, 0
+}
+
+// sharedRead is a read's reply data lying in the shared region. go-fuse
+// writes it with its vectored path (Slices) and calls Done after the write.
+type sharedRead struct {
+	b *fwd.Buffer
+	n int
+}
+
+func (r *sharedRead) Size() int { return r.n }
+
+// Slices is go-fuse's vectored reply: the data is written from the region.
+func (r *sharedRead) Slices() ([][]byte, fuse.Status) { return [][]byte{r.b.Bytes()[:r.n]}, fuse.OK }
+
+// Bytes copies the data into buf (go-fuse may use the result after Done).
+func (r *sharedRead) Bytes(buf []byte) ([]byte, fuse.Status) {
+	return append(buf[:0], r.b.Bytes()[:r.n]...), fuse.OK
+}
+
+func (r *sharedRead) Done() { r.b.Free() }
 
 func (h *handle) Write(ctx context.Context, data []byte, off int64) (uint32, syscall.Errno) {
 	n, err := h.f.WriteAt(data, off)

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -30,6 +31,13 @@ func mounted(t testing.TB) (mnt, root string) {
 // mountedWith mounts a daemon with opts over a POSIX backend in root.
 func mountedWith(t testing.TB, root string, opts fwd.Options) (mnt, _ string) {
 	t.Helper()
+	mnt, _ = mountedClient(t, root, opts)
+	return mnt, root
+}
+
+// mountedClient is mountedWith that also returns the mount's client.
+func mountedClient(t testing.TB, root string, opts fwd.Options) (mnt string, c *fwd.Client) {
+	t.Helper()
 	if _, err := os.Stat("/dev/fuse"); err != nil {
 		t.Skipf("FUSE unavailable (%v): install fuse3 / run with /dev/fuse to test the mount", err)
 	}
@@ -53,7 +61,7 @@ func mountedWith(t testing.TB, root string, opts fwd.Options) (mnt, _ string) {
 		opts.Listen = []string{"unix:" + sockDir + "/fwd.sock"}
 	}
 	d := fwdtest.Start(t, opts)
-	c, err := fwd.Dial(d.Addr())
+	c, err = fwd.Dial(d.Addr())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,7 +83,59 @@ func mountedWith(t testing.TB, root string, opts fwd.Options) (mnt, _ string) {
 			time.Sleep(20 * time.Millisecond) // a file may still be closing
 		}
 	})
-	return mnt, root
+	return mnt, c
+}
+
+// TestReadsFromTheRegion reads through the mount at sizes and offsets that
+// end inside a request, at the end of the file and past it: the replies
+// come straight from the shared region, and every region buffer is given
+// back once its reply is written.
+func TestReadsFromTheRegion(t *testing.T) {
+	root := t.TempDir()
+	mnt, c := mountedClient(t, root, fwd.Options{})
+	data := make([]byte, 3<<20+4321)
+	bench.Fill(data, 7, 0, 0)
+	if err := os.WriteFile(filepath.Join(root, "f"), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(filepath.Join(mnt, "f"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	for round := 0; round < 20; round++ { // more bytes than the region holds, so a leak would show
+		for _, size := range []int{1 << 20, 128<<10 + 17, 4096, 1} {
+			for _, off := range []int64{0, 12345, int64(len(data)) - int64(size)/2, int64(len(data)), int64(len(data)) + 99} {
+				buf := make([]byte, size)
+				n, err := f.ReadAt(buf, off)
+				want := data[min(off, int64(len(data))):min(off+int64(size), int64(len(data)))]
+				if n != len(want) || !bytes.Equal(buf[:n], want) {
+					t.Fatalf("read %d at %d: %d bytes (%v), want %d", size, off, n, err, len(want))
+				}
+				if n < size && !errors.Is(err, io.EOF) {
+					t.Fatalf("short read %d at %d: %v, want io.EOF", size, off, err)
+				}
+			}
+		}
+	}
+	// The whole region is free again (go-fuse frees a reply's buffer just
+	// after writing it, so allow it a moment).
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		b, err := c.AllocBuffer(fwd.DefaultShmSize)
+		if err != nil {
+			t.Fatal(err)
+		}
+		shared := b.Shared()
+		b.Free()
+		if shared {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the shared region is still in use after the reads: reply buffers were not freed")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }
 
 func TestFileOperations(t *testing.T) {
