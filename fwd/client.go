@@ -46,6 +46,13 @@ type ClientOptions struct {
 	// socket (a frame each way per request) instead of the submission and
 	// completion rings in the region (docs/protocol.md, "Rings").
 	NoRing bool
+	// RingSpin is the least time the process's completion reaper keeps
+	// polling the rings after the last completion before it sleeps and
+	// asks the daemon for wake-up frames (default DefaultRingSpin;
+	// negative: after DefaultRingPolls empty sweeps). The clients of a
+	// process share one reaper: the longest RingSpin of those dialled
+	// applies.
+	RingSpin time.Duration
 	// Reconnect, if positive, makes the client survive a lost connection
 	// (a daemon restart): a call redials for up to this long, open files
 	// are reopened by path on the new connection, and calls that can be
@@ -122,6 +129,10 @@ func DialOptions(addr string, o ClientOptions) (*Client, error) {
 	if o.ShmSize <= 0 {
 		o.ShmSize = DefaultShmSize
 	}
+	if o.RingSpin == 0 {
+		o.RingSpin = DefaultRingSpin
+	}
+	procReaper.spinAtLeast(o.RingSpin)
 	if o.ShmSize > wire.MaxShm {
 		o.ShmSize = wire.MaxShm
 	}

@@ -75,6 +75,10 @@ type Options struct {
 	// them, before it sleeps until a doorbell (default DefaultRingPolls;
 	// negative: sleep at once).
 	RingPolls int
+	// RingSpin is the least time the ring poller keeps sweeping after the
+	// last entry it found before it sleeps (default DefaultRingSpin;
+	// negative: RingPolls alone decides).
+	RingSpin time.Duration
 	// ShutdownTimeout bounds how long Shutdown waits for queued requests
 	// before cancelling backend calls (default 10 s).
 	ShutdownTimeout time.Duration
@@ -164,6 +168,9 @@ func New(opts Options) (*Daemon, error) {
 	if opts.RingPolls == 0 {
 		opts.RingPolls = DefaultRingPolls
 	}
+	if opts.RingSpin == 0 {
+		opts.RingSpin = DefaultRingSpin
+	}
 	for _, a := range opts.Listen {
 		if _, _, err := splitListen(a); err != nil {
 			return nil, err
@@ -198,7 +205,7 @@ func New(opts Options) (*Daemon, error) {
 	}
 	d := &Daemon{
 		opts: opts, log: log, be: opts.Backend, sw: sw, m: m, gath: gath,
-		rings:  newRingPoller(opts.RingPolls),
+		rings:  newRingPoller(opts.RingPolls, opts.RingSpin),
 		conns:  map[*conn]struct{}{},
 		ready:  make(chan struct{}),
 		byPath: map[string]*fileRef{},

@@ -370,3 +370,91 @@ func TestRingClientThatDoesNotReap(t *testing.T) {
 	cc.wmu.Unlock()
 	poll.Until(t, "the rest to complete once the ring has room", 5*time.Second, func() bool { return r.r.counter(ringOffCQTail).Load() == uint32(n+10) })
 }
+
+// The spinner keeps a poller sweeping for polls empty sweeps and then
+// until spin has passed, whichever comes last; negative polls never spin.
+func TestSpinner(t *testing.T) {
+	var s spinner
+	for i := 0; i < 10; i++ {
+		if !s.more(10, -1) {
+			t.Fatalf("sweep %d of 10: stopped early", i+1)
+		}
+	}
+	if s.more(10, -1) {
+		t.Fatal("spin off: kept sweeping after the polls ran out")
+	}
+	s.reset()
+	if s.more(-1, time.Hour) {
+		t.Fatal("negative polls: swept at all")
+	}
+
+	const spin = 20 * time.Millisecond
+	s.reset()
+	start := time.Now()
+	for i := 0; i < 3; i++ {
+		if !s.more(3, spin) {
+			t.Fatalf("sweep %d of 3: stopped early", i+1)
+		}
+	}
+	for sweeps := 0; ; sweeps++ {
+		if !s.more(3, spin) {
+			if since := time.Since(start); since < spin {
+				t.Fatalf("stopped after %v, before the %v spin", since, spin)
+			}
+			break
+		}
+		if sweeps > 1e9 {
+			t.Fatal("never stopped")
+		}
+	}
+	s.reset()
+	if !s.more(0, spin) {
+		t.Fatal("reset: the spin did not start again")
+	}
+}
+
+// A client whose requests follow each other with gaps longer than the
+// poller's sweeps but shorter than its spin rings no doorbell: the poller
+// is still polling when each request comes. Without a spin every request
+// after a gap rings one.
+func TestRingSpinSparesDoorbells(t *testing.T) {
+	const requests = 20
+	const gap = 2 * time.Millisecond
+	for _, tt := range []struct {
+		name      string
+		spin      time.Duration
+		doorbells func(n float64) bool
+		want      string
+	}{
+		{"spin longer than the gaps", time.Second, func(n float64) bool { return n <= 2 }, "at most 2"},
+		{"no spin", -1, func(n float64) bool { return n >= requests/2 }, fmt.Sprintf("at least %d", requests/2)},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			d := startInternal(t, Options{RingPolls: 1, RingSpin: tt.spin, Scheduler: "fifo"})
+			c, err := DialOptions(d.Addr(), ClientOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			f, err := c.Create("f")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			buf := make([]byte, 4096)
+			if _, err := f.WriteAt(buf, 0); err != nil { // the first request wakes the poller
+				t.Fatal(err)
+			}
+			before := testutil.ToFloat64(d.m.doorbells)
+			for i := 0; i < requests; i++ {
+				time.Sleep(gap)
+				if _, err := f.WriteAt(buf, int64(i)*4096); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if n := testutil.ToFloat64(d.m.doorbells) - before; !tt.doorbells(n) {
+				t.Errorf("%v doorbells for %d requests %v apart, want %s", n, requests, gap, tt.want)
+			}
+		})
+	}
+}

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"time"
+
 	"fmt"
 
 	"github.com/spf13/cobra"
@@ -29,6 +31,7 @@ type benchConfig struct {
 	Keep        bool
 	NoShm       bool
 	NoRing      bool
+	RingSpin    time.Duration
 }
 
 func newBenchCmd() *cobra.Command {
@@ -99,13 +102,14 @@ DIR/shared.dat). The forwarder-only flags (--forwarder, --conns, --dir,
 	f.BoolVar(&cfg.Keep, "keep", false, "keep the files")
 	f.BoolVar(&cfg.NoShm, "no-shm", false, "with a unix: forwarder, send data over the socket instead of a shared-memory region (by default each process reads and writes through a buffer in the region, with no copy in the client)")
 	f.BoolVar(&cfg.NoRing, "no-ring", false, "with a unix: forwarder, send each request in the shared region as a frame on the socket instead of through the region's submission and completion rings (docs/protocol.md, Rings)")
+	f.DurationVar(&cfg.RingSpin, "ring-spin", fwd.DefaultRingSpin, "least time the completion reaper keeps polling the rings after its last completion before it sleeps: on an idle node 50 sweeps pass in microseconds, and each request would then wait for a wake-up through the socket (negative: sleep after 50 empty sweeps)")
 	return cmd
 }
 
 // runForwarder dials --conns connections to the forwarder and runs the
 // pattern through them.
 func (cfg benchConfig) runForwarder(cmd *cobra.Command, p workload.Pattern, opts bench.Options) (bench.Result, error) {
-	copts := fwd.ClientOptions{Name: "bench", NoShm: cfg.NoShm, NoRing: cfg.NoRing}
+	copts := fwd.ClientOptions{Name: "bench", NoShm: cfg.NoShm, NoRing: cfg.NoRing, RingSpin: cfg.RingSpin}
 	c, err := fwd.DialOptions(cfg.Forwarder, copts)
 	if err != nil {
 		return bench.Result{}, err
@@ -132,7 +136,7 @@ func (cfg benchConfig) checkDirect(cmd *cobra.Command) error {
 		}
 		return nil
 	}
-	for _, name := range []string{"forwarder", "conns", "dir", "no-shm", "no-ring"} {
+	for _, name := range []string{"forwarder", "conns", "dir", "no-shm", "no-ring", "ring-spin"} {
 		if f.Changed(name) {
 			return fmt.Errorf("--%s applies to the forwarder; --direct runs without one: drop one of them", name)
 		}
