@@ -58,7 +58,7 @@ direct" ratios: run both on the same file system (for a posix: backend, DIR
 beside the backend's directory) and divide the bandwidths. DIR must
 exist; the files are named as on the forwarder (DIR/fpp.00000.dat ... or
 DIR/shared.dat). The forwarder-only flags (--forwarder, --conns, --dir,
---no-shm, --no-ring) cannot be combined with it.`,
+--no-shm, --no-ring, --ring-spin) cannot be combined with it.`,
 		Example: `  adaptio bench --forwarder 127.0.0.1:7070 --procs 16 --layout shared --spatiality strided --request-size 32KiB --total 256MiB
   adaptio bench --direct /dev/shm/bd --procs 16 --layout shared --spatiality strided --request-size 32KiB --total 256MiB`,
 		Args: cobra.NoArgs,
