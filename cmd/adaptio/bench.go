@@ -17,6 +17,8 @@ import (
 type benchConfig struct {
 	Forwarder   string
 	Direct      string
+	Compare     string
+	Rounds      int
 	Processes   int
 	Layout      string
 	Spatiality  string
@@ -58,9 +60,16 @@ direct" ratios: run both on the same file system (for a posix: backend, DIR
 beside the backend's directory) and divide the bandwidths. DIR must
 exist; the files are named as on the forwarder (DIR/fpp.00000.dat ... or
 DIR/shared.dat). The forwarder-only flags (--forwarder, --conns, --dir,
---no-shm, --no-ring, --ring-spin) cannot be combined with it.`,
+--no-shm, --no-ring, --ring-spin) cannot be combined with it.
+
+--compare DIR does both in one command: --rounds rounds, each running the
+workload through the forwarder and directly on DIR (which goes first
+alternates), and prints each round's bandwidths and forwarder/direct ratio,
+then each phase's median ratio. Both runs of a round see the same state of
+the machine, so the ratios hold where absolute bandwidths drift.`,
 		Example: `  adaptio bench --forwarder 127.0.0.1:7070 --procs 16 --layout shared --spatiality strided --request-size 32KiB --total 256MiB
-  adaptio bench --direct /dev/shm/bd --procs 16 --layout shared --spatiality strided --request-size 32KiB --total 256MiB`,
+  adaptio bench --direct /dev/shm/bd --procs 16 --layout shared --spatiality strided --request-size 32KiB --total 256MiB
+  adaptio bench --forwarder unix:/run/adaptio.sock --compare /dev/shm/bd --rounds 5 --layout fpp --request-size 32KiB --no-fill`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			p, err := cfg.pattern()
@@ -71,6 +80,14 @@ DIR/shared.dat). The forwarder-only flags (--forwarder, --conns, --dir,
 				return fmt.Errorf("bench: %w", err)
 			}
 			opts := bench.Options{Dir: cfg.Dir, Seed: cfg.Seed, NoVerify: cfg.NoVerify, NoFill: cfg.NoFill, Keep: cfg.Keep, Progress: cmd.ErrOrStderr()}
+			if cfg.Compare != "" {
+				cmp, err := cfg.runCompare(cmd, p, opts)
+				if err != nil {
+					return fmt.Errorf("bench: %w", err)
+				}
+				cmp.Print(cmd.OutOrStdout())
+				return nil
+			}
 			var res bench.Result
 			if cfg.Direct != "" {
 				fmt.Fprintf(cmd.ErrOrStderr(), "bench: %s directly on %s (no forwarder)\n", p, cfg.Direct)
@@ -88,6 +105,8 @@ DIR/shared.dat). The forwarder-only flags (--forwarder, --conns, --dir,
 	f := cmd.Flags()
 	f.StringVar(&cfg.Forwarder, "forwarder", "127.0.0.1:7070", "daemon address: host:port or unix:/path")
 	f.StringVar(&cfg.Direct, "direct", "", "run the workload on this existing local directory with pread/pwrite and no forwarder: the baseline for forwarder/direct ratios")
+	f.StringVar(&cfg.Compare, "compare", "", "run the workload both through the forwarder and directly on this existing local directory, alternately, and print forwarder/direct ratios per round and their median")
+	f.IntVar(&cfg.Rounds, "rounds", 3, "with --compare: rounds of one forwarded and one direct run")
 	f.IntVar(&cfg.Processes, "procs", 16, "number of processes (goroutines)")
 	f.StringVar(&cfg.Layout, "layout", "shared", "file layout: fpp (file per process) or shared")
 	f.StringVar(&cfg.Spatiality, "spatiality", "contiguous", "contiguous or strided (1D-strided)")
@@ -106,30 +125,62 @@ DIR/shared.dat). The forwarder-only flags (--forwarder, --conns, --dir,
 	return cmd
 }
 
-// runForwarder dials --conns connections to the forwarder and runs the
-// pattern through them.
-func (cfg benchConfig) runForwarder(cmd *cobra.Command, p workload.Pattern, opts bench.Options) (bench.Result, error) {
+// dial opens --conns connections to the forwarder: the first, and the
+// others in opts.Clients. close closes them all.
+func (cfg benchConfig) dial(opts *bench.Options) (c *fwd.Client, close func(), err error) {
 	copts := fwd.ClientOptions{Name: "bench", NoShm: cfg.NoShm, NoRing: cfg.NoRing, RingSpin: cfg.RingSpin}
-	c, err := fwd.DialOptions(cfg.Forwarder, copts)
+	var all []*fwd.Client
+	close = func() {
+		for _, x := range all {
+			x.Close()
+		}
+	}
+	for i := 0; i < cfg.Conns; i++ {
+		x, err := fwd.DialOptions(cfg.Forwarder, copts)
+		if err != nil {
+			close()
+			return nil, nil, err
+		}
+		all = append(all, x)
+	}
+	opts.Clients = all[1:]
+	return all[0], close, nil
+}
+
+// runForwarder runs the pattern through --conns connections to the forwarder.
+func (cfg benchConfig) runForwarder(cmd *cobra.Command, p workload.Pattern, opts bench.Options) (bench.Result, error) {
+	c, close, err := cfg.dial(&opts)
 	if err != nil {
 		return bench.Result{}, err
 	}
-	defer c.Close()
-	for i := 1; i < cfg.Conns; i++ {
-		x, err := fwd.DialOptions(cfg.Forwarder, copts)
-		if err != nil {
-			return bench.Result{}, err
-		}
-		defer x.Close()
-		opts.Clients = append(opts.Clients, x)
-	}
+	defer close()
 	fmt.Fprintf(cmd.ErrOrStderr(), "bench: %s through %s, %d connection(s)\n", p, cfg.Forwarder, cfg.Conns)
 	return bench.Run(cmd.Context(), c, p, opts)
+}
+
+// runCompare alternates runs through the forwarder and on --compare's directory.
+func (cfg benchConfig) runCompare(cmd *cobra.Command, p workload.Pattern, opts bench.Options) (bench.Comparison, error) {
+	c, close, err := cfg.dial(&opts)
+	if err != nil {
+		return bench.Comparison{}, err
+	}
+	defer close()
+	fmt.Fprintf(cmd.ErrOrStderr(), "bench: %s, %d rounds through %s (%d connection(s)) and directly on %s\n", p, cfg.Rounds, cfg.Forwarder, cfg.Conns, cfg.Compare)
+	return bench.Compare(cmd.Context(), c, cfg.Compare, p, opts, cfg.Rounds)
 }
 
 // checkDirect refuses forwarder-only flags set together with --direct.
 func (cfg benchConfig) checkDirect(cmd *cobra.Command) error {
 	f := cmd.Flags()
+	if cfg.Direct != "" && cfg.Compare != "" {
+		return fmt.Errorf("--direct runs without the forwarder and --compare with and without it: drop one of them")
+	}
+	if f.Changed("rounds") && cfg.Compare == "" {
+		return fmt.Errorf("--rounds applies to --compare")
+	}
+	if cfg.Compare != "" && cfg.Rounds < 1 {
+		return fmt.Errorf("--rounds %d: want >= 1", cfg.Rounds)
+	}
 	if cfg.Direct == "" {
 		if f.Changed("direct") {
 			return fmt.Errorf("--direct: want a directory")

@@ -67,7 +67,7 @@ type Result struct {
 	Pattern  workload.Pattern
 	Write    Phase
 	Read     Phase // zero with NoVerify
-	Verified bool  // every byte read back matched
+	Verified bool  // every byte read back was checked and matched (not with NoVerify or NoFill)
 }
 
 // Measured is the phase of the pattern's operation.
@@ -180,7 +180,7 @@ func run(ctx context.Context, t target, dir string, p workload.Pattern, o Option
 		if err != nil {
 			return res, err
 		}
-		res.Verified = true
+		res.Verified = !o.NoFill // NoFill reads without checking
 		progress(o.Progress, res.Read)
 	}
 	if !o.Keep {
@@ -314,9 +314,7 @@ func phase(ctx context.Context, t target, dir string, p workload.Pattern, o Opti
 // line per phase with bandwidth, transfer size, total and makespan.
 func (r Result) Print(w io.Writer) {
 	p := r.Pattern
-	fmt.Fprintf(w, "pattern    : %s (class %s)\n", p, p.Class())
-	fmt.Fprintf(w, "processes  : %d\nlayout     : %s, %s\nxfer size  : %s\naggregate  : %s\n",
-		p.Processes, p.Layout, p.Spatiality, Size(p.RequestSize), Size(p.BytesPerProcess()*int64(p.Processes)))
+	printPattern(w, p)
 	fmt.Fprintf(w, "\n%-7s %12s %11s %12s %12s %12s %12s\n", "access", "bw(MiB/s)", "xfer(KiB)", "total(MiB)", "makespan(s)", "mean lat(ms)", "max lat(ms)")
 	fmt.Fprintf(w, "%-7s %12s %11s %12s %12s %12s %12s\n", "------", "---------", "---------", "----------", "-----------", "------------", "-----------")
 	for _, ph := range []Phase{r.Write, r.Read} {
@@ -330,6 +328,14 @@ func (r Result) Print(w io.Writer) {
 	if r.Verified {
 		fmt.Fprintf(w, "\nverification: every byte read back matched\n")
 	}
+}
+
+// printPattern writes the summary of p that heads Result.Print and
+// Comparison.Print.
+func printPattern(w io.Writer, p workload.Pattern) {
+	fmt.Fprintf(w, "pattern    : %s (class %s)\n", p, p.Class())
+	fmt.Fprintf(w, "processes  : %d\nlayout     : %s, %s\nxfer size  : %s\naggregate  : %s\n",
+		p.Processes, p.Layout, p.Spatiality, Size(p.RequestSize), Size(p.BytesPerProcess()*int64(p.Processes)))
 }
 
 // Size formats bytes with a binary unit ("32KiB", "4GiB", "1000B").

@@ -1,0 +1,55 @@
+package main
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/adaptio/adaptio/backend"
+	"github.com/adaptio/adaptio/backend/posix"
+	"github.com/adaptio/adaptio/fwd"
+	"github.com/adaptio/adaptio/fwd/fwdtest"
+)
+
+// "adaptio bench --compare" runs the workload through a forwarder and
+// directly, alternately, and prints a ratio per round and their medians;
+// conflicting flags are refused before anything runs.
+func TestBenchCompare(t *testing.T) {
+	be, err := posix.New(t.TempDir(), backend.Layout{StripeSize: 16 << 10, StripeCount: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer be.Close()
+	d := fwdtest.Start(t, fwd.Options{Backend: be, Scheduler: "fifo", Listen: []string{"unix:" + t.TempDir() + "/s"}})
+	run := func(args ...string) (string, error) {
+		cmd := newRootCmd()
+		var out, errOut bytes.Buffer
+		cmd.SetOut(&out)
+		cmd.SetErr(&errOut)
+		cmd.SetArgs(append([]string{"bench"}, args...))
+		err := cmd.Execute()
+		return out.String(), err
+	}
+	out, err := run("--forwarder", d.Addr(), "--compare", t.TempDir(), "--rounds", "2", "--procs", "2",
+		"--layout", "fpp", "--request-size", "4KiB", "--total", "64KiB", "--conns", "2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"rounds     : 2", "write        2", "read         2", "write   fwd/direct median", "every byte read back matched, in every run"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--compare", t.TempDir(), "--direct", t.TempDir()}, "drop one of them"},
+		{[]string{"--rounds", "2"}, "--rounds applies to --compare"},
+		{[]string{"--compare", t.TempDir(), "--rounds", "0"}, "--rounds 0"},
+	} {
+		if _, err := run(tt.args...); err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("bench %v: %v, want an error about %q", tt.args, err, tt.want)
+		}
+	}
+}

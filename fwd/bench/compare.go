@@ -1,0 +1,137 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"slices"
+
+	"github.com/adaptio/adaptio/fwd"
+	"github.com/adaptio/adaptio/workload"
+)
+
+// Pair is one round of a comparison: the same pattern through the
+// forwarder and directly.
+type Pair struct {
+	Forwarded, Direct Result
+	// DirectFirst tells which of the two ran first in this round.
+	DirectFirst bool
+}
+
+// Comparison is the outcome of Compare.
+type Comparison struct {
+	Pattern workload.Pattern
+	Rounds  []Pair
+}
+
+// Compare runs pattern p rounds times through the forwarder behind c (and
+// o.Clients, as Run) and as many times directly on the local directory dir
+// (as RunDirect), alternating the two, and alternating which goes first in
+// a round, so that both see the same state of a shared machine and neither
+// always follows the other. The ratios of their bandwidths within each
+// round are forwarder over direct, the figure the forwarder's speed targets
+// are stated in. dir should be on the file system the forwarder's backend
+// writes to. It stops at the first error.
+func Compare(ctx context.Context, c *fwd.Client, dir string, p workload.Pattern, o Options, rounds int) (Comparison, error) {
+	cmp := Comparison{Pattern: p}
+	if rounds < 1 {
+		return cmp, fmt.Errorf("bench: %d comparison rounds: want >= 1", rounds)
+	}
+	for i := 0; i < rounds; i++ {
+		pair := Pair{DirectFirst: i%2 == 1}
+		for k := 0; k < 2; k++ {
+			var err error
+			if (k == 0) == pair.DirectFirst {
+				if o.Progress != nil {
+					fmt.Fprintf(o.Progress, "bench: round %d of %d: directly on %s\n", i+1, rounds, dir)
+				}
+				pair.Direct, err = RunDirect(ctx, dir, p, o)
+			} else {
+				if o.Progress != nil {
+					fmt.Fprintf(o.Progress, "bench: round %d of %d: through the forwarder\n", i+1, rounds)
+				}
+				pair.Forwarded, err = Run(ctx, c, p, o)
+			}
+			if err != nil {
+				return cmp, err
+			}
+		}
+		cmp.Rounds = append(cmp.Rounds, pair)
+	}
+	return cmp, nil
+}
+
+// Ratios returns, per round, the forwarded phase's bandwidth over the
+// direct one's, for the write phase (read false) or the read phase.
+func (c Comparison) Ratios(read bool) []float64 {
+	out := make([]float64, 0, len(c.Rounds))
+	for _, r := range c.Rounds {
+		f, d := r.Forwarded.Write, r.Direct.Write
+		if read {
+			f, d = r.Forwarded.Read, r.Direct.Read
+		}
+		if d.Bandwidth <= 0 {
+			continue // no such phase (NoVerify)
+		}
+		out = append(out, f.Bandwidth/d.Bandwidth)
+	}
+	return out
+}
+
+// Median is the median of xs (the mean of the middle two for an even
+// count); 0 for none.
+func Median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	if n := len(s); n%2 == 0 {
+		return (s[n/2-1] + s[n/2]) / 2
+	}
+	return s[len(s)/2]
+}
+
+// Print writes one line per round and phase with both bandwidths and their
+// ratio, then each phase's median ratio and range.
+func (c Comparison) Print(w io.Writer) {
+	printPattern(w, c.Pattern)
+	fmt.Fprintf(w, "rounds     : %d (forwarder and direct alternated)\n", len(c.Rounds))
+	fmt.Fprintf(w, "\n%-7s %6s %14s %14s %12s\n", "access", "round", "fwd(MiB/s)", "direct(MiB/s)", "fwd/direct")
+	fmt.Fprintf(w, "%-7s %6s %14s %14s %12s\n", "------", "-----", "----------", "-------------", "----------")
+	for _, read := range []bool{false, true} {
+		ratios := c.Ratios(read)
+		if len(ratios) == 0 {
+			continue
+		}
+		for i, r := range c.Rounds {
+			f, d := r.Forwarded.Write, r.Direct.Write
+			if read {
+				f, d = r.Forwarded.Read, r.Direct.Read
+			}
+			if d.Bandwidth <= 0 {
+				continue
+			}
+			fmt.Fprintf(w, "%-7s %6d %14.2f %14.2f %12.3f\n", f.Op, i+1, f.Bandwidth/(1<<20), d.Bandwidth/(1<<20), f.Bandwidth/d.Bandwidth)
+		}
+	}
+	fmt.Fprintln(w)
+	for _, read := range []bool{false, true} {
+		ratios := c.Ratios(read)
+		if len(ratios) == 0 {
+			continue
+		}
+		op := "write"
+		if read {
+			op = "read"
+		}
+		fmt.Fprintf(w, "%-7s fwd/direct median %.3f (%.3f to %.3f over %d rounds)\n", op, Median(ratios), slices.Min(ratios), slices.Max(ratios), len(ratios))
+	}
+	verified := len(c.Rounds) > 0
+	for _, r := range c.Rounds {
+		verified = verified && r.Forwarded.Verified && r.Direct.Verified
+	}
+	if verified {
+		fmt.Fprintf(w, "\nverification: every byte read back matched, in every run\n")
+	}
+}

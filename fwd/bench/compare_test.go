@@ -1,0 +1,99 @@
+package bench_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/adaptio/adaptio/fwd"
+	"github.com/adaptio/adaptio/fwd/bench"
+	"github.com/adaptio/adaptio/sched"
+	"github.com/adaptio/adaptio/workload"
+)
+
+// Compare alternates forwarded and direct runs of one pattern, each
+// verified, alternates which goes first, and reports each round's ratio of
+// bandwidths; it leaves both directories as it found them.
+func TestCompare(t *testing.T) {
+	addr, backendDir := startForwarder(t)
+	c, err := fwd.Dial(addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	dir := t.TempDir()
+	p := workload.Pattern{Processes: 4, Layout: workload.FilePerProcess, Spatiality: workload.Contiguous, Op: sched.Write, RequestSize: 16 << 10, TotalBytes: 4 * 8 * (16 << 10)}
+	var progress bytes.Buffer
+	cmp, err := bench.Compare(context.Background(), c, dir, p, bench.Options{Progress: &progress}, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cmp.Rounds) != 3 {
+		t.Fatalf("%d rounds, want 3", len(cmp.Rounds))
+	}
+	for i, r := range cmp.Rounds {
+		if r.DirectFirst != (i%2 == 1) {
+			t.Errorf("round %d: direct first %v", i+1, r.DirectFirst)
+		}
+		for _, res := range []bench.Result{r.Forwarded, r.Direct} {
+			if !res.Verified || res.Write.Bytes != p.TotalBytes || res.Read.Bytes != p.TotalBytes {
+				t.Errorf("round %d: %+v, want both phases of %d bytes, verified", i+1, res, p.TotalBytes)
+			}
+		}
+	}
+	for _, read := range []bool{false, true} {
+		ratios := cmp.Ratios(read)
+		if len(ratios) != 3 {
+			t.Fatalf("read %v: %d ratios, want 3", read, len(ratios))
+		}
+		for i, x := range ratios {
+			r := cmp.Rounds[i]
+			f, d := r.Forwarded.Write, r.Direct.Write
+			if read {
+				f, d = r.Forwarded.Read, r.Direct.Read
+			}
+			if want := f.Bandwidth / d.Bandwidth; x != want || x <= 0 {
+				t.Errorf("read %v round %d: ratio %v, want %v", read, i+1, x, want)
+			}
+		}
+	}
+	if got := strings.Count(progress.String(), "through the forwarder"); got != 3 {
+		t.Errorf("progress names %d forwarded runs, want 3:\n%s", got, progress.String())
+	}
+	var out bytes.Buffer
+	cmp.Print(&out)
+	for _, want := range []string{"rounds     : 3", "write   fwd/direct median", "read    fwd/direct median", "every byte read back matched, in every run"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, out.String())
+		}
+	}
+	for _, d := range []string{dir, filepath.Join(backendDir, "bench")} {
+		if ents, err := os.ReadDir(d); err == nil && len(ents) != 0 {
+			t.Errorf("%s holds %d entries after the comparison, want none", d, len(ents))
+		}
+	}
+
+	if _, err := bench.Compare(context.Background(), c, dir, p, bench.Options{}, 0); err == nil {
+		t.Error("0 rounds: no error")
+	}
+	if _, err := bench.Compare(context.Background(), c, filepath.Join(dir, "missing"), p, bench.Options{}, 1); !errors.Is(err, os.ErrNotExist) && !errors.Is(err, bench.ErrNotDir) {
+		t.Errorf("missing directory: %v, want a not-exist error", err)
+	}
+}
+
+func TestMedian(t *testing.T) {
+	for _, tt := range []struct {
+		xs   []float64
+		want float64
+	}{
+		{nil, 0}, {[]float64{3}, 3}, {[]float64{3, 1, 2}, 2}, {[]float64{4, 1, 3, 2}, 2.5},
+	} {
+		if got := bench.Median(tt.xs); got != tt.want {
+			t.Errorf("Median(%v) = %v, want %v", tt.xs, got, tt.want)
+		}
+	}
+}
