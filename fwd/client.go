@@ -46,9 +46,9 @@ type ClientOptions struct {
 	// socket (a frame each way per request) instead of the submission and
 	// completion rings in the region (docs/protocol.md, "Rings").
 	NoRing bool
-	// RingSpin is the least time the process's completion reaper keeps
-	// polling the rings after the last completion before it sleeps and
-	// asks the daemon for wake-up frames (default DefaultRingSpin;
+	// RingSpin is how long the process's completion reaper keeps polling
+	// the rings, once DefaultRingPolls empty sweeps have run out, before it
+	// sleeps and asks the daemon for wake-up frames (default DefaultRingSpin;
 	// negative: after DefaultRingPolls empty sweeps). The clients of a
 	// process share one reaper: the longest RingSpin of those dialled
 	// applies.

@@ -75,8 +75,8 @@ type Options struct {
 	// them, before it sleeps until a doorbell (default DefaultRingPolls;
 	// negative: sleep at once).
 	RingPolls int
-	// RingSpin is the least time the ring poller keeps sweeping after the
-	// last entry it found before it sleeps (default DefaultRingSpin;
+	// RingSpin is how long the ring poller keeps sweeping once RingPolls
+	// empty sweeps have run out, before it sleeps (default DefaultRingSpin;
 	// negative: RingPolls alone decides).
 	RingSpin time.Duration
 	// ShutdownTimeout bounds how long Shutdown waits for queued requests

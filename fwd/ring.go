@@ -63,14 +63,15 @@ const (
 	DefaultRingPolls = 50
 )
 
-// DefaultRingSpin is how long a poller keeps sweeping after its last entry
-// before it sleeps, whatever the number of sweeps: on an idle machine 50
+// DefaultRingSpin is how long a poller keeps sweeping, once its empty
+// sweeps (RingPolls) have run out, before it sleeps: on an idle machine 50
 // sweeps pass in a few microseconds, less than a synchronous client takes
 // to send its next request, and every request then paid a wake-up frame
 // each way (measured through the FUSE mount on 2 cores, one fio job of
 // 32 KiB reads: 253 us median latency sleeping at once, 31 us polling).
 // As Linux's busy polling of sockets, it trades CPU time for latency while
-// requests come, and none once they stop.
+// requests come, and none once they stop. (With 16 busy clients in one
+// process on 2 cores, 200 us took CPU from the workers: 50 us.)
 const DefaultRingSpin = 50 * time.Microsecond
 
 // ringBytes is the size of rings of n entries, control block included.
@@ -275,8 +276,8 @@ func (s *srvRing) setIdle(v uint32) {
 
 // ringPoller takes submission entries from every connection's rings: it
 // polls while there is work and, after it, for Options.RingPolls empty
-// sweeps and Options.RingSpin of time, whichever ends last; then it marks
-// every ring idle and sleeps until a doorbell. It counts sweeps as well as
+// sweeps and then for Options.RingSpin of time; then it marks every ring
+// idle and sleeps until a doorbell. It counts sweeps as well as
 // time: on a busy machine a yielding poller may not run again for longer
 // than any sensible spin time, and would sleep while entries come.
 type ringPoller struct {
@@ -419,9 +420,10 @@ func (p *ringPoller) run() {
 }
 
 // spinner counts a poller's sweeps that found nothing since its last work
-// and decides when it may sleep: after polls of them and spin of time,
-// whichever comes last. The clock is read once when the sweeps run out and
-// then every 8 sweeps, not on every sweep.
+// and decides when it may sleep: after polls of them, and then spin of
+// time. The clock is read once when the sweeps run out and then every 8
+// sweeps, not on every sweep (nor at each entry: a busy poller goes from
+// entry to entry without reading it).
 type spinner struct {
 	empty int
 	since time.Time // when the polls ran out (zero: not yet)
@@ -520,8 +522,8 @@ func (cr *clientRing) reap(cc *clientConn, wait bool) int {
 // has requests outstanding through rings: callers sleep on their calls
 // and this one goroutine polls for them (16 callers each polling would
 // take the CPU from the work they wait for). It polls while completions
-// come and, after them, for DefaultRingPolls empty sweeps and its spin
-// (ClientOptions.RingSpin), whichever ends last; then it marks the rings' callers
+// come and, after them, for DefaultRingPolls empty sweeps and then its
+// spin (ClientOptions.RingSpin); then it marks the rings' callers
 // as sleeping, so the daemon sends wake frames, and sleeps until one (the
 // connection's reader reaps and kicks it) or a new request.
 type reaper struct {

@@ -372,7 +372,7 @@ func TestRingClientThatDoesNotReap(t *testing.T) {
 }
 
 // The spinner keeps a poller sweeping for polls empty sweeps and then
-// until spin has passed, whichever comes last; negative polls never spin.
+// until spin has passed; negative polls never spin.
 func TestSpinner(t *testing.T) {
 	var s spinner
 	for i := 0; i < 10; i++ {
