@@ -1,9 +1,8 @@
 package main
 
 import (
-	"time"
-
 	"fmt"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -126,11 +125,11 @@ the machine, so the ratios hold where absolute bandwidths drift.`,
 }
 
 // dial opens --conns connections to the forwarder: the first, and the
-// others in opts.Clients. close closes them all.
-func (cfg benchConfig) dial(opts *bench.Options) (c *fwd.Client, close func(), err error) {
+// others in opts.Clients. closeAll closes them all.
+func (cfg benchConfig) dial(opts *bench.Options) (c *fwd.Client, closeAll func(), err error) {
 	copts := fwd.ClientOptions{Name: "bench", NoShm: cfg.NoShm, NoRing: cfg.NoRing, RingSpin: cfg.RingSpin}
 	var all []*fwd.Client
-	close = func() {
+	closeAll = func() {
 		for _, x := range all {
 			x.Close()
 		}
@@ -138,33 +137,33 @@ func (cfg benchConfig) dial(opts *bench.Options) (c *fwd.Client, close func(), e
 	for i := 0; i < cfg.Conns; i++ {
 		x, err := fwd.DialOptions(cfg.Forwarder, copts)
 		if err != nil {
-			close()
+			closeAll()
 			return nil, nil, err
 		}
 		all = append(all, x)
 	}
 	opts.Clients = all[1:]
-	return all[0], close, nil
+	return all[0], closeAll, nil
 }
 
 // runForwarder runs the pattern through --conns connections to the forwarder.
 func (cfg benchConfig) runForwarder(cmd *cobra.Command, p workload.Pattern, opts bench.Options) (bench.Result, error) {
-	c, close, err := cfg.dial(&opts)
+	c, closeAll, err := cfg.dial(&opts)
 	if err != nil {
 		return bench.Result{}, err
 	}
-	defer close()
+	defer closeAll()
 	fmt.Fprintf(cmd.ErrOrStderr(), "bench: %s through %s, %d connection(s)\n", p, cfg.Forwarder, cfg.Conns)
 	return bench.Run(cmd.Context(), c, p, opts)
 }
 
 // runCompare alternates runs through the forwarder and on --compare's directory.
 func (cfg benchConfig) runCompare(cmd *cobra.Command, p workload.Pattern, opts bench.Options) (bench.Comparison, error) {
-	c, close, err := cfg.dial(&opts)
+	c, closeAll, err := cfg.dial(&opts)
 	if err != nil {
 		return bench.Comparison{}, err
 	}
-	defer close()
+	defer closeAll()
 	fmt.Fprintf(cmd.ErrOrStderr(), "bench: %s, %d rounds through %s (%d connection(s)) and directly on %s\n", p, cfg.Rounds, cfg.Forwarder, cfg.Conns, cfg.Compare)
 	return bench.Compare(cmd.Context(), c, cfg.Compare, p, opts, cfg.Rounds)
 }
