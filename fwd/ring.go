@@ -562,15 +562,6 @@ func (rp *reaper) spinAtLeast(d time.Duration) {
 	rp.mu.Unlock()
 }
 
-// setSpin sets the reaper's spin and returns the previous one (for tests).
-func (rp *reaper) setSpin(d time.Duration) time.Duration {
-	rp.mu.Lock()
-	defer rp.mu.Unlock()
-	old := rp.spin
-	rp.spin = d
-	return old
-}
-
 // watch makes the reaper poll cr (it has a request outstanding).
 func (rp *reaper) watch(cr *clientRing, cc *clientConn) {
 	rp.mu.Lock()
