@@ -291,7 +291,7 @@ func (d *Daemon) Start() error {
 	}
 	close(d.ready)
 	d.log.Info("forwarder started", "addrs", d.addrs, "scheduler", d.opts.Scheduler,
-		"servers", d.be.Servers(), "workers", d.opts.Workers)
+		"servers", d.be.Servers(), "workers", d.opts.Workers, "ring_polls", d.opts.RingPolls, "ring_spin", d.opts.RingSpin)
 	return nil
 }
 
