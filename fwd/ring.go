@@ -400,7 +400,16 @@ func (p *ringPoller) run() {
 			spun.reset()
 			continue
 		}
-		if p.count.Load() > 0 && spun.more(p.polls, p.spin) {
+		spin := p.spin
+		if p.queued.Load() > 0 {
+			// Requests wait in the scheduler (for a TWINS window, or
+			// for workers): a new one would wait as well, so keeping
+			// watch for it gains nothing (TWINS, 32 KiB in one
+			// process: 0.061/0.069 of direct with this, 0.053/0.060
+			// without).
+			spin = 0
+		}
+		if p.count.Load() > 0 && spun.more(p.polls, spin) {
 			runtime.Gosched()
 			continue
 		}

@@ -16,6 +16,7 @@ import (
 	"github.com/adaptio/adaptio/backend/posix"
 	"github.com/adaptio/adaptio/fwd/wire"
 	"github.com/adaptio/adaptio/internal/poll"
+	"github.com/adaptio/adaptio/sched"
 )
 
 // startInternal starts a daemon on a Unix socket for the package's own
@@ -410,6 +411,42 @@ func TestSpinner(t *testing.T) {
 	s.reset()
 	if !s.more(0, spin) {
 		t.Fatal("reset: the spin did not start again")
+	}
+}
+
+// While requests wait in the scheduler (here for their TWINS window) the
+// poller does not spin for new ones, which would wait as well: it sleeps
+// after its sweeps however long the spin.
+func TestRingPollerSleepsWhileRequestsQueue(t *testing.T) {
+	const window = 400 * time.Millisecond
+	d := startInternal(t, Options{RingPolls: 1, RingSpin: time.Hour, Scheduler: "twins", Sched: sched.Config{Window: window}})
+	c, err := DialOptions(d.Addr(), ClientOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	f, err := c.Create("f")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	start := time.Now()
+	done := make(chan error, 1)
+	go func() {
+		// 128 KiB is in data server 2's stripe: it waits for the third
+		// window, while the first (data server 0's) runs.
+		_, err := f.WriteAt(make([]byte, 4096), 128<<10)
+		done <- err
+	}()
+	r := c.conn.ring.Load()
+	poll.Until(t, "the poller to sleep with a request queued", window/2, func() bool {
+		return r.r.counter(ringOffIdle).Load() == 1 && d.rings.queued.Load() > 0
+	})
+	if since := time.Since(start); since >= window {
+		t.Fatalf("checked after %v, not within the first window", since)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
 	}
 }
 
