@@ -277,9 +277,10 @@ func (s *srvRing) setIdle(v uint32) {
 // ringPoller takes submission entries from every connection's rings: it
 // polls while there is work and, after it, for Options.RingPolls empty
 // sweeps and then for Options.RingSpin of time (unless requests wait in
-// the scheduler); then it marks every ring idle and sleeps until a doorbell. It counts sweeps as well as
-// time: on a busy machine a yielding poller may not run again for longer
-// than any sensible spin time, and would sleep while entries come.
+// the scheduler); then it marks every ring idle and sleeps until a
+// doorbell. It counts sweeps as well as time: on a busy machine a
+// yielding poller may not run again for longer than any sensible spin
+// time, and would sleep while entries come.
 type ringPoller struct {
 	// mu is held for each sweep over the rings and to change them: a ring
 	// removed is never touched again once remove returns.
