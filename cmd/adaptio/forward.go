@@ -86,7 +86,7 @@ already received complete first.`,
 	f.IntVar(&cfg.Nodes, "nodes", 1, "number of I/O nodes")
 	f.IntVar(&cfg.Workers, "workers", fwd.DefaultWorkers, "worker goroutines executing batches (most batches in flight): a parallel file system over the network wants many; a memory-speed local backend on few cores does best with about 4 per core")
 	f.IntVar(&cfg.RingPolls, "ring-polls", fwd.DefaultRingPolls, "sweeps over the unix: clients' submission rings that find nothing before the ring poller sleeps until a doorbell (negative: sleep at once, spending no CPU on polling)")
-	f.DurationVar(&cfg.RingSpin, "ring-spin", fwd.DefaultRingSpin, "least time the ring poller keeps polling the rings after its last submission before it sleeps: on an idle node 50 sweeps pass in microseconds, and each request would then wait for a wake-up through the socket (negative: --ring-polls alone decides)")
+	f.DurationVar(&cfg.RingSpin, "ring-spin", fwd.DefaultRingSpin, "least time the ring poller keeps polling the rings after its last submission before it sleeps, unless requests wait in the scheduler: on an idle node 50 sweeps pass in microseconds, and each request would then wait for a wake-up through the socket (negative: --ring-polls alone decides)")
 	f.StringVar(&cfg.MetricsAddr, "metrics-addr", "", "serve Prometheus /metrics on this host:port (empty: off)")
 	f.StringVar(&cfg.Council, "council", "", "NATS URL of the Council (nats://host:4222); empty: no announcer")
 	f.StringVar(&cfg.CouncilPrefix, "council-prefix", announce.DefaultPrefix, "subject prefix of the Council group")
