@@ -414,22 +414,30 @@ func TestSpinner(t *testing.T) {
 	}
 }
 
+// createFile dials d with default options and creates file "f"; both are
+// closed when the test ends.
+func createFile(t *testing.T, d *Daemon) (*Client, *File) {
+	t.Helper()
+	c, err := DialOptions(d.Addr(), ClientOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	f, err := c.Create("f")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	return c, f
+}
+
 // While requests wait in the scheduler (here for their TWINS window) the
 // poller does not spin for new ones, which would wait as well: it sleeps
 // after its sweeps however long the spin.
 func TestRingPollerSleepsWhileRequestsQueue(t *testing.T) {
 	const window = 400 * time.Millisecond
 	d := startInternal(t, Options{RingPolls: 1, RingSpin: time.Hour, Scheduler: "twins", Sched: sched.Config{Window: window}})
-	c, err := DialOptions(d.Addr(), ClientOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	f, err := c.Create("f")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
+	c, f := createFile(t, d)
 	start := time.Now()
 	done := make(chan error, 1)
 	go func() {
@@ -468,16 +476,7 @@ func TestRingSpinSparesDoorbells(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			d := startInternal(t, Options{RingPolls: 1, RingSpin: tt.spin, Scheduler: "fifo"})
-			c, err := DialOptions(d.Addr(), ClientOptions{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer c.Close()
-			f, err := c.Create("f")
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer f.Close()
+			_, f := createFile(t, d)
 			buf := make([]byte, 4096)
 			if _, err := f.WriteAt(buf, 0); err != nil { // the first request wakes the poller
 				t.Fatal(err)
