@@ -32,20 +32,23 @@ func startForwarder(t *testing.T) (string, string) {
 	return d.Addr(), dir
 }
 
-// Every pattern shape, through the forwarder and directly, writes exactly
-// Fill's bytes and reads them back verified.
-func TestRunPatterns(t *testing.T) {
-	addr, backendDir := startForwarder(t)
+// dial connects to the forwarder at addr; the client is closed when the
+// test ends.
+func dial(t *testing.T, addr string) *fwd.Client {
+	t.Helper()
 	c, err := fwd.Dial(addr)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer c.Close()
-	extra, err := fwd.Dial(addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer extra.Close()
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// Every pattern shape, through the forwarder and directly, writes exactly
+// Fill's bytes and reads them back verified.
+func TestRunPatterns(t *testing.T) {
+	addr, backendDir := startForwarder(t)
+	c, extra := dial(t, addr), dial(t, addr)
 	ctx := context.Background()
 	targets := []struct {
 		name string
@@ -134,11 +137,7 @@ func checkFiles(t *testing.T, dir string, p workload.Pattern, seed uint64) {
 // A read-back that finds other bytes fails with ErrVerify.
 func TestVerifyDetectsCorruption(t *testing.T) {
 	addr, dir := startForwarder(t)
-	c, err := fwd.Dial(addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := dial(t, addr)
 	p := workload.Pattern{Processes: 2, Layout: workload.Shared, Spatiality: workload.Contiguous, Op: sched.Write, RequestSize: 4096, TotalBytes: 8 * 4096}
 	if _, err := bench.Run(context.Background(), c, p, bench.Options{Keep: true, NoVerify: true}); err != nil {
 		t.Fatal(err)

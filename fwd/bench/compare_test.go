@@ -9,7 +9,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/adaptio/adaptio/fwd"
 	"github.com/adaptio/adaptio/fwd/bench"
 	"github.com/adaptio/adaptio/sched"
 	"github.com/adaptio/adaptio/workload"
@@ -20,11 +19,7 @@ import (
 // bandwidths; it leaves both directories as it found them.
 func TestCompare(t *testing.T) {
 	addr, backendDir := startForwarder(t)
-	c, err := fwd.Dial(addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := dial(t, addr)
 	dir := t.TempDir()
 	p := workload.Pattern{Processes: 4, Layout: workload.FilePerProcess, Spatiality: workload.Contiguous, Op: sched.Write, RequestSize: 16 << 10, TotalBytes: 4 * 8 * (16 << 10)}
 	var progress bytes.Buffer
