@@ -68,6 +68,17 @@ type Backend interface {
 	Close() error
 }
 
+// Local is implemented by backends that can tell whether their calls run on
+// this node's CPUs, with no network between: a POSIX directory on tmpfs or
+// on a local disk file system, where a buffered read or write is a copy to
+// or from the page cache. Calls that rarely block keep every worker of the
+// forwarder runnable at once, so on a node with few CPUs the forwarder runs
+// fewer workers (fwd.Options.Workers).
+type Local interface {
+	// Local reports whether the backend is such a local file system.
+	Local() bool
+}
+
 // Spanner is implemented by backends that keep each file whole in one
 // place (a POSIX directory: a mounted parallel file system stripes it
 // itself), so a range spanning several data servers' pieces can be moved

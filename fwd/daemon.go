@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"path"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -40,6 +41,11 @@ const (
 	DefaultWorkers         = 16
 	DefaultScheduler       = "twins"
 	DefaultShutdownTimeout = 10 * time.Second
+
+	// LocalWorkersPerCPU is the default number of workers per CPU
+	// (GOMAXPROCS) on a local backend (backend.Local), when that is fewer
+	// than DefaultWorkers.
+	LocalWorkersPerCPU = 4
 )
 
 // Options configure a Daemon. Zero fields take the defaults listed.
@@ -55,9 +61,15 @@ type Options struct {
 	// Sched configures the scheduler; Servers is taken from the backend.
 	// Window, Node and Nodes matter for TWINS (default 1 ms, node 0 of 1).
 	Sched sched.Config
-	// Workers is the number of goroutines executing batches on the backend
-	// (default 16, as IOFSL's dispatcher pool); at most that many batches are
-	// in flight.
+	// Workers is the number of goroutines executing batches on the backend;
+	// at most that many batches are in flight. Default: 16, as IOFSL's
+	// dispatcher pool, which keeps a parallel file system over the network
+	// busy while calls wait on it. On a local backend (backend.Local) the
+	// calls rarely block, every worker with a batch competes for the CPUs,
+	// and the default is LocalWorkersPerCPU per CPU if that is fewer (8 on
+	// 2 CPUs: in one process, 16 clients on tmpfs, medians of 6 alternated
+	// rounds against 16 workers: 1 MiB write/read 0.85/0.81 of direct
+	// against 0.80/0.80, 32 KiB 0.57/0.57 against 0.52/0.49).
 	Workers int
 	// MaxFrame is the largest frame accepted, header included (default
 	// wire.DefaultMaxFrame); larger frames get CodeTooLarge and the
@@ -139,6 +151,14 @@ type Daemon struct {
 	shutdownOnce sync.Once
 }
 
+// defaultWorkers is Options.Workers' default for be.
+func defaultWorkers(be backend.Backend) int {
+	if l, ok := be.(backend.Local); ok && l.Local() {
+		return min(DefaultWorkers, LocalWorkersPerCPU*runtime.GOMAXPROCS(0))
+	}
+	return DefaultWorkers
+}
+
 // New validates opts, fills defaults and builds a daemon; Start runs it.
 func New(opts Options) (*Daemon, error) {
 	if opts.Backend == nil {
@@ -151,7 +171,7 @@ func New(opts Options) (*Daemon, error) {
 		opts.Scheduler = DefaultScheduler
 	}
 	if opts.Workers == 0 {
-		opts.Workers = DefaultWorkers
+		opts.Workers = defaultWorkers(opts.Backend)
 	}
 	if opts.Workers < 0 {
 		return nil, fmt.Errorf("%w: Workers = %d", ErrBadOptions, opts.Workers)

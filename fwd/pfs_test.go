@@ -3,9 +3,12 @@ package fwd_test
 import (
 	"bytes"
 	"errors"
+	"runtime"
 	"testing"
 	"time"
 
+	"github.com/adaptio/adaptio/backend"
+	"github.com/adaptio/adaptio/backend/posix"
 	"github.com/adaptio/adaptio/fwd"
 	"github.com/adaptio/adaptio/fwd/wire"
 	"github.com/adaptio/adaptio/pfs"
@@ -152,5 +155,49 @@ func TestPFSConcurrentWriters(t *testing.T) {
 	got := make([]byte, 6*region)
 	if n, err := f2.ReadAt(got, 0); err != nil || n != len(got) || !bytes.Equal(got, content(5, 0, len(got))) {
 		t.Fatalf("read through another I/O node: %d bytes, %v; equal %v", n, err, bytes.Equal(got, content(5, 0, len(got))))
+	}
+}
+
+// The default number of workers is 16 on a backend across the network
+// (the emulated PFS) and, on a local file system, 4 per CPU when that is
+// fewer.
+func TestDefaultWorkers(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	cl := startCluster(t)
+	remote, err := cl.Backend()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { remote.Close() })
+	local, err := posix.New(t.TempDir(), backend.Layout{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { local.Close() })
+	if !local.Local() {
+		t.Skip("the test's temporary directory is not on a local file system")
+	}
+	for _, tc := range []struct {
+		cpus int
+		be   backend.Backend
+		want int
+	}{
+		{1, local, 4},
+		{2, local, 8},
+		{8, local, 16},
+		{1, remote, 16},
+		{2, remote, 16},
+	} {
+		runtime.GOMAXPROCS(tc.cpus)
+		d, err := fwd.New(fwd.Options{Backend: tc.be})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := d.Workers(); got != tc.want {
+			t.Errorf("%d CPUs, %T: %d workers, want %d", tc.cpus, tc.be, got, tc.want)
+		}
+		if d, _ := fwd.New(fwd.Options{Backend: tc.be, Workers: 3}); d.Workers() != 3 {
+			t.Errorf("%d CPUs, %T: Workers 3 became %d", tc.cpus, tc.be, d.Workers())
+		}
 	}
 }

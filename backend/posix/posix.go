@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"path"
 	"sync"
+	"syscall"
 
 	"github.com/adaptio/adaptio/backend"
 	"github.com/adaptio/adaptio/backend/rootfs"
@@ -19,6 +20,7 @@ type Backend struct {
 	fs      *rootfs.FS
 	def     backend.Layout
 	servers int
+	local   bool // the root is on a local file system (see Local)
 
 	mu      sync.RWMutex
 	layouts map[string]layoutEntry // directory -> layout in force there
@@ -32,6 +34,7 @@ type layoutEntry struct {
 var (
 	_ backend.Backend = (*Backend)(nil)
 	_ backend.Spanner = (*Backend)(nil)
+	_ backend.Local   = (*Backend)(nil)
 )
 
 // New opens the directory root as a backend whose files are striped per
@@ -49,7 +52,32 @@ func New(root string, layout backend.Layout) (*Backend, error) {
 	if err != nil {
 		return nil, fmt.Errorf("posix: open export root: %w", err)
 	}
-	return &Backend{fs: st, def: layout, servers: layout.StripeCount, layouts: make(map[string]layoutEntry)}, nil
+	var sfs syscall.Statfs_t
+	local := syscall.Statfs(root, &sfs) == nil && localFS(int64(sfs.Type))
+	return &Backend{fs: st, def: layout, servers: layout.StripeCount, local: local, layouts: make(map[string]layoutEntry)}, nil
+}
+
+// Local reports whether the export root is on a local file system: a
+// memory one (tmpfs, ramfs) or a local disk one (ext2/3/4, XFS, Btrfs, F2FS,
+// ZFS, or an overlay of them). A network or parallel file system (Lustre,
+// GPFS, BeeGFS, CephFS, NFS), a FUSE mount or an unknown type is not.
+func (b *Backend) Local() bool { return b.local }
+
+// localFS reports whether a statfs f_type (linux/magic.h) is a local file
+// system.
+func localFS(fsType int64) bool {
+	switch uint32(fsType) {
+	case 0x01021994, // tmpfs
+		0x858458f6, // ramfs
+		0xef53,     // ext2, ext3, ext4
+		0x58465342, // XFS
+		0x9123683e, // Btrfs
+		0xf2f52010, // F2FS
+		0x2fc12fc1, // ZFS
+		0x794c7630: // overlayfs
+		return true
+	}
+	return false
 }
 
 // Servers is the number of data servers.

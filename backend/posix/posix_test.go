@@ -158,3 +158,34 @@ func TestSpan(t *testing.T) {
 		t.Errorf("ReadSpan at -1: %v, want ErrBadArgument", err)
 	}
 }
+
+// A directory on tmpfs is local; the statfs types of network and parallel
+// file systems and FUSE mounts are not.
+func TestLocal(t *testing.T) {
+	if fi, err := os.Stat("/dev/shm"); err != nil || !fi.IsDir() {
+		t.Skip("no /dev/shm (tmpfs) on this machine")
+	}
+	dir, err := os.MkdirTemp("/dev/shm", "adaptio-local-")
+	if err != nil {
+		t.Skipf("cannot create a directory on /dev/shm: %v", err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	if b := newBackend(t, dir, backend.Layout{}); !b.Local() {
+		t.Error("a directory on tmpfs: Local() = false")
+	}
+	for fsType, want := range map[int64]bool{
+		0x01021994: true,  // tmpfs
+		0xef53:     true,  // ext4
+		0x58465342: true,  // XFS
+		0x0bd00bd0: false, // Lustre
+		0x47504653: false, // GPFS
+		0x19830326: false, // BeeGFS
+		0x6969:     false, // NFS
+		0x65735546: false, // FUSE
+		0:          false,
+	} {
+		if got := posix.LocalFS(fsType); got != want {
+			t.Errorf("LocalFS(%#x) = %v, want %v", fsType, got, want)
+		}
+	}
+}

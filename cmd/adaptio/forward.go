@@ -84,7 +84,7 @@ already received complete first.`,
 	f.BoolVar(&cfg.SkipEmpty, "skip-empty", false, "TWINS: move to the next data server with requests when the current one has none (default: wait for the window's end, as the reference)")
 	f.IntVar(&cfg.Node, "node", 0, "index of this I/O node, 0-based (TWINS starts at data server node mod servers)")
 	f.IntVar(&cfg.Nodes, "nodes", 1, "number of I/O nodes")
-	f.IntVar(&cfg.Workers, "workers", fwd.DefaultWorkers, "worker goroutines executing batches (most batches in flight): a parallel file system over the network wants many; a memory-speed local backend on few cores does best with about 4 per core")
+	f.IntVar(&cfg.Workers, "workers", 0, fmt.Sprintf("worker goroutines executing batches (most batches in flight); 0: %d, which keeps a parallel file system over the network busy, or %d per CPU if fewer when the posix: directory is on a local file system (tmpfs, ext4, XFS...), whose calls rarely block and whose extra workers only queue for the CPUs", fwd.DefaultWorkers, fwd.LocalWorkersPerCPU))
 	f.IntVar(&cfg.RingPolls, "ring-polls", fwd.DefaultRingPolls, "sweeps over the unix: clients' submission rings that find nothing before the ring poller sleeps until a doorbell (negative: sleep at once, spending no CPU on polling)")
 	f.DurationVar(&cfg.RingSpin, "ring-spin", fwd.DefaultRingSpin, "least time the ring poller keeps polling the rings after its last submission before it sleeps, unless requests wait in the scheduler: on an idle node 50 sweeps pass in microseconds, and each request would then wait for a wake-up through the socket (negative: --ring-polls alone decides)")
 	f.StringVar(&cfg.MetricsAddr, "metrics-addr", "", "serve Prometheus /metrics on this host:port (empty: off)")

@@ -1,0 +1,4 @@
+package posix
+
+// LocalFS exposes localFS to the tests.
+var LocalFS = localFS
