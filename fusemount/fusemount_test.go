@@ -224,6 +224,7 @@ func TestFio(t *testing.T) {
 			}
 			args := []string{"--name=verify", "--directory=" + dir, "--rw=" + rw, "--bs=64k", "--size=8m",
 				"--numjobs=2", "--ioengine=psync", "--verify=crc32c", "--do_verify=1", "--verify_fatal=1",
+				"--verify_state_save=0", // else fio leaves local-verify-*-verify.state in the working directory
 				"--group_reporting", "--output-format=normal"}
 			out, err := exec.Command(fio, args...).CombinedOutput()
 			if err != nil || bytes.Contains(out, []byte("verify: bad")) || bytes.Contains(out, []byte("err=")) && !bytes.Contains(out, []byte("err= 0")) {
