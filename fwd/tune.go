@@ -58,6 +58,10 @@ func (d *Daemon) SetObserve(on bool) {
 // Window returns the TWINS window in force (0 when the scheduler is not TWINS).
 func (d *Daemon) Window() time.Duration { return time.Duration(d.window.Load()) }
 
+// Workers returns the number of workers executing batches (Options.Workers,
+// or its default for the backend).
+func (d *Daemon) Workers() int { return d.opts.Workers }
+
 // Scheduler returns the name of the scheduling algorithm in force.
 func (d *Daemon) Scheduler() string {
 	var name string

@@ -156,8 +156,8 @@ func runForward(cmd *cobra.Command, cfg forwardConfig) error {
 		return fmt.Errorf("forward: %w", err)
 	}
 	defer d.Shutdown()
-	fmt.Fprintf(cmd.ErrOrStderr(), "adaptio forward: serving %s on %s (scheduler %s, %d data servers)\n",
-		cfg.Backend, strings.Join(d.Addrs(), ", "), cfg.Scheduler, be.Servers())
+	fmt.Fprintf(cmd.ErrOrStderr(), "adaptio forward: serving %s on %s (scheduler %s, %d data servers, %d workers%s)\n",
+		cfg.Backend, strings.Join(d.Addrs(), ", "), cfg.Scheduler, be.Servers(), d.Workers(), workersWhy(cfg.Workers, d.Workers()))
 	if a := d.MetricsAddr(); a != "" {
 		fmt.Fprintf(cmd.ErrOrStderr(), "adaptio forward: metrics on http://%s/metrics\n", a)
 	}
@@ -169,6 +169,15 @@ func runForward(cmd *cobra.Command, cfg forwardConfig) error {
 	<-cmd.Context().Done()
 	fmt.Fprintln(cmd.ErrOrStderr(), "adaptio forward: shutting down")
 	return nil
+}
+
+// workersWhy explains a default worker count under fwd.DefaultWorkers (the
+// daemon's rule for a local file system); flag is --workers.
+func workersWhy(flag, workers int) string {
+	if flag == 0 && workers < fwd.DefaultWorkers {
+		return fmt.Sprintf(": %d per CPU on a local file system", fwd.LocalWorkersPerCPU)
+	}
+	return ""
 }
 
 // startAnnouncer connects the daemon to the Council when --council is set:
