@@ -164,6 +164,8 @@ type loopbackFile interface {
 	gofs.FileAllocater
 }
 
+var _ loopbackFile = (*gofs.LoopbackFile)(nil)
+
 // servedFile has loopbackFile's methods and no others (no PassthroughFd).
 type servedFile struct{ loopbackFile }
 
