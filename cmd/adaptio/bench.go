@@ -33,6 +33,8 @@ type benchConfig struct {
 	NoShm       bool
 	NoRing      bool
 	RingSpin    time.Duration
+	// ForwarderMetrics is the daemon's /metrics URL, for its CPU time.
+	ForwarderMetrics string
 }
 
 func newBenchCmd() *cobra.Command {
@@ -48,8 +50,9 @@ file per process or one shared file, contiguous or 1D-strided requests of
 The write phase writes deterministic content (derived from file and offset);
 the read phase reads it back and checks every byte. Both phases are timed as
 IOR does (makespan from the first process's start to the last one's end) and
-printed with their bandwidth in MiB/s (1 MiB = 2^20 bytes). Files are created
-under --dir on the forwarder and removed at the end unless --keep.
+printed with their bandwidth in MiB/s (1 MiB = 2^20 bytes), then with the CPU
+time per GiB this process spent (user and system). Files are created under
+--dir on the forwarder and removed at the end unless --keep.
 
 --direct DIR runs the same workload on the local directory DIR instead, with
 no forwarder: each process opens its file with open(2) and moves its requests
@@ -59,13 +62,23 @@ direct" ratios: run both on the same file system (for a posix: backend, DIR
 beside the backend's directory) and divide the bandwidths. DIR must
 exist; the files are named as on the forwarder (DIR/fpp.00000.dat ... or
 DIR/shared.dat). The forwarder-only flags (--forwarder, --conns, --dir,
---no-shm, --no-ring, --ring-spin) cannot be combined with it.
+--no-shm, --no-ring, --ring-spin, --forwarder-metrics) cannot be combined
+with it.
 
 --compare DIR does both in one command: --rounds rounds, each running the
 workload through the forwarder and directly on DIR (which goes first
 alternates), and prints each round's bandwidths and forwarder/direct ratio,
 then each phase's median ratio. Both runs of a round see the same state of
-the machine, so the ratios hold where absolute bandwidths drift.`,
+the machine, so the ratios hold where absolute bandwidths drift.
+
+--forwarder-metrics URL reads the daemon's CPU time from its Prometheus
+metrics (adaptio forward --metrics-addr HOST:PORT; URL
+http://HOST:PORT/metrics) before and after each phase: the phases then
+report the CPU per GiB of both processes, and --compare also the direct
+run's CPU per GiB over the forwarded one's (this process's and the daemon's),
+the forwarder's cost in CPU, which another tenant's load on a shared machine
+moves less than bandwidth. The daemon's counter moves in 10 ms ticks: give
+each phase a second or more.`,
 		Example: `  adaptio bench --forwarder 127.0.0.1:7070 --procs 16 --layout shared --spatiality strided --request-size 32KiB --total 256MiB
   adaptio bench --direct /dev/shm/bd --procs 16 --layout shared --spatiality strided --request-size 32KiB --total 256MiB
   adaptio bench --forwarder unix:/run/adaptio.sock --compare /dev/shm/bd --rounds 5 --layout fpp --request-size 32KiB --no-fill`,
@@ -79,6 +92,13 @@ the machine, so the ratios hold where absolute bandwidths drift.`,
 				return fmt.Errorf("bench: %w", err)
 			}
 			opts := bench.Options{Dir: cfg.Dir, Seed: cfg.Seed, NoVerify: cfg.NoVerify, NoFill: cfg.NoFill, Keep: cfg.Keep, Progress: cmd.ErrOrStderr()}
+			if cfg.ForwarderMetrics != "" {
+				probe := bench.MetricsCPU(cfg.ForwarderMetrics)
+				if _, err := probe(); err != nil {
+					return fmt.Errorf("%w (--forwarder-metrics)", err)
+				}
+				opts.ForwarderCPU = probe
+			}
 			if cfg.Compare != "" {
 				cmp, err := cfg.runCompare(cmd, p, opts)
 				if err != nil {
@@ -120,6 +140,7 @@ the machine, so the ratios hold where absolute bandwidths drift.`,
 	f.BoolVar(&cfg.Keep, "keep", false, "keep the files")
 	f.BoolVar(&cfg.NoShm, "no-shm", false, "with a unix: forwarder, send data over the socket instead of a shared-memory region (by default each process reads and writes through a buffer in the region, with no copy in the client)")
 	f.BoolVar(&cfg.NoRing, "no-ring", false, "with a unix: forwarder, send each request in the shared region as a frame on the socket instead of through the region's submission and completion rings (docs/protocol.md, Rings)")
+	f.StringVar(&cfg.ForwarderMetrics, "forwarder-metrics", "", "the daemon's Prometheus metrics URL (adaptio forward --metrics-addr), e.g. http://127.0.0.1:9090/metrics: each phase then also reports the daemon's CPU time per GiB, and --compare the CPU per GiB of both sides and their ratio, which another tenant's load on a shared machine moves less than bandwidth")
 	f.DurationVar(&cfg.RingSpin, "ring-spin", fwd.DefaultRingSpin, "least time the completion reaper keeps polling the rings after its last completion before it sleeps: on an idle node 50 sweeps pass in microseconds, and each request would then wait for a wake-up through the socket (negative: sleep after 50 empty sweeps)")
 	return cmd
 }
@@ -186,7 +207,7 @@ func (cfg benchConfig) checkDirect(cmd *cobra.Command) error {
 		}
 		return nil
 	}
-	for _, name := range []string{"forwarder", "conns", "dir", "no-shm", "no-ring", "ring-spin"} {
+	for _, name := range []string{"forwarder", "conns", "dir", "no-shm", "no-ring", "ring-spin", "forwarder-metrics"} {
 		if f.Changed(name) {
 			return fmt.Errorf("--%s applies to the forwarder; --direct runs without one: drop one of them", name)
 		}

@@ -47,6 +47,8 @@ func TestBenchCompare(t *testing.T) {
 		{[]string{"--compare", t.TempDir(), "--direct", t.TempDir()}, "drop one of them"},
 		{[]string{"--rounds", "2"}, "--rounds applies to --compare"},
 		{[]string{"--compare", t.TempDir(), "--rounds", "0"}, "--rounds 0"},
+		{[]string{"--direct", t.TempDir(), "--forwarder-metrics", "http://127.0.0.1:1/metrics"}, "--forwarder-metrics applies to the forwarder"},
+		{[]string{"--forwarder", d.Addr(), "--forwarder-metrics", "http://127.0.0.1:1/metrics"}, "connection refused (--forwarder-metrics)"},
 	} {
 		if _, err := run(tt.args...); err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("bench %v: %v, want an error about %q", tt.args, err, tt.want)

@@ -9,6 +9,7 @@ import (
 	"path"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/adaptio/adaptio/fwd"
@@ -48,6 +49,10 @@ type Options struct {
 	Progress io.Writer
 	// ProgressEvery is the interval of progress lines (default 2 s).
 	ProgressEvery time.Duration
+	// ForwarderCPU, if set, returns the forwarding daemon's CPU time so far
+	// (MetricsCPU reads it from the daemon's /metrics); a forwarded run
+	// then records the daemon's CPU over each phase (Phase.ForwarderCPU).
+	ForwarderCPU func() (time.Duration, error)
 }
 
 // Phase is the outcome of one access phase, timed like IOR: the makespan
@@ -60,6 +65,23 @@ type Phase struct {
 	Bandwidth float64 // bytes per second over the makespan
 	MaxLat    time.Duration
 	MeanLat   time.Duration
+	// CPU is this process's CPU time (user and system) over the phase: in
+	// a direct run its whole I/O, through a forwarder the client's side.
+	CPU time.Duration
+	// ForwarderCPU is the daemon's CPU time over the phase, when known
+	// (Options.ForwarderCPU set and answering at both ends).
+	ForwarderCPU      time.Duration
+	ForwarderCPUKnown bool
+}
+
+// CPUPerGiB is the phase's CPU time per GiB moved: this process's and,
+// when known, the daemon's. On a shared machine another tenant's load
+// moves it less than it moves bandwidth.
+func (ph Phase) CPUPerGiB() float64 {
+	if ph.Bytes <= 0 {
+		return 0
+	}
+	return (ph.CPU + ph.ForwarderCPU).Seconds() / (float64(ph.Bytes) / (1 << 30))
 }
 
 // Result is the outcome of Run.
@@ -68,6 +90,7 @@ type Result struct {
 	Write    Phase
 	Read     Phase // zero with NoVerify
 	Verified bool  // every byte read back was checked and matched (not with NoVerify or NoFill)
+	Direct   bool  // RunDirect's: no forwarder
 }
 
 // Measured is the phase of the pattern's operation.
@@ -127,7 +150,10 @@ func Run(ctx context.Context, c *fwd.Client, p workload.Pattern, o Options) (Res
 // buffer of its own. Content, verification, timing and removal are Run's;
 // o.Dir and o.Clients are not used.
 func RunDirect(ctx context.Context, dir string, p workload.Pattern, o Options) (Result, error) {
-	return run(ctx, direct{}, dir, p, o)
+	o.ForwarderCPU = nil
+	res, err := run(ctx, direct{}, dir, p, o)
+	res.Direct = true
+	return res, err
 }
 
 // Verify reads the files a Run with the same pattern and options left
@@ -144,6 +170,7 @@ func VerifyDirect(ctx context.Context, dir string, p workload.Pattern, o Options
 	if err := p.Validate(); err != nil {
 		return Phase{}, err
 	}
+	o.ForwarderCPU = nil
 	return phase(ctx, direct{}, dir, p, o, sched.Read)
 }
 
@@ -215,6 +242,11 @@ func phase(ctx context.Context, t target, dir string, p workload.Pattern, o Opti
 	fail := func(err error) {
 		errOnce.Do(func() { first = err; cancel() })
 	}
+	fwdCPU0, fwdErr := time.Duration(0), errNoProbe
+	if o.ForwarderCPU != nil {
+		fwdCPU0, fwdErr = o.ForwarderCPU()
+	}
+	cpu0 := processCPU()
 	start := time.Now()
 	var moved atomic.Int64
 	total := p.BytesPerProcess() * int64(p.Processes)
@@ -300,7 +332,12 @@ func phase(ctx context.Context, t target, dir string, p workload.Pattern, o Opti
 	span := time.Since(start)
 	reqs := int64(n) * int64(p.Processes)
 	ph := Phase{Op: op, Bytes: p.BytesPerProcess() * int64(p.Processes), Requests: reqs, Makespan: span,
-		MaxLat: time.Duration(latMax.Load())}
+		MaxLat: time.Duration(latMax.Load()), CPU: processCPU() - cpu0}
+	if fwdErr == nil {
+		if fwdCPU1, err := o.ForwarderCPU(); err == nil {
+			ph.ForwarderCPU, ph.ForwarderCPUKnown = fwdCPU1-fwdCPU0, true
+		}
+	}
 	if reqs > 0 {
 		ph.MeanLat = time.Duration(latSum.Load() / reqs)
 	}
@@ -310,8 +347,21 @@ func phase(ctx context.Context, t target, dir string, p workload.Pattern, o Opti
 	return ph, first
 }
 
+// errNoProbe stands for the daemon's CPU when Options.ForwarderCPU is unset.
+var errNoProbe = errors.New("bench: no forwarder CPU probe")
+
+// processCPU is this process's user and system CPU time so far.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
 // Print writes the result as IOR does: a summary of the pattern, then one
-// line per phase with bandwidth, transfer size, total and makespan.
+// line per phase with bandwidth, transfer size, total and makespan, then
+// the CPU time per GiB of each phase.
 func (r Result) Print(w io.Writer) {
 	p := r.Pattern
 	printPattern(w, p)
@@ -324,6 +374,22 @@ func (r Result) Print(w io.Writer) {
 		fmt.Fprintf(w, "%-7s %12.2f %11.2f %12.2f %12.4f %12.3f %12.3f\n", ph.Op, ph.Bandwidth/(1<<20),
 			float64(p.RequestSize)/1024, float64(ph.Bytes)/(1<<20), ph.Makespan.Seconds(),
 			float64(ph.MeanLat)/1e6, float64(ph.MaxLat)/1e6)
+	}
+	fmt.Fprintln(w)
+	for _, ph := range []Phase{r.Write, r.Read} {
+		if ph.Op == 0 {
+			continue
+		}
+		gib := float64(ph.Bytes) / (1 << 30)
+		switch {
+		case r.Direct:
+			fmt.Fprintf(w, "cpu %-6s: %.3f s/GiB\n", ph.Op, ph.CPUPerGiB())
+		case ph.ForwarderCPUKnown:
+			fmt.Fprintf(w, "cpu %-6s: %.3f s/GiB (this process %.3f, forwarder %.3f)\n", ph.Op, ph.CPUPerGiB(),
+				ph.CPU.Seconds()/gib, ph.ForwarderCPU.Seconds()/gib)
+		default:
+			fmt.Fprintf(w, "cpu %-6s: %.3f s/GiB in this process (the forwarder's not measured)\n", ph.Op, ph.CPUPerGiB())
+		}
 	}
 	if r.Verified {
 		fmt.Fprintf(w, "\nverification: every byte read back matched\n")

@@ -78,6 +78,29 @@ func (c Comparison) Ratios(read bool) []float64 {
 	return out
 }
 
+// CPURatios returns, per round, the direct phase's CPU time per GiB over
+// the forwarded one's (this process's and the daemon's), for the write
+// phase (read false) or the read phase; nil unless every forwarded phase
+// knows the daemon's CPU (Options.ForwarderCPU). Like the bandwidth ratio it
+// is the forwarder's share of direct, 1 for no cost.
+func (c Comparison) CPURatios(read bool) []float64 {
+	out := make([]float64, 0, len(c.Rounds))
+	for _, r := range c.Rounds {
+		f, d := r.Forwarded.Write, r.Direct.Write
+		if read {
+			f, d = r.Forwarded.Read, r.Direct.Read
+		}
+		if d.Bandwidth <= 0 {
+			continue // no such phase (NoVerify)
+		}
+		if !f.ForwarderCPUKnown || f.CPUPerGiB() <= 0 {
+			return nil
+		}
+		out = append(out, d.CPUPerGiB()/f.CPUPerGiB())
+	}
+	return out
+}
+
 // Median is the median of xs (the mean of the middle two for an even
 // count); 0 for none.
 func Median(xs []float64) float64 {
@@ -93,15 +116,23 @@ func Median(xs []float64) float64 {
 }
 
 // Print writes one line per round and phase with both bandwidths and their
-// ratio, then each phase's median ratio and range.
+// ratio (and, when the daemon's CPU is known, both CPU times per GiB and
+// their ratio), then each phase's median ratios and ranges.
 func (c Comparison) Print(w io.Writer) {
 	printPattern(w, c.Pattern)
 	fmt.Fprintf(w, "rounds     : %d (forwarder and direct alternated)\n", len(c.Rounds))
-	fmt.Fprintf(w, "\n%-7s %6s %14s %14s %12s\n", "access", "round", "fwd(MiB/s)", "direct(MiB/s)", "fwd/direct")
-	fmt.Fprintf(w, "%-7s %6s %14s %14s %12s\n", "------", "-----", "----------", "-------------", "----------")
+	withCPU := len(c.CPURatios(false)) > 0
+	fmt.Fprintf(w, "\n%-7s %6s %14s %14s %12s", "access", "round", "fwd(MiB/s)", "direct(MiB/s)", "fwd/direct")
+	if withCPU {
+		fmt.Fprintf(w, " %14s %14s %14s", "fwd cpu(s/GiB)", "direct cpu", "cpu direct/fwd")
+	}
+	fmt.Fprintf(w, "\n%-7s %6s %14s %14s %12s", "------", "-----", "----------", "-------------", "----------")
+	if withCPU {
+		fmt.Fprintf(w, " %14s %14s %14s", "--------------", "----------", "--------------")
+	}
+	fmt.Fprintln(w)
 	for _, read := range []bool{false, true} {
-		ratios := c.Ratios(read)
-		if len(ratios) == 0 {
+		if len(c.Ratios(read)) == 0 {
 			continue
 		}
 		for i, r := range c.Rounds {
@@ -112,20 +143,25 @@ func (c Comparison) Print(w io.Writer) {
 			if d.Bandwidth <= 0 {
 				continue
 			}
-			fmt.Fprintf(w, "%-7s %6d %14.2f %14.2f %12.3f\n", f.Op, i+1, f.Bandwidth/(1<<20), d.Bandwidth/(1<<20), f.Bandwidth/d.Bandwidth)
+			fmt.Fprintf(w, "%-7s %6d %14.2f %14.2f %12.3f", f.Op, i+1, f.Bandwidth/(1<<20), d.Bandwidth/(1<<20), f.Bandwidth/d.Bandwidth)
+			if withCPU {
+				fmt.Fprintf(w, " %14.3f %14.3f %14.3f", f.CPUPerGiB(), d.CPUPerGiB(), d.CPUPerGiB()/f.CPUPerGiB())
+			}
+			fmt.Fprintln(w)
 		}
 	}
 	fmt.Fprintln(w)
 	for _, read := range []bool{false, true} {
-		ratios := c.Ratios(read)
-		if len(ratios) == 0 {
-			continue
-		}
 		op := "write"
 		if read {
 			op = "read"
 		}
-		fmt.Fprintf(w, "%-7s fwd/direct median %.3f (%.3f to %.3f over %d rounds)\n", op, Median(ratios), slices.Min(ratios), slices.Max(ratios), len(ratios))
+		if ratios := c.Ratios(read); len(ratios) > 0 {
+			fmt.Fprintf(w, "%-7s fwd/direct median %.3f (%.3f to %.3f over %d rounds)\n", op, Median(ratios), slices.Min(ratios), slices.Max(ratios), len(ratios))
+		}
+		if ratios := c.CPURatios(read); len(ratios) > 0 {
+			fmt.Fprintf(w, "%-7s cpu direct/fwd median %.3f (%.3f to %.3f): CPU per GiB, this process's and the forwarder's\n", op, Median(ratios), slices.Min(ratios), slices.Max(ratios))
+		}
 	}
 	verified := len(c.Rounds) > 0
 	for _, r := range c.Rounds {

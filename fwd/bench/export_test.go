@@ -1,0 +1,4 @@
+package bench
+
+// ParseCPU exposes parseCPU to the tests.
+var ParseCPU = parseCPU
