@@ -18,6 +18,15 @@ type Pair struct {
 	DirectFirst bool
 }
 
+// phases returns the round's forwarded and direct write phases (read
+// false) or read phases.
+func (r Pair) phases(read bool) (fwd, direct Phase) {
+	if read {
+		return r.Forwarded.Read, r.Direct.Read
+	}
+	return r.Forwarded.Write, r.Direct.Write
+}
+
 // Comparison is the outcome of Compare.
 type Comparison struct {
 	Pattern workload.Pattern
@@ -66,10 +75,7 @@ func Compare(ctx context.Context, c *fwd.Client, dir string, p workload.Pattern,
 func (c Comparison) Ratios(read bool) []float64 {
 	out := make([]float64, 0, len(c.Rounds))
 	for _, r := range c.Rounds {
-		f, d := r.Forwarded.Write, r.Direct.Write
-		if read {
-			f, d = r.Forwarded.Read, r.Direct.Read
-		}
+		f, d := r.phases(read)
 		if d.Bandwidth <= 0 {
 			continue // no such phase (NoVerify)
 		}
@@ -86,10 +92,7 @@ func (c Comparison) Ratios(read bool) []float64 {
 func (c Comparison) CPURatios(read bool) []float64 {
 	out := make([]float64, 0, len(c.Rounds))
 	for _, r := range c.Rounds {
-		f, d := r.Forwarded.Write, r.Direct.Write
-		if read {
-			f, d = r.Forwarded.Read, r.Direct.Read
-		}
+		f, d := r.phases(read)
 		if d.Bandwidth <= 0 {
 			continue // no such phase (NoVerify)
 		}
@@ -136,10 +139,7 @@ func (c Comparison) Print(w io.Writer) {
 			continue
 		}
 		for i, r := range c.Rounds {
-			f, d := r.Forwarded.Write, r.Direct.Write
-			if read {
-				f, d = r.Forwarded.Read, r.Direct.Read
-			}
+			f, d := r.phases(read)
 			if d.Bandwidth <= 0 {
 				continue
 			}
