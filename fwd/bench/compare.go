@@ -20,7 +20,7 @@ type Pair struct {
 
 // phases returns the round's forwarded and direct write phases (read
 // false) or read phases.
-func (r Pair) phases(read bool) (fwd, direct Phase) {
+func (r Pair) phases(read bool) (forwarded, direct Phase) {
 	if read {
 		return r.Forwarded.Read, r.Direct.Read
 	}
