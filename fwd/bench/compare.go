@@ -73,15 +73,7 @@ func Compare(ctx context.Context, c *fwd.Client, dir string, p workload.Pattern,
 // Ratios returns, per round, the forwarded phase's bandwidth over the
 // direct one's, for the write phase (read false) or the read phase.
 func (c Comparison) Ratios(read bool) []float64 {
-	out := make([]float64, 0, len(c.Rounds))
-	for _, r := range c.Rounds {
-		f, d := r.phases(read)
-		if d.Bandwidth <= 0 {
-			continue // no such phase (NoVerify)
-		}
-		out = append(out, f.Bandwidth/d.Bandwidth)
-	}
-	return out
+	return c.perRound(read, func(f, d Phase) (float64, bool) { return f.Bandwidth / d.Bandwidth, true })
 }
 
 // CPURatios returns, per round, the direct phase's CPU time per GiB over
@@ -90,16 +82,29 @@ func (c Comparison) Ratios(read bool) []float64 {
 // knows the daemon's CPU (Options.ForwarderCPU). Like the bandwidth ratio it
 // is the forwarder's share of direct, 1 for no cost.
 func (c Comparison) CPURatios(read bool) []float64 {
+	return c.perRound(read, func(f, d Phase) (float64, bool) {
+		if !f.ForwarderCPUKnown || f.CPUPerGiB() <= 0 {
+			return 0, false
+		}
+		return d.CPUPerGiB() / f.CPUPerGiB(), true
+	})
+}
+
+// perRound returns ratio of each round's forwarded and direct phases,
+// skipping rounds without the phase (NoVerify); nil as soon as ratio has
+// none for a round.
+func (c Comparison) perRound(read bool, ratio func(f, d Phase) (float64, bool)) []float64 {
 	out := make([]float64, 0, len(c.Rounds))
 	for _, r := range c.Rounds {
 		f, d := r.phases(read)
 		if d.Bandwidth <= 0 {
 			continue // no such phase (NoVerify)
 		}
-		if !f.ForwarderCPUKnown || f.CPUPerGiB() <= 0 {
+		x, ok := ratio(f, d)
+		if !ok {
 			return nil
 		}
-		out = append(out, d.CPUPerGiB()/f.CPUPerGiB())
+		out = append(out, x)
 	}
 	return out
 }
