@@ -67,9 +67,7 @@ type Options struct {
 	// busy while calls wait on it. On a local backend (backend.Local) the
 	// calls rarely block, every worker with a batch competes for the CPUs,
 	// and the default is LocalWorkersPerCPU per CPU if that is fewer (8 on
-	// 2 CPUs: in one process, 16 clients on tmpfs, medians of 6 alternated
-	// rounds against 16 workers: 1 MiB write/read 0.85/0.81 of direct
-	// against 0.80/0.80, 32 KiB 0.57/0.57 against 0.52/0.49).
+	// 2 CPUs; measured in docs/performance.md, "Workers by backend").
 	Workers int
 	// MaxFrame is the largest frame accepted, header included (default
 	// wire.DefaultMaxFrame); larger frames get CodeTooLarge and the

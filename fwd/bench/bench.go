@@ -242,9 +242,14 @@ func phase(ctx context.Context, t target, dir string, p workload.Pattern, o Opti
 	fail := func(err error) {
 		errOnce.Do(func() { first = err; cancel() })
 	}
-	fwdCPU0, fwdErr := time.Duration(0), errNoProbe
-	if o.ForwarderCPU != nil {
-		fwdCPU0, fwdErr = o.ForwarderCPU()
+	// The daemon's CPU is known if the probe answers at both ends.
+	probe := o.ForwarderCPU
+	var fwdCPU0 time.Duration
+	if probe != nil {
+		var err error
+		if fwdCPU0, err = probe(); err != nil {
+			probe = nil
+		}
 	}
 	cpu0 := processCPU()
 	start := time.Now()
@@ -333,8 +338,8 @@ func phase(ctx context.Context, t target, dir string, p workload.Pattern, o Opti
 	reqs := int64(n) * int64(p.Processes)
 	ph := Phase{Op: op, Bytes: p.BytesPerProcess() * int64(p.Processes), Requests: reqs, Makespan: span,
 		MaxLat: time.Duration(latMax.Load()), CPU: processCPU() - cpu0}
-	if fwdErr == nil {
-		if fwdCPU1, err := o.ForwarderCPU(); err == nil {
+	if probe != nil {
+		if fwdCPU1, err := probe(); err == nil {
 			ph.ForwarderCPU, ph.ForwarderCPUKnown = fwdCPU1-fwdCPU0, true
 		}
 	}
@@ -346,9 +351,6 @@ func phase(ctx context.Context, t target, dir string, p workload.Pattern, o Opti
 	}
 	return ph, first
 }
-
-// errNoProbe stands for the daemon's CPU when Options.ForwarderCPU is unset.
-var errNoProbe = errors.New("bench: no forwarder CPU probe")
 
 // processCPU is this process's user and system CPU time so far.
 func processCPU() time.Duration {
