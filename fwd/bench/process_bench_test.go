@@ -1,0 +1,180 @@
+package bench_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+
+	"github.com/adaptio/adaptio/backend"
+	"github.com/adaptio/adaptio/backend/posix"
+	"github.com/adaptio/adaptio/fwd"
+	"github.com/adaptio/adaptio/fwd/bench"
+	"github.com/adaptio/adaptio/internal/poll"
+	"github.com/adaptio/adaptio/sched"
+	"github.com/adaptio/adaptio/workload"
+)
+
+// daemonDirEnv, set in the environment, makes the test binary run a
+// forwarding daemon in that directory instead of the tests (serveDaemon):
+// BenchmarkCompareProcesses runs the daemon in a process of its own, as it
+// is deployed, so that it shares no Go scheduler with the clients.
+const daemonDirEnv = "ADAPTIO_BENCH_TEST_DAEMON_DIR"
+
+func TestMain(m *testing.M) {
+	if dir := os.Getenv(daemonDirEnv); dir != "" {
+		os.Exit(serveDaemon(dir))
+	}
+	os.Exit(m.Run())
+}
+
+// serveDaemon runs a daemon configured as adaptio forward configures one
+// with --scheduler fifo: a posix backend on dir/backend (64 KiB stripes over
+// 4 data servers), the default number of workers, a Unix socket at
+// dir/fwd.sock, and Prometheus metrics with the process collector on a
+// free port, whose address it writes to dir/metrics.addr once it serves.
+// It runs until SIGTERM or SIGINT.
+func serveDaemon(dir string) int {
+	fail := func(err error) int {
+		fmt.Fprintln(os.Stderr, "bench test daemon:", err)
+		return 1
+	}
+	root := filepath.Join(dir, "backend")
+	if err := os.MkdirAll(root, 0o755); err != nil {
+		return fail(err)
+	}
+	be, err := posix.New(root, backend.Layout{StripeSize: 64 << 10, StripeCount: 4})
+	if err != nil {
+		return fail(err)
+	}
+	defer be.Close()
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	d, err := fwd.New(fwd.Options{Backend: be, Listen: []string{"unix:" + filepath.Join(dir, "fwd.sock")}, Scheduler: "fifo",
+		MetricsAddr: "127.0.0.1:0", Registerer: reg})
+	if err != nil {
+		return fail(err)
+	}
+	if err := d.Start(); err != nil {
+		return fail(err)
+	}
+	defer d.Shutdown()
+	addrFile := filepath.Join(dir, "metrics.addr")
+	if err := os.WriteFile(addrFile+".tmp", []byte(d.MetricsAddr()), 0o644); err != nil {
+		return fail(err)
+	}
+	if err := os.Rename(addrFile+".tmp", addrFile); err != nil {
+		return fail(err)
+	}
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, syscall.SIGTERM, syscall.SIGINT)
+	<-sig
+	return 0
+}
+
+// startDaemonProcess runs serveDaemon in a child process (this test binary)
+// in a fresh directory under parent and returns the daemon's address and
+// its /metrics URL; the child is stopped when the benchmark ends.
+func startDaemonProcess(b *testing.B, parent string) (addr, metricsURL string) {
+	b.Helper()
+	dir, err := os.MkdirTemp(parent, "daemon-")
+	if err != nil {
+		b.Fatal(err)
+	}
+	cmd := exec.Command(os.Args[0], "-test.run", "^$", "-test.bench", "^$")
+	cmd.Env = append(os.Environ(), daemonDirEnv+"="+dir)
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		_ = cmd.Wait()
+		_ = os.RemoveAll(dir)
+	})
+	var metricsAddr string
+	poll.Until(b, "the daemon process to serve", 20*time.Second, func() bool {
+		a, err := os.ReadFile(filepath.Join(dir, "metrics.addr"))
+		metricsAddr = strings.TrimSpace(string(a))
+		return err == nil && metricsAddr != ""
+	})
+	return "unix:" + filepath.Join(dir, "fwd.sock"), "http://" + metricsAddr + "/metrics"
+}
+
+// BenchmarkCompareProcesses measures the forwarder as it is deployed: the
+// daemon in a process of its own (this test binary in daemon mode; see
+// serveDaemon) on a posix backend on tmpfs, and 16 benchmark processes
+// (goroutines of this process, each with its file) through the shared-memory
+// transport, against the same pattern run with pread/pwrite directly on the
+// same file system: bench.Compare, the code of adaptio bench --compare,
+// with one round (a forwarded and a direct run, alternating which goes
+// first) per iteration. content=generated: every request's bytes are
+// generated and every byte read back is checked, in both runs, as by an
+// application or IOR's verification (adaptio bench's default);
+// content=reused: one buffer filled once and the I/O alone (--no-fill).
+// Reported, as medians over the rounds: bandwidth forwarded over direct,
+// and CPU per GiB direct over forwarded (this process's and the daemon's,
+// read from its /metrics), per phase.
+func BenchmarkCompareProcesses(b *testing.B) {
+	for _, req := range []int64{1 << 20, 32 << 10} {
+		for _, content := range []string{"generated", "reused"} {
+			b.Run(fmt.Sprintf("req=%dKiB/content=%s", req>>10, content), func(b *testing.B) {
+				compareProcesses(b, req, content == "reused")
+			})
+		}
+	}
+}
+
+func compareProcesses(b *testing.B, req int64, noFill bool) {
+	parent := memDir(b)
+	addr, metricsURL := startDaemonProcess(b, parent)
+	c, err := fwd.Dial(addr)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer c.Close()
+	directDir := filepath.Join(parent, "direct")
+	if err := os.Mkdir(directDir, 0o755); err != nil {
+		b.Fatal(err)
+	}
+	p := workload.Pattern{Processes: 16, Layout: workload.FilePerProcess, Spatiality: workload.Contiguous,
+		Op: sched.Write, RequestSize: req, TotalBytes: 1 << 30}
+	o := bench.Options{NoFill: noFill, ForwarderCPU: bench.MetricsCPU(metricsURL)}
+	b.ResetTimer()
+	cmp, err := bench.Compare(context.Background(), c, directDir, p, o, b.N)
+	b.StopTimer()
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, read := range []bool{false, true} {
+		op := "write"
+		if read {
+			op = "read"
+		}
+		b.ReportMetric(bench.Median(cmp.Ratios(read)), "fwd/direct-"+op)
+		if cpu := cmp.CPURatios(read); len(cpu) > 0 {
+			b.ReportMetric(bench.Median(cpu), "cpu-direct/fwd-"+op)
+		}
+	}
+}
+
+// memDir is a fresh directory on tmpfs when the machine has one (removed
+// when the benchmark ends), so that the backend has no disk delays.
+func memDir(b *testing.B) string {
+	if fi, err := os.Stat("/dev/shm"); err == nil && fi.IsDir() {
+		if dir, err := os.MkdirTemp("/dev/shm", "adaptio-bench-"); err == nil {
+			b.Cleanup(func() { os.RemoveAll(dir) })
+			return dir
+		}
+	}
+	return b.TempDir()
+}
