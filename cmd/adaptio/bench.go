@@ -51,8 +51,10 @@ The write phase writes deterministic content (derived from file and offset);
 the read phase reads it back and checks every byte. Both phases are timed as
 IOR does (makespan from the first process's start to the last one's end) and
 printed with their bandwidth in MiB/s (1 MiB = 2^20 bytes), then with the CPU
-time per GiB this process spent (user and system). Files are created under
---dir on the forwarder and removed at the end unless --keep.
+time per GiB this process spent (user and system) and, on Linux, the share of
+the machine's CPU time that a hypervisor gave to other guests meanwhile
+(steal time, from /proc/stat). Files are created under --dir on the forwarder
+and removed at the end unless --keep.
 
 --direct DIR runs the same workload on the local directory DIR instead, with
 no forwarder: each process opens its file with open(2) and moves its requests
@@ -69,7 +71,12 @@ with it.
 workload through the forwarder and directly on DIR (which goes first
 alternates), and prints each round's bandwidths and forwarder/direct ratio,
 then each phase's median ratio. Both runs of a round see the same state of
-the machine, so the ratios hold where absolute bandwidths drift.
+the machine, so the ratios hold where absolute bandwidths drift. On a shared
+virtual machine they do not hold where the hypervisor takes CPU time: each
+round shows the larger steal of its two runs, and rounds with 5% or more are
+named, with the median ratio of the others (a forwarded request passes
+through several threads, and loses more to a descheduled CPU than direct
+I/O does).
 
 --forwarder-metrics URL reads the daemon's CPU time from its Prometheus
 metrics (adaptio forward --metrics-addr HOST:PORT; URL

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/adaptio/adaptio/fwd"
+	"github.com/adaptio/adaptio/internal/cpustat"
 	"github.com/adaptio/adaptio/sched"
 	"github.com/adaptio/adaptio/workload"
 )
@@ -72,6 +73,13 @@ type Phase struct {
 	// (Options.ForwarderCPU set and answering at both ends).
 	ForwarderCPU      time.Duration
 	ForwarderCPUKnown bool
+	// Steal is the fraction of the machine's CPU time that the
+	// hypervisor gave to other guests over the phase (Linux's steal time,
+	// /proc/stat), when known (StealKnown). On a shared virtual machine it
+	// is the noise that moves forwarder/direct ratios most (see
+	// Comparison.Print).
+	Steal      float64
+	StealKnown bool
 }
 
 // CPUPerGiB is the phase's CPU time per GiB moved: this process's and,
@@ -251,6 +259,7 @@ func phase(ctx context.Context, t target, dir string, p workload.Pattern, o Opti
 			probe = nil
 		}
 	}
+	stat0, statErr := cpustat.Read()
 	cpu0 := processCPU()
 	start := time.Now()
 	var moved atomic.Int64
@@ -338,6 +347,9 @@ func phase(ctx context.Context, t target, dir string, p workload.Pattern, o Opti
 	reqs := int64(n) * int64(p.Processes)
 	ph := Phase{Op: op, Bytes: p.BytesPerProcess() * int64(p.Processes), Requests: reqs, Makespan: span,
 		MaxLat: time.Duration(latMax.Load()), CPU: processCPU() - cpu0}
+	if stat1, err := cpustat.Read(); err == nil && statErr == nil {
+		ph.Steal, ph.StealKnown = stat1.StolenSince(stat0)
+	}
 	if probe != nil {
 		if fwdCPU1, err := probe(); err == nil {
 			ph.ForwarderCPU, ph.ForwarderCPUKnown = fwdCPU1-fwdCPU0, true
@@ -391,6 +403,11 @@ func (r Result) Print(w io.Writer) {
 				ph.CPU.Seconds()/gib, ph.ForwarderCPU.Seconds()/gib)
 		default:
 			fmt.Fprintf(w, "cpu %-6s: %.3f s/GiB in this process (the forwarder's not measured)\n", ph.Op, ph.CPUPerGiB())
+		}
+	}
+	for _, ph := range []Phase{r.Write, r.Read} {
+		if ph.Op != 0 && ph.StealKnown {
+			fmt.Fprintf(w, "steal %-6s: %.1f%% of the machine's CPU time went to other guests of the hypervisor\n", ph.Op, 100*ph.Steal)
 		}
 	}
 	if r.Verified {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strings"
 
 	"github.com/adaptio/adaptio/fwd"
 	"github.com/adaptio/adaptio/workload"
@@ -26,6 +27,24 @@ func (r Pair) phases(read bool) (forwarded, direct Phase) {
 	}
 	return r.Forwarded.Write, r.Direct.Write
 }
+
+// steal is the larger of the round's two phases' steal (Phase.Steal), if
+// both are known.
+func (r Pair) steal(read bool) (float64, bool) {
+	f, d := r.phases(read)
+	if !f.StealKnown || !d.StealKnown {
+		return 0, false
+	}
+	return max(f.Steal, d.Steal), true
+}
+
+// NoisySteal is the steal (Phase.Steal) from which Comparison.Print calls
+// a round noisy. Over 32 phases of adaptio bench --compare with 32 KiB
+// requests on 2 virtual CPUs, fwd/direct had a median of 0.650 (0.544 to
+// 0.836) in the 15 with under 2% steal and of 0.535 (0.378 to 0.608) in the
+// 9 with 5% or more; the CPU per GiB moved with it (spinning threads wait
+// longer for a descheduled one).
+const NoisySteal = 0.05
 
 // Comparison is the outcome of Compare.
 type Comparison struct {
@@ -93,6 +112,19 @@ func (c Comparison) CPURatios(read bool) []float64 {
 // perRound returns ratio of each round's forwarded and direct phases,
 // skipping rounds without the phase (NoVerify); nil as soon as ratio has
 // none for a round.
+// QuietRatios returns Ratios of the rounds whose steal (Phase.Steal, the
+// larger of the two runs') is known and below maxSteal.
+func (c Comparison) QuietRatios(read bool, maxSteal float64) []float64 {
+	var out []float64
+	for _, r := range c.Rounds {
+		f, d := r.phases(read)
+		if s, ok := r.steal(read); ok && s < maxSteal && d.Bandwidth > 0 {
+			out = append(out, f.Bandwidth/d.Bandwidth)
+		}
+	}
+	return out
+}
+
 func (c Comparison) perRound(read bool, ratio func(f, d Phase) (float64, bool)) []float64 {
 	out := make([]float64, 0, len(c.Rounds))
 	for _, r := range c.Rounds {
@@ -125,18 +157,31 @@ func Median(xs []float64) float64 {
 
 // Print writes one line per round and phase with both bandwidths and their
 // ratio (and, when the daemon's CPU is known, both CPU times per GiB and
-// their ratio), then each phase's median ratios and ranges.
+// their ratio; when the machine's steal time is known, the round's), then
+// each phase's median ratios and ranges, and, if some rounds were noisy
+// (NoisySteal), which ones and the median of the others.
 func (c Comparison) Print(w io.Writer) {
 	printPattern(w, c.Pattern)
 	fmt.Fprintf(w, "rounds     : %d (forwarder and direct alternated)\n", len(c.Rounds))
 	withCPU := len(c.CPURatios(false)) > 0
+	withSteal := len(c.Rounds) > 0
+	for _, r := range c.Rounds {
+		_, ok := r.steal(false)
+		withSteal = withSteal && ok
+	}
 	fmt.Fprintf(w, "\n%-7s %6s %14s %14s %12s", "access", "round", "fwd(MiB/s)", "direct(MiB/s)", "fwd/direct")
 	if withCPU {
 		fmt.Fprintf(w, " %14s %14s %14s", "fwd cpu(s/GiB)", "direct cpu", "cpu direct/fwd")
 	}
+	if withSteal {
+		fmt.Fprintf(w, " %9s", "steal(%)")
+	}
 	fmt.Fprintf(w, "\n%-7s %6s %14s %14s %12s", "------", "-----", "----------", "-------------", "----------")
 	if withCPU {
 		fmt.Fprintf(w, " %14s %14s %14s", "--------------", "----------", "--------------")
+	}
+	if withSteal {
+		fmt.Fprintf(w, " %9s", "--------")
 	}
 	fmt.Fprintln(w)
 	for _, read := range []bool{false, true} {
@@ -151,6 +196,9 @@ func (c Comparison) Print(w io.Writer) {
 			fmt.Fprintf(w, "%-7s %6d %14.2f %14.2f %12.3f", f.Op, i+1, f.Bandwidth/(1<<20), d.Bandwidth/(1<<20), f.Bandwidth/d.Bandwidth)
 			if withCPU {
 				fmt.Fprintf(w, " %14.3f %14.3f %14.3f", f.CPUPerGiB(), d.CPUPerGiB(), d.CPUPerGiB()/f.CPUPerGiB())
+			}
+			if s, ok := r.steal(read); ok && withSteal {
+				fmt.Fprintf(w, " %9.1f", 100*s)
 			}
 			fmt.Fprintln(w)
 		}
@@ -168,11 +216,39 @@ func (c Comparison) Print(w io.Writer) {
 			fmt.Fprintf(w, "%-7s cpu direct/fwd median %.3f (%.3f to %.3f): CPU per GiB, this process's and the forwarder's\n", op, Median(ratios), slices.Min(ratios), slices.Max(ratios))
 		}
 	}
+	if withSteal {
+		c.printNoise(w)
+	}
 	verified := len(c.Rounds) > 0
 	for _, r := range c.Rounds {
 		verified = verified && r.Forwarded.Verified && r.Direct.Verified
 	}
 	if verified {
 		fmt.Fprintf(w, "\nverification: every byte read back matched, in every run\n")
+	}
+}
+
+// printNoise names the rounds in which the hypervisor took NoisySteal or
+// more of the machine's CPU time, and gives the median ratio of the others.
+func (c Comparison) printNoise(w io.Writer) {
+	for _, read := range []bool{false, true} {
+		op := "write"
+		if read {
+			op = "read"
+		}
+		var noisy []string
+		for i, r := range c.Rounds {
+			if s, ok := r.steal(read); ok && s >= NoisySteal {
+				noisy = append(noisy, fmt.Sprint(i+1))
+			}
+		}
+		if len(noisy) == 0 || len(c.Ratios(read)) == 0 {
+			continue
+		}
+		fmt.Fprintf(w, "%-7s noisy rounds (%.0f%% or more of the CPU time stolen by the hypervisor): %s", op, 100*NoisySteal, strings.Join(noisy, ", "))
+		if quiet := c.QuietRatios(read, NoisySteal); len(quiet) > 0 {
+			fmt.Fprintf(w, "; fwd/direct median of the other %d: %.3f", len(quiet), Median(quiet))
+		}
+		fmt.Fprintln(w)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -89,6 +90,57 @@ func TestMedian(t *testing.T) {
 	} {
 		if got := bench.Median(tt.xs); got != tt.want {
 			t.Errorf("Median(%v) = %v, want %v", tt.xs, got, tt.want)
+		}
+	}
+}
+
+// Rounds in which the hypervisor stole NoisySteal or more of the CPU time
+// are named, and the median of the others is given apart; a real
+// comparison on Linux records each phase's steal.
+func TestNoisyRounds(t *testing.T) {
+	phase := func(op sched.Op, bw, steal float64) bench.Phase {
+		return bench.Phase{Op: op, Bytes: 1 << 20, Bandwidth: bw, Steal: steal, StealKnown: true}
+	}
+	round := func(fwdBW, steal float64) bench.Pair {
+		return bench.Pair{
+			Forwarded: bench.Result{Write: phase(sched.Write, fwdBW, steal), Read: phase(sched.Read, fwdBW, 0)},
+			Direct:    bench.Result{Write: phase(sched.Write, 100, 0.01), Read: phase(sched.Read, 100, 0.01)},
+		}
+	}
+	cmp := bench.Comparison{
+		Pattern: workload.Pattern{Processes: 1, Layout: workload.FilePerProcess, Spatiality: workload.Contiguous, Op: sched.Write, RequestSize: 1 << 20, TotalBytes: 1 << 20},
+		Rounds:  []bench.Pair{round(80, 0.02), round(40, 0.19), round(70, 0.049), round(30, 0.05)},
+	}
+	if got, want := cmp.QuietRatios(false, bench.NoisySteal), []float64{0.8, 0.7}; !slices.Equal(got, want) {
+		t.Errorf("QuietRatios(write) = %v, want %v", got, want)
+	}
+	if got := cmp.QuietRatios(true, bench.NoisySteal); len(got) != 4 {
+		t.Errorf("QuietRatios(read) = %v, want all 4 rounds", got)
+	}
+	var out bytes.Buffer
+	cmp.Print(&out)
+	for _, want := range []string{"steal(%)", "    19.0", "noisy rounds (5% or more of the CPU time stolen by the hypervisor): 2, 4; fwd/direct median of the other 2: 0.750"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, out.String())
+		}
+	}
+	if strings.Contains(out.String(), "read    noisy") {
+		t.Errorf("no read round was noisy, yet:\n%s", out.String())
+	}
+
+	if _, err := os.Stat("/proc/stat"); err != nil {
+		t.Skip("no /proc/stat: steal is not recorded here")
+	}
+	addr, _ := startForwarder(t)
+	c := dial(t, addr)
+	p := workload.Pattern{Processes: 2, Layout: workload.FilePerProcess, Spatiality: workload.Contiguous, Op: sched.Write, RequestSize: 16 << 10, TotalBytes: 2 * 4 * (16 << 10)}
+	real, err := bench.Compare(context.Background(), c, t.TempDir(), p, bench.Options{}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ph := range []bench.Phase{real.Rounds[0].Forwarded.Write, real.Rounds[0].Forwarded.Read, real.Rounds[0].Direct.Write, real.Rounds[0].Direct.Read} {
+		if ph.StealKnown && (ph.Steal < 0 || ph.Steal > 1) {
+			t.Errorf("%s phase: steal %v, want a fraction", ph.Op, ph.Steal)
 		}
 	}
 }

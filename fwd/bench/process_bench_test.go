@@ -123,7 +123,8 @@ func startDaemonProcess(b *testing.B, parent string) (addr, metricsURL string) {
 // content=reused: one buffer filled once and the I/O alone (--no-fill).
 // Reported, as medians over the rounds: bandwidth forwarded over direct,
 // and CPU per GiB direct over forwarded (this process's and the daemon's,
-// read from its /metrics), per phase.
+// read from its /metrics), per phase; and the largest share of the
+// machine's CPU time the hypervisor stole in a phase (Phase.Steal).
 func BenchmarkCompareProcesses(b *testing.B) {
 	for _, req := range []int64{1 << 20, 32 << 10} {
 		for _, content := range []string{"generated", "reused"} {
@@ -165,6 +166,15 @@ func compareProcesses(b *testing.B, req int64, noFill bool) {
 			b.ReportMetric(bench.Median(cpu), "cpu-direct/fwd-"+op)
 		}
 	}
+	// The most CPU time the hypervisor stole in any phase: read the
+	// ratios of a run with much of it as the host's noise (bench.NoisySteal).
+	steal := 0.0
+	for _, r := range cmp.Rounds {
+		for _, ph := range []bench.Phase{r.Forwarded.Write, r.Forwarded.Read, r.Direct.Write, r.Direct.Read} {
+			steal = max(steal, ph.Steal)
+		}
+	}
+	b.ReportMetric(100*steal, "steal-max-%")
 }
 
 // memDir is a fresh directory on tmpfs when the machine has one (removed
