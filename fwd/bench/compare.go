@@ -109,9 +109,6 @@ func (c Comparison) CPURatios(read bool) []float64 {
 	})
 }
 
-// perRound returns ratio of each round's forwarded and direct phases,
-// skipping rounds without the phase (NoVerify); nil as soon as ratio has
-// none for a round.
 // QuietRatios returns Ratios of the rounds whose steal (Phase.Steal, the
 // larger of the two runs') is known and below maxSteal.
 func (c Comparison) QuietRatios(read bool, maxSteal float64) []float64 {
@@ -125,6 +122,9 @@ func (c Comparison) QuietRatios(read bool, maxSteal float64) []float64 {
 	return out
 }
 
+// perRound returns ratio of each round's forwarded and direct phases,
+// skipping rounds without the phase (NoVerify); nil as soon as ratio has
+// none for a round.
 func (c Comparison) perRound(read bool, ratio func(f, d Phase) (float64, bool)) []float64 {
 	out := make([]float64, 0, len(c.Rounds))
 	for _, r := range c.Rounds {
