@@ -217,19 +217,20 @@ func New(opts Options) (*Daemon, error) {
 	if opts.MetricsAddr != "" && gath == nil {
 		return nil, fmt.Errorf("%w: MetricsAddr set but no Gatherer", ErrBadOptions)
 	}
-	m, err := newMetrics(reg, cfg.Servers)
-	if err != nil {
-		return nil, err
-	}
 	d := &Daemon{
-		opts: opts, log: log, be: opts.Backend, sw: sw, m: m, gath: gath,
+		opts: opts, log: log, be: opts.Backend, sw: sw, gath: gath,
 		rings:  newRingPoller(opts.RingPolls, opts.RingSpin),
 		conns:  map[*conn]struct{}{},
 		ready:  make(chan struct{}),
 		byPath: map[string]*fileRef{},
 	}
+	d.initDispatcher(cfg.Servers)
+	m, err := newMetrics(reg, cfg.Servers, d.queueDepth)
+	if err != nil {
+		return nil, err
+	}
+	d.m = m
 	d.span, _ = opts.Backend.(backend.Spanner)
-	d.initDispatcher()
 	d.observe.Store(opts.Observe)
 	d.ctx, d.cancel = context.WithCancel(context.Background())
 	if opts.Scheduler == "twins" {

@@ -11,7 +11,6 @@ import (
 )
 
 type metrics struct {
-	depth  []prometheus.Gauge // per data server
 	window prometheus.Gauge
 	// Bytes acknowledged, read and written: plain counters exported as
 	// adaptio_fwd_bytes_total, also read by the Announcer's interval
@@ -33,10 +32,9 @@ type metrics struct {
 	lat        [256]prometheus.Observer // by wire.Op
 }
 
-func newMetrics(reg prometheus.Registerer, servers int) (*metrics, error) {
-	depth := prometheus.NewGaugeVec(prometheus.GaugeOpts{
-		Name: "adaptio_fwd_queue_depth", Help: "Requests queued in the scheduler per PFS data server.",
-	}, []string{"server"})
+// newMetrics registers the daemon's metrics; depth gives the requests
+// queued for a data server, read when the metrics are scraped.
+func newMetrics(reg prometheus.Registerer, servers int, depth func(server int) float64) (*metrics, error) {
 	m := &metrics{
 		window: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "adaptio_fwd_window_seconds", Help: "TWINS time window in force (0 for other schedulers).",
@@ -75,13 +73,17 @@ func newMetrics(reg prometheus.Registerer, servers int) (*metrics, error) {
 			ConstLabels: prometheus.Labels{"op": op},
 		}, func() float64 { return float64(v.Load()) })
 	}
-	for _, c := range []prometheus.Collector{depth, bytes("read", &m.readBytes), bytes("write", &m.writeBytes), m.window, m.bandwidth, m.latency, m.errors, m.batches, m.conns, m.badFrames, m.received, m.wakeups} {
+	collectors := []prometheus.Collector{bytes("read", &m.readBytes), bytes("write", &m.writeBytes), m.window, m.bandwidth, m.latency, m.errors, m.batches, m.conns, m.badFrames, m.received, m.wakeups}
+	for s := 0; s < servers; s++ {
+		collectors = append(collectors, prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "adaptio_fwd_queue_depth", Help: "Requests queued in the scheduler per PFS data server.",
+			ConstLabels: prometheus.Labels{"server": strconv.Itoa(s)},
+		}, func() float64 { return depth(s) }))
+	}
+	for _, c := range collectors {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}
-	}
-	for s := 0; s < servers; s++ {
-		m.depth = append(m.depth, depth.WithLabelValues(strconv.Itoa(s)))
 	}
 	for op := wire.OpHello; op.Valid(); op++ {
 		m.lat[op] = m.latency.WithLabelValues(op.String())
