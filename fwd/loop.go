@@ -154,7 +154,7 @@ func (d *Daemon) add(ps []piece) {
 		q.pending[p.id] = p
 		q.depth[p.server]++
 	}
-	d.rings.queued.Store(int32(len(q.pending)))
+	d.rings.setQueued(len(q.pending))
 	for n := min(len(ps)-len(failed), q.idle); n > 0; n-- {
 		q.work.Signal()
 	}
@@ -254,7 +254,7 @@ func (d *Daemon) jobLocked(b sched.Batch) *job {
 		j.pieces[i] = d.q.pending[r.ID]
 		delete(d.q.pending, r.ID)
 	}
-	d.rings.queued.Store(int32(len(d.q.pending)))
+	d.rings.setQueued(len(d.q.pending))
 	if len(d.q.pending) == 0 && d.rings.count.Load() > 0 {
 		d.rings.kick() // the poller stood down while requests were queued
 	}

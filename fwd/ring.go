@@ -292,11 +292,11 @@ type ringPoller struct {
 	polls int
 	spin  time.Duration // least time to keep sweeping after the last entry
 	count atomic.Int32  // rings registered (the poller spins only if some are)
-	// running counts the batches executing and queued the requests
-	// waiting in the dispatcher. While both are non-zero the workers have
-	// batches to take and sweep the rings between them, and the poller
-	// stands down: it sweeps every ringStandDown, or at once when either
-	// falls to zero. Its spinning beside busy workers found nothing most
+	// running counts the batches executing, and queued is 1 while
+	// requests wait in the dispatcher (setQueued). While both are
+	// non-zero the workers have batches to take and sweep the rings
+	// between them, and the poller stands down: it sweeps every
+	// ringStandDown, or at once when either falls to zero. Its spinning beside busy workers found nothing most
 	// times and took their processor. With nothing queued (say one long
 	// batch on the backend) it polls as usual: no worker will sweep soon.
 	running atomic.Int32
@@ -368,6 +368,17 @@ func (p *ringPoller) setIdle(v uint32) {
 	defer p.mu.Unlock()
 	for _, s := range p.rings {
 		s.setIdle(v)
+	}
+}
+
+// setQueued records whether requests wait in the dispatcher, given how
+// many do; the dispatcher calls it under its lock. It stores only a change:
+// the poller reads the flag on every sweep, and a store per request
+// bounced its cache line between the processors that add and dispatch
+// pieces and the one polling.
+func (p *ringPoller) setQueued(n int) {
+	if v := int32(min(n, 1)); p.queued.Load() != v {
+		p.queued.Store(v)
 	}
 }
 
