@@ -4,13 +4,8 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
-	"os/signal"
 	"path/filepath"
-	"strings"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -19,66 +14,48 @@ import (
 	"github.com/adaptio/adaptio/backend/posix"
 	"github.com/adaptio/adaptio/fwd"
 	"github.com/adaptio/adaptio/fwd/bench"
-	"github.com/adaptio/adaptio/internal/poll"
+	"github.com/adaptio/adaptio/internal/testproc"
 	"github.com/adaptio/adaptio/sched"
 	"github.com/adaptio/adaptio/workload"
 )
 
-// daemonDirEnv, set in the environment, makes the test binary run a
-// forwarding daemon in that directory instead of the tests (serveDaemon):
+// daemonEnv, set in the environment, makes the test binary run a
+// forwarding daemon instead of the tests (serveDaemon):
 // BenchmarkCompareProcesses runs the daemon in a process of its own, as it
 // is deployed, so that it shares no Go scheduler with the clients.
-const daemonDirEnv = "ADAPTIO_BENCH_TEST_DAEMON_DIR"
+const daemonEnv = "ADAPTIO_BENCH_TEST_DAEMON"
 
 func TestMain(m *testing.M) {
-	if dir := os.Getenv(daemonDirEnv); dir != "" {
-		os.Exit(serveDaemon(dir))
-	}
+	testproc.Serve(daemonEnv, serveDaemon)
 	os.Exit(m.Run())
 }
 
-// serveDaemon runs a daemon configured as adaptio forward configures one
+// serveDaemon starts a daemon configured as adaptio forward configures one
 // with --scheduler fifo: a posix backend on dir/backend (64 KiB stripes over
 // 4 data servers), the default number of workers, a Unix socket at
 // dir/fwd.sock, and Prometheus metrics with the process collector on a
-// free port, whose address it writes to dir/metrics.addr once it serves.
-// It runs until SIGTERM or SIGINT.
-func serveDaemon(dir string) int {
-	fail := func(err error) int {
-		fmt.Fprintln(os.Stderr, "bench test daemon:", err)
-		return 1
-	}
+// free port, whose URL it publishes.
+func serveDaemon(dir string) (string, func(), error) {
 	root := filepath.Join(dir, "backend")
 	if err := os.MkdirAll(root, 0o755); err != nil {
-		return fail(err)
+		return "", nil, err
 	}
 	be, err := posix.New(root, backend.Layout{StripeSize: 64 << 10, StripeCount: 4})
 	if err != nil {
-		return fail(err)
+		return "", nil, err
 	}
-	defer be.Close()
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	d, err := fwd.New(fwd.Options{Backend: be, Listen: []string{"unix:" + filepath.Join(dir, "fwd.sock")}, Scheduler: "fifo",
 		MetricsAddr: "127.0.0.1:0", Registerer: reg})
+	if err == nil {
+		err = d.Start()
+	}
 	if err != nil {
-		return fail(err)
+		be.Close()
+		return "", nil, err
 	}
-	if err := d.Start(); err != nil {
-		return fail(err)
-	}
-	defer d.Shutdown()
-	addrFile := filepath.Join(dir, "metrics.addr")
-	if err := os.WriteFile(addrFile+".tmp", []byte(d.MetricsAddr()), 0o644); err != nil {
-		return fail(err)
-	}
-	if err := os.Rename(addrFile+".tmp", addrFile); err != nil {
-		return fail(err)
-	}
-	sig := make(chan os.Signal, 1)
-	signal.Notify(sig, syscall.SIGTERM, syscall.SIGINT)
-	<-sig
-	return 0
+	return "http://" + d.MetricsAddr() + "/metrics", func() { d.Shutdown(); be.Close() }, nil
 }
 
 // startDaemonProcess runs serveDaemon in a child process (this test binary)
@@ -90,24 +67,8 @@ func startDaemonProcess(b *testing.B, parent string) (addr, metricsURL string) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	cmd := exec.Command(os.Args[0], "-test.run", "^$", "-test.bench", "^$")
-	cmd.Env = append(os.Environ(), daemonDirEnv+"="+dir)
-	cmd.Stderr = os.Stderr
-	if err := cmd.Start(); err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		_ = cmd.Wait()
-		_ = os.RemoveAll(dir)
-	})
-	var metricsAddr string
-	poll.Until(b, "the daemon process to serve", 20*time.Second, func() bool {
-		a, err := os.ReadFile(filepath.Join(dir, "metrics.addr"))
-		metricsAddr = strings.TrimSpace(string(a))
-		return err == nil && metricsAddr != ""
-	})
-	return "unix:" + filepath.Join(dir, "fwd.sock"), "http://" + metricsAddr + "/metrics"
+	metricsURL = testproc.Start(b, daemonEnv, dir, "the forwarding daemon")
+	return "unix:" + filepath.Join(dir, "fwd.sock"), metricsURL
 }
 
 // BenchmarkCompareProcesses measures the forwarder as it is deployed: the
