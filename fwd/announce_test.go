@@ -13,6 +13,7 @@ import (
 	"github.com/adaptio/adaptio/council"
 	"github.com/adaptio/adaptio/council/service"
 	"github.com/adaptio/adaptio/fwd"
+	"github.com/adaptio/adaptio/fwd/fwdtest"
 	"github.com/adaptio/adaptio/fwd/wire"
 	"github.com/adaptio/adaptio/sched"
 )
@@ -109,7 +110,7 @@ func announcerOverhead(b *testing.B, req int, control bool) {
 	if req < 1<<20 {
 		perClient = 16 << 20
 	}
-	root := memDir(b)
+	root := fwdtest.MemDir(b)
 	be, err := posix.New(root, backend.Layout{StripeSize: 64 << 10, StripeCount: 4})
 	if err != nil {
 		b.Fatal(err)

@@ -14,22 +14,10 @@ import (
 	"github.com/adaptio/adaptio/backend"
 	"github.com/adaptio/adaptio/backend/posix"
 	"github.com/adaptio/adaptio/fwd"
+	"github.com/adaptio/adaptio/fwd/fwdtest"
 	"github.com/adaptio/adaptio/internal/cpustat"
 	"github.com/adaptio/adaptio/sched"
 )
-
-// memDir is a temporary directory on tmpfs when the machine has one, so the
-// backend has no disk delays.
-func memDir(b *testing.B) string {
-	if fi, err := os.Stat("/dev/shm"); err == nil && fi.IsDir() {
-		dir, err := os.MkdirTemp("/dev/shm", "adaptio-bench-")
-		if err == nil {
-			b.Cleanup(func() { os.RemoveAll(dir) })
-			return dir
-		}
-	}
-	return b.TempDir()
-}
 
 // fill writes a pattern of seed over b.
 func fill(b []byte, seed int64) {
@@ -114,7 +102,7 @@ func forwarderVsDirect(b *testing.B, req int, stripe int64, scheduler, transport
 	if req < 1<<20 {
 		perClient = 16 << 20
 	}
-	root := memDir(b)
+	root := fwdtest.MemDir(b)
 	be, err := posix.New(root, backend.Layout{StripeSize: stripe, StripeCount: 4})
 	if err != nil {
 		b.Fatal(err)

@@ -14,6 +14,7 @@ import (
 	"github.com/adaptio/adaptio/backend/posix"
 	"github.com/adaptio/adaptio/fwd"
 	"github.com/adaptio/adaptio/fwd/bench"
+	"github.com/adaptio/adaptio/fwd/fwdtest"
 	"github.com/adaptio/adaptio/internal/testproc"
 	"github.com/adaptio/adaptio/sched"
 	"github.com/adaptio/adaptio/workload"
@@ -97,7 +98,7 @@ func BenchmarkCompareProcesses(b *testing.B) {
 }
 
 func compareProcesses(b *testing.B, req int64, noFill bool) {
-	parent := memDir(b)
+	parent := fwdtest.MemDir(b)
 	addr, metricsURL := startDaemonProcess(b, parent)
 	c, err := fwd.Dial(addr)
 	if err != nil {
@@ -136,16 +137,4 @@ func compareProcesses(b *testing.B, req int64, noFill bool) {
 		}
 	}
 	b.ReportMetric(100*steal, "steal-max-%")
-}
-
-// memDir is a fresh directory on tmpfs when the machine has one (removed
-// when the benchmark ends), so that the backend has no disk delays.
-func memDir(b *testing.B) string {
-	if fi, err := os.Stat("/dev/shm"); err == nil && fi.IsDir() {
-		if dir, err := os.MkdirTemp("/dev/shm", "adaptio-bench-"); err == nil {
-			b.Cleanup(func() { os.RemoveAll(dir) })
-			return dir
-		}
-	}
-	return b.TempDir()
 }

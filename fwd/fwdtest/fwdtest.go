@@ -3,6 +3,7 @@
 package fwdtest
 
 import (
+	"os"
 	"testing"
 	"time"
 
@@ -30,4 +31,17 @@ func Start(t testing.TB, opts fwd.Options) *fwd.Daemon {
 		t.Fatal("fwdtest: daemon not ready after 5 s")
 	}
 	return d
+}
+
+// MemDir is a fresh directory on tmpfs (/dev/shm) when the machine has one,
+// else a test directory, removed when the test ends: a backend there has no
+// disk delays, which the forwarder's speed benchmarks need.
+func MemDir(t testing.TB) string {
+	if fi, err := os.Stat("/dev/shm"); err == nil && fi.IsDir() {
+		if dir, err := os.MkdirTemp("/dev/shm", "adaptio-bench-"); err == nil {
+			t.Cleanup(func() { os.RemoveAll(dir) })
+			return dir
+		}
+	}
+	return t.TempDir()
 }
