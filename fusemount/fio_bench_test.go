@@ -15,6 +15,7 @@ import (
 	"github.com/hanwen/go-fuse/v2/fuse"
 
 	"github.com/adaptio/adaptio/fwd"
+	"github.com/adaptio/adaptio/fwd/fwdtest"
 )
 
 // fioBandwidth runs one fio job in dir and returns its bandwidth in MiB/s.
@@ -62,14 +63,7 @@ func BenchmarkFioMountVsDirect(b *testing.B) {
 		for _, scheduler := range []string{"fifo", "twins"} {
 			for _, rw := range []string{"write", "read"} {
 				b.Run("bs="+bs+"/sched="+scheduler+"/rw="+rw, func(b *testing.B) {
-					root := b.TempDir()
-					if fi, err := os.Stat("/dev/shm"); err == nil && fi.IsDir() { // no disk delays
-						if root, err = os.MkdirTemp("/dev/shm", "adaptio-fio-"); err != nil {
-							b.Fatal(err)
-						}
-						defer os.RemoveAll(root)
-					}
-					mnt, root := mountedWith(b, root, fwd.Options{Scheduler: scheduler})
+					mnt, root := mountedWith(b, fwdtest.MemDir(b), fwd.Options{Scheduler: scheduler})
 					direct := filepath.Join(root, "direct")
 					viaMount := filepath.Join(mnt, "fwd")
 					viaLoopback := filepath.Join(loopbackMount(b, root), "loopback")
