@@ -296,9 +296,10 @@ type ringPoller struct {
 	// requests wait in the dispatcher (setQueued). While both are
 	// non-zero the workers have batches to take and sweep the rings
 	// between them, and the poller stands down: it sweeps every
-	// ringStandDown, or at once when either falls to zero. Its spinning beside busy workers found nothing most
-	// times and took their processor. With nothing queued (say one long
-	// batch on the backend) it polls as usual: no worker will sweep soon.
+	// ringStandDown, or at once when either falls to zero. Its spinning
+	// beside busy workers found nothing most times and took their
+	// processor. With nothing queued (say one long batch on the backend)
+	// it polls as usual: no worker will sweep soon.
 	running atomic.Int32
 	queued  atomic.Int32
 }
