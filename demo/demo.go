@@ -8,16 +8,17 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"os"
 	"path/filepath"
 	"slices"
 	"sync/atomic"
 	"syscall"
 	"time"
 
+	"github.com/adaptio/adaptio/bandit"
 	"github.com/adaptio/adaptio/demo/dashboard"
 	"github.com/adaptio/adaptio/demo/record"
 	"github.com/adaptio/adaptio/demo/report"
+	"github.com/adaptio/adaptio/internal/statelock"
 	"github.com/adaptio/adaptio/sched"
 	"github.com/adaptio/adaptio/workload"
 )
@@ -132,6 +133,8 @@ func (c Config) Validate() error {
 		return bad("epsilon %v, want in [0, 1]", c.Epsilon)
 	case c.Pace < 0:
 		return bad("pace %v, want >= 0", c.Pace)
+	case !slices.Contains(bandit.Names(), c.Policy):
+		return bad("policy %q, want one of %v", c.Policy, bandit.Names())
 	}
 	for _, p := range c.Phases() {
 		if err := p.Pattern.Validate(); err != nil {
@@ -230,9 +233,11 @@ func Run(ctx context.Context, cfg Config) (record.Recording, error) {
 	if err := cfg.Validate(); err != nil {
 		return record.Recording{}, err
 	}
-	if err := os.MkdirAll(cfg.StateDir, 0o755); err != nil {
-		return record.Recording{}, fmt.Errorf("demo: state directory: %w", err)
+	lock, err := statelock.Acquire(cfg.StateDir)
+	if err != nil {
+		return record.Recording{}, fmt.Errorf("demo: %w", err)
 	}
+	defer lock.Release()
 	mode := "real"
 	if cfg.Sim {
 		mode = "sim"
@@ -291,7 +296,6 @@ func Run(ctx context.Context, cfg Config) (record.Recording, error) {
 	} else {
 		close(viewDone)
 	}
-	var err error
 	if cfg.Sim {
 		err = runSim(ctx, cfg, rec)
 	} else {

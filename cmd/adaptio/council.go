@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"os"
 	"os/exec"
 	"runtime/pprof"
@@ -23,6 +24,7 @@ import (
 	"github.com/adaptio/adaptio/council/bench"
 	"github.com/adaptio/adaptio/council/service"
 	"github.com/adaptio/adaptio/detect"
+	"github.com/adaptio/adaptio/internal/statelock"
 	"github.com/adaptio/adaptio/sched"
 )
 
@@ -162,10 +164,21 @@ func runCouncil(cmd *cobra.Command, cfg councilConfig) error {
 			return fmt.Errorf("council: --listen: %w", err)
 		}
 		opts.Host, opts.Port = host, port
+		if port > 0 {
+			// The embedded server would retry a taken port until its
+			// start-up deadline and then say only "not ready".
+			ln, err := net.Listen("tcp", cfg.Listen)
+			if err != nil {
+				return fmt.Errorf("council: --listen %s: %w (another Council or NATS server there? choose another port, or --nats to use it)", cfg.Listen, err)
+			}
+			ln.Close()
+		}
 		if cfg.StateDir != "" {
-			if err := os.MkdirAll(cfg.StateDir, 0o750); err != nil {
+			lock, err := statelock.Acquire(cfg.StateDir)
+			if err != nil {
 				return fmt.Errorf("council: --state-dir: %w", err)
 			}
+			defer lock.Release()
 		}
 	}
 	switch cfg.DecisionLog {
