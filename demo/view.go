@@ -96,7 +96,7 @@ func (v *View) screen(d record.Delta, sec record.Second, snap record.Delta) stri
 	if d.Done {
 		state = "finished"
 	}
-	fmt.Fprintf(&b, "adaptio demo — %s — %s — t=%.0f s — %d iterations\n", mode, state, sec.T, d.Next[1])
+	fmt.Fprintf(&b, "adaptio demo — %s — %s — t=%.0f s — %s\n", mode, state, sec.T, progress(d.Next[1], len(d.Meta.Phases)))
 	if v.URL != "" {
 		fmt.Fprintf(&b, "dashboard: %s   (Ctrl-C stops, saves learned state and writes the report)\n", v.URL)
 	}
@@ -106,6 +106,10 @@ func (v *View) screen(d record.Delta, sec record.Second, snap record.Delta) stri
 		fmt.Fprintf(&b, "learning continues: %d bandit pulls carried over from %s\n", d.Meta.CarriedOver, d.Meta.StateDir)
 	}
 	fmt.Fprintf(&b, "\nphase now: %s\n\n", orDash(sec.Phase))
+	if d.Meta.StaticUS == 0 {
+		b.WriteString("decision: exploit = the window the Council values best for the pattern, explore = a window tried to learn;\n" +
+			"p = the probability the bandit policy gave the window in force\n\n")
+	}
 	fmt.Fprintf(&b, "%-5s %-8s %-6s %-8s %-16s %14s\n", "node", "pattern", "op", "window", "decision", "bandwidth")
 	for _, n := range sec.Nodes {
 		dec := decision(n, d.Meta.StaticUS > 0)
@@ -141,6 +145,19 @@ func (v *View) screen(d record.Delta, sec record.Second, snap record.Delta) stri
 		}
 	}
 	return b.String()
+}
+
+// progress says how many experiment iterations (passes over every phase)
+// and phases have finished: runs phase runs of perIteration phases each.
+func progress(runs, perIteration int) string {
+	if perIteration <= 1 {
+		return fmt.Sprintf("%d iterations done", runs)
+	}
+	it, ph := runs/perIteration, runs%perIteration
+	if ph == 0 {
+		return fmt.Sprintf("%d iterations done", it)
+	}
+	return fmt.Sprintf("%d iterations and %d of %d phases done", it, ph, perIteration)
 }
 
 func orDash(s string) string {

@@ -9,7 +9,7 @@ import (
 )
 
 func viewRecorder() *record.Recorder {
-	rec := record.New(record.Meta{Mode: "real", Nodes: 2, WindowsUS: []int64{250, 8000}})
+	rec := record.New(record.Meta{Mode: "real", Nodes: 2, WindowsUS: []int64{250, 8000}, Phases: []string{"SS write", "SS read"}})
 	rec.AddSecond(record.Second{T: 1, Phase: "SS write", Nodes: []record.NodeSecond{
 		{Node: 0, Pattern: "SS", Op: "write", WindowUS: 250, Bandwidth: 3 << 20},
 		{Node: 1, Pattern: "SS", Op: "write", WindowUS: 8000, Explore: true, Prob: 0.02, Bandwidth: 1 << 20}}})
@@ -43,9 +43,25 @@ func TestViewTerminalMode(t *testing.T) {
 	v := &View{W: &b, TTY: true, Rec: viewRecorder(), URL: "http://127.0.0.1:1/"}
 	v.Render()
 	out := b.String()
-	for _, want := range []string{"\x1b[H\x1b[2J", "live stack", "dashboard: http://127.0.0.1:1/", "explore p=0.02", "exploit", "12.50 s", "SS write 250µs (6)"} {
+	for _, want := range []string{"\x1b[H\x1b[2J", "live stack", "dashboard: http://127.0.0.1:1/", "explore p=0.02", "exploit", "12.50 s", "SS write 250µs (6)", "0 iterations and 1 of 2 phases done", "p = the probability"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("terminal view lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+func TestProgressCountsIterationsNotPhases(t *testing.T) {
+	for _, tt := range []struct {
+		runs, per int
+		want      string
+	}{
+		{40, 4, "10 iterations done"},
+		{41, 4, "10 iterations and 1 of 4 phases done"},
+		{3, 1, "3 iterations done"},
+		{0, 0, "0 iterations done"},
+	} {
+		if got := progress(tt.runs, tt.per); got != tt.want {
+			t.Errorf("progress(%d, %d) = %q, want %q", tt.runs, tt.per, got, tt.want)
 		}
 	}
 }
