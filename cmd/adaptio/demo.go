@@ -47,6 +47,9 @@ run (decisions-sim.jsonl with --sim).`,
   adaptio demo --http 127.0.0.1:0    # dashboard on a free port (printed at start)`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := requirePositive(cmd, "processes", "iterations"); err != nil {
+				return fmt.Errorf("demo: %w", err)
+			}
 			if static != "" {
 				w, err := time.ParseDuration(static)
 				if err != nil {

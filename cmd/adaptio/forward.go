@@ -131,6 +131,9 @@ func runForward(cmd *cobra.Command, cfg forwardConfig) error {
 	if cfg.Backend == "" {
 		return errors.New("forward: --backend is required (posix:DIR or pfs:ADDR,...)")
 	}
+	if err := requirePositive(cmd, "interval"); err != nil {
+		return fmt.Errorf("forward: %w", err)
+	}
 	level := slog.LevelInfo
 	if cfg.Verbose {
 		level = slog.LevelDebug

@@ -1,0 +1,28 @@
+package main
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestZeroIsRefusedWhereItWouldMeanDefault(t *testing.T) {
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"demo", "--processes", "0"}, "--processes 0"},
+		{[]string{"demo", "--iterations", "-1"}, "--iterations -1"},
+		{[]string{"forward", "--backend", "posix:" + t.TempDir(), "--interval", "0s"}, "--interval 0s"},
+	} {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			cmd := newRootCmd()
+			cmd.SetArgs(tt.args)
+			cmd.SetOut(new(strings.Builder))
+			cmd.SetErr(new(strings.Builder))
+			err := cmd.Execute()
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("adaptio %v: %v, want an error naming %q", tt.args, err, tt.want)
+			}
+		})
+	}
+}
