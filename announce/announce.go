@@ -198,6 +198,9 @@ func (a *Announcer) Start(ctx context.Context) error {
 			nats.RetryOnFailedConnect(true), nats.ReconnectBufSize(-1), // reports are not buffered while disconnected
 			nats.DisconnectErrHandler(func(_ *nats.Conn, err error) {
 				a.m.connected.Set(0)
+				if err == nil {
+					return // a clean close (Stop), not a loss of the Council
+				}
 				a.log.Warn("disconnected from the Council's NATS server; keeping the window in force", "err", err)
 			}),
 			nats.ReconnectHandler(func(c *nats.Conn) {

@@ -168,7 +168,11 @@ func (s *Service) start() error {
 	copts = append(copts, auth...)
 	copts = append(copts, nats.Name("adaptio-council "+s.opts.Prefix), nats.MaxReconnects(-1),
 		nats.ReconnectWait(250*time.Millisecond), nats.ReconnectBufSize(8<<20),
-		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) { s.log.Warn("disconnected from NATS", "err", err) }),
+		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) {
+			if err != nil { // nil: a clean close at shutdown
+				s.log.Warn("disconnected from NATS", "err", err)
+			}
+		}),
 		nats.ReconnectHandler(func(c *nats.Conn) { s.log.Info("reconnected to NATS", "url", c.ConnectedUrl()) }))
 	if s.ns != nil {
 		copts = append(copts, nats.InProcessServer(s.ns))
