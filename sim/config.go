@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/adaptio/adaptio/dataserver"
 	"github.com/adaptio/adaptio/disk"
 	"github.com/adaptio/adaptio/workload"
 )
@@ -104,16 +105,24 @@ const (
 	DefaultNetBytesPerSec = 1.25e9
 	DefaultNetLatency     = 30 * time.Microsecond
 	DefaultHeaderBytes    = 512
-	DefaultServerOverhead = 30 * time.Microsecond
+	DefaultServerOverhead = dataserver.DefaultOverhead
 	DefaultStartJitter    = 100 * time.Microsecond
-	DefaultSwitchCost     = 300 * time.Microsecond
+	DefaultSwitchCost     = dataserver.DefaultSwitchCost
 	DefaultInterval       = time.Second
 
-	DefaultReadAheadBytes       = 128 << 10
-	DefaultReadMerge            = 8
-	DefaultCacheCopyBytesPerSec = 4e9
+	DefaultReadAheadBytes       = dataserver.DefaultReadAheadBytes
+	DefaultReadMerge            = dataserver.DefaultReadMerge
+	DefaultCacheCopyBytesPerSec = dataserver.DefaultCacheCopyBytesPerSec
 	DefaultMaxTime              = 24 * time.Hour
 )
+
+// DataServer is the data-server model's configuration (package
+// dataserver, shared with the emulated PFS) that c describes.
+func (c Config) DataServer() dataserver.Config {
+	return dataserver.Config{Overhead: c.ServerOverhead, SwitchCost: c.SwitchCost, TokenCost: c.TokenCost,
+		Contention: c.Contention, ReadAheadBytes: c.ReadAheadBytes, ReadMerge: c.ReadMerge,
+		CacheCopyBytesPerSec: c.CacheCopyBytesPerSec, Elevator: c.Elevator}
+}
 
 // WithDefaults returns c with zero fields set to their defaults.
 func (c Config) WithDefaults() Config {

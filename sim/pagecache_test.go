@@ -64,12 +64,12 @@ func TestPageCacheReadsOnlyDemandedChunks(t *testing.T) {
 				}
 				want := demandedChunks(s)
 				for si := range s.servers {
-					for c := range s.servers[si].cache {
-						if !want[si][c] {
+					s.servers[si].m.Cached(func(file uint64, chunk int64) {
+						if !want[si][file<<40|uint64(chunk)] {
 							t.Fatalf("at %v server %d caches chunk %d of file %d that no request issued so far covers",
-								s.Now(), si, c&(1<<40-1), c>>40)
+								s.Now(), si, chunk, file)
 						}
-					}
+					})
 				}
 			}
 		})

@@ -4,12 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/adaptio/adaptio/internal/ring"
 	"log/slog"
 	"math/rand/v2"
 	"time"
 
 	"github.com/adaptio/adaptio/access"
+	"github.com/adaptio/adaptio/dataserver"
 	"github.com/adaptio/adaptio/disk"
 	"github.com/adaptio/adaptio/sched"
 	"github.com/adaptio/adaptio/workload"
@@ -56,24 +56,15 @@ type thread struct {
 	sent    int64 // when the access left the I/O node
 }
 
+// server is a data server: the shared model (package dataserver) with the
+// simulator's network ports. Accesses are tagged with the thread carrying
+// them.
 type server struct {
-	dev                    disk.Device
-	rng                    *rand.Rand
-	queue                  ring.Ring[int32]
-	busy                   int32   // thread being served, -1: idle
-	headAddr               int64   // disk address after the last access (Elevator)
-	waiting                bool    // the head of the queue waits for its file (FileConcurrency)
-	perIO                  []int32 // batches queued or in service per I/O node
-	nodes                  int32   // I/O nodes with batches here
-	last                   int32   // I/O node of the previous access (-1: none)
-	lastF                  uint64  // file of the previous access
-	accesses, switches     uint64
-	busyTime               int64
-	cache                  map[uint64]struct{} // page-cache chunks: file<<40 | chunk index
-	queued                 map[uint64]int32    // queued reads demanding each chunk (ReadMerge)
-	cacheHits, cacheMisses uint64
-	tx                     link
-	rx                     link
+	m       *dataserver.Server
+	busy    int32 // thread being served, -1: idle
+	waiting bool  // the head of the queue waits for its file (FileConcurrency)
+	tx      link
+	rx      link
 }
 
 // Result is the outcome of a run.
@@ -177,8 +168,11 @@ func New(cfg Config, logger *slog.Logger) (*Sim, error) {
 		if err != nil {
 			return nil, fmt.Errorf("sim: %w", err)
 		}
-		s.servers[i] = server{dev: d, rng: rand.New(rand.NewPCG(cfg.Seed, 0x5e7e7+uint64(i))), busy: -1, last: -1,
-			perIO: make([]int32, cfg.IONodes), cache: map[uint64]struct{}{}, queued: map[uint64]int32{}}
+		m, err := dataserver.New(cfg.DataServer(), d, s.pl, rand.New(rand.NewPCG(cfg.Seed, 0x5e7e7+uint64(i))))
+		if err != nil {
+			return nil, fmt.Errorf("sim: %w", err)
+		}
+		s.servers[i] = server{m: m, busy: -1}
 	}
 	s.fileBusy = map[uint64]int32{}
 	s.fileWait = map[uint64][]int32{}
@@ -401,7 +395,8 @@ func (s *Sim) next(k int) (sched.Batch, bool) {
 func (s *Sim) serverStart(si int) {
 	sv := &s.servers[si]
 	if s.cfg.FileConcurrency > 0 {
-		f := s.threads[*sv.queue.Peek()].file
+		h, _ := sv.m.Head()
+		f := h.File
 		if s.fileBusy[f] >= int32(s.cfg.FileConcurrency) {
 			sv.waiting = true
 			s.fileWait[f] = append(s.fileWait[f], int32(si))
@@ -409,119 +404,12 @@ func (s *Sim) serverStart(si int) {
 		}
 		s.fileBusy[f]++
 	}
-	var tid int32
-	if s.cfg.Elevator && sv.queue.Len() > 1 {
-		// C-LOOK: the queued access at or after the head's address with the
-		// lowest address, else the lowest address (arrival order on ties).
-		best, bestKey := 0, uint64(0)
-		for i := range sv.queue.Len() {
-			th := &s.threads[*sv.queue.At(i)]
-			a := uint64(s.pl.Addr(th.file, th.off))
-			if a < uint64(sv.headAddr) {
-				a += 1 << 63
-			}
-			if i == 0 || a < bestKey {
-				best, bestKey = i, a
-			}
-		}
-		tid = sv.queue.Remove(best)
-	} else {
-		tid = sv.queue.Pop()
+	a, d, ok := sv.m.Start(time.Duration(s.now))
+	if !ok {
+		panic("sim: a data server with nothing queued was started")
 	}
-	sv.busy = tid
-	th := &s.threads[tid]
-	s.queueChunks(sv, th, -1)
-	d := s.access(sv, th)
-	sv.headAddr = s.pl.Addr(th.file, th.off+th.length)
-	d += int64(s.cfg.ServerOverhead) + int64(sv.nodes-1)*int64(max(0, s.cfg.Contention))
-	sv.accesses++
-	if ion := th.ion; ion != sv.last {
-		if sv.last >= 0 {
-			sv.switches++
-			d += int64(max(0, s.cfg.SwitchCost))
-			if th.file == sv.lastF {
-				d += int64(s.cfg.TokenCost)
-			}
-		}
-		sv.last = ion
-	}
-	sv.lastF = th.file
-	sv.busyTime += d
-	s.q.push(s.now+d, evDiskDone, int32(si))
-}
-
-// access returns the time data server sv takes to serve thread th's access
-// (page cache, then disk).
-func (s *Sim) access(sv *server, th *thread) int64 {
-	now := time.Duration(s.now)
-	ra := s.cfg.ReadAheadBytes
-	if ra <= 0 {
-		return int64(sv.dev.Service(now, th.op, s.pl.Addr(th.file, th.off), th.length, sv.rng))
-	}
-	first, last := th.off/ra, (th.off+th.length-1)/ra
-	key := th.file << 40
-	if th.op == sched.Write {
-		for c := first; c <= last; c++ {
-			delete(sv.cache, key|uint64(c))
-		}
-		return int64(sv.dev.Service(now, th.op, s.pl.Addr(th.file, th.off), th.length, sv.rng))
-	}
-	d := int64(float64(th.length) / s.cfg.CacheCopyBytesPerSec * 1e9)
-	for c := first; c <= last; {
-		if s.cached(sv, key|uint64(c)) {
-			sv.cacheHits++
-			c++
-			continue
-		}
-		// Read the run of missing chunks in one disk access, merged with
-		// the adjacent missing chunks that accesses queued at this server
-		// demand (the block layer's front and back merges), up to
-		// ReadMerge chunks.
-		b, e := c, c
-		for e+1 <= last && !s.cached(sv, key|uint64(e+1)) {
-			e++
-		}
-		for lim := int64(s.cfg.ReadMerge); e-b+1 < lim; {
-			switch {
-			case sv.queued[key|uint64(e+1)] > 0 && !s.cached(sv, key|uint64(e+1)):
-				e++
-			case b > 0 && sv.queued[key|uint64(b-1)] > 0 && !s.cached(sv, key|uint64(b-1)):
-				b--
-			default:
-				lim = 0
-			}
-		}
-		for x := b; x <= e; x++ {
-			sv.cache[key|uint64(x)] = struct{}{}
-		}
-		sv.cacheMisses++
-		d += int64(sv.dev.Service(now+time.Duration(d), sched.Read, s.pl.Addr(th.file, b*ra), (e-b+1)*ra, sv.rng))
-		c = e + 1
-	}
-	return d
-}
-
-func (s *Sim) cached(sv *server, chunk uint64) bool {
-	_, ok := sv.cache[chunk]
-	return ok
-}
-
-// queueChunks adds delta to the count of queued reads demanding each
-// page-cache chunk of thread th's access (ReadMerge).
-func (s *Sim) queueChunks(sv *server, th *thread, delta int32) {
-	ra := s.cfg.ReadAheadBytes
-	if ra <= 0 || s.cfg.ReadMerge <= 1 || th.op != sched.Read {
-		return
-	}
-	key := th.file << 40
-	for c := th.off / ra; c <= (th.off+th.length-1)/ra; c++ {
-		k := key | uint64(c)
-		if n := sv.queued[k] + delta; n > 0 {
-			sv.queued[k] = n
-		} else {
-			delete(sv.queued, k)
-		}
-	}
+	sv.busy = int32(a.Tag)
+	s.q.push(s.now+int64(d), evDiskDone, int32(si))
 }
 
 func (s *Sim) step(e event) {
@@ -563,11 +451,7 @@ func (s *Sim) step(e event) {
 		th := &s.threads[e.id]
 		si := th.queue
 		sv := &s.servers[si]
-		sv.queue.Push(e.id)
-		s.queueChunks(sv, th, 1)
-		if sv.perIO[th.ion]++; sv.perIO[th.ion] == 1 {
-			sv.nodes++
-		}
+		sv.m.Arrive(dataserver.Access{Node: int(th.ion), File: th.file, Op: th.op, Offset: th.off, Length: th.length, Tag: int64(e.id)})
 		if sv.busy < 0 && !sv.waiting {
 			s.serverStart(si)
 		}
@@ -583,9 +467,7 @@ func (s *Sim) step(e event) {
 		at := s.send(s.now, &sv.tx, &s.ions[th.ion].rx, size)
 		s.q.push(at, evBatchDone, tid)
 		sv.busy = -1
-		if sv.perIO[th.ion]--; sv.perIO[th.ion] == 0 {
-			sv.nodes--
-		}
+		sv.m.Done()
 		if s.cfg.FileConcurrency > 0 {
 			if s.fileBusy[th.file]--; s.fileBusy[th.file] == 0 {
 				delete(s.fileBusy, th.file)
@@ -600,7 +482,7 @@ func (s *Sim) step(e event) {
 				s.serverStart(int(next))
 			}
 		}
-		if sv.queue.Len() > 0 && !sv.waiting && sv.busy < 0 {
+		if sv.m.Len() > 0 && !sv.waiting && sv.busy < 0 {
 			s.serverStart(si)
 		}
 	case evBatchDone:
@@ -705,9 +587,9 @@ func (s *Sim) Result() Result {
 		r.Sched = append(r.Sched, s.ions[k].sch.Stats())
 	}
 	for i := range s.servers {
-		sv := &s.servers[i]
-		r.Servers = append(r.Servers, ServerStats{Accesses: sv.accesses, Switches: sv.switches, Busy: time.Duration(sv.busyTime),
-			PageHits: sv.cacheHits, PageMisses: sv.cacheMisses, Disk: disk.StatsOf(sv.dev)})
+		st := s.servers[i].m.Stats()
+		r.Servers = append(r.Servers, ServerStats{Accesses: st.Accesses, Switches: st.Switches, Busy: st.Busy,
+			PageHits: st.PageHits, PageMisses: st.PageMisses, Disk: st.Disk})
 	}
 	return r
 }
@@ -783,7 +665,7 @@ func WriteRead(p workload.Pattern, iterations int) []workload.Pattern {
 func (s *Sim) DiskStats() []disk.Stats {
 	out := make([]disk.Stats, len(s.servers))
 	for i := range s.servers {
-		out[i] = disk.StatsOf(s.servers[i].dev)
+		out[i] = s.servers[i].m.Stats().Disk
 	}
 	return out
 }
