@@ -35,7 +35,7 @@ var ErrBadConfig = errors.New("dataserver: invalid configuration")
 // below (WithDefaults); docs/simulator.md gives their sources.
 type Config struct {
 	// Overhead is the server's CPU time per access before the device
-	// (default 30 µs).
+	// (default 30 µs; negative: none).
 	Overhead time.Duration
 	// SwitchCost is the extra time of an access whose I/O node differs
 	// from the previous access's (default DefaultSwitchCost; negative:
@@ -96,8 +96,8 @@ func (c Config) WithDefaults() Config {
 // Validate checks c after defaults.
 func (c Config) Validate() error {
 	switch {
-	case c.Overhead < 0 || c.TokenCost < 0:
-		return fmt.Errorf("%w: negative overhead or token cost", ErrBadConfig)
+	case c.TokenCost < 0:
+		return fmt.Errorf("%w: negative token cost", ErrBadConfig)
 	case !(c.CacheCopyBytesPerSec > 0):
 		return fmt.Errorf("%w: cache copy rate %v, want > 0", ErrBadConfig, c.CacheCopyBytesPerSec)
 	}
@@ -211,7 +211,7 @@ func (s *Server) Start(now time.Duration) (a Access, service time.Duration, ok b
 	s.demand(a, -1)
 	d := s.access(now, a)
 	s.headAddr = s.place.Addr(a.File, a.Offset+a.Length)
-	d += s.cfg.Overhead + time.Duration(len(s.perNode)-1)*max(0, s.cfg.Contention)
+	d += max(0, s.cfg.Overhead) + time.Duration(len(s.perNode)-1)*max(0, s.cfg.Contention)
 	s.st.Accesses++
 	if !s.lastSet || a.Node != s.last {
 		if s.lastSet {
