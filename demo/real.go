@@ -151,7 +151,7 @@ func startStack(ctx context.Context, cfg Config, sink *decisionSink) (*stack, er
 		window = sched.DefaultWindow
 	}
 	for i := 0; i < cfg.Nodes; i++ {
-		be, err := s.cluster.Backend()
+		be, err := s.cluster.NodeBackend(i)
 		if err != nil {
 			return fail(fmt.Errorf("demo: pfs client: %w", err))
 		}

@@ -23,7 +23,11 @@ type ClientOptions struct {
 	Addrs       []string      // data server addresses, server i at Addrs[i]
 	StripeSize  int64         // bytes per stripe unit; 0: backend.DefaultStripeSize
 	DialTimeout time.Duration // per connection attempt; 0: 2 s
-	Logger      *slog.Logger  // nil: discard
+	// Node is the index of the I/O node this client serves, announced on
+	// every connection (wire.OpHello) so that the data servers' model
+	// charges the cost of interleaving I/O nodes.
+	Node   int
+	Logger *slog.Logger // nil: discard
 }
 
 // Client is the emulated PFS seen as a backend.Backend: every file is
@@ -70,8 +74,11 @@ func NewClient(opts ClientOptions) (*Client, error) {
 	if c.log == nil {
 		c.log = slog.New(slog.DiscardHandler)
 	}
+	if opts.Node < 0 {
+		return nil, fmt.Errorf("%w: I/O node %d", ErrBadOptions, opts.Node)
+	}
 	for i, a := range opts.Addrs {
-		c.servers = append(c.servers, &serverConn{idx: i, addr: a, dialTimeout: opts.DialTimeout, log: c.log})
+		c.servers = append(c.servers, &serverConn{idx: i, addr: a, node: opts.Node, dialTimeout: opts.DialTimeout, log: c.log})
 	}
 	return c, nil
 }
@@ -346,6 +353,7 @@ func (e *ServerError) Unwrap() error { return e.Status.Sentinel() }
 type serverConn struct {
 	idx         int
 	addr        string
+	node        int // announced with wire.OpHello on each connection
 	dialTimeout time.Duration
 	log         *slog.Logger
 
@@ -383,7 +391,12 @@ func (s *serverConn) get(ctx context.Context) (c *conn, fresh bool, err error) {
 	if s.cur != nil {
 		s.log.Info("reconnected to pfs data server", "server", s.idx, "addr", s.addr)
 	}
-	s.cur = newConn(s, nc)
+	c = newConn(s, nc)
+	if _, err := c.do(ctx, &wire.Request{Op: wire.OpHello, A: int64(s.node)}, nil); err != nil {
+		c.fail(err)
+		return nil, false, fmt.Errorf("pfs: server %d (%s): hello: %w", s.idx, s.addr, err)
+	}
+	s.cur = c
 	return s.cur, true, nil
 }
 

@@ -13,6 +13,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/adaptio/adaptio/dataserver"
 	"github.com/adaptio/adaptio/disk"
 )
 
@@ -28,7 +29,8 @@ type ClusterOptions struct {
 	// takes a free port; otherwise server i listens on BasePort+i.
 	Host     string
 	BasePort int
-	Disk     string                  // "hdd" (default), "ssd" or "none"
+	Disk     string                  // "hdd" (default), "ssd", "array" or "none"
+	Model    dataserver.Config       // the data-server model around the device (zero: the simulator's defaults)
 	Device   func(i int) disk.Device // optional per-server device (tests); overrides Disk
 	Clock    Clock                   // nil: wall clock
 	Seed     uint64
@@ -84,7 +86,7 @@ func NewCluster(opts ClusterOptions) (*Cluster, error) {
 func (c *Cluster) serverOptions(i int, addr string) Options {
 	o := Options{
 		ID: i, Addr: addr, Dir: filepath.Join(c.opts.Dir, fmt.Sprintf("server-%d", i)),
-		Disk: c.opts.Disk, Clock: c.opts.Clock, Seed: c.opts.Seed,
+		Disk: c.opts.Disk, Model: c.opts.Model, Clock: c.opts.Clock, Seed: c.opts.Seed,
 		Logger: c.opts.Logger, Registerer: c.opts.Registerer,
 	}
 	if c.opts.Device != nil {
@@ -163,9 +165,15 @@ func (c *Cluster) Restart(i int) error {
 	return s.Start()
 }
 
-// Backend returns a client of the cluster (the caller closes it).
-func (c *Cluster) Backend() (*Client, error) {
-	return NewClient(ClientOptions{Addrs: c.Addrs(), StripeSize: c.opts.Stripe, Logger: c.opts.Logger})
+// Backend returns a client of the cluster as I/O node 0 (the caller closes
+// it).
+func (c *Cluster) Backend() (*Client, error) { return c.NodeBackend(0) }
+
+// NodeBackend returns a client of the cluster that I/O node node uses:
+// the servers charge the cost of interleaving I/O nodes between its
+// accesses and other nodes' (the caller closes it).
+func (c *Cluster) NodeBackend(node int) (*Client, error) {
+	return NewClient(ClientOptions{Addrs: c.Addrs(), StripeSize: c.opts.Stripe, Node: node, Logger: c.opts.Logger})
 }
 
 // Stats returns every server's counters.

@@ -18,6 +18,7 @@ import (
 
 	"github.com/adaptio/adaptio/backend"
 	"github.com/adaptio/adaptio/backend/backendtest"
+	"github.com/adaptio/adaptio/dataserver"
 	"github.com/adaptio/adaptio/disk"
 	"github.com/adaptio/adaptio/pfs"
 	"github.com/adaptio/adaptio/pfs/wire"
@@ -219,6 +220,10 @@ func (d *recordingDevice) Service(now time.Duration, op sched.Op, addr, length i
 	return svc
 }
 
+// deviceOnly is the data-server model reduced to its device: no CPU time,
+// no switch cost, no page cache.
+var deviceOnly = dataserver.Config{Overhead: -1, SwitchCost: -1, ReadAheadBytes: -1}
+
 func TestDiskDelayApplied(t *testing.T) {
 	tests := []struct {
 		kind     string
@@ -236,7 +241,7 @@ func TestDiskDelayApplied(t *testing.T) {
 			}
 			clock := &fakeClock{now: time.Unix(1000, 0)}
 			devs := make([]*recordingDevice, 2)
-			c, b := startCluster(t, pfs.ClusterOptions{Servers: 2, Clock: clock, Device: func(i int) disk.Device {
+			c, b := startCluster(t, pfs.ClusterOptions{Servers: 2, Clock: clock, Model: deviceOnly, Device: func(i int) disk.Device {
 				inner, err := disk.New(cfg)
 				if err != nil {
 					t.Fatal(err)
@@ -302,7 +307,7 @@ func TestQueuedAccessesBackToBack(t *testing.T) {
 	}
 	dev := &recordingDevice{inner: inner}
 	clock := &fakeClock{now: time.Unix(1000, 0)}
-	c, b := startCluster(t, pfs.ClusterOptions{Servers: 1, Clock: clock, Device: func(int) disk.Device { return dev }})
+	c, b := startCluster(t, pfs.ClusterOptions{Servers: 1, Clock: clock, Model: deviceOnly, Device: func(int) disk.Device { return dev }})
 	if err := b.Create(ctx, "f", 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -407,5 +412,62 @@ func TestCanceledRead(t *testing.T) {
 	// The late response is discarded and the connection stays usable.
 	if _, err := b.Stat(context.Background(), "f"); err != nil {
 		t.Errorf("after a canceled read: %v", err)
+	}
+}
+
+// The data servers apply the simulator's model of interleaving I/O nodes:
+// each access from another I/O node than the previous one pays the switch
+// cost, and the wall (here fake) clock follows.
+func TestSwitchCostBetweenIONodes(t *testing.T) {
+	ctx := context.Background()
+	const cost = time.Millisecond
+	for _, tt := range []struct {
+		name  string
+		nodes []int // I/O node of each write, in order
+		want  time.Duration
+	}{
+		{"one node", []int{0, 0, 0, 0}, 0},
+		{"alternating nodes", []int{0, 1, 0, 1}, 3 * cost},
+		{"two runs", []int{0, 0, 1, 1}, cost},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			clock := &fakeClock{now: time.Unix(1000, 0)}
+			c, b := startCluster(t, pfs.ClusterOptions{Servers: 1, Clock: clock,
+				Model:  dataserver.Config{Overhead: -1, SwitchCost: cost, ReadAheadBytes: -1},
+				Device: func(int) disk.Device { return disk.None{} }})
+			if err := b.Create(ctx, "f", 0o644); err != nil {
+				t.Fatal(err)
+			}
+			nodes := map[int]*pfs.Client{}
+			for _, n := range tt.nodes {
+				if nodes[n] == nil {
+					nb, err := c.NodeBackend(n)
+					if err != nil {
+						t.Fatal(err)
+					}
+					t.Cleanup(func() { nb.Close() })
+					nodes[n] = nb
+				}
+			}
+			start := clock.Now()
+			for k, n := range tt.nodes {
+				if _, err := nodes[n].WriteAt(ctx, "f", 0, make([]byte, 4096), int64(k)*4096); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if got := c.Server(0).Stats().Busy; got != tt.want {
+				t.Errorf("modelled busy time %v, want %v", got, tt.want)
+			}
+			if got := clock.Now().Sub(start); got != tt.want {
+				t.Errorf("clock advanced %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestHelloRefusesABadNode(t *testing.T) {
+	c, _ := startCluster(t, pfs.ClusterOptions{Servers: 1})
+	if _, err := pfs.NewClient(pfs.ClientOptions{Addrs: c.Addrs(), Node: -1}); !errors.Is(err, pfs.ErrBadOptions) {
+		t.Errorf("client for I/O node -1: %v, want ErrBadOptions", err)
 	}
 }

@@ -18,6 +18,7 @@ import (
 
 	"github.com/adaptio/adaptio/backend"
 	"github.com/adaptio/adaptio/backend/rootfs"
+	"github.com/adaptio/adaptio/dataserver"
 	"github.com/adaptio/adaptio/disk"
 	"github.com/adaptio/adaptio/pfs/wire"
 	"github.com/adaptio/adaptio/sched"
@@ -47,13 +48,20 @@ type Options struct {
 	Addr string // TCP listen address; "" means 127.0.0.1:0 (a free port)
 	Dir  string // directory holding this server's files; created if absent
 
-	// Disk is the modelled device: "hdd" (default), "ssd" or "none". Device,
-	// if set, replaces the model Disk names (tests).
+	// Disk is the modelled device: "hdd" (default), "ssd", "array" or
+	// "none". Device, if set, replaces the model Disk names (tests). With
+	// "none" and no Device the server applies no model at all: accesses
+	// run at the speed of its directory, concurrently.
 	Disk      string
 	Device    disk.Device
 	Placement disk.Placement // zero: disk.DefaultPlacement of the device's capacity
 	Seed      uint64         // seed of the device model's jitter
 	Clock     Clock          // nil: wall clock
+	// Model is the data-server model applied around the device (package
+	// dataserver, the simulator's): page cache, CPU time per access, the
+	// cost of interleaving I/O nodes, service order. Zero fields take the
+	// simulator's defaults.
+	Model dataserver.Config
 
 	MaxInFlight int // concurrent requests per connection; 0: 64
 	MaxOpen     int // open files cached; 0: rootfs.DefaultMaxOpen
@@ -80,12 +88,15 @@ type Server struct {
 	fs    *rootfs.FS
 	clock Clock
 
-	dev      disk.Device // nil: no delays, no serialisation
-	place    disk.Placement
-	devSem   chan struct{} // capacity 1: serialises device accesses in arrival order; guards rng, start, modelEnd
-	rng      *rand.Rand
-	modelEnd time.Duration // end of the last access in device time
-	start    time.Time
+	dev   disk.Device // nil: no model, no delays, no serialisation
+	place disk.Placement
+
+	devMu    sync.Mutex         // guards model, waiters, nextTag, modelEnd
+	model    *dataserver.Server // nil when dev is nil
+	waiters  map[int64]waiter   // queued accesses by tag
+	nextTag  int64
+	modelEnd time.Duration // end of the last access in model time
+	start    time.Time     // model time 0
 
 	mu     sync.Mutex
 	ln     net.Listener
@@ -109,7 +120,8 @@ func New(opts Options) (*Server, error) {
 	if opts.MaxInFlight <= 0 {
 		opts.MaxInFlight = 64
 	}
-	s := &Server{opts: opts, log: opts.Logger, clock: opts.Clock, conns: make(map[net.Conn]struct{}), ready: make(chan struct{}), devSem: make(chan struct{}, 1)}
+	s := &Server{opts: opts, log: opts.Logger, clock: opts.Clock, conns: make(map[net.Conn]struct{}), ready: make(chan struct{}),
+		waiters: map[int64]waiter{}}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
@@ -142,7 +154,13 @@ func New(opts Options) (*Server, error) {
 		}
 		s.place = disk.DefaultPlacement(capacity)
 	}
-	s.rng = rand.New(rand.NewPCG(opts.Seed, uint64(opts.ID)))
+	if s.dev != nil {
+		m, err := dataserver.New(opts.Model, s.dev, s.place, rand.New(rand.NewPCG(opts.Seed, uint64(opts.ID))))
+		if err != nil {
+			return nil, fmt.Errorf("%w: %v", ErrBadOptions, err)
+		}
+		s.model = m
+	}
 	if err := os.MkdirAll(opts.Dir, 0o755); err != nil {
 		return nil, fmt.Errorf("pfs: server %d: %w", opts.ID, err)
 	}
@@ -172,9 +190,9 @@ func (s *Server) Start() error {
 		return fmt.Errorf("pfs: server %d: listen: %w", s.opts.ID, err)
 	}
 	s.ln = ln
-	s.devSem <- struct{}{}
+	s.devMu.Lock()
 	s.start = s.clock.Now()
-	<-s.devSem
+	s.devMu.Unlock()
 	s.wg.Add(1)
 	go s.accept(ln)
 	close(s.ready)
@@ -278,6 +296,7 @@ func (s *Server) serve(c net.Conn) {
 		tc.SetNoDelay(true)
 	}
 	r := wire.NewReader(c, 0)
+	node := -1 // the I/O node behind the connection (OpHello)
 	for {
 		body, err := readBody(r)
 		if err != nil {
@@ -291,12 +310,30 @@ func (s *Server) serve(c net.Conn) {
 			s.log.Warn("closing connection", "remote", c.RemoteAddr().String(), "err", err)
 			return
 		}
+		if req.Op == wire.OpHello {
+			// Applies to the requests read after it: answered in order.
+			st, msg := wire.StatusOK, []byte(nil)
+			if req.A < 0 || req.A > maxNode {
+				st, msg = wire.StatusBadArgument, []byte(fmt.Sprintf("server %d: hello: I/O node %d out of [0, %d]", s.opts.ID, req.A, maxNode))
+			} else {
+				node = int(req.A)
+			}
+			putBuf(body)
+			hdr := wire.AppendResponseHeader(make([]byte, 0, wire.LenBytes+wire.ResponseFixed), req.ID, st, 0, len(msg))
+			wmu.Lock()
+			_, err := (&net.Buffers{hdr, msg}).WriteTo(c)
+			wmu.Unlock()
+			if err != nil {
+				return
+			}
+			continue
+		}
 		sem <- struct{}{}
 		inflight.Add(1)
-		go func() {
+		go func(node int) {
 			defer func() { <-sem; inflight.Done() }()
 			s.requests.Add(1)
-			st, a, data, recycle := s.handle(&req)
+			st, a, data, recycle := s.handle(node, &req)
 			putBuf(body) // req.Data is no longer used
 			hdr := wire.AppendResponseHeader(make([]byte, 0, wire.LenBytes+wire.ResponseFixed), req.ID, st, a, len(data))
 			bufs := net.Buffers{hdr, data}
@@ -309,7 +346,7 @@ func (s *Server) serve(c net.Conn) {
 			if err != nil {
 				c.Close() // the reader sees it and ends the connection
 			}
-		}()
+		}(node)
 	}
 }
 
@@ -332,12 +369,12 @@ func readBody(r *wire.Reader) ([]byte, error) {
 
 // handle executes one request and returns the response's status, a and
 // data, and a pooled buffer to recycle once the response is sent.
-func (s *Server) handle(r *wire.Request) (st wire.Status, a int64, data, recycle []byte) {
-	st, a, data = s.exec(r, &recycle)
+func (s *Server) handle(node int, r *wire.Request) (st wire.Status, a int64, data, recycle []byte) {
+	st, a, data = s.exec(node, r, &recycle)
 	return st, a, data, recycle
 }
 
-func (s *Server) exec(r *wire.Request, recycle *[]byte) (wire.Status, int64, []byte) {
+func (s *Server) exec(node int, r *wire.Request, recycle *[]byte) (wire.Status, int64, []byte) {
 	fail := func(err error) (wire.Status, int64, []byte) {
 		return wire.StatusOf(err), 0, []byte(fmt.Sprintf("server %d: %s %q: %v", s.opts.ID, r.Op, r.Path, err))
 	}
@@ -350,14 +387,14 @@ func (s *Server) exec(r *wire.Request, recycle *[]byte) (wire.Status, int64, []b
 		}
 		buf := getBuf(int(r.B))
 		*recycle = buf
-		n, err := s.access(sched.Read, r.Path, r.A, len(buf), func() (int, error) { return s.fs.ReadAt(r.Path, buf, r.A) })
+		n, err := s.access(node, sched.Read, r.Path, r.A, len(buf), func() (int, error) { return s.fs.ReadAt(r.Path, buf, r.A) })
 		if err != nil {
 			return fail(err)
 		}
 		s.readBytes.Add(int64(n))
 		return wire.StatusOK, int64(n), buf[:n]
 	case wire.OpWrite:
-		n, err := s.access(sched.Write, r.Path, r.A, len(r.Data), func() (int, error) { return s.fs.WriteAt(r.Path, r.Data, r.A) })
+		n, err := s.access(node, sched.Write, r.Path, r.A, len(r.Data), func() (int, error) { return s.fs.WriteAt(r.Path, r.Data, r.A) })
 		if err != nil {
 			return fail(err)
 		}
@@ -409,29 +446,67 @@ func modeOf(a int64) os.FileMode {
 	return m
 }
 
-// access performs one read or write on the device. Accesses are served one
-// at a time in arrival order. In device time an access starts when it
-// arrives or, if the device is busy then, when the previous access ends
-// (back to back, as from a disk's command queue); it returns once the wall
-// clock reaches its modelled end. Time spent in the real I/O counts towards
-// the delay, and oversleeping is paid back by later accesses, so the
-// long-run pace follows the model.
-func (s *Server) access(op sched.Op, path string, local int64, n int, do func() (int, error)) (int, error) {
-	if s.dev == nil {
+// maxNode is the largest I/O node index a connection may name.
+const maxNode = 1 << 20
+
+// waiter is an access queued in the model: its arrival (model time) and
+// where its grant goes.
+type waiter struct {
+	arrived time.Duration
+	grant   chan grant
+}
+
+// grant lets a queued access run: it ends at end (model time) after svc of
+// service.
+type grant struct{ end, svc time.Duration }
+
+// access performs one read or write through the data-server model (package
+// dataserver, the simulator's): the access joins the model's queue; when
+// the model starts it (one at a time, in the model's order) it gets its
+// service time, does the real I/O and returns once the wall clock reaches
+// its modelled end. An access queued behind another starts, in model time,
+// when that one ends (back to back, as from a disk's command queue), so
+// oversleeping is paid back by later accesses and the long-run pace
+// follows the model; time spent in the real I/O counts towards the delay.
+func (s *Server) access(node int, op sched.Op, path string, local int64, n int, do func() (int, error)) (int, error) {
+	if s.model == nil {
 		return do()
 	}
-	arrived := s.clock.Now()
-	s.devSem <- struct{}{} // blocked senders queue in order: FIFO service
-	defer func() { <-s.devSem }()
-	now := max(arrived.Sub(s.start), s.modelEnd)
-	svc := s.dev.Service(now, op, s.place.Addr(fileHandle(path), local), int64(n), s.rng)
-	s.modelEnd = now + svc
+	ch := make(chan grant, 1)
+	s.devMu.Lock()
+	s.nextTag++
+	s.waiters[s.nextTag] = waiter{arrived: s.clock.Now().Sub(s.start), grant: ch}
+	s.model.Arrive(dataserver.Access{Node: node, File: fileHandle(path), Op: op, Offset: local, Length: int64(n), Tag: s.nextTag})
+	s.startLocked()
+	s.devMu.Unlock()
+	g := <-ch
 	got, err := do()
-	s.busy.Add(int64(svc))
-	if d := s.start.Add(s.modelEnd).Sub(s.clock.Now()); d > 0 {
+	s.busy.Add(int64(g.svc))
+	if d := s.start.Add(g.end).Sub(s.clock.Now()); d > 0 {
 		s.clock.Sleep(d)
 	}
+	s.devMu.Lock()
+	s.model.Done()
+	s.startLocked()
+	s.devMu.Unlock()
 	return got, err
+}
+
+// startLocked starts the model's next access if the device is idle.
+func (s *Server) startLocked() {
+	if s.model.Busy() || s.model.Len() == 0 {
+		return
+	}
+	h, _ := s.model.Head()
+	now := max(s.waiters[h.Tag].arrived, s.modelEnd)
+	if s.model.Config().Elevator {
+		now = max(s.clock.Now().Sub(s.start), s.modelEnd)
+	}
+	a, svc, _ := s.model.Start(now)
+	s.modelEnd = now + svc
+	w := s.waiters[a.Tag]
+	delete(s.waiters, a.Tag)
+	w.grant <- grant{end: s.modelEnd, svc: svc}
 }
 
 // fileHandle names a file for the disk placement.

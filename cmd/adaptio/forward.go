@@ -101,7 +101,9 @@ already received complete first.`,
 }
 
 // openBackend opens a backend from its "posix:DIR" or "pfs:ADDR,..." spec.
-func openBackend(spec, stripeSize string, stripeCount int) (backend.Backend, error) {
+// The pfs: client announces node to the data servers (their model charges
+// the cost of interleaving I/O nodes).
+func openBackend(spec, stripeSize string, stripeCount, node int) (backend.Backend, error) {
 	kind, arg, ok := strings.Cut(spec, ":")
 	if !ok || arg == "" {
 		return nil, fmt.Errorf("backend %q: want posix:DIR or pfs:ADDR,ADDR,...", spec)
@@ -118,7 +120,7 @@ func openBackend(spec, stripeSize string, stripeCount int) (backend.Backend, err
 		}
 		return b, nil
 	case "pfs":
-		b, err := pfs.NewBackend(strings.Split(arg, ","), stripe)
+		b, err := pfs.NewClient(pfs.ClientOptions{Addrs: strings.Split(arg, ","), StripeSize: stripe, Node: node})
 		if err != nil {
 			return nil, fmt.Errorf("backend %s: %w", spec, err)
 		}
@@ -139,7 +141,7 @@ func runForward(cmd *cobra.Command, cfg forwardConfig) error {
 		level = slog.LevelDebug
 	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
-	be, err := openBackend(cfg.Backend, cfg.StripeSize, cfg.StripeCount)
+	be, err := openBackend(cfg.Backend, cfg.StripeSize, cfg.StripeCount, cfg.Node)
 	if err != nil {
 		return fmt.Errorf("forward: %w", err)
 	}

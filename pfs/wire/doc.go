@@ -24,6 +24,7 @@
 //	Mkdir     mode, -, -                 -> -
 //	ReadDir   -, -, -                    -> data = uint32 count, count FileInfos
 //	Fsync     -, -, -                    -> -
+//	Hello     I/O node index, -, -       -> - (first on a connection; see OpHello)
 //
 // A response with a status other than StatusOK carries an error message as
 // its data. FileInfo: name length uint16 | name | size int64 | mode uint32 |

@@ -44,10 +44,14 @@ const (
 	OpMkdir
 	OpReadDir
 	OpFsync
+	// OpHello names the I/O node behind a connection (a = its index), for
+	// the data-server model's cost of interleaving I/O nodes. Sent first on
+	// a connection; a connection without one is node -1.
+	OpHello
 	opEnd
 )
 
-var opNames = [...]string{"", "ping", "read", "write", "create", "stat", "truncate", "unlink", "mkdir", "readdir", "fsync"}
+var opNames = [...]string{"", "ping", "read", "write", "create", "stat", "truncate", "unlink", "mkdir", "readdir", "fsync", "hello"}
 
 func (o Op) String() string {
 	if o > 0 && o < opEnd {
