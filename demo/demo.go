@@ -52,6 +52,10 @@ type Config struct {
 	CompareReal bool    // real stack: run the static comparison on the real stack after learning (default: in the simulator)
 	Pace        float64 // Sim only: virtual seconds per wall second (0: as fast as possible)
 
+	// scheduler replaces TWINS on every I/O node (Rank's FIFO row); ""
+	// is TWINS.
+	scheduler string
+
 	// OnDashboard, if set, is called with the dashboard's URL once it listens.
 	OnDashboard func(url string)
 

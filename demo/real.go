@@ -156,7 +156,7 @@ func startStack(ctx context.Context, cfg Config, sink *decisionSink) (*stack, er
 			return fail(fmt.Errorf("demo: pfs client: %w", err))
 		}
 		s.backends = append(s.backends, be)
-		d, err := fwd.New(fwd.Options{Backend: be, Scheduler: "twins", Observe: true,
+		d, err := fwd.New(fwd.Options{Backend: be, Scheduler: cfg.schedulerName(), Observe: true,
 			Sched:  sched.Config{Node: i, Nodes: cfg.Nodes, Window: window},
 			Logger: cfg.Logger.With("node", i), Registerer: prometheus.NewRegistry()})
 		if err != nil {

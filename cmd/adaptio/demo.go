@@ -16,7 +16,8 @@ import (
 func newDemoCmd() *cobra.Command {
 	var cfg demo.Config
 	var static, phaseBytes string
-	var noMix, quiet bool
+	var noMix, quiet, rank bool
+	var rankSettings string
 	var verbose bool
 	cmd := &cobra.Command{
 		Use:   "demo",
@@ -47,7 +48,7 @@ run (decisions-sim.jsonl with --sim).`,
   adaptio demo --http 127.0.0.1:0    # dashboard on a free port (printed at start)`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := requirePositive(cmd, "processes", "iterations"); err != nil {
+			if err := requirePositive(cmd, "processes", "iterations", "nodes", "servers"); err != nil {
 				return fmt.Errorf("demo: %w", err)
 			}
 			if static != "" {
@@ -74,6 +75,18 @@ run (decisions-sim.jsonl with --sim).`,
 				level = slog.LevelInfo
 			}
 			cfg.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+			if rank {
+				settings, err := demo.ParseSettings(rankSettings)
+				if err != nil {
+					return err
+				}
+				r, err := demo.Rank(cmd.Context(), cfg, settings, cmd.ErrOrStderr())
+				if err != nil {
+					return err
+				}
+				r.Write(cmd.OutOrStdout())
+				return nil
+			}
 			_, err := demo.Run(cmd.Context(), cfg)
 			return err
 		},
@@ -87,6 +100,10 @@ run (decisions-sim.jsonl with --sim).`,
 	f.StringVar(&cfg.HTTP, "http", "127.0.0.1:8080", "dashboard address (port 0, or the port taken: a free port, printed at start; empty: no dashboard)")
 	f.StringVar(&cfg.Report, "report", demo.DefaultReport, `report file ("-": none)`)
 	f.IntVar(&cfg.Processes, "processes", demo.DefaultProcesses, "client processes")
+	f.IntVar(&cfg.Nodes, "nodes", demo.DefaultNodes, "I/O nodes (forwarding daemons)")
+	f.IntVar(&cfg.Servers, "servers", demo.DefaultServers, "data servers of the emulated PFS")
+	f.BoolVar(&rank, "rank", false, "instead of learning: run the experiment under each of --rank-settings on the real stack and in the simulator (--compare iterations each), and print both rankings per phase with Spearman's rho")
+	f.StringVar(&rankSettings, "rank-settings", "125us,250us,500us,1ms,2ms,4ms,8ms,fifo", "with --rank: the static windows and fifo to rank")
 	f.StringVar(&phaseBytes, "phase-bytes", "", "bytes each phase writes or reads, e.g. 64MiB (default 1GiB with --sim, 128MiB otherwise)")
 	f.BoolVar(&noMix, "no-mix", false, "run only the shared 1D-strided write and read phases")
 	f.StringVar(&cfg.Policy, "policy", demo.DefaultPolicy, "bandit policy (see adaptio eval)")

@@ -1,0 +1,173 @@
+package demo
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/adaptio/adaptio/demo/record"
+	"github.com/adaptio/adaptio/demo/report"
+	"github.com/adaptio/adaptio/sched"
+	"github.com/adaptio/adaptio/sim"
+)
+
+func (c Config) schedulerName() string {
+	if c.scheduler == "" {
+		return "twins"
+	}
+	return c.scheduler
+}
+
+// Setting is one row of a ranking: a static TWINS window, or FIFO.
+type Setting struct {
+	Window time.Duration // 0 with FIFO
+	FIFO   bool
+}
+
+func (s Setting) String() string {
+	if s.FIFO {
+		return "FIFO"
+	}
+	return report.WindowLabel(s.Window.Microseconds())
+}
+
+// RankSettings are the papers' seven windows and FIFO (seed 000 Fig. 1).
+func RankSettings() []Setting {
+	out := make([]Setting, 0, len(sched.Windows)+1)
+	for _, w := range sched.Windows {
+		out = append(out, Setting{Window: w})
+	}
+	return append(out, Setting{FIFO: true})
+}
+
+// Ranking compares, phase by phase, the mean time of each setting on the
+// real stack and in the simulator for the same experiment.
+type Ranking struct {
+	Settings []Setting
+	Phases   []string
+	Real     [][]float64 // [setting][phase] mean seconds on the real stack
+	Sim      [][]float64 // [setting][phase] mean seconds in the simulator
+	Took     time.Duration
+}
+
+// Rho is the Spearman rank correlation of the real and simulated times of
+// phase p over the settings.
+func (r Ranking) Rho(p int) float64 {
+	x := make([]float64, len(r.Settings))
+	y := make([]float64, len(r.Settings))
+	for i := range r.Settings {
+		x[i], y[i] = r.Real[i][p], r.Sim[i][p]
+	}
+	return sim.Spearman(x, y)
+}
+
+// Rank runs cfg's experiment (cfg.Compare iterations, default 2) under
+// every setting on the real stack (a fresh stack each time: emulated PFS
+// with the shared data-server model, forwarding daemons, no learning) and
+// in the simulator, and returns both. progress, if not nil, gets a line
+// per finished setting.
+func Rank(ctx context.Context, cfg Config, settings []Setting, progress io.Writer) (Ranking, error) {
+	cfg = cfg.WithDefaults()
+	if cfg.Compare < 1 {
+		cfg.Compare = 2
+	}
+	if err := cfg.Validate(); err != nil {
+		return Ranking{}, err
+	}
+	t0 := time.Now()
+	r := Ranking{Settings: settings}
+	for _, p := range cfg.Phases() {
+		r.Phases = append(r.Phases, p.Name)
+	}
+	for i, s := range settings {
+		c := cfg
+		c.Static, c.scheduler = s.Window, ""
+		if s.FIFO {
+			c.Static, c.scheduler = sched.DefaultWindow, "fifo"
+		}
+		real, err := staticRealOne(ctx, c, c.Static)
+		if err != nil {
+			return r, fmt.Errorf("demo: rank %v on the real stack: %w", s, err)
+		}
+		res, err := sim.Run(ctx, c.simConfig(c.Compare, c.Static), sim.Hooks{})
+		if err != nil {
+			return r, fmt.Errorf("demo: rank %v in the simulator: %w", s, err)
+		}
+		simMean := make([]float64, len(r.Phases))
+		for k, d := range res.Phases {
+			simMean[k%len(r.Phases)] += d.Seconds() / float64(c.Compare)
+		}
+		r.Real = append(r.Real, phaseRow(real, r.Phases))
+		r.Sim = append(r.Sim, simMean)
+		if progress != nil {
+			fmt.Fprintf(progress, "rank: %v done (%d of %d, %v elapsed)\n", s, i+1, len(settings), time.Since(t0).Round(time.Second))
+		}
+	}
+	r.Took = time.Since(t0)
+	return r, nil
+}
+
+func phaseRow(sr record.StaticResult, phases []string) []float64 {
+	out := make([]float64, len(phases))
+	for i, p := range phases {
+		out[i] = sr.Phases[p]
+	}
+	return out
+}
+
+// Write prints the ranking: per phase, each setting's real and simulated
+// mean time with its rank in each, and Spearman's rho.
+func (r Ranking) Write(w io.Writer) {
+	for p, name := range r.Phases {
+		fmt.Fprintf(w, "%s\n%-8s %10s %5s %10s %5s\n", name, "setting", "real (s)", "rank", "sim (s)", "rank")
+		realRank, simRank := rankOf(r.Real, p), rankOf(r.Sim, p)
+		for i, s := range r.Settings {
+			fmt.Fprintf(w, "%-8v %10.3f %5d %10.3f %5d\n", s, r.Real[i][p], realRank[i], r.Sim[i][p], simRank[i])
+		}
+		fmt.Fprintf(w, "Spearman rho (real vs simulator) = %.3f\n\n", r.Rho(p))
+	}
+	fmt.Fprintf(w, "took %v\n", r.Took.Round(time.Second))
+}
+
+// rankOf ranks the settings by column p of rows, fastest first (1-based).
+func rankOf(rows [][]float64, p int) []int {
+	idx := make([]int, len(rows))
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortStableFunc(idx, func(a, b int) int {
+		switch {
+		case rows[a][p] < rows[b][p]:
+			return -1
+		case rows[a][p] > rows[b][p]:
+			return 1
+		}
+		return 0
+	})
+	out := make([]int, len(rows))
+	for r, i := range idx {
+		out[i] = r + 1
+	}
+	return out
+}
+
+// ParseSettings reads a comma-separated list of windows and "fifo".
+func ParseSettings(s string) ([]Setting, error) {
+	var out []Setting
+	for _, f := range strings.Split(s, ",") {
+		f = strings.TrimSpace(f)
+		if strings.EqualFold(f, "fifo") {
+			out = append(out, Setting{FIFO: true})
+			continue
+		}
+		w, err := time.ParseDuration(f)
+		if err != nil || !slices.Contains(sched.Windows, w) {
+			return nil, fmt.Errorf("%w: setting %q: want fifo or one of the TWINS windows %v", ErrBadConfig, f, sched.Windows)
+		}
+		out = append(out, Setting{Window: w})
+	}
+	return out, nil
+}
