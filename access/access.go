@@ -146,12 +146,28 @@ func (o Observation) Validate() error {
 // Accumulator computes an Observation from the requests an I/O node receives.
 // The zero value is ready to use. It is not safe for concurrent use.
 //
+// The features describe the interval's majority operation (by bytes
+// requested) alone: reads and writes are accumulated apart, and the
+// observation is that of the operation that moved more. An interval that
+// spans the end of one phase and the start of the next (a shared file
+// written, then read back; file-per-process writes after a shared read)
+// would otherwise mix two patterns' files and offsets: on the real stack,
+// where a phase may last little more than an interval, such mixed seconds
+// were most of a read phase's and were labelled by the other phase's files.
+// Requests, Bytes and Bandwidth still count both operations.
+//
 // Recording a request costs two map lookups in the steady state (one for its
 // file, one for its (process, file) pair): the sets of clients and processes
 // of the interval grow only on a pair's first request in it. It sits on the
 // forwarder's path of every request (77 ns with seven map operations, about 1%
 // of a forwarded 32 KiB request's CPU; now a third of that).
 type Accumulator struct {
+	ops  [3]opAccumulator // by sched.Op (0: requests without a valid operation)
+	done int64
+}
+
+// opAccumulator is the part of an interval of one operation.
+type opAccumulator struct {
 	files     map[uint64]*fileState   // by file handle (kept across intervals while seen)
 	procs     map[procFile]*procState // by (process, file handle) (likewise)
 	clients   map[uint32]struct{}     // clients seen in the interval
@@ -164,8 +180,6 @@ type Accumulator struct {
 	distN     int64
 	pdSum     float64
 	pdN       int64
-	opBytes   [3]int64
-	done      int64
 }
 
 // fileState is a file handle's offset of its previous request and whether
@@ -188,6 +202,14 @@ type procFile struct{ process, file uint64 }
 // process uniquely across clients (a process always comes with the same
 // client).
 func (a *Accumulator) Request(client uint32, process uint64, file uint64, offset, length int64, op sched.Op) {
+	k := 0
+	if op.Valid() {
+		k = int(op)
+	}
+	a.ops[k].request(client, process, file, offset, length)
+}
+
+func (a *opAccumulator) request(client uint32, process uint64, file uint64, offset, length int64) {
 	if a.files == nil {
 		a.files = map[uint64]*fileState{}
 		a.procs = map[procFile]*procState{}
@@ -231,9 +253,6 @@ func (a *Accumulator) Request(client uint32, process uint64, file uint64, offset
 	}
 	a.n++
 	a.sum += float64(length)
-	if op.Valid() {
-		a.opBytes[op] += length
-	}
 }
 
 func absDiff(a, b int64) int64 {
@@ -253,29 +272,43 @@ func (a *Accumulator) Done(bytes int64) { a.done += bytes }
 // same holds for the last offset per (process, file): memory is bounded by
 // the distinct (process, file) pairs of the last interval.
 func (a *Accumulator) Close(node int, start, interval time.Duration, dataServers int, window time.Duration) Observation {
+	var op sched.Op
+	switch r, w := a.ops[sched.Read].sum, a.ops[sched.Write].sum; {
+	case w > r:
+		op = sched.Write
+	case r > 0:
+		op = sched.Read
+	}
+	m := &a.ops[op]
 	o := Observation{
-		Node: node, Start: start, Interval: interval, DataServers: dataServers,
-		Clients: len(a.clients), Processes: len(a.processes), FileHandles: a.nFiles,
-		ReqMin: a.min, ReqMax: a.max, Bytes: a.done, Requests: a.n, Window: window,
+		Node: node, Start: start, Interval: interval, DataServers: dataServers, Op: op,
+		Clients: len(m.clients), Processes: len(m.processes), FileHandles: m.nFiles,
+		ReqMin: m.min, ReqMax: m.max, Bytes: a.done, Window: window,
 	}
-	if a.n > 0 {
-		o.ReqAvg = a.sum / float64(a.n)
+	for i := range a.ops {
+		o.Requests += a.ops[i].n
 	}
-	if a.distN > 0 {
-		o.OffsetDist = a.distSum / float64(a.distN)
+	if m.n > 0 {
+		o.ReqAvg = m.sum / float64(m.n)
 	}
-	if a.pdN > 0 {
-		o.ProcDist = a.pdSum / float64(a.pdN)
+	if m.distN > 0 {
+		o.OffsetDist = m.distSum / float64(m.distN)
+	}
+	if m.pdN > 0 {
+		o.ProcDist = m.pdSum / float64(m.pdN)
 	}
 	if interval > 0 {
 		o.Bandwidth = float64(a.done) / interval.Seconds()
 	}
-	switch {
-	case a.opBytes[sched.Write] > a.opBytes[sched.Read]:
-		o.Op = sched.Write
-	case a.opBytes[sched.Read] > 0:
-		o.Op = sched.Read
+	for i := range a.ops {
+		a.ops[i].reset()
 	}
+	a.done = 0
+	return o
+}
+
+// reset ends an interval: counts to zero, offsets kept for what was seen.
+func (a *opAccumulator) reset() {
 	for f, fs := range a.files {
 		if !fs.seen {
 			delete(a.files, f)
@@ -291,9 +324,7 @@ func (a *Accumulator) Close(node int, start, interval time.Duration, dataServers
 	clear(a.clients)
 	clear(a.processes)
 	a.nFiles = 0
-	a.n, a.sum, a.min, a.max, a.distSum, a.distN, a.pdSum, a.pdN, a.done = 0, 0, 0, 0, 0, 0, 0, 0, 0
-	a.opBytes = [3]int64{}
-	return o
+	a.n, a.sum, a.min, a.max, a.distSum, a.distN, a.pdSum, a.pdN = 0, 0, 0, 0, 0, 0, 0, 0
 }
 
 // SortByNode sorts observations by node index (stable), for deterministic output.

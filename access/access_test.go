@@ -232,11 +232,13 @@ func BenchmarkAccumulatorRequest(b *testing.B) {
 
 // refAccumulator is the definition of an interval's observation, kept
 // naive (a set per count, the offsets of every request so far): the
-// Accumulator must agree with it on every sequence.
+// features are those of the interval's majority operation by bytes
+// requested, with offsets remembered per operation; the request count is
+// all requests'. The Accumulator must agree with it on every sequence.
 type refAccumulator struct {
 	reqs     []refReq
-	lastFile map[uint64]int64
-	lastProc map[[2]uint64]int64
+	lastFile map[sched.Op]map[uint64]int64
+	lastProc map[sched.Op]map[[2]uint64]int64
 }
 
 type refReq struct {
@@ -247,50 +249,72 @@ type refReq struct {
 }
 
 func (r *refAccumulator) close() (clients, processes, files int, dist, pdist float64, n int64) {
-	cs, ps, fs := map[uint32]bool{}, map[uint64]bool{}, map[uint64]bool{}
-	var dSum, pSum float64
-	var dN, pN int
 	if r.lastFile == nil {
-		r.lastFile, r.lastProc = map[uint64]int64{}, map[[2]uint64]int64{}
+		r.lastFile, r.lastProc = map[sched.Op]map[uint64]int64{}, map[sched.Op]map[[2]uint64]int64{}
 	}
+	bytes := map[sched.Op]int64{}
 	for _, q := range r.reqs {
-		cs[q.client], ps[q.process], fs[q.file] = true, true, true
-		if prev, ok := r.lastFile[q.file]; ok {
-			dSum += math.Abs(float64(q.offset - prev))
-			dN++
+		bytes[q.op] += q.length
+	}
+	var major sched.Op
+	switch {
+	case bytes[sched.Write] > bytes[sched.Read]:
+		major = sched.Write
+	case bytes[sched.Read] > 0:
+		major = sched.Read
+	}
+	for _, op := range []sched.Op{sched.Read, sched.Write} {
+		cs, ps, fs := map[uint32]bool{}, map[uint64]bool{}, map[uint64]bool{}
+		var dSum, pSum float64
+		var dN, pN int
+		if r.lastFile[op] == nil {
+			r.lastFile[op], r.lastProc[op] = map[uint64]int64{}, map[[2]uint64]int64{}
 		}
-		r.lastFile[q.file] = q.offset
-		k := [2]uint64{q.process, q.file}
-		if prev, ok := r.lastProc[k]; ok {
-			pSum += math.Abs(float64(q.offset - prev))
-			pN++
+		lastFile, lastProc := r.lastFile[op], r.lastProc[op]
+		seenPairs := map[[2]uint64]bool{}
+		for _, q := range r.reqs {
+			if q.op != op {
+				continue
+			}
+			cs[q.client], ps[q.process], fs[q.file] = true, true, true
+			if prev, ok := lastFile[q.file]; ok {
+				dSum += math.Abs(float64(q.offset - prev))
+				dN++
+			}
+			lastFile[q.file] = q.offset
+			k := [2]uint64{q.process, q.file}
+			seenPairs[k] = true
+			if prev, ok := lastProc[k]; ok {
+				pSum += math.Abs(float64(q.offset - prev))
+				pN++
+			}
+			lastProc[k] = q.offset
 		}
-		r.lastProc[k] = q.offset
-	}
-	// Offsets are remembered only for what the interval saw.
-	for f := range r.lastFile {
-		if !fs[f] {
-			delete(r.lastFile, f)
+		// Offsets are remembered only for what the interval saw.
+		for f := range lastFile {
+			if !fs[f] {
+				delete(lastFile, f)
+			}
 		}
-	}
-	seenPairs := map[[2]uint64]bool{}
-	for _, q := range r.reqs {
-		seenPairs[[2]uint64{q.process, q.file}] = true
-	}
-	for k := range r.lastProc {
-		if !seenPairs[k] {
-			delete(r.lastProc, k)
+		for k := range lastProc {
+			if !seenPairs[k] {
+				delete(lastProc, k)
+			}
 		}
-	}
-	if dN > 0 {
-		dist = dSum / float64(dN)
-	}
-	if pN > 0 {
-		pdist = pSum / float64(pN)
+		if op != major {
+			continue
+		}
+		clients, processes, files = len(cs), len(ps), len(fs)
+		if dN > 0 {
+			dist = dSum / float64(dN)
+		}
+		if pN > 0 {
+			pdist = pSum / float64(pN)
+		}
 	}
 	n = int64(len(r.reqs))
 	r.reqs = nil
-	return len(cs), len(ps), len(fs), dist, pdist, n
+	return clients, processes, files, dist, pdist, n
 }
 
 func TestAccumulatorMatchesDefinition(t *testing.T) {
