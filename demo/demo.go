@@ -312,6 +312,10 @@ func Run(ctx context.Context, cfg Config) (record.Recording, error) {
 	close(stopView)
 	<-viewDone
 	out := rec.Snapshot()
+	if acc := record.LabelAccuracy(out); cfg.Out != nil && len(acc) > 0 {
+		fmt.Fprintln(cfg.Out, "adaptio demo: pattern detection, per node-second of each phase (labelled as the phase):")
+		record.WriteAccuracy(cfg.Out, acc)
+	}
 	if cfg.Report != "-" {
 		if rerr := report.WriteFile(cfg.Report, out); rerr != nil && err == nil {
 			err = rerr
