@@ -26,8 +26,10 @@ func (a Accuracy) Fraction() float64 {
 }
 
 // LabelAccuracy measures detection per node-second of each phase: each
-// recorded second [T-1, T] is attributed to the phase that ran longest in
-// it (from the iterations' start and duration), and each node busy in it
+// recorded second [T-1, T] is attributed to the phase that moved the most
+// bytes in it (from the iterations' start, duration and bytes, at each
+// phase's mean rate; by time when bytes are unknown), as the Accumulator
+// describes an interval by its majority operation, and each node busy in it
 // counts as correct when its detected pattern and operation are the
 // phase's (phase names are "CLASS op"). Seconds in which no phase ran are
 // skipped, so are idle nodes. Phases come in the order of r.Meta.Phases.
@@ -38,8 +40,15 @@ func LabelAccuracy(r Recording) []Accuracy {
 		phase, best := "", 0.0
 		for _, it := range r.Iterations {
 			lo, hi := max(it.Start, s.T-1), min(it.Start+it.Seconds, s.T)
-			if hi-lo > best {
-				phase, best = it.Phase, hi-lo
+			if hi <= lo {
+				continue
+			}
+			weight := hi - lo // the phase's share of the second's bytes, at its mean rate
+			if it.Bytes > 0 && it.Seconds > 0 {
+				weight *= float64(it.Bytes) / it.Seconds
+			}
+			if weight > best {
+				phase, best = it.Phase, weight
 			}
 		}
 		if phase == "" {
