@@ -93,3 +93,22 @@ type Spanner interface {
 	// system has the bytes.
 	WriteSpan(ctx context.Context, path string, p []byte, off int64) (int, error)
 }
+
+// ObjectStore is a backend that keeps each data server's share of a file
+// as one object, its stripes back to back (PVFS datafiles): bytes that are
+// contiguous in a server's local offsets move in one access there, as a
+// data server sees them, though they come from stripes apart in the file.
+// The forwarder schedules such a backend's pieces by local offset and
+// merges the batches released one after another that continue each other
+// on one server (the simulator's aggregation, the same rule).
+type ObjectStore interface {
+	// Local maps file offset off, which lies on server, to its offset in
+	// that server's object of the file.
+	Local(path string, server int, off int64) (int64, error)
+	// ReadLocal reads len(p) bytes of server's object at local offset;
+	// the count is short where the object ends.
+	ReadLocal(ctx context.Context, path string, server int, p []byte, local int64) (int, error)
+	// WriteLocal writes p to server's object at local offset and returns
+	// once the server has the bytes.
+	WriteLocal(ctx context.Context, path string, server int, p []byte, local int64) (int, error)
+}

@@ -117,9 +117,10 @@ type Daemon struct {
 	ctx    context.Context // cancelled when Shutdown gives up waiting
 	cancel context.CancelFunc
 
-	q     dispatcher      // the scheduler and the workers' queue
-	span  backend.Spanner // the backend, if it keeps files whole (nil: pieces only)
-	rings *ringPoller     // takes requests from clients' submission rings
+	q     dispatcher          // the scheduler and the workers' queue
+	span  backend.Spanner     // the backend, if it keeps files whole (nil: pieces only)
+	obj   backend.ObjectStore // the backend, if it keeps per-server objects (then span is nil)
+	rings *ringPoller         // takes requests from clients' submission rings
 
 	mu        sync.Mutex
 	started   bool
@@ -231,6 +232,9 @@ func New(opts Options) (*Daemon, error) {
 	}
 	d.m = m
 	d.span, _ = opts.Backend.(backend.Spanner)
+	if d.obj, _ = opts.Backend.(backend.ObjectStore); d.obj != nil {
+		d.span = nil // pieces are scheduled and merged by server-local offset
+	}
 	d.observe.Store(opts.Observe)
 	d.ctx, d.cancel = context.WithCancel(context.Background())
 	if opts.Scheduler == "twins" {

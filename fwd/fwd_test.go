@@ -553,7 +553,9 @@ func TestWindowObservationAndMetrics(t *testing.T) {
 		op                                   sched.Op
 		window                               time.Duration
 		dist                                 float64
-	}{1, 4, 1, 1, 1, 5, 8 << 10, 16 << 10, 48 << 10, sched.Write, 250 * time.Microsecond, (3*8192 + 24576) / 4.0}
+	}{1, 4, 1, 1, 1, 5, 8 << 10, 8 << 10, 48 << 10, sched.Write, 250 * time.Microsecond, 8192}
+	// Sizes and distances are the majority operation's (the writes'); the
+	// request count and the bytes are all of them.
 	got := want
 	got.node, got.servers, got.clients, got.procs, got.files = o.Node, o.DataServers, o.Clients, o.Processes, o.FileHandles
 	got.reqs, got.min, got.max, got.bytes, got.op, got.window, got.dist = o.Requests, o.ReqMin, o.ReqMax, o.Bytes, o.Op, o.Window, o.OffsetDist

@@ -41,7 +41,8 @@ type piece struct {
 	op     *ioOp
 	id     uint64
 	server int
-	off    int64
+	off    int64 // file offset
+	soff   int64 // offset the scheduler sees: off, or the server-local offset on an ObjectStore
 	buf    []byte
 	n      int
 	err    error
@@ -53,7 +54,7 @@ func (p *piece) request(now time.Duration) sched.Request {
 		op = sched.Write
 	}
 	return sched.Request{
-		ID: p.id, Queue: p.server, File: p.op.file, Offset: p.off, Length: int64(len(p.buf)),
+		ID: p.id, Queue: p.server, File: p.op.file, Offset: p.soff, Length: int64(len(p.buf)),
 		Op: op, Arrival: now, App: p.op.c.clientID,
 	}
 }
@@ -216,8 +217,12 @@ func (d *Daemon) completeLocked(now time.Duration, batch uint64, bytes int64, to
 // for the scheduler's retryAt).
 func (d *Daemon) dispatchLocked(now time.Duration) *job {
 	j := d.pickLocked(now)
-	if j != nil && d.span != nil {
+	switch {
+	case j == nil:
+	case d.span != nil:
 		d.spanLocked(j, now)
+	case d.obj != nil:
+		d.mergeLocked(j, now)
 	}
 	return j
 }
@@ -301,6 +306,50 @@ func (d *Daemon) spanLocked(j *job, now time.Duration) {
 			return
 		}
 		joinJob(j, h, len(op.pieces))
+	}
+}
+
+// MaxMerge is the most requests one access to a data server carries when
+// the forwarder merges released batches on an ObjectStore backend: IOFSL's
+// aggregation limit (seed 000 V-A), the simulator's Config.Aggregate.
+const MaxMerge = 16
+
+// mergeLocked joins to j, on a backend that keeps per-server objects
+// (backend.ObjectStore), the batches released right after it that continue
+// it on the same data server (same file and operation, contiguous in the
+// server's local offsets, after or before it), up to MaxMerge requests: held ones first, then
+// the scheduler's next ones; the first that does not continue j is held
+// for the next worker. It is the simulator's dispatch aggregation
+// (sim.Config.Aggregate), the same rule on the same offsets, so that both
+// send a data server the same accesses. Each batch is still completed to
+// the scheduler on its own.
+func (d *Daemon) mergeLocked(j *job, now time.Duration) {
+	q := &d.q
+	n := len(j.pieces)
+	for n < MaxMerge {
+		end := j.batch.Offset + j.batch.Length
+		continues := func(h *job) bool {
+			return h.batch.Queue == j.batch.Queue && h.batch.File == j.batch.File && h.batch.Op == j.batch.Op &&
+				(h.batch.Offset == end || h.batch.Offset+h.batch.Length == j.batch.Offset) && n+len(h.pieces) <= MaxMerge
+		}
+		h := q.sp.takeIf(continues)
+		if h == nil {
+			if len(q.sp.held) >= q.sp.max {
+				return
+			}
+			b, ok, _ := d.sw.Next(now)
+			if !ok {
+				return
+			}
+			if h = d.jobLocked(b); !continues(h) {
+				q.sp.held = append(q.sp.held, h) // the next worker's
+				return
+			}
+		}
+		off := min(j.batch.Offset, h.batch.Offset)
+		joinJob(j, h, MaxMerge)
+		j.batch.Offset = off // h may precede j
+		n += len(h.pieces)
 	}
 }
 
@@ -450,6 +499,8 @@ func (d *Daemon) run(j *job) completion {
 	var err error
 	var n int
 	switch {
+	case d.obj != nil:
+		n, err = d.runLocal(j, path)
 	case j.parts != nil:
 		n, err = d.runSpan(j, path)
 	case len(j.pieces) == 1:
@@ -516,6 +567,42 @@ func (d *Daemon) runSpan(j *job, path string) (n int, err error) {
 	return n, err
 }
 
+// runLocal executes a job on an ObjectStore backend as one access to its
+// data server's object: the pieces are contiguous there (scheduler batches
+// and merged ones alike). A piece a read leaves short (a hole, the end of
+// the file) is read again on its own through ReadAt, which knows files.
+func (d *Daemon) runLocal(j *job, path string) (n int, err error) {
+	b := j.batch
+	buf := j.pieces[0].buf
+	if len(j.pieces) > 1 {
+		buf = getBuf(int(b.Length))
+		defer putBuf(buf)
+	}
+	if b.Op == sched.Write {
+		if len(j.pieces) > 1 {
+			for _, p := range j.pieces {
+				copy(buf[p.soff-b.Offset:], p.buf)
+			}
+		}
+		n, err = d.obj.WriteLocal(d.ctx, path, b.Queue, buf[:b.Length], b.Offset)
+		for _, p := range j.pieces {
+			p.n = clampN(n, p.soff-b.Offset, len(p.buf))
+		}
+		return n, err
+	}
+	n, err = d.obj.ReadLocal(d.ctx, path, b.Queue, buf[:b.Length], b.Offset)
+	for _, p := range j.pieces {
+		p.n = clampN(n, p.soff-b.Offset, len(p.buf))
+		if len(j.pieces) > 1 {
+			copy(p.buf, buf[p.soff-b.Offset:][:p.n])
+		}
+		if err == nil && p.n < len(p.buf) {
+			p.n, err = d.be.ReadAt(d.ctx, path, b.Queue, p.buf, p.off)
+		}
+	}
+	return n, err
+}
+
 // clampN is how many of a piece's length bytes, starting rel bytes into a
 // batch that moved n bytes, were moved.
 func clampN(n int, rel int64, length int) int {
@@ -545,7 +632,12 @@ func (d *Daemon) submit(op *ioOp) error {
 		if bp.Offset != op.off+rel || bp.Length <= 0 || rel+bp.Length > int64(len(op.buf)) {
 			return errSplit
 		}
-		op.pieces[i] = piece{op: op, id: d.reqID.Add(1), server: bp.Server, off: bp.Offset, buf: op.buf[rel : rel+bp.Length]}
+		op.pieces[i] = piece{op: op, id: d.reqID.Add(1), server: bp.Server, off: bp.Offset, soff: bp.Offset, buf: op.buf[rel : rel+bp.Length]}
+		if d.obj != nil {
+			if op.pieces[i].soff, err = d.obj.Local(op.path, bp.Server, bp.Offset); err != nil {
+				return err
+			}
+		}
 		rel += bp.Length
 	}
 	if rel != int64(len(op.buf)) {

@@ -15,9 +15,12 @@ import (
 	"github.com/adaptio/adaptio/sched"
 )
 
-func startCluster(t *testing.T) *pfs.Cluster {
+func startCluster(t *testing.T) *pfs.Cluster { return startClusterOf(t, "none") }
+
+// startClusterOf starts 4 data servers with the device model disk.
+func startClusterOf(t *testing.T, disk string) *pfs.Cluster {
 	t.Helper()
-	c, err := pfs.NewCluster(pfs.ClusterOptions{Servers: 4, Dir: t.TempDir(), Disk: "none"})
+	c, err := pfs.NewCluster(pfs.ClusterOptions{Servers: 4, Dir: t.TempDir(), Disk: disk})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -198,6 +201,62 @@ func TestDefaultWorkers(t *testing.T) {
 		}
 		if d, _ := fwd.New(fwd.Options{Backend: tc.be, Workers: 3}); d.Workers() != 3 {
 			t.Errorf("%d CPUs, %T: Workers 3 became %d", tc.cpus, tc.be, d.Workers())
+		}
+	}
+}
+
+// On the emulated PFS (per-server objects) the daemon schedules pieces by
+// server-local offset and merges the batches released one after another
+// that continue each other on one server, as the simulator does: strided
+// writes of 16 processes reach the data servers in far fewer accesses than
+// pieces, and every byte reads back.
+func TestPFSMergesContiguousBatchesPerServer(t *testing.T) {
+	cl := startClusterOf(t, "ssd") // accesses take time: batches queue up
+	be, err := cl.Backend()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { be.Close() })
+	// One worker: batches queue behind it, so released ones can merge.
+	d := startDaemon(t, be, fwd.Options{Workers: 1, Scheduler: "fifo"})
+	const procs, rounds, size = 16, 8, 32 << 10
+	c := dial(t, d.Addr())
+	f, err := c.Create("strided")
+	if err != nil {
+		t.Fatal(err)
+	}
+	errs := make(chan error, procs)
+	for p := range procs {
+		go func() {
+			for k := range rounds {
+				off := int64(k*procs+p) * size
+				if _, err := f.WriteAt(content(uint64(p), off, size), off); err != nil {
+					errs <- err
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for range procs {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	var accesses int64
+	for _, st := range cl.Stats() {
+		accesses += st.Requests - 1 // the file's creation
+	}
+	if pieces := int64(procs * rounds); accesses >= pieces*3/4 {
+		t.Errorf("%d accesses at the data servers for %d pieces: batches were not merged", accesses, pieces)
+	}
+	for p := range procs {
+		for k := range rounds {
+			off := int64(k*procs+p) * size
+			got := make([]byte, size)
+			if _, err := f.ReadAt(got, off); err != nil || !bytes.Equal(got, content(uint64(p), off, size)) {
+				t.Fatalf("process %d round %d: read back differs (%v)", p, k, err)
+			}
 		}
 	}
 }

@@ -602,3 +602,59 @@ func (c *conn) readData(r *bufio.Reader, cl *call, resp *wire.Response, n int) e
 		return err
 	}
 }
+
+var _ backend.ObjectStore = (*Client)(nil)
+
+// Local maps file offset off, which must lie on server, to its offset in
+// server's object of the file.
+func (c *Client) Local(path string, server int, off int64) (int64, error) {
+	if err := c.check(path, server, off, 1); err != nil {
+		return 0, err
+	}
+	return c.layout.Local(off), nil
+}
+
+func (c *Client) checkLocal(path string, server int, local, n int64) error {
+	if c.closed.Load() {
+		return backend.ErrClosed
+	}
+	if _, err := rootfs.Clean(path); err != nil {
+		return err
+	}
+	switch {
+	case server < 0 || server >= len(c.servers):
+		return fmt.Errorf("pfs: %w: server %d of %d", backend.ErrBadArgument, server, len(c.servers))
+	case local < 0 || n < 0:
+		return fmt.Errorf("pfs: %w: local range [%d, +%d)", backend.ErrBadArgument, local, n)
+	case n > wire.MaxData:
+		return fmt.Errorf("pfs: %w: %d bytes in one access (limit %d)", backend.ErrBadArgument, n, wire.MaxData)
+	}
+	return nil
+}
+
+// ReadLocal reads len(p) bytes of server's object of path at local offset.
+// The count is short where the object ends (holes and the end of file are
+// the caller's: see ReadAt).
+func (c *Client) ReadLocal(ctx context.Context, path string, server int, p []byte, local int64) (int, error) {
+	if err := c.checkLocal(path, server, local, int64(len(p))); err != nil || len(p) == 0 {
+		return 0, err
+	}
+	resp, err := c.servers[server].do(ctx, &wire.Request{Op: wire.OpRead, Path: path, A: local, B: int64(len(p))}, p)
+	if err != nil {
+		return 0, err
+	}
+	return int(resp.A), nil
+}
+
+// WriteLocal writes p to server's object of path at local offset; it
+// returns once the server has written the bytes to its file.
+func (c *Client) WriteLocal(ctx context.Context, path string, server int, p []byte, local int64) (int, error) {
+	if err := c.checkLocal(path, server, local, int64(len(p))); err != nil || len(p) == 0 {
+		return 0, err
+	}
+	resp, err := c.servers[server].do(ctx, &wire.Request{Op: wire.OpWrite, Path: path, A: local, Data: p}, nil)
+	if err != nil {
+		return 0, err
+	}
+	return int(resp.A), nil
+}
