@@ -13,6 +13,7 @@ import (
 
 	"github.com/adaptio/adaptio/bandit"
 	"github.com/adaptio/adaptio/council"
+	"github.com/adaptio/adaptio/council/virtual"
 	"github.com/adaptio/adaptio/demo/record"
 	"github.com/adaptio/adaptio/sched"
 	"github.com/adaptio/adaptio/sim"
@@ -124,7 +125,7 @@ func runSim(ctx context.Context, cfg Config, rec *record.Recorder) error {
 	cur := 0
 	rec.AddEvent(0, "phase", "start "+names(0))
 	wall := time.Now()
-	var seq uint64
+	loop := virtual.New(core)
 	var runErr error
 	for {
 		if err := ctx.Err(); err != nil {
@@ -139,16 +140,9 @@ func runSim(ctx context.Context, cfg Config, rec *record.Recorder) error {
 		now := s.Now()
 		t := now.Seconds()
 		if len(obs) > 0 {
-			seq++
-			for _, o := range obs {
-				r := council.Report{Instance: uint64(o.Node) + 1, Seq: seq, Round: core.Round(), Obs: o}
-				if err := core.Observe(now, r); err != nil {
-					cfg.Logger.Warn("observation rejected", "node", o.Node, "err", err)
-				}
-			}
-			d, ok, _ := core.Poll(now)
-			if !ok {
-				d, ok, _ = core.Poll(now + core.Config().Timeout)
+			d, ok, err := loop.Interval(now, obs)
+			if err != nil {
+				cfg.Logger.Warn("observation rejected", "err", err)
 			}
 			if ok {
 				trk.decision(t, names(cur), d, cfg.Nodes)

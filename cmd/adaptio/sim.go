@@ -11,6 +11,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/adaptio/adaptio/access"
+	"github.com/adaptio/adaptio/bandit"
+	"github.com/adaptio/adaptio/council"
 	"github.com/adaptio/adaptio/dataset"
 	"github.com/adaptio/adaptio/disk"
 	"github.com/adaptio/adaptio/sched"
@@ -80,6 +82,9 @@ func newSimRunCmd() *cobra.Command {
 		scheduler, metrics            string
 		window                        time.Duration
 		scale                         bool
+		learn                         bool
+		lo                            learnOptions
+		noCompare                     bool
 	)
 	cmd := &cobra.Command{
 		Use:   "run",
@@ -90,7 +95,18 @@ events processed and the wall-clock time taken. --metrics FILE writes the per-se
 observations of every I/O node (the Announcer's metrics, dataset observations.csv format).
 --write-read N runs the pattern as a write then a read, N times back to back on the same
 files. --scale runs the scale mode: 768 I/O nodes and 49,152 processes (seed 000, Table I,
-Sequoia) on 6,144 client nodes and 64 data servers.`,
+Sequoia) on 6,144 client nodes and 64 data servers.
+
+--learn runs the experiment with the Council learning: every simulated second each I/O node's
+observation goes to the Council core (the code "adaptio council" runs), which detects the
+node's access pattern, credits the bandwidth to the window in force and decides the next window
+for every I/O node (--policy, --epsilon; --state FILE carries the learned state between runs).
+It prints, per detected pattern (e.g. SS/read), the window the Council now values best and its
+pulls, then the same experiment under each static window and FIFO (run in parallel, progress on
+stderr; --no-compare skips them) with learning's bandwidth relative to each. Use --write-read N
+for a run long enough to learn.`,
+		Example: `  adaptio sim run --processes 128 --layout shared --spatiality strided --op read --io-nodes 4
+  adaptio sim run --learn --write-read 20 --total 1GiB --io-nodes 4 --state learned.json`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, err := m.config()
 			if err != nil {
@@ -133,6 +149,19 @@ Sequoia) on 6,144 client nodes and 64 data servers.`,
 				cfg.Patterns = sim.WriteRead(p, iterations)
 			}
 			cfg.IONodes, cfg.Scheduler, cfg.Window = ion, scheduler, window
+			if learn {
+				if cmd.Flags().Changed("metrics") {
+					return errors.New("sim run: --metrics is not written with --learn")
+				}
+				lo.Seed, lo.Compare = m.seed, !noCompare
+				r, err := simLearn(cmd.Context(), cfg, lo, cmd.ErrOrStderr())
+				if err != nil {
+					return fmt.Errorf("sim run --learn: %w", err)
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "scenario   %s, %d I/O nodes, %d patterns back to back\n", p, ion, len(cfg.Patterns))
+				r.write(cmd.OutOrStdout())
+				return nil
+			}
 			s, err := sim.New(cfg, nil)
 			if err != nil {
 				return fmt.Errorf("sim run: %w", err)
@@ -208,6 +237,11 @@ Sequoia) on 6,144 client nodes and 64 data servers.`,
 	f.StringVar(&metrics, "metrics", "", "write per-second observations of every I/O node to this CSV file")
 	f.IntVar(&iterations, "write-read", 0, "run write then read of the pattern this many times back to back (0: the pattern once)")
 	f.BoolVar(&scale, "scale", false, "scale mode: 768 I/O nodes, 49,152 processes, 6,144 clients, 64 servers")
+	f.BoolVar(&learn, "learn", false, "let the Council core choose the TWINS window every simulated second, then compare with every static window and FIFO")
+	f.StringVar(&lo.Policy, "policy", council.DefaultPolicy, "with --learn: bandit policy ("+strings.Join(bandit.Names(), ", ")+")")
+	f.Float64Var(&lo.Epsilon, "epsilon", 0, "with --learn: exploration probability of the egreedy policies (0: the policy's default)")
+	f.StringVar(&lo.State, "state", "", "with --learn: file of learned state, read if present and written at the end (a second run continues learning)")
+	f.BoolVar(&noCompare, "no-compare", false, "with --learn: skip the static-window and FIFO runs")
 	return cmd
 }
 

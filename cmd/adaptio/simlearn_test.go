@@ -1,0 +1,70 @@
+package main
+
+import (
+	"context"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/adaptio/adaptio/council"
+	"github.com/adaptio/adaptio/sim"
+	"github.com/adaptio/adaptio/workload"
+)
+
+// Learning in the simulator earns, over a write-then-read run, at least
+// 0.95 of the best static setting's bandwidth (7 windows and FIFO), and
+// its learned state carries over to a second run.
+func TestSimLearnNearTheBestStaticSetting(t *testing.T) {
+	p := workload.Pattern{Processes: 128, Layout: workload.Shared, Spatiality: workload.Strided, RequestSize: 32 << 10, TotalBytes: 256 << 20}
+	cfg := sim.Config{Patterns: sim.WriteRead(p, 12), IONodes: 4, Seed: 1}
+	state := filepath.Join(t.TempDir(), "learned.json")
+	o := learnOptions{Policy: council.DefaultPolicy, State: state, Seed: 1, Compare: true}
+	r, err := simLearn(context.Background(), cfg, o, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	best, ok := r.bestStatic()
+	if !ok || len(r.static) != 8 {
+		t.Fatalf("%d static runs, want 8", len(r.static))
+	}
+	if ratio := r.learned.Bandwidth / best.res.Bandwidth; ratio < 0.95 {
+		var b strings.Builder
+		r.write(&b)
+		t.Errorf("learning reaches %.3f of the best static setting (%s), want >= 0.95\n%s", ratio, best.label, b.String())
+	}
+	if len(r.status.Contexts) < 2 {
+		t.Errorf("learned %d patterns, want the write and the read: %+v", len(r.status.Contexts), r.status.Contexts)
+	}
+	if _, err := os.Stat(state); err != nil {
+		t.Fatalf("learned state not written: %v", err)
+	}
+	o.Compare = false
+	r2, err := simLearn(context.Background(), cfg, o, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var first, second int64
+	for _, c := range r.status.Contexts {
+		for _, n := range c.Counts {
+			first += n
+		}
+	}
+	for _, c := range r2.status.Contexts {
+		for _, n := range c.Counts {
+			second += n
+		}
+	}
+	if second <= first {
+		t.Errorf("second run's pulls %d, want more than the %d carried over", second, first)
+	}
+}
+
+func TestSimLearnRefusesAnotherScheduler(t *testing.T) {
+	p := workload.Pattern{Processes: 8, Layout: workload.Shared, Spatiality: workload.Strided, RequestSize: 32 << 10, TotalBytes: 8 << 20}
+	_, err := simLearn(context.Background(), sim.Config{Patterns: []workload.Pattern{p}, Scheduler: "fifo"}, learnOptions{Policy: council.DefaultPolicy}, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "fifo") {
+		t.Errorf("learning with --scheduler fifo: %v, want a refusal naming it", err)
+	}
+}

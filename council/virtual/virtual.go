@@ -1,0 +1,87 @@
+// Package virtual runs the Council core (package council) in virtual time,
+// against the simulator or anything that steps observation intervals: each
+// interval every I/O node's observation goes in, as the Announcers'
+// reports do in the Council service, the round closes (all nodes
+// reported, or the round's deadline passes), and the decision comes out,
+// to be applied to every I/O node. No goroutines, no clock: the caller
+// passes the virtual time. It is the one join of the Council core and the
+// simulator, used by "adaptio sim run --learn" and "adaptio demo --sim".
+//
+//	loop := virtual.New(core)
+//	res, err := s.Run(ctx, loop.Hooks(func(now time.Duration, d council.Decision) { ... }))
+package virtual
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/adaptio/adaptio/access"
+	"github.com/adaptio/adaptio/council"
+	"github.com/adaptio/adaptio/sim"
+)
+
+// Loop feeds a Council core one interval at a time. Not safe for
+// concurrent use.
+type Loop struct {
+	core *council.Council
+	seq  uint64
+}
+
+// New returns a loop around core.
+func New(core *council.Council) *Loop { return &Loop{core: core} }
+
+// Core returns the Council core the loop drives.
+func (l *Loop) Core() *council.Council { return l.core }
+
+// Interval gives the core one observation per I/O node at virtual time now
+// (each node reporting as instance node+1, one sequence number per
+// interval, as the service numbers the Announcers' reports) and closes the
+// round: when every node reported, or else at the round's deadline. It
+// returns the round's decision, or ok false when the round decided
+// nothing. Rejected observations are returned as an error after the
+// round, which still closes.
+func (l *Loop) Interval(now time.Duration, obs []access.Observation) (d council.Decision, ok bool, err error) {
+	if len(obs) == 0 {
+		return council.Decision{}, false, nil
+	}
+	l.seq++
+	for _, o := range obs {
+		r := council.Report{Instance: uint64(o.Node) + 1, Seq: l.seq, Round: l.core.Round(), Obs: o}
+		if oerr := l.core.Observe(now, r); oerr != nil && err == nil {
+			err = fmt.Errorf("virtual: observation of node %d: %w", o.Node, oerr)
+		}
+	}
+	d, ok, _ = l.core.Poll(now)
+	if !ok {
+		d, ok, _ = l.core.Poll(now + l.core.Config().Timeout)
+	}
+	return d, ok, err
+}
+
+// Hooks returns simulator hooks that run the loop every interval and
+// apply each decision's window to every I/O node (but after the last
+// interval). onDecision, if not nil, sees each decision with its virtual
+// time.
+func (l *Loop) Hooks(onDecision func(now time.Duration, d council.Decision)) sim.Hooks {
+	return sim.Hooks{OnNodeInterval: func(s *sim.Sim, now time.Duration, obs []access.Observation) error {
+		d, ok, err := l.Interval(now, obs)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return nil
+		}
+		if onDecision != nil {
+			onDecision(now, d)
+		}
+		if s.Done() {
+			return nil
+		}
+		for k := range s.Config().IONodes {
+			if err := s.SetWindow(k, d.Window); err != nil {
+				return err
+			}
+		}
+		return nil
+	}}
+}
