@@ -156,7 +156,10 @@ func startStack(ctx context.Context, cfg Config, sink *decisionSink) (*stack, er
 			return fail(fmt.Errorf("demo: pfs client: %w", err))
 		}
 		s.backends = append(s.backends, be)
-		d, err := fwd.New(fwd.Options{Backend: be, Scheduler: cfg.schedulerName(), Observe: true,
+		// As many batches in flight as the clients can have requests
+		// outstanding: the data servers, not the daemon's workers, decide
+		// how fast accesses are served (the simulator's dispatch slots).
+		d, err := fwd.New(fwd.Options{Backend: be, Scheduler: cfg.schedulerName(), Observe: true, Workers: max(cfg.Processes, 16),
 			Sched:  sched.Config{Node: i, Nodes: cfg.Nodes, Window: window},
 			Logger: cfg.Logger.With("node", i), Registerer: prometheus.NewRegistry()})
 		if err != nil {
