@@ -79,16 +79,9 @@ type Result struct {
 	Servers   []ServerStats   // per data server
 }
 
-// ServerStats describe one data server over a run.
-type ServerStats struct {
-	Accesses uint64        // accesses served (one per dispatched access)
-	Switches uint64        // accesses from another I/O node than the previous one
-	Busy     time.Duration // time serving accesses
-	// PageHits and PageMisses count read-ahead chunks found in and read
-	// into the page cache.
-	PageHits, PageMisses uint64
-	Disk                 disk.Stats
-}
+// ServerStats describe one data server over a run: the data-server
+// model's counters.
+type ServerStats = dataserver.Stats
 
 // Sim is one experiment in virtual time. It is driven by Step (one interval
 // at a time) or by Run. Not safe for concurrent use.
@@ -587,9 +580,7 @@ func (s *Sim) Result() Result {
 		r.Sched = append(r.Sched, s.ions[k].sch.Stats())
 	}
 	for i := range s.servers {
-		st := s.servers[i].m.Stats()
-		r.Servers = append(r.Servers, ServerStats{Accesses: st.Accesses, Switches: st.Switches, Busy: st.Busy,
-			PageHits: st.PageHits, PageMisses: st.PageMisses, Disk: st.Disk})
+		r.Servers = append(r.Servers, s.servers[i].m.Stats())
 	}
 	return r
 }
