@@ -319,19 +319,15 @@ const MaxMerge = 16
 // it on the same data server (same file and operation, contiguous in the
 // server's local offsets, after or before it), up to MaxMerge requests: held ones first, then
 // the scheduler's next ones; the first that does not continue j is held
-// for the next worker. It is the simulator's dispatch aggregation
-// (sim.Config.Aggregate), the same rule on the same offsets, so that both
+// for the next worker. The rule is sched.Access, the simulator's dispatch
+// aggregation too (sim.Config.Aggregate), on the same offsets, so that both
 // send a data server the same accesses. Each batch is still completed to
 // the scheduler on its own.
 func (d *Daemon) mergeLocked(j *job, now time.Duration) {
 	q := &d.q
-	n := len(j.pieces)
-	for n < MaxMerge {
-		end := j.batch.Offset + j.batch.Length
-		continues := func(h *job) bool {
-			return h.batch.Queue == j.batch.Queue && h.batch.File == j.batch.File && h.batch.Op == j.batch.Op &&
-				(h.batch.Offset == end || h.batch.Offset+h.batch.Length == j.batch.Offset) && n+len(h.pieces) <= MaxMerge
-		}
+	acc := sched.AccessOf(j.batch, len(j.pieces))
+	continues := func(h *job) bool { return acc.Continues(h.batch, len(h.pieces), MaxMerge) }
+	for acc.Requests < MaxMerge {
 		h := q.sp.takeIf(continues)
 		if h == nil {
 			if len(q.sp.held) >= q.sp.max {
@@ -346,10 +342,9 @@ func (d *Daemon) mergeLocked(j *job, now time.Duration) {
 				return
 			}
 		}
-		off := min(j.batch.Offset, h.batch.Offset)
+		acc.Join(h.batch, len(h.pieces), MaxMerge)
 		joinJob(j, h, MaxMerge)
-		j.batch.Offset = off // h may precede j
-		n += len(h.pieces)
+		j.batch.Offset = acc.Offset // h may precede j
 	}
 }
 

@@ -321,7 +321,8 @@ func (s *Sim) ionArrive(i int) {
 
 // dispatch hands batches to free dispatcher threads of I/O node k; a thread
 // merges the batches the scheduler hands out in a row while they continue
-// the same file contiguously on the same server (up to Aggregate requests).
+// the same file contiguously on the same server (up to Aggregate requests):
+// sched.Access, the rule the daemon applies on the emulated PFS.
 func (s *Sim) dispatch(k int) {
 	n := &s.ions[k]
 	for len(n.free) > 0 {
@@ -339,24 +340,20 @@ func (s *Sim) dispatch(k int) {
 		n.free = n.free[:len(n.free)-1]
 		th := &s.threads[tid]
 		th.batches = append(th.batches[:0], b)
-		th.queue, th.file, th.op, th.off, th.length = b.Queue, b.File, b.Op, b.Offset, b.Length
-		nreq := len(b.Requests)
-		for nreq < s.cfg.Aggregate {
+		acc := sched.AccessOf(b, len(b.Requests))
+		for acc.Requests < s.cfg.Aggregate {
 			b2, ok := s.next(k)
 			if !ok {
 				break
 			}
-			if b2.Queue == th.queue && b2.File == th.file && b2.Op == th.op && nreq+len(b2.Requests) <= s.cfg.Aggregate &&
-				(b2.Offset == th.off+th.length || b2.Offset+b2.Length == th.off) {
+			if acc.Join(b2, len(b2.Requests), s.cfg.Aggregate) {
 				th.batches = append(th.batches, b2)
-				th.off = min(th.off, b2.Offset)
-				th.length += b2.Length
-				nreq += len(b2.Requests)
 				continue
 			}
 			n.held, n.heldB = true, b2
 			break
 		}
+		th.queue, th.file, th.op, th.off, th.length = acc.Queue, acc.File, acc.Op, acc.Offset, acc.Length
 		th.sent = s.now
 		size := s.cfg.HeaderBytes
 		if th.op == sched.Write {
