@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"math/rand/v2"
 	"os"
 	"strconv"
@@ -418,6 +419,9 @@ func runDetectPredict(m *detect.Model, in io.Reader, out io.Writer) error {
 			case len(m.Features()):
 				setCols(m.Features())
 			default:
+				if len(m.Features()) == access.NumFeatures {
+					return fmt.Errorf("%w: line 1: %d fields without a header, want %d (%v)", errDetectInput, len(rec), access.NumFeatures, access.FeatureNames)
+				}
 				return fmt.Errorf("%w: line 1: %d fields without a header, want %d (%v) or %d (%v)", errDetectInput, len(rec), access.NumFeatures, access.FeatureNames, len(m.Features()), m.Features())
 			}
 			if err := w.Write([]string{"class", "p_fpp", "p_sc", "p_ss"}); err != nil {
@@ -435,6 +439,9 @@ func runDetectPredict(m *detect.Model, in io.Reader, out io.Writer) error {
 			v, err := strconv.ParseFloat(strings.TrimSpace(rec[i]), 64)
 			if err != nil {
 				return fmt.Errorf("%w: line %d: %s %q is not a number", errDetectInput, line, access.FeatureNames[j], rec[i])
+			}
+			if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
+				return fmt.Errorf("%w: line %d: %s %q: counts, sizes and distances are finite and not negative", errDetectInput, line, access.FeatureNames[j], rec[i])
 			}
 			x[j] = v
 		}

@@ -49,6 +49,9 @@ func TestDetectPredictCSV(t *testing.T) {
 		{"missing column", "file_handles,req_avg\n1,2\n", false, nil, true},
 		{"not a number", "1,2,3,4,5,x\n", false, nil, true},
 		{"wrong field count", "1,2,3\n", false, nil, true},
+		{"negative size", "32,-32768,32768,32768,32768,32768\n", false, nil, true},
+		{"NaN distance", "32,32768,32768,32768,NaN,32768\n", false, nil, true},
+		{"infinite count", "+Inf,32768,32768,32768,32768,32768\n", false, nil, true},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			var out bytes.Buffer

@@ -13,6 +13,9 @@ func TestZeroIsRefusedWhereItWouldMeanDefault(t *testing.T) {
 		{[]string{"demo", "--processes", "0"}, "--processes 0"},
 		{[]string{"demo", "--iterations", "-1"}, "--iterations -1"},
 		{[]string{"forward", "--backend", "posix:" + t.TempDir(), "--interval", "0s"}, "--interval 0s"},
+		{[]string{"sim", "run", "--servers", "0"}, "--servers 0"},
+		{[]string{"sim", "grid", "--out", t.TempDir(), "--clients", "0"}, "--clients 0"},
+		{[]string{"pfs", "--dir", t.TempDir(), "--servers", "0"}, "--servers 0"},
 	} {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
 			cmd := newRootCmd()

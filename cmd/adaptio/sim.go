@@ -108,6 +108,9 @@ for a run long enough to learn.`,
 		Example: `  adaptio sim run --processes 128 --layout shared --spatiality strided --op read --io-nodes 4
   adaptio sim run --learn --write-read 20 --total 1GiB --io-nodes 4 --state learned.json`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := requirePositive(cmd, "servers", "clients", "threads", "processes", "io-nodes"); err != nil {
+				return fmt.Errorf("sim run: %w", err)
+			}
 			cfg, err := m.config()
 			if err != nil {
 				return err
@@ -275,6 +278,9 @@ to stderr.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if out == "" {
 				return errors.New("sim grid: --out is required")
+			}
+			if err := requirePositive(cmd, "servers", "clients", "threads", "workers"); err != nil {
+				return fmt.Errorf("sim grid: %w", err)
 			}
 			cfg, err := m.config()
 			if err != nil {
