@@ -99,9 +99,8 @@ func RunSeed(base uint64, r dataset.Run) uint64 {
 	return h.Sum64()
 }
 
-// RunExperiment simulates one run and returns its summary and its non-idle
-// observation rows (one per I/O node per interval).
-func RunExperiment(ctx context.Context, base Config, r dataset.Run, seed uint64) (dataset.Experiment, []dataset.Row, Result, error) {
+// runConfig is the configuration of run r on the model base.
+func runConfig(base Config, r dataset.Run, seed uint64) Config {
 	cfg := base
 	cfg.Patterns = []workload.Pattern{r.Scenario.Pattern}
 	cfg.IONodes = r.Scenario.IONodes
@@ -111,7 +110,13 @@ func RunExperiment(ctx context.Context, base Config, r dataset.Run, seed uint64)
 		cfg.Window = DefaultWindow
 	}
 	cfg.Seed = seed
-	s, err := New(cfg, nil)
+	return cfg
+}
+
+// RunExperiment simulates one run and returns its summary and its non-idle
+// observation rows (one per I/O node per interval).
+func RunExperiment(ctx context.Context, base Config, r dataset.Run, seed uint64) (dataset.Experiment, []dataset.Row, Result, error) {
+	s, err := New(runConfig(base, r, seed), nil)
 	if err != nil {
 		return dataset.Experiment{}, nil, Result{}, err
 	}
@@ -178,6 +183,13 @@ func RunGrid(ctx context.Context, o GridOptions) (GridStats, error) {
 		log.Warn(w)
 		if o.Progress != nil {
 			fmt.Fprintln(o.Progress, "sim grid: warning:", w)
+		}
+	}
+	// Every experiment is checked before any file is touched: a grid that
+	// cannot run leaves the directory as it was.
+	for _, r := range runs {
+		if err := runConfig(o.Base, r, 0).WithDefaults().Validate(); err != nil {
+			return st, fmt.Errorf("sim: experiment %s: %w", r.Key(), err)
 		}
 	}
 	if err := os.MkdirAll(o.Out, 0o755); err != nil {

@@ -456,3 +456,16 @@ func TestOutcomesAverageRepetitions(t *testing.T) {
 		t.Errorf("best window %v, want 2ms (repetition 0 alone would say 1ms)", w)
 	}
 }
+
+// A grid that cannot run (a total smaller than one request per process)
+// is refused before any file is written.
+func TestGridRefusedBeforeWritingAnything(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "grid")
+	_, err := RunGrid(context.Background(), GridOptions{Out: dir, TotalBytes: 16 << 20, Workers: 1})
+	if !errors.Is(err, ErrBadConfig) {
+		t.Fatalf("grid with 16 MiB per experiment: %v, want ErrBadConfig", err)
+	}
+	if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the grid's directory exists after a refused run (%v)", err)
+	}
+}
