@@ -54,6 +54,14 @@ func Mount(dir string, c *fwd.Client, o Options) (*Server, error) {
 	if c == nil {
 		return nil, errors.New("fusemount: nil client")
 	}
+	// Checked before mounting: a mount over a file fails only after the
+	// kernel has it, leaving a dead mount point behind.
+	switch fi, err := os.Stat(dir); {
+	case err != nil:
+		return nil, fmt.Errorf("fusemount: mount point: %w", err)
+	case !fi.IsDir():
+		return nil, fmt.Errorf("fusemount: mount point %s is not a directory", dir)
+	}
 	direct := os.Geteuid() == 0
 	if o.DirectMount != nil {
 		direct = *o.DirectMount
