@@ -10,7 +10,7 @@ import (
 
 func newServer(t *testing.T, cfg Config, dev disk.Device) *Server {
 	t.Helper()
-	s, err := New(cfg, dev, disk.DefaultPlacement(1 << 40), nil)
+	s, err := New(cfg, dev, disk.DefaultPlacement(1<<40), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
