@@ -282,6 +282,14 @@ func (s *Service) Subjects() wire.Subjects { return s.subj }
 
 func (s *Service) now() time.Duration { return time.Since(s.t0) }
 
+// loggedDecision is a line of the decision log: the decision, with the
+// wall-clock time of at_ns (RFC 3339, nanoseconds, UTC) so that the log can
+// be matched with an application's own timeline.
+type loggedDecision struct {
+	council.Decision
+	Wall time.Time `json:"wall"`
+}
+
 // onReport handles one report message (on the subscription's goroutine).
 func (s *Service) onReport(m *nats.Msg) {
 	t := time.Now()
@@ -359,7 +367,7 @@ func (s *Service) poll(now time.Duration) {
 	s.m.proc.Observe(s.procTime.Seconds())
 	s.procTime = 0
 	if s.logw != nil {
-		b, err := json.Marshal(d)
+		b, err := json.Marshal(loggedDecision{Decision: d, Wall: s.t0.Add(d.At).UTC()})
 		if err == nil {
 			s.logw.Write(b)
 			s.logw.WriteByte('\n')

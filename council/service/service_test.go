@@ -156,11 +156,13 @@ func TestRestartResumesLearning(t *testing.T) {
 	var logbuf bytes.Buffer
 	opts := Options{StateDir: dir, Prefix: "adaptio.g1", Core: council.Config{Nodes: 2}, Seed: 3, DecisionLog: &logbuf}
 
+	started := time.Now()
 	s1 := startService(t, opts)
 	nc := connect(t, s1.ClientURL())
 	nodes := []*node{{id: 0, nc: nc, subj: s1.Subjects()}, {id: 1, nc: nc, subj: s1.Subjects()}}
 	dec := listen(t, nc, s1.Subjects())
 	runRounds(t, nodes, dec, 10)
+	ended := time.Now()
 	before := s1.Status()
 	if before.Round != 10 || totalCount(before) != 20 {
 		t.Fatalf("before restart: round %d, %d rewards; want 10 rounds, 20 rewards", before.Round, totalCount(before))
@@ -177,6 +179,21 @@ func TestRestartResumesLearning(t *testing.T) {
 	var first council.Decision
 	if err := json.Unmarshal([]byte(strings.SplitN(logbuf.String(), "\n", 2)[0]), &first); err != nil || first.Round != 1 || len(first.Nodes) != 2 || first.Nodes[1].Pattern != "FPP" {
 		t.Fatalf("first decision log line: %+v (%v)", first, err)
+	}
+	// Each line carries the wall-clock time of its round's close, in
+	// order, within the run.
+	var prev time.Time
+	for i, line := range strings.Split(strings.TrimSpace(logbuf.String()), "\n") {
+		var w struct {
+			Wall time.Time `json:"wall"`
+		}
+		if err := json.Unmarshal([]byte(line), &w); err != nil {
+			t.Fatalf("decision log line %d: %v", i+1, err)
+		}
+		if w.Wall.Before(started.Add(-time.Second)) || w.Wall.After(ended.Add(time.Second)) || w.Wall.Before(prev) || w.Wall.Location() != time.UTC {
+			t.Fatalf("decision log line %d: wall %v, want UTC, in order, within [%v, %v]", i+1, w.Wall, started, ended)
+		}
+		prev = w.Wall
 	}
 
 	opts.DecisionLog = nil
