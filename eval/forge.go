@@ -1,6 +1,7 @@
 package eval
 
 import (
+	"bufio"
 	"encoding/csv"
 	"errors"
 	"fmt"
@@ -17,7 +18,7 @@ var ErrForgeFormat = errors.New("eval: bad FORGE results file")
 
 // ForgeRow is one FORGE measurement (jeanbez/forge-evaluation results.csv).
 type ForgeRow struct {
-	Forwarders int     // I/O forwarding nodes
+	Forwarders int     // I/O forwarding nodes; 0: direct access to the file system, no forwarder
 	Clients    int     // compute nodes
 	Processes  int     // MPI processes
 	Layout     int     // 0 file per process, 1 shared file
@@ -49,9 +50,17 @@ func (r ForgeRow) Features() []float64 {
 
 var forgeCols = []string{"forwarders", "clients", "processes", "layout", "spatiality", "request", "operation", "bandwidth"}
 
-// ReadForge decodes a ';'-separated FORGE results file with a header.
+// ReadForge decodes a ';'-separated FORGE results file with a header, of
+// any machine: forwarders 0 (direct access, as FORGE records a run that
+// bypasses the forwarders) is a valid arm. A UTF-8 byte-order mark is
+// skipped; a file separated by commas or tabs, or without a header, is
+// refused with a hint.
 func ReadForge(rd io.Reader) ([]ForgeRow, error) {
-	r := csv.NewReader(rd)
+	br := bufio.NewReader(rd)
+	if bom, err := br.Peek(3); err == nil && string(bom) == "\ufeff" {
+		br.Discard(3)
+	}
+	r := csv.NewReader(br)
 	r.Comma = ';'
 	head, err := r.Read()
 	if err != nil {
@@ -63,7 +72,15 @@ func ReadForge(rd io.Reader) ([]ForgeRow, error) {
 	}
 	for _, c := range forgeCols {
 		if _, ok := idx[c]; !ok {
-			return nil, fmt.Errorf("%w: header lacks column %q", ErrForgeFormat, c)
+			switch first := strings.Join(head, ";"); {
+			case len(head) == 1 && strings.Contains(first, ","):
+				return nil, fmt.Errorf("%w: the header is one column with commas: FORGE files are ';'-separated (convert with: tr ',' ';')", ErrForgeFormat)
+			case len(head) == 1 && strings.Contains(first, "\t"):
+				return nil, fmt.Errorf("%w: the header is one column with tabs: FORGE files are ';'-separated", ErrForgeFormat)
+			case len(idx) > 0 && isNumber(head[0]):
+				return nil, fmt.Errorf("%w: line 1 is data, not a header: FORGE files start with a header naming the columns %v", ErrForgeFormat, forgeCols)
+			}
+			return nil, fmt.Errorf("%w: header lacks column %q (it has %v; want %v)", ErrForgeFormat, c, head, forgeCols)
 		}
 	}
 	var out []ForgeRow
@@ -92,8 +109,14 @@ func ReadForge(rd io.Reader) ([]ForgeRow, error) {
 			return nil, ferr
 		case err != nil || math.IsNaN(bw) || math.IsInf(bw, 0) || bw < 0:
 			return nil, fmt.Errorf("%w: line %d: bandwidth %q", ErrForgeFormat, line, rec[idx["bandwidth"]])
-		case row.Forwarders <= 0 || row.Clients <= 0 || row.Processes <= 0 || row.RequestKiB <= 0:
-			return nil, fmt.Errorf("%w: line %d: non-positive count", ErrForgeFormat, line)
+		case row.Forwarders < 0:
+			return nil, fmt.Errorf("%w: line %d: column forwarders: %d, want 0 (direct access) or more", ErrForgeFormat, line, row.Forwarders)
+		case row.Clients <= 0:
+			return nil, fmt.Errorf("%w: line %d: column clients: %d, want a positive count", ErrForgeFormat, line, row.Clients)
+		case row.Processes <= 0:
+			return nil, fmt.Errorf("%w: line %d: column processes: %d, want a positive count", ErrForgeFormat, line, row.Processes)
+		case row.RequestKiB <= 0:
+			return nil, fmt.Errorf("%w: line %d: column request: %d KiB, want a positive size", ErrForgeFormat, line, row.RequestKiB)
 		case row.Layout > 1 || row.Layout < 0 || row.Spatiality > 1 || row.Spatiality < 0:
 			return nil, fmt.Errorf("%w: line %d: layout %d / spatiality %d not 0 or 1", ErrForgeFormat, line, row.Layout, row.Spatiality)
 		}
@@ -104,6 +127,20 @@ func ReadForge(rd io.Reader) ([]ForgeRow, error) {
 		return nil, fmt.Errorf("%w: no rows", ErrNoData)
 	}
 	return out, nil
+}
+
+// ForwardersLabel names an arm of a FORGE file: "direct" for 0 forwarders
+// (direct access), else the count.
+func ForwardersLabel(n int) string {
+	if n == 0 {
+		return "direct"
+	}
+	return strconv.Itoa(n)
+}
+
+func isNumber(s string) bool {
+	_, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+	return err == nil
 }
 
 // LoadForge reads a FORGE results file.
@@ -145,7 +182,7 @@ func ForgeEnvs(rows []ForgeRow) (envs []*Env, skipped []string, err error) {
 	sort.Ints(fwds)
 	labels := make([]string, len(fwds))
 	for i, f := range fwds {
-		labels[i] = strconv.Itoa(f)
+		labels[i] = ForwardersLabel(f)
 	}
 	keys := make([]string, 0, len(byKey))
 	for k := range byKey {

@@ -118,3 +118,38 @@ func FuzzReadForge(f *testing.F) {
 		}
 	})
 }
+
+// FORGE files of any machine: direct access (0 forwarders) is an arm
+// labelled "direct"; a byte-order mark is skipped; a file with commas, or
+// without a header, gets a hint; a bad value names its line and column.
+func TestReadForgeAnyMachine(t *testing.T) {
+	const head = "forwarders;clients;processes;layout;spatiality;request;operation;bandwidth\n"
+	rows := "0;8;96;1;0;1024;write;5269\n2;8;96;1;0;1024;write;2249\n"
+	got, err := ReadForge(strings.NewReader("\ufeff" + head + rows))
+	if err != nil {
+		t.Fatalf("BOM and direct access: %v", err)
+	}
+	envs, skipped, err := ForgeEnvs(got)
+	if err != nil || len(skipped) != 0 || len(envs) != 1 {
+		t.Fatalf("ForgeEnvs: %d envs, skipped %v, %v", len(envs), skipped, err)
+	}
+	if arms := envs[0].Arms; len(arms) != 2 || arms[0] != "direct" || arms[1] != "2" {
+		t.Errorf("arms %v, want [direct 2]", arms)
+	}
+	for _, tt := range []struct {
+		name, in, want string
+	}{
+		{"commas", strings.ReplaceAll(head+rows, ";", ","), "';'-separated"},
+		{"no header", rows, "not a header"},
+		{"negative forwarders", head + "-1;8;96;1;0;1024;write;5\n", "line 2: column forwarders"},
+		{"zero processes", head + "1;8;0;1;0;1024;write;5\n", "line 2: column processes"},
+		{"missing column", "forwarders;clients\n1;2\n", `lacks column "processes"`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := ReadForge(strings.NewReader(tt.in))
+			if !errors.Is(err, ErrForgeFormat) || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("ReadForge: %v, want ErrForgeFormat mentioning %q", err, tt.want)
+			}
+		})
+	}
+}

@@ -3,10 +3,13 @@ package eval
 import (
 	"context"
 	"fmt"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
+	"strings"
 )
 
 // ForgeConfig configures the bandit evaluation on the FORGE measurements.
@@ -100,6 +103,14 @@ func RunForge(ctx context.Context, cfg ForgeConfig) (*ForgeResult, error) {
 		return nil, err
 	}
 	r.Skipped = skipped
+	if cfg.Log != nil {
+		for _, k := range skipped {
+			fmt.Fprintf(cfg.Log, "eval forge: pattern %s skipped: not measured with every forwarder count %v\n", k, envs[0].Arms)
+		}
+		if len(envs[0].Arms) < 2 {
+			fmt.Fprintf(cfg.Log, "eval forge: warning: %s has one forwarder count (%v): there is nothing to choose, every policy scores 1.000\n", cfg.Path, envs[0].Arms)
+		}
+	}
 	if err := os.MkdirAll(cfg.Out, 0o755); err != nil {
 		return nil, fmt.Errorf("eval: %w", err)
 	}
@@ -145,9 +156,20 @@ func (r *ForgeResult) Write(dir, command string, cfg ForgeConfig) error {
 	if err := WriteCSV(dir, "forge_summary.csv", t.Header, t.Rows); err != nil {
 		return err
 	}
-	rep := &Report{Title: "adaptio: bandits on real FORGE measurements (MareNostrum 4)", Command: command,
-		Intro: fmt.Sprintf("%d write patterns (context = clients, processes, layout, spatiality, request size); arms = forwarders %v; reward = one of the ~5 measured bandwidths drawn at random; %d steps, bins of %d, %d repetitions. %d patterns skipped for a missing forwarder count.",
-			len(r.Envs), r.Envs[0].Arms, steps, bin, reps, len(r.Skipped))}
+	ops := map[string]bool{}
+	for _, e := range r.Envs {
+		ops[e.Group] = true
+	}
+	kinds := strings.Join(slices.Sorted(maps.Keys(ops)), " and ")
+	intro := fmt.Sprintf("%d %s patterns of %s (context = clients, processes, layout, spatiality, request size); arms = forwarders %v (direct: no forwarder); reward = one of the measured bandwidths of the arm, drawn at random; %d steps, bins of %d, %d repetitions.",
+		len(r.Envs), kinds, filepath.Base(cfg.Path), r.Envs[0].Arms, steps, bin, reps)
+	if len(r.Skipped) > 0 {
+		intro += fmt.Sprintf(" %d patterns skipped for a missing forwarder count: %s.", len(r.Skipped), strings.Join(r.Skipped, ", "))
+	}
+	if len(r.Envs[0].Arms) < 2 {
+		intro += " Warning: one forwarder count only, nothing to choose: every policy scores 1.000."
+	}
+	rep := &Report{Title: "adaptio: bandits on real FORGE measurements (" + filepath.Base(cfg.Path) + ")", Command: command, Intro: intro}
 	sec := Section{Title: "Summary", Tables: []Table{t}}
 	var cold, shared, worst []Series
 	for i, s := range r.Specs {

@@ -21,7 +21,7 @@ func newEvalCmd() *cobra.Command {
 
   adaptio eval bandit  the bandits on the simulator's dataset (seed 000 Fig. 4-5, Tables II-IV)
   adaptio eval detect  detection-guided window choice vs a fixed 1 ms window (seed 002 Tables VI-VII)
-  adaptio eval forge   the bandits on real FORGE measurements from MareNostrum 4
+  adaptio eval forge   the bandits on real FORGE measurements (MareNostrum 4 by default; any machine's file)
 
 Each writes CSV files and one self-contained report.html (inline SVG, nothing
 loaded from the network) to --out. Progress goes to stderr.`,
@@ -124,11 +124,14 @@ func newEvalForgeCmd() *cobra.Command {
 	var policies string
 	cmd := &cobra.Command{
 		Use:   "forge",
-		Short: "Bandits on real FORGE measurements (MareNostrum 4): forwarders per access pattern",
-		Long: `Evaluates every bandit policy on the FORGE measurements: a context is an access
-pattern (clients, processes, layout, spatiality, request size), the arms are the numbers
-of I/O forwarders (1, 2, 4, 8) and the reward of an arm is one of its ~5 measured
-bandwidths (MiB/s) drawn at random; --steps steps per pattern, bins of --bin.
+		Short: "Bandits on real FORGE measurements: the number of forwarders per access pattern",
+		Long: `Evaluates every bandit policy on a FORGE results file (';'-separated, with a header; the
+default is MareNostrum 4's, any machine's works): a context is an access pattern (clients,
+processes, layout, spatiality, request size, operation), the arms are the numbers of I/O
+forwarders the file measured (0, direct access without forwarders, included and labelled
+"direct") and the reward of an arm is one of its measured bandwidths (MiB/s) drawn at
+random; --steps steps per pattern, bins of --bin. Patterns not measured with every
+forwarder count are skipped and named on stderr.
 
 Each policy runs cold (every pattern from zero) and shared (a pattern learned after all
 others, starting from the prior of its --neighbors nearest patterns).
