@@ -40,7 +40,8 @@ type Policy interface {
 	Select(rng *rand.Rand) Choice
 	// Update records reward for arm. It panics if arm is out of range.
 	Update(arm int, reward float64)
-	// Best is the greedy arm by current estimates (ties: lowest index).
+	// Best is the greedy arm by current estimates (ties: lowest index;
+	// epsilon-greedy's Select breaks ties at random).
 	// Before any reward it is the arm a prior ranks first (arm 0 without prior).
 	Best() int
 	// Values returns a copy of the value estimates Q(a).
@@ -263,6 +264,23 @@ func (c *core) best() int {
 		}
 	}
 	return b
+}
+
+// bestSet returns every arm tied for best (the prior's when there is no
+// reward yet), in index order; best is its first.
+func (c *core) bestSet() []int {
+	val := func(a int) float64 { return c.stat(a).Q }
+	if c.t == 0 && c.prior != nil {
+		val = func(a int) float64 { return c.prior[a] }
+	}
+	top := val(c.best())
+	var out []int
+	for a := range c.arms {
+		if val(a) == top {
+			out = append(out, a)
+		}
+	}
+	return out
 }
 
 // stat returns arm a's statistics as the selectors see them: its own or,

@@ -495,3 +495,30 @@ func TestWarmupKeepsBimodalArm(t *testing.T) {
 		t.Fatalf("runs ending on the best arm: %.3f without warm-up (want <= 0.95), %.3f with (want >= 0.99)", plain, warm)
 	}
 }
+
+// A cold epsilon-greedy policy has every arm tied: its first pick is
+// uniform over the arms, not the lowest index, so the order of the arms
+// does not decide where learning starts. Probs agrees.
+func TestEpsilonGreedyBreaksTiesAtRandom(t *testing.T) {
+	const arms, runs = 4, 800
+	counts := make([]int, arms)
+	for seed := range uint64(runs) {
+		p, err := New("egreedy", arms, Options{Epsilon: 0.15})
+		if err != nil {
+			t.Fatal(err)
+		}
+		a := p.Select(rand.New(rand.NewPCG(seed, 7))).Arm
+		counts[a]++
+	}
+	for a, n := range counts {
+		if n < runs/arms*3/4 || n > runs/arms*5/4 {
+			t.Errorf("first pick of a cold egreedy: arm %d %d times of %d (all: %v), want about %d", a, n, runs, counts, runs/arms)
+		}
+	}
+	p, _ := New("egreedy", arms, Options{Epsilon: 0.15})
+	for a, pr := range p.(Distribution).Probs() {
+		if math.Abs(pr-1.0/arms) > 1e-12 {
+			t.Errorf("cold Probs()[%d] = %v, want %v", a, pr, 1.0/arms)
+		}
+	}
+}

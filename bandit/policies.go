@@ -22,9 +22,15 @@ func (e egreedy) eps(c *core) float64 {
 	return c.opt.Epsilon
 }
 
+// choose breaks ties between greedy arms at random (the random number is
+// drawn only when there is a tie), so the arms' order does not decide
+// which one a cold start tries first.
 func (e egreedy) choose(c *core, rng *rand.Rand) (int, bool) {
 	if eps := e.eps(c); eps > 0 && rng.Float64() < eps {
 		return rng.IntN(c.k()), true
+	}
+	if ties := c.bestSet(); len(ties) > 1 {
+		return ties[rng.IntN(len(ties))], false
 	}
 	return c.best(), false
 }
@@ -32,8 +38,11 @@ func (e egreedy) choose(c *core, rng *rand.Rand) (int, bool) {
 func (e egreedy) prob(c *core, arm int) float64 {
 	eps := e.eps(c)
 	p := eps / float64(c.k())
-	if arm == c.best() {
-		p += 1 - eps
+	ties := c.bestSet()
+	for _, b := range ties {
+		if b == arm {
+			p += (1 - eps) / float64(len(ties))
+		}
 	}
 	return p
 }
