@@ -266,6 +266,30 @@ func (c *core) best() int {
 	return b
 }
 
+// priorGrace is how many rewards per arm a prior is followed before every
+// arm still without a reward of its own is tried (forced).
+const priorGrace = 3
+
+// forced returns the arm a prior must let be tried now. A prior (SetPrior)
+// orders the first pulls, but once the policy has recorded priorGrace
+// rewards per arm, each arm still without a reward of its own is pulled
+// once, the one the prior ranks highest first: a wrong prior costs at most
+// one pull per arm, and never locks an arm out (a prior arm's pseudo-
+// rewards have no spread, so otherwise an index or a posterior sample may
+// never reach the leader's).
+func (c *core) forced() (int, bool) {
+	if c.prior == nil || c.t < priorGrace*int64(len(c.arms)) {
+		return 0, false
+	}
+	best := -1
+	for a, st := range c.arms {
+		if st.N == 0 && (best < 0 || c.prior[a] > c.prior[best]) {
+			best = a
+		}
+	}
+	return best, best >= 0
+}
+
 // bestSet returns every arm tied for best (the prior's when there is no
 // reward yet), in index order; best is its first.
 func (c *core) bestSet() []int {
@@ -406,6 +430,9 @@ func (p *policy) Counts() []int64 {
 }
 
 func (p *policy) Select(rng *rand.Rand) Choice {
+	if a, ok := p.forced(); ok {
+		return Choice{Arm: a, Prob: 1, Explore: true}
+	}
 	k := float64(len(p.arms))
 	f := p.opt.Floor
 	if f > 0 && rng.Float64() < f {
@@ -417,6 +444,9 @@ func (p *policy) Select(rng *rand.Rand) Choice {
 }
 
 func (p *policy) Choose(rng *rand.Rand) (arm int, explore bool) {
+	if a, ok := p.forced(); ok {
+		return a, true
+	}
 	k := len(p.arms)
 	if f := p.opt.Floor; f > 0 && rng.Float64() < f {
 		return rng.IntN(k), true
@@ -428,6 +458,10 @@ func (p *policy) Probs() []float64 {
 	k := float64(len(p.arms))
 	f := p.opt.Floor
 	out := make([]float64, len(p.arms))
+	if a, ok := p.forced(); ok {
+		out[a] = 1
+		return out
+	}
 	for a := range out {
 		out[a] = f/k + (1-f)*p.sel.prob(&p.core, a)
 	}
@@ -442,8 +476,10 @@ func (p *policy) Probs() []float64 {
 // without rewards of its own is estimated at rel[a] times the scale the arms
 // with rewards show (sum of their estimates over sum of their rel), worth
 // weight pseudo-rewards (weight <= 0: Options.PriorWeight); an arm's own
-// rewards replace the prior entirely, so a wrong prior costs at most a few
-// pulls. Values reports these estimates; Counts only real rewards.
+// rewards replace the prior entirely. Once the policy has three rewards per
+// arm, every arm still without one is pulled once (the prior's order
+// first), so a wrong prior costs at most one pull per arm and cannot lock
+// an arm out, while a right one keeps the first pulls on the arms it favours. Values reports these estimates; Counts only real rewards.
 func SetPrior(p Policy, rel []float64, weight float64) error {
 	q, ok := p.(*policy)
 	if !ok {
