@@ -52,7 +52,7 @@ const (
 
 // Defaults of the Config fields.
 const (
-	DefaultPolicy   = "egreedy"
+	DefaultPolicy   = "thompson-warm"
 	DefaultTimeout  = 500 * time.Millisecond
 	DefaultForget   = 3
 	DefaultMaxNodes = 1 << 16

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/adaptio/adaptio/bandit"
+	"github.com/adaptio/adaptio/council"
 	"github.com/adaptio/adaptio/demo/dashboard"
 	"github.com/adaptio/adaptio/demo/record"
 	"github.com/adaptio/adaptio/demo/report"
@@ -72,7 +73,7 @@ const (
 	DefaultServers     = 4
 	DefaultProcesses   = 128
 	DefaultRequestSize = 32 << 10
-	DefaultPolicy      = "egreedy"
+	DefaultPolicy      = council.DefaultPolicy
 )
 
 // WithDefaults returns c with zero fields set.
