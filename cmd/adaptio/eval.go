@@ -141,6 +141,12 @@ Writes to --out: forge_curves.csv, forge_summary.csv and report.html.`,
 			if _, err := os.Stat(cfg.Path); err != nil {
 				return fmt.Errorf("eval forge: FORGE results %s not found (pass --data): %w", cfg.Path, err)
 			}
+			if cfg.Steps < 1 {
+				return fmt.Errorf("eval forge: --steps %d: want a positive number of steps per pattern (FORGE has only a few measurements per arm, drawn again at every step)", cfg.Steps)
+			}
+			if cfg.Neighbors < 1 {
+				return fmt.Errorf("eval forge: --neighbors %d: want at least 1 (the shared mode learns from the nearest patterns; the cold columns are learning without sharing)", cfg.Neighbors)
+			}
 			specs, err := selectSpecs(eval.DefaultSpecs(cfg.Neighbors), policies)
 			if err != nil {
 				return err

@@ -16,6 +16,8 @@ func TestZeroIsRefusedWhereItWouldMeanDefault(t *testing.T) {
 		{[]string{"sim", "run", "--servers", "0"}, "--servers 0"},
 		{[]string{"sim", "grid", "--out", t.TempDir(), "--clients", "0"}, "--clients 0"},
 		{[]string{"pfs", "--dir", t.TempDir(), "--servers", "0"}, "--servers 0"},
+		{[]string{"eval", "forge", "--data", "flags_test.go", "--steps", "0"}, "--steps 0"},
+		{[]string{"eval", "forge", "--data", "flags_test.go", "--neighbors", "0"}, "--neighbors 0"},
 	} {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
 			cmd := newRootCmd()
