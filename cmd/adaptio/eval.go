@@ -97,6 +97,9 @@ summary.csv (targets per policy) and report.html.`,
 				return err
 			}
 			cfg.Specs = specs
+			if cfg.Data, err = gridDir(cmd.Context(), cfg.Data, false, os.Stderr); err != nil {
+				return fmt.Errorf("eval bandit: %w", err)
+			}
 			cfg.Log = os.Stderr
 			cfg.Command = commandLine()
 			r, err := eval.RunBandit(cmd.Context(), cfg)
@@ -112,7 +115,7 @@ summary.csv (targets per policy) and report.html.`,
 		},
 	}
 	simFlags(cmd, &cfg.Config, 0)
-	cmd.Flags().StringVar(&cfg.Data, "data", "../data/grid", "dataset directory with observations.csv (written by adaptio sim)")
+	cmd.Flags().StringVar(&cfg.Data, "data", "", "dataset directory with observations.csv (adaptio sim grid --out DIR); empty: the simulator's grid, generated in the user's cache directory on first use")
 	cmd.Flags().StringVar(&cfg.Out, "out", "eval-bandit", "output directory (created)")
 	cmd.Flags().IntVar(&cfg.Neighbors, "neighbors", 3, "also evaluate learning shared with this many nearest scenarios (0: not)")
 	cmd.Flags().StringVar(&policies, "policies", "", "comma-separated policy names or labels to evaluate (default: all)")
@@ -193,6 +196,10 @@ Writes to --out: table6.csv (improved), table7.csv (decreased), detect_summary.c
 			if strings.TrimSpace(kinds) != "" {
 				cfg.Kinds = strings.Split(kinds, ",")
 			}
+			var err error
+			if cfg.Data, err = gridDir(cmd.Context(), cfg.Data, false, os.Stderr); err != nil {
+				return fmt.Errorf("eval detect: %w", err)
+			}
 			cfg.Log = os.Stderr
 			cfg.Command = commandLine()
 			r, err := eval.RunDetect(cmd.Context(), cfg)
@@ -210,8 +217,8 @@ Writes to --out: table6.csv (improved), table7.csv (decreased), detect_summary.c
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&cfg.Data, "data", "../data/grid", "dataset directory (observations.csv, summary.csv) to train on and judge")
-	f.StringVar(&cfg.Validation, "validation", "", "optional second dataset directory judged with the same models (e.g. ../data/validation)")
+	f.StringVar(&cfg.Data, "data", "", "dataset directory (observations.csv, summary.csv) to train on and judge (adaptio sim grid --out DIR); empty: the simulator's grid, generated in the user's cache directory on first use")
+	f.StringVar(&cfg.Validation, "validation", "", "optional second dataset directory judged with the same models (e.g. from adaptio sim grid --validation --out DIR)")
 	f.StringVar(&cfg.Out, "out", "eval-detect", "output directory (created)")
 	f.StringVar(&kinds, "models", "tree,forest,mlp", "classifiers to train, comma-separated")
 	f.BoolVar(&cfg.Default, "default-model", true, "also judge the embedded default model")
