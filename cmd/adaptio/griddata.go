@@ -34,7 +34,9 @@ func gridDir(ctx context.Context, dir string, validation bool, w io.Writer) (str
 		return out, nil
 	}
 	fmt.Fprintf(w, "no --data given: generating the simulator's %s dataset in %s (once, about a minute; adaptio sim grid does the same)\n", name, out)
-	if _, err := sim.RunGrid(ctx, sim.GridOptions{Out: out, Validation: validation, Workers: runtime.NumCPU(), Resume: true, Seed: 1, Progress: w}); err != nil {
+	_, err = os.Stat(filepath.Join(out, "summary.csv"))
+	resume := err == nil // an interrupted first use goes on where it stopped
+	if _, err := sim.RunGrid(ctx, sim.GridOptions{Out: out, Validation: validation, Workers: runtime.NumCPU(), Resume: resume, Seed: 1, Progress: w}); err != nil {
 		return "", fmt.Errorf("generating the %s dataset in %s: %w", name, out, err)
 	}
 	return out, nil

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -33,7 +34,7 @@ func TestGridDirDefaultsToTheCache(t *testing.T) {
 	// A cancelled first use generates nothing and says so.
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := gridDir(ctx, "", false, &msg); err == nil || !strings.Contains(err.Error(), "generating the grid dataset") {
-		t.Errorf("cancelled generation: %v", err)
+	if _, err := gridDir(ctx, "", false, &msg); !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), "generating the grid dataset") {
+		t.Errorf("cancelled generation: %v, want context.Canceled", err)
 	}
 }
