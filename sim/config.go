@@ -162,24 +162,13 @@ func (c Config) WithDefaults() Config {
 	if c.HeaderBytes == 0 {
 		c.HeaderBytes = DefaultHeaderBytes
 	}
-	if c.ServerOverhead == 0 {
-		c.ServerOverhead = DefaultServerOverhead
-	}
 	if c.StartJitter == 0 {
 		c.StartJitter = DefaultStartJitter
 	}
-	if c.SwitchCost == 0 {
-		c.SwitchCost = DefaultSwitchCost
-	}
-	if c.ReadAheadBytes == 0 {
-		c.ReadAheadBytes = DefaultReadAheadBytes
-	}
-	if c.ReadMerge == 0 {
-		c.ReadMerge = DefaultReadMerge
-	}
-	if c.CacheCopyBytesPerSec == 0 {
-		c.CacheCopyBytesPerSec = DefaultCacheCopyBytesPerSec
-	}
+	// The data server's parameters take the data-server model's defaults.
+	ds := c.DataServer().WithDefaults()
+	c.ServerOverhead, c.SwitchCost, c.ReadAheadBytes = ds.Overhead, ds.SwitchCost, ds.ReadAheadBytes
+	c.ReadMerge, c.CacheCopyBytesPerSec = ds.ReadMerge, ds.CacheCopyBytesPerSec
 	if c.Interval == 0 {
 		c.Interval = DefaultInterval
 	}
