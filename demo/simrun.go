@@ -13,6 +13,7 @@ import (
 
 	"github.com/adaptio/adaptio/bandit"
 	"github.com/adaptio/adaptio/council"
+	"github.com/adaptio/adaptio/council/statefile"
 	"github.com/adaptio/adaptio/council/virtual"
 	"github.com/adaptio/adaptio/demo/record"
 	"github.com/adaptio/adaptio/sched"
@@ -34,29 +35,10 @@ func newCore(cfg Config, path string) (*council.Council, int64, error) {
 	if err != nil {
 		return nil, 0, fmt.Errorf("demo: %w", err)
 	}
-	data, err := os.ReadFile(path)
-	switch {
-	case errors.Is(err, os.ErrNotExist):
-		return core, 0, nil
-	case err != nil:
-		return nil, 0, fmt.Errorf("demo: learned state: %w", err)
-	}
-	if err := core.Restore(data); err != nil {
-		return nil, 0, fmt.Errorf("demo: learned state in %s: %w (remove the file to start afresh)", path, err)
+	if _, err := statefile.Load(core, path); err != nil {
+		return nil, 0, fmt.Errorf("demo: %w", err)
 	}
 	return core, pulls(core.Status()), nil
-}
-
-func saveCore(core *council.Council, path string) error {
-	data, err := core.Snapshot()
-	if err != nil {
-		return fmt.Errorf("demo: learned state: %w", err)
-	}
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, data, 0o644); err != nil {
-		return fmt.Errorf("demo: learned state: %w", err)
-	}
-	return os.Rename(tmp, path)
 }
 
 func patternsOf(phases []Phase, iterations int) []workload.Pattern {
@@ -191,8 +173,8 @@ func runSim(ctx context.Context, cfg Config, rec *record.Recorder) error {
 		runErr = fmt.Errorf("demo: decision log: %w", trk.err)
 	}
 	if cfg.Static == 0 {
-		if err := saveCore(core, statePath); err != nil && runErr == nil {
-			runErr = err
+		if err := statefile.Save(core, statePath); err != nil && runErr == nil {
+			runErr = fmt.Errorf("demo: %w", err)
 		}
 		rec.AddEvent(rec.Snapshot().Elapsed, "info", "learned state saved to "+statePath)
 	}

@@ -2,11 +2,9 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
-	"os"
 	"runtime"
 	"sync"
 	"text/tabwriter"
@@ -14,6 +12,7 @@ import (
 
 	"github.com/adaptio/adaptio/bandit"
 	"github.com/adaptio/adaptio/council"
+	"github.com/adaptio/adaptio/council/statefile"
 	"github.com/adaptio/adaptio/council/virtual"
 	"github.com/adaptio/adaptio/sched"
 	"github.com/adaptio/adaptio/sim"
@@ -57,38 +56,35 @@ func simLearn(ctx context.Context, cfg sim.Config, o learnOptions, progress io.W
 		return learnResult{}, err
 	}
 	if o.State != "" {
-		data, err := os.ReadFile(o.State)
-		switch {
-		case errors.Is(err, os.ErrNotExist):
-		case err != nil:
+		if _, err := statefile.Load(core, o.State); err != nil {
 			return learnResult{}, fmt.Errorf("--state: %w", err)
-		default:
-			if err := core.Restore(data); err != nil {
-				return learnResult{}, fmt.Errorf("--state %s: %w (remove the file to start afresh)", o.State, err)
-			}
 		}
 	}
 	var out learnResult
 	var wg sync.WaitGroup
 	if o.Compare {
-		settings := append([]string(nil), "fifo")
+		// FIFO, then every TWINS window.
+		settings := make([]sim.Config, 0, len(sched.Windows)+1)
+		fifo := cfg
+		fifo.Scheduler = "fifo"
+		settings = append(settings, fifo)
 		for _, w := range sched.Windows {
-			settings = append(settings, w.String())
+			c := cfg
+			c.Scheduler, c.Window = "twins", w
+			settings = append(settings, c)
 		}
 		out.static = make([]staticRun, len(settings))
 		sem := make(chan struct{}, max(runtime.NumCPU()-1, 1))
 		var mu sync.Mutex
 		done := 0
-		for i, label := range settings {
+		for i, c := range settings {
+			label := c.Scheduler
+			if label == "twins" {
+				label = c.Window.String()
+			}
 			wg.Go(func() {
 				sem <- struct{}{}
 				defer func() { <-sem }()
-				c := cfg
-				if label == "fifo" {
-					c.Scheduler = "fifo"
-				} else {
-					c.Scheduler, c.Window = "twins", sched.Windows[i-1]
-				}
 				res, err := sim.Run(ctx, c, sim.Hooks{})
 				out.static[i] = staticRun{label: label, res: res, err: err}
 				mu.Lock()
@@ -115,11 +111,7 @@ func simLearn(ctx context.Context, cfg sim.Config, o learnOptions, progress io.W
 	fmt.Fprintln(progress, "sim run --learn: learning run done")
 	out.learned, out.status = res, core.Status()
 	if o.State != "" {
-		data, err := core.Snapshot()
-		if err != nil {
-			return out, err
-		}
-		if err := writeFileAtomic(o.State, data); err != nil {
+		if err := statefile.Save(core, o.State); err != nil {
 			return out, fmt.Errorf("--state: %w", err)
 		}
 	}
@@ -129,15 +121,6 @@ func simLearn(ctx context.Context, cfg sim.Config, o learnOptions, progress io.W
 		}
 	}
 	return out, nil
-}
-
-// writeFileAtomic writes data to a temporary file beside path and renames it.
-func writeFileAtomic(path string, data []byte) error {
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, data, 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
 }
 
 // bestStatic is the static setting with the shortest makespan.
