@@ -96,12 +96,8 @@ func Rank(ctx context.Context, cfg Config, settings []Setting, progress io.Write
 		if err != nil {
 			return r, fmt.Errorf("demo: rank %v in the simulator: %w", s, err)
 		}
-		simMean := make([]float64, len(r.Phases))
-		for k, d := range res.Phases {
-			simMean[k%len(r.Phases)] += d.Seconds() / float64(c.Compare)
-		}
 		r.Real = append(r.Real, phaseRow(real, r.Phases))
-		r.Sim = append(r.Sim, simMean)
+		r.Sim = append(r.Sim, phaseMeans(res, len(r.Phases)))
 		if progress != nil {
 			fmt.Fprintf(progress, "rank: %v done (%d of %d, %v elapsed)\n", s, i+1, len(settings), time.Since(t0).Round(time.Second))
 		}

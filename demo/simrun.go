@@ -201,19 +201,30 @@ func staticSim(ctx context.Context, cfg Config) ([]record.StaticResult, error) {
 			return nil, fmt.Errorf("window %v: %w", w, err)
 		}
 		sr := record.StaticResult{WindowUS: w.Microseconds(), Phases: map[string]float64{}}
-		n := map[string]int{}
-		for k, d := range res.Phases {
-			name := phases[k%len(phases)].Name
-			sr.Phases[name] += d.Seconds()
-			n[name]++
-		}
-		for _, p := range phases {
-			if n[p.Name] > 0 {
-				sr.Phases[p.Name] /= float64(n[p.Name])
-				sr.Total += sr.Phases[p.Name]
+		for k, m := range phaseMeans(res, len(phases)) {
+			if m > 0 {
+				sr.Phases[phases[k].Name] = m
+				sr.Total += m
 			}
 		}
 		out[i] = sr
 	}
 	return out, nil
+}
+
+// phaseMeans is the mean time in seconds of each of the n phases of an
+// iteration over a simulated run of whole or partial iterations (0 for a
+// phase that never ran).
+func phaseMeans(res sim.Result, n int) []float64 {
+	sum, count := make([]float64, n), make([]int, n)
+	for k, d := range res.Phases {
+		sum[k%n] += d.Seconds()
+		count[k%n]++
+	}
+	for i := range sum {
+		if count[i] > 0 {
+			sum[i] /= float64(count[i])
+		}
+	}
+	return sum
 }
