@@ -606,10 +606,11 @@ func (c *conn) readData(r *bufio.Reader, cl *call, resp *wire.Response, n int) e
 var _ backend.ObjectStore = (*Client)(nil)
 
 // Local maps file offset off, which must lie on server, to its offset in
-// server's object of the file.
-func (c *Client) Local(path string, server int, off int64) (int64, error) {
-	if err := c.check(path, server, off, 1); err != nil {
-		return 0, err
+// server's object of the file. The path is not checked again: the caller
+// has it from Split, which did.
+func (c *Client) Local(_ string, server int, off int64) (int64, error) {
+	if err := c.layout.Check(server, off, 1); err != nil {
+		return 0, fmt.Errorf("pfs: server %d: %w", server, err)
 	}
 	return c.layout.Local(off), nil
 }
