@@ -34,11 +34,20 @@ type Options struct {
 	// MaxWrite is the largest read or write the kernel sends in one request
 	// (default 1 MiB).
 	MaxWrite int
+	// WriteBehind is how many bytes of writes the mount may acknowledge
+	// before the forwarder has them (default 64 MiB; negative: none, every
+	// write returns once the backend holds its bytes). close(2) and
+	// fsync(2) wait for a file's pending writes and report their first
+	// error; reads, stat and truncate wait for the writes they could see.
+	WriteBehind int64
 	// Debug logs every FUSE operation to stderr.
 	Debug bool
 	// Logger receives errors (nil: discard).
 	Logger *slog.Logger
 }
+
+// DefaultWriteBehind is Options.WriteBehind's default.
+const DefaultWriteBehind = 64 << 20
 
 // Server is a mounted forwarder.
 type Server struct {
@@ -75,7 +84,14 @@ func Mount(dir string, c *fwd.Client, o Options) (*Server, error) {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	r := &root{node: node{c: c, o: &o}}
+	if o.WriteBehind == 0 {
+		o.WriteBehind = DefaultWriteBehind
+	}
+	var wb *writeBehind
+	if o.WriteBehind > 0 {
+		wb = newWriteBehind(o.WriteBehind)
+	}
+	r := &root{node: node{c: c, o: &o, wb: wb}}
 	to := o.CacheTimeout
 	neg := time.Duration(0)
 	srv, err := gofs.Mount(dir, r, &gofs.Options{
@@ -83,6 +99,8 @@ func Mount(dir string, c *fwd.Client, o Options) (*Server, error) {
 		MountOptions: fuse.MountOptions{
 			DirectMount: direct, FsName: "adaptio", Name: "adaptio", MaxWrite: o.MaxWrite,
 			Debug: o.Debug, DisableXAttrs: true, DisableSplice: true,
+			// Shared mmap of a direct-I/O file (Linux 6.6 and later).
+			ExtraCapabilities: fuse.CAP_DIRECT_IO_ALLOW_MMAP,
 		},
 	})
 	if err != nil {
@@ -106,8 +124,9 @@ func (m *Server) Wait() { m.srv.Wait() }
 // node is a file or directory; its path is computed from the inode tree.
 type node struct {
 	gofs.Inode
-	c *fwd.Client
-	o *Options
+	c  *fwd.Client
+	o  *Options
+	wb *writeBehind // nil: write-through
 }
 
 type root struct{ node }
@@ -194,7 +213,7 @@ func (n *node) child(ctx context.Context, fi fwd.FileInfo, out *fuse.EntryOut) *
 	if fi.IsDir {
 		mode = syscall.S_IFDIR
 	}
-	return n.NewInode(ctx, &node{c: n.c, o: n.o}, gofs.StableAttr{Mode: mode})
+	return n.NewInode(ctx, &node{c: n.c, o: n.o, wb: n.wb}, gofs.StableAttr{Mode: mode})
 }
 
 func (n *node) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
@@ -206,6 +225,7 @@ func (n *node) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*go
 }
 
 func (n *node) Getattr(ctx context.Context, fh gofs.FileHandle, out *fuse.AttrOut) syscall.Errno {
+	n.wb.wait(n) // the size must count the writes already acknowledged
 	fi, err := n.c.Stat(n.rel(""))
 	if err != nil {
 		return errno(err)
@@ -218,6 +238,7 @@ func (n *node) Getattr(ctx context.Context, fh gofs.FileHandle, out *fuse.AttrOu
 // owner, times) are accepted and ignored, as the forwarder does not store them.
 func (n *node) Setattr(ctx context.Context, fh gofs.FileHandle, in *fuse.SetAttrIn, out *fuse.AttrOut) syscall.Errno {
 	if sz, ok := in.GetSize(); ok {
+		n.wb.wait(n)
 		if err := n.c.Truncate(n.rel(""), int64(sz)); err != nil {
 			return errno(err)
 		}
@@ -262,11 +283,14 @@ func openFlags(flags uint32) uint32 {
 	return f
 }
 
+// fuseFlags: without the page cache, every read and write goes to the
+// mount as issued, and writes to one file inside its size run in parallel
+// (the kernel otherwise serialises them per file).
 func (n *node) fuseFlags() uint32 {
 	if n.o.PageCache {
 		return 0
 	}
-	return fuse.FOPEN_DIRECT_IO
+	return fuse.FOPEN_DIRECT_IO | fuse.FOPEN_PARALLEL_DIRECT_WRITES
 }
 
 func (n *node) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uint32, syscall.Errno) {
@@ -275,7 +299,7 @@ func (n *node) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uint32,
 		return nil, 0, errno(err)
 	}
 	f.Process = callerPID(ctx)
-	return &handle{f: f, c: n.c}, n.fuseFlags(), 0
+	return &handle{f: f, c: n.c, n: n}, n.fuseFlags(), 0
 }
 
 func (n *node) Create(ctx context.Context, name string, flags uint32, mode uint32, out *fuse.EntryOut) (*gofs.Inode, gofs.FileHandle, uint32, syscall.Errno) {
@@ -290,7 +314,8 @@ func (n *node) Create(ctx context.Context, name string, flags uint32, mode uint3
 		f.Close()
 		return nil, nil, 0, errno(err)
 	}
-	return n.child(ctx, fi, out), &handle{f: f, c: n.c}, n.fuseFlags(), 0
+	ch := n.child(ctx, fi, out)
+	return ch, &handle{f: f, c: n.c, n: ch.Operations().(*node)}, n.fuseFlags(), 0
 }
 
 func (n *node) Mkdir(ctx context.Context, name string, mode uint32, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
@@ -317,6 +342,7 @@ func (n *node) Rmdir(ctx context.Context, name string) syscall.Errno {
 type handle struct {
 	f *fwd.File
 	c *fwd.Client
+	n *node // the file's node: its pending writes
 }
 
 var (
@@ -328,6 +354,7 @@ var (
 )
 
 func (h *handle) Read(ctx context.Context, dest []byte, off int64) (fuse.ReadResult, syscall.Errno) {
+	h.n.wb.waitRange(h.n, off, off+int64(len(dest)))
 	if h.c.SharedMemory() {
 		if b, err := h.c.AllocBuffer(len(dest)); err == nil {
 			if b.Shared() {
@@ -380,18 +407,58 @@ func (r *sharedRead) Bytes(buf []byte) ([]byte, fuse.Status) {
 
 func (r *sharedRead) Done() { r.b.Free() }
 
+// Write hands the bytes to the forwarder. Within the write-behind budget it
+// returns once they are copied (the kernel's buffer is reused after the
+// reply) and the write continues in the background; otherwise it returns
+// once the backend holds them.
 func (h *handle) Write(ctx context.Context, data []byte, off int64) (uint32, syscall.Errno) {
-	n, err := h.f.WriteAt(data, off)
+	size := int64(len(data))
+	id, behind, err := h.n.wb.begin(h.n, off, size)
 	if err != nil {
-		return uint32(n), errno(err)
+		return 0, errno(err)
 	}
-	return uint32(n), 0
+	if !behind {
+		h.n.wb.waitRange(h.n, off, off+size) // a later write must land last
+		n, err := h.f.WriteAt(data, off)
+		if err != nil {
+			return uint32(n), errno(err)
+		}
+		return uint32(n), 0
+	}
+	buf, err := h.c.AllocBuffer(len(data))
+	if err != nil {
+		h.n.wb.end(h.n, id, nil)
+		return 0, errno(err)
+	}
+	copy(buf.Bytes(), data)
+	go func() {
+		n, err := h.f.WriteBuffer(buf, off)
+		buf.Free()
+		if err == nil && n < len(data) {
+			err = errShortWrite
+		}
+		if err != nil {
+			h.n.o.Logger.Error("write-behind failed; close or fsync of the file will report it", "file", h.f.Name(), "offset", off, "err", err)
+		}
+		h.n.wb.end(h.n, id, err)
+	}()
+	return uint32(size), 0
 }
 
-func (h *handle) Fsync(ctx context.Context, flags uint32) syscall.Errno { return errno(h.f.Sync()) }
+// Fsync waits for the file's pending writes, then has the backend make the
+// file durable; it reports the first error of either.
+func (h *handle) Fsync(ctx context.Context, flags uint32) syscall.Errno {
+	if err := h.n.wb.drain(h.n); err != nil {
+		return errno(err)
+	}
+	return errno(h.f.Sync())
+}
 
-// Flush (on every close(2) of a descriptor) has nothing to do: writes are
-// acknowledged only once the backend has them.
-func (h *handle) Flush(ctx context.Context) syscall.Errno { return 0 }
+// Flush (on every close(2) of a descriptor) waits for the file's pending
+// writes and reports the first error one of them met.
+func (h *handle) Flush(ctx context.Context) syscall.Errno { return errno(h.n.wb.drain(h.n)) }
 
-func (h *handle) Release(ctx context.Context) syscall.Errno { return errno(h.f.Close()) }
+func (h *handle) Release(ctx context.Context) syscall.Errno {
+	h.n.wb.wait(h.n)
+	return errno(h.f.Close())
+}

@@ -35,8 +35,17 @@ func mountedWith(t testing.TB, root string, opts fwd.Options) (mnt, _ string) {
 	return mnt, root
 }
 
-// mountedClient is mountedWith that also returns the mount's client.
-func mountedClient(t testing.TB, root string, opts fwd.Options) (mnt string, c *fwd.Client) {
+// mountedOpts is mounted with the mount's write-behind budget set.
+func mountedOpts(t testing.TB, writeBehind int64) (mnt, root string) {
+	t.Helper()
+	root = t.TempDir()
+	mnt, _ = mountedClient(t, root, fwd.Options{}, fusemount.Options{WriteBehind: writeBehind})
+	return mnt, root
+}
+
+// mountedClient is mountedWith that also returns the mount's client; mo,
+// if given, configures the mount.
+func mountedClient(t testing.TB, root string, opts fwd.Options, mo ...fusemount.Options) (mnt string, c *fwd.Client) {
 	t.Helper()
 	if _, err := os.Stat("/dev/fuse"); err != nil {
 		t.Skipf("FUSE unavailable (%v): install fuse3 / run with /dev/fuse to test the mount", err)
@@ -70,7 +79,11 @@ func mountedClient(t testing.TB, root string, opts fwd.Options) (mnt string, c *
 		t.Fatal("the mount's client did not get a shared-memory region")
 	}
 	mnt = t.TempDir()
-	m, err := fusemount.Mount(mnt, c, fusemount.Options{})
+	var o fusemount.Options
+	if len(mo) > 0 {
+		o = mo[0]
+	}
+	m, err := fusemount.Mount(mnt, c, o)
 	if err != nil {
 		if errors.Is(err, os.ErrPermission) || strings.Contains(err.Error(), "operation not permitted") {
 			t.Skipf("mounting FUSE is not permitted here (%v): needs CAP_SYS_ADMIN", err)
@@ -319,6 +332,8 @@ func TestDaemonRestartUnderMount(t *testing.T) {
 		t.Fatal(err)
 	}
 	cmd := exec.Command(dd, "if="+src, "of="+filepath.Join(mnt, "r.bin"), "bs=64k")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -336,7 +351,7 @@ func TestDaemonRestartUnderMount(t *testing.T) {
 	d2 := start()
 	defer d2.Shutdown()
 	if err := cmd.Wait(); err != nil {
-		t.Fatalf("dd across the restart: %v", err)
+		t.Fatalf("dd across the restart: %v: %s", err, stderr.String())
 	}
 	if got, _ := os.ReadFile(filepath.Join(root, "r.bin")); !bytes.Equal(got, data) {
 		t.Fatalf("after the restart the backend holds %d bytes or other bytes", len(got))

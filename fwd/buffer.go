@@ -41,7 +41,15 @@ func (c *Client) AllocBuffer(n int) (*Buffer, error) {
 	}
 	cc, err := c.current()
 	if err != nil {
-		return nil, err
+		c.connMu.Lock()
+		closed := c.closed
+		c.connMu.Unlock()
+		if closed || c.opts.Reconnect <= 0 {
+			return nil, err
+		}
+		// The daemon is away and may come back: ordinary memory, which the
+		// read or write then using it waits with (ClientOptions.Reconnect).
+		return &Buffer{b: make([]byte, n)}, nil
 	}
 	if r := cc.shm; r != nil {
 		if off, ok := r.allocHeld(n); ok {

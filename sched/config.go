@@ -16,6 +16,7 @@ type Config struct {
 
 	Window    time.Duration // TWINS time window (default 1 ms)
 	SkipEmpty bool          // TWINS: move on when the current server's queue is empty (ours; default false, the reference behaviour)
+	IdleStart bool          // TWINS: a request reaching an idle I/O node (nothing queued or in flight) starts a window at its server at once (ours; default false, the reference behaviour)
 
 	MaxAggregate int64         // largest aggregated batch in bytes for aggregating algorithms (default 1 MiB)
 	MaxBatch     int           // most requests in one batch (default 16, IOFSL's)
@@ -41,6 +42,7 @@ const (
 type Params struct {
 	Window       time.Duration
 	SkipEmpty    bool
+	IdleStart    bool
 	MaxAggregate int64
 	MaxBatch     int
 	Quantum      int64
@@ -52,7 +54,7 @@ type Params struct {
 // Params returns the tunable part of c.
 func (c Config) Params() Params {
 	return Params{
-		Window: c.Window, SkipEmpty: c.SkipEmpty, MaxAggregate: c.MaxAggregate,
+		Window: c.Window, SkipEmpty: c.SkipEmpty, IdleStart: c.IdleStart, MaxAggregate: c.MaxAggregate,
 		MaxBatch: c.MaxBatch, Quantum: c.Quantum, Timeslice: c.Timeslice,
 		SWWindow: c.SWWindow, Weights: c.Weights,
 	}
@@ -60,7 +62,7 @@ func (c Config) Params() Params {
 
 // WithParams returns c with its tunable fields replaced by p.
 func (c Config) WithParams(p Params) Config {
-	c.Window, c.SkipEmpty, c.MaxAggregate = p.Window, p.SkipEmpty, p.MaxAggregate
+	c.Window, c.SkipEmpty, c.IdleStart, c.MaxAggregate = p.Window, p.SkipEmpty, p.IdleStart, p.MaxAggregate
 	c.MaxBatch, c.Quantum, c.Timeslice = p.MaxBatch, p.Quantum, p.Timeslice
 	c.SWWindow, c.Weights = p.SWWindow, p.Weights
 	return c

@@ -24,6 +24,15 @@ import "time"
 // next server in round-robin order that has requests and starts a new window
 // there.
 //
+// Idle node: by default a request arriving while nothing is queued waits,
+// like any other, for its server's window (the next Next advances one
+// server if the window has ended). With IdleStart (ours) a request that
+// finds the I/O node idle, nothing queued and nothing in flight, moves the
+// window to its own server, starting now: a lone synchronous request (one
+// process at queue depth 1) is served at once, as FIFO would, instead of
+// waiting up to Servers-1 windows for a server nobody else is using. As
+// soon as two requests overlap the round robin is the reference's.
+//
 // Changing Window mid-window (SetParams): the current window keeps its start
 // and its end is recomputed as start + new Window; if that is already past,
 // the window ends at the next Next.
@@ -46,11 +55,16 @@ func newTWINS(cfg Config) *twins {
 }
 
 func (t *twins) Add(now time.Duration, r Request) error {
+	idle := t.n == 0 && t.inflight == 0 && !t.moving
 	seq, err := t.admit(now, &r)
 	if err != nil {
 		return err
 	}
 	t.queues[r.Queue].Push(item{r: r, seq: seq})
+	if idle && t.cfg.IdleStart {
+		t.started, t.cur = true, r.Queue
+		t.start, t.end = now, now+t.cfg.Window
+	}
 	return nil
 }
 

@@ -209,3 +209,70 @@ func TestTWINSSetWindow(t *testing.T) {
 		t.Fatalf("rejected SetParams changed Window to %v", got)
 	}
 }
+
+// TestTWINSIdleStart: a request that finds the I/O node idle is served at
+// once with IdleStart, and waits for its server's window without it; a
+// request arriving while another is queued or in flight keeps the
+// reference's round robin either way.
+func TestTWINSIdleStart(t *testing.T) {
+	const ms = time.Millisecond
+	for _, tc := range []struct {
+		name      string
+		idleStart bool
+		// dispatch time of the lone request (server 2) and of the second
+		// (server 3, added while the first is in flight)
+		lone, second time.Duration
+	}{
+		{"reference", false, 2 * ms, 3 * ms},
+		{"idle-start", true, 0, 1 * ms},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, err := New("twins", Config{Servers: 4, Node: 0, Window: ms, IdleStart: tc.idleStart})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := s.Add(0, Request{ID: 1, Queue: 2, Op: Read, Length: 4096}); err != nil {
+				t.Fatal(err)
+			}
+			first, b1 := dispatchAt(t, s, 0, 1)
+			if first != tc.lone {
+				t.Fatalf("lone request dispatched at %v, want %v", first, tc.lone)
+			}
+			// The second arrives while the first is in flight: not idle.
+			if err := s.Add(first, Request{ID: 2, Queue: 3, Op: Read, Length: 4096}); err != nil {
+				t.Fatal(err)
+			}
+			b, ok, _ := s.Next(first)
+			if ok {
+				t.Fatalf("request %v dispatched at once while the node was busy", b.Requests)
+			}
+			if err := s.Complete(first, b1.ID, 4096, 0); err != nil {
+				t.Fatal(err)
+			}
+			if got, _ := dispatchAt(t, s, first, 2); got != tc.second {
+				t.Fatalf("second request dispatched at %v, want %v", got, tc.second)
+			}
+		})
+	}
+}
+
+// dispatchAt polls s from now on at its retry times until it dispatches
+// request id, and returns when and the batch.
+func dispatchAt(t *testing.T, s Scheduler, now time.Duration, id uint64) (time.Duration, Batch) {
+	t.Helper()
+	for range 100 {
+		b, ok, retry := s.Next(now)
+		if ok {
+			if len(b.Requests) != 1 || b.Requests[0].ID != id {
+				t.Fatalf("dispatched %v, want request %d", b.Requests, id)
+			}
+			return now, b
+		}
+		if retry <= now {
+			t.Fatalf("no dispatch and no retry time after %v", now)
+		}
+		now = retry
+	}
+	t.Fatal("request never dispatched")
+	return 0, Batch{}
+}

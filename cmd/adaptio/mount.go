@@ -17,6 +17,7 @@ type mountConfig struct {
 	CacheTimeout time.Duration
 	PageCache    bool
 	MaxWrite     string
+	WriteBehind  string
 	Reconnect    time.Duration
 	NoShm        bool
 	NoRing       bool
@@ -34,6 +35,15 @@ FUSE, so unmodified programs (dd, fio, MPI-IO applications) do their I/O through
 the forwarder. By default every read and write goes to the daemon as issued
 (direct I/O, no client page cache), tagged with the calling process's id.
 
+Writes to one file from many processes reach the daemon together: the
+kernel's per-file write lock is lifted for writes inside the file's size, and
+a write is acknowledged once copied, up to --write-behind bytes in flight for
+the whole mount, so extending writes (which the kernel still serialises) do
+not wait for the backend one after the other. close(2) and fsync(2) wait for
+the file's writes and report their first error, as on any file system with a
+write-back cache; reads, stat and truncate wait for the writes they could
+see. --write-behind 0 acknowledges each write only once the backend has it.
+
 As root the mount is made directly (no fusermount needed); otherwise fusermount3
 must be installed. Runs until SIGINT/SIGTERM (then unmounts) or until the file
 system is unmounted (umount MOUNTPOINT). Nothing is written locally.`,
@@ -50,13 +60,19 @@ system is unmounted (umount MOUNTPOINT). Nothing is written locally.`,
 			if err != nil {
 				return fmt.Errorf("mount: --max-write: %w", err)
 			}
+			wb := int64(-1)
+			if cfg.WriteBehind != "0" {
+				if wb, err = workload.ParseSize(cfg.WriteBehind); err != nil {
+					return fmt.Errorf("mount: --write-behind: %w", err)
+				}
+			}
 			c, err := fwd.DialOptions(cfg.Forwarder, fwd.ClientOptions{Name: "mount", Reconnect: cfg.Reconnect, NoShm: cfg.NoShm, NoRing: cfg.NoRing, RingSpin: cfg.RingSpin})
 			if err != nil {
 				return fmt.Errorf("mount: %w", err)
 			}
 			defer c.Close()
 			m, err := fusemount.Mount(args[0], c, fusemount.Options{
-				CacheTimeout: cfg.CacheTimeout, PageCache: cfg.PageCache, MaxWrite: int(maxWrite), Debug: cfg.Debug,
+				CacheTimeout: cfg.CacheTimeout, PageCache: cfg.PageCache, MaxWrite: int(maxWrite), WriteBehind: wb, Debug: cfg.Debug,
 			})
 			if err != nil {
 				return fmt.Errorf("mount: %w", err)
@@ -92,6 +108,7 @@ system is unmounted (umount MOUNTPOINT). Nothing is written locally.`,
 	f.BoolVar(&cfg.PageCache, "page-cache", false, "let the kernel cache file data (faster re-reads; the forwarder then sees fewer requests)")
 	f.StringVar(&cfg.MaxWrite, "max-write", "1MiB", "largest read or write the kernel sends in one request")
 	f.DurationVar(&cfg.Reconnect, "reconnect", 30*time.Second, "how long a call waits for a lost forwarder to come back (0: fail at once); reads and writes in flight are sent again")
+	f.StringVar(&cfg.WriteBehind, "write-behind", "64MiB", "bytes of writes acknowledged before the forwarder has them (0: none; see above)")
 	f.BoolVar(&cfg.Debug, "debug", false, "log every FUSE operation to stderr")
 	return cmd
 }
