@@ -23,6 +23,7 @@ var (
 	ErrServerDown  = errors.New("backend: data server unavailable")
 	ErrClosed      = errors.New("backend: closed")
 	ErrBadArgument = errors.New("backend: bad argument")
+	ErrUnsupported = errors.ErrUnsupported
 )
 
 // Piece is the part of a file access that lands on one data server: file
@@ -37,9 +38,51 @@ type Piece struct {
 type FileInfo struct {
 	Name    string
 	Size    int64
-	Mode    fs.FileMode
+	Mode    fs.FileMode // permission and type bits (fs.ModeDir, fs.ModeSymlink)
 	ModTime time.Time
 	IsDir   bool
+	// As stat(2) has them; zero where the backend does not know.
+	Atime, Ctime time.Time
+	Blocks       int64 // 512-byte blocks allocated (a sparse file has fewer than its size)
+	Ino          uint64
+	Nlink        uint32
+	UID, GID     uint32
+}
+
+// Attr is an attribute change (chmod, chown, utimes); nil fields stay.
+type Attr struct {
+	Mode         *fs.FileMode // permission bits
+	UID, GID     *uint32
+	Atime, Mtime *time.Time
+}
+
+// FSInfo is file-system usage, as statfs(2) has it.
+type FSInfo struct {
+	BlockSize                             uint32
+	Blocks, Free, Avail, Files, FreeFiles uint64
+	NameLen                               uint32
+}
+
+// Namespace is implemented by backends that support the rest of POSIX's
+// namespace and attributes, as applications expect them through the mount.
+// Paths are checked as for Backend: a link or rename never reaches outside
+// the export root, and a symbolic link's target must stay inside it too.
+// Backends without it answer these operations with ErrUnsupported.
+type Namespace interface {
+	// Rename moves oldPath to newPath atomically, replacing newPath as
+	// rename(2) does.
+	Rename(ctx context.Context, oldPath, newPath string) error
+	// Link makes newPath a hard link to the existing oldPath.
+	Link(ctx context.Context, oldPath, newPath string) error
+	// Symlink makes path a symbolic link to target, a relative path that
+	// resolves inside the root (ErrPath otherwise).
+	Symlink(ctx context.Context, target, path string) error
+	// Readlink returns a symbolic link's target.
+	Readlink(ctx context.Context, path string) (string, error)
+	// Setattr changes the attributes a's non-nil fields name.
+	Setattr(ctx context.Context, path string, a Attr) error
+	// Statfs reports the file system's usage.
+	Statfs(ctx context.Context) (FSInfo, error)
 }
 
 // Backend stores files striped over Servers() data servers. Implementations

@@ -132,15 +132,20 @@ type node struct {
 type root struct{ node }
 
 var (
-	_ gofs.NodeLookuper  = (*node)(nil)
-	_ gofs.NodeGetattrer = (*node)(nil)
-	_ gofs.NodeSetattrer = (*node)(nil)
-	_ gofs.NodeReaddirer = (*node)(nil)
-	_ gofs.NodeOpener    = (*node)(nil)
-	_ gofs.NodeCreater   = (*node)(nil)
-	_ gofs.NodeMkdirer   = (*node)(nil)
-	_ gofs.NodeUnlinker  = (*node)(nil)
-	_ gofs.NodeRmdirer   = (*node)(nil)
+	_ gofs.NodeLookuper   = (*node)(nil)
+	_ gofs.NodeGetattrer  = (*node)(nil)
+	_ gofs.NodeSetattrer  = (*node)(nil)
+	_ gofs.NodeReaddirer  = (*node)(nil)
+	_ gofs.NodeOpener     = (*node)(nil)
+	_ gofs.NodeCreater    = (*node)(nil)
+	_ gofs.NodeMkdirer    = (*node)(nil)
+	_ gofs.NodeUnlinker   = (*node)(nil)
+	_ gofs.NodeRmdirer    = (*node)(nil)
+	_ gofs.NodeRenamer    = (*node)(nil)
+	_ gofs.NodeLinker     = (*node)(nil)
+	_ gofs.NodeSymlinker  = (*node)(nil)
+	_ gofs.NodeReadlinker = (*node)(nil)
+	_ gofs.NodeStatfser   = (*node)(nil)
 )
 
 func (n *node) rel(name string) string {
@@ -180,6 +185,12 @@ func errno(err error) syscall.Errno {
 			return syscall.EFBIG
 		case wire.CodeBadHandle:
 			return syscall.EBADF
+		case wire.CodeNotSupported:
+			return syscall.ENOTSUP
+		case wire.CodeCrossDevice:
+			return syscall.EXDEV
+		case wire.CodePermission:
+			return syscall.EPERM
 		}
 		return syscall.EIO
 	}
@@ -189,31 +200,68 @@ func errno(err error) syscall.Errno {
 	return syscall.EIO
 }
 
+// fill describes a file as the backend reports it (allocated blocks,
+// owner, the three times); a backend that knows only size, mode and mtime
+// (Ino 0) gets the mounting user as owner and blocks from the size.
 func (n *node) fill(fi fwd.FileInfo, a *fuse.Attr) {
 	a.Size = uint64(fi.Size)
-	a.Blocks = (a.Size + 511) / 512
 	a.Blksize = 1 << 20
-	perm := uint32(fi.Mode.Perm())
-	if fi.IsDir {
-		a.Mode = syscall.S_IFDIR | perm
-		a.Nlink = 2
+	a.Mode = fileType(fi) | uint32(fi.Mode.Perm()) | specialBits(fi.Mode)
+	a.Ino = fi.Ino
+	if fi.Ino != 0 {
+		a.Blocks = uint64(fi.Blocks)
+		a.Nlink = fi.Nlink
+		a.Uid, a.Gid = fi.UID, fi.GID
 	} else {
-		a.Mode = syscall.S_IFREG | perm
+		a.Blocks = (a.Size + 511) / 512
 		a.Nlink = 1
+		if fi.IsDir {
+			a.Nlink = 2
+		}
+		a.Uid, a.Gid = uint32(os.Getuid()), uint32(os.Getgid())
+	}
+	at, ct := fi.Atime, fi.Ctime
+	if at.IsZero() {
+		at = fi.ModTime
+	}
+	if ct.IsZero() {
+		ct = fi.ModTime
 	}
 	if !fi.ModTime.IsZero() {
-		a.SetTimes(nil, &fi.ModTime, &fi.ModTime)
+		a.SetTimes(&at, &fi.ModTime, &ct)
 	}
-	a.Uid, a.Gid = uint32(os.Getuid()), uint32(os.Getgid())
+}
+
+// fileType is the S_IF* type of a file.
+func fileType(fi fwd.FileInfo) uint32 {
+	switch {
+	case fi.IsDir:
+		return syscall.S_IFDIR
+	case fi.Mode&fs.ModeSymlink != 0:
+		return syscall.S_IFLNK
+	}
+	return syscall.S_IFREG
+}
+
+func specialBits(m fs.FileMode) uint32 {
+	var u uint32
+	if m&fs.ModeSetuid != 0 {
+		u |= syscall.S_ISUID
+	}
+	if m&fs.ModeSetgid != 0 {
+		u |= syscall.S_ISGID
+	}
+	if m&fs.ModeSticky != 0 {
+		u |= syscall.S_ISVTX
+	}
+	return u
 }
 
 func (n *node) child(ctx context.Context, fi fwd.FileInfo, out *fuse.EntryOut) *gofs.Inode {
 	n.fill(fi, &out.Attr)
-	mode := uint32(syscall.S_IFREG)
-	if fi.IsDir {
-		mode = syscall.S_IFDIR
-	}
-	return n.NewInode(ctx, &node{c: n.c, o: n.o, wb: n.wb}, gofs.StableAttr{Mode: mode})
+	// The backend's inode number, where it has one, keeps one kernel inode
+	// per file across lookups (and for hard links).
+	return n.NewInode(ctx, &node{c: n.c, o: n.o, wb: n.wb}, gofs.StableAttr{Mode: fileType(fi), Ino: fi.Ino})
 }
 
 func (n *node) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
@@ -234,9 +282,43 @@ func (n *node) Getattr(ctx context.Context, fh gofs.FileHandle, out *fuse.AttrOu
 	return 0
 }
 
-// Setattr supports changing the size (truncate); other changes (mode,
-// owner, times) are accepted and ignored, as the forwarder does not store them.
+// Setattr applies chmod, chown, utimes and truncate on the backend; a
+// backend without attributes refuses the first three (ENOTSUP), never
+// pretending they were applied.
 func (n *node) Setattr(ctx context.Context, fh gofs.FileHandle, in *fuse.SetAttrIn, out *fuse.AttrOut) syscall.Errno {
+	var a fwd.Attr
+	set := false
+	if m, ok := in.GetMode(); ok {
+		mode := fs.FileMode(m & 0o777)
+		if m&syscall.S_ISUID != 0 {
+			mode |= fs.ModeSetuid
+		}
+		if m&syscall.S_ISGID != 0 {
+			mode |= fs.ModeSetgid
+		}
+		if m&syscall.S_ISVTX != 0 {
+			mode |= fs.ModeSticky
+		}
+		a.Mode, set = &mode, true
+	}
+	if u, ok := in.GetUID(); ok {
+		a.UID, set = &u, true
+	}
+	if g, ok := in.GetGID(); ok {
+		a.GID, set = &g, true
+	}
+	if t, ok := in.GetATime(); ok {
+		a.Atime, set = &t, true
+	}
+	if t, ok := in.GetMTime(); ok {
+		n.wb.wait(n) // a pending write must not move mtime after the change
+		a.Mtime, set = &t, true
+	}
+	if set {
+		if err := n.c.Setattr(n.rel(""), a); err != nil {
+			return errno(err)
+		}
+	}
 	if sz, ok := in.GetSize(); ok {
 		n.wb.wait(n)
 		if err := n.c.Truncate(n.rel(""), int64(sz)); err != nil {
@@ -251,13 +333,10 @@ func (n *node) Readdir(ctx context.Context) (gofs.DirStream, syscall.Errno) {
 	if err != nil {
 		return nil, errno(err)
 	}
-	list := make([]fuse.DirEntry, 0, len(ents))
+	list := make([]fuse.DirEntry, 0, len(ents)+2)
+	list = append(list, fuse.DirEntry{Name: ".", Mode: syscall.S_IFDIR}, fuse.DirEntry{Name: "..", Mode: syscall.S_IFDIR})
 	for _, e := range ents {
-		mode := uint32(syscall.S_IFREG)
-		if e.IsDir {
-			mode = syscall.S_IFDIR
-		}
-		list = append(list, fuse.DirEntry{Name: e.Name, Mode: mode})
+		list = append(list, fuse.DirEntry{Name: e.Name, Mode: fileType(e), Ino: e.Ino})
 	}
 	return gofs.NewListDirStream(list), 0
 }
@@ -336,6 +415,75 @@ func (n *node) Unlink(ctx context.Context, name string) syscall.Errno {
 
 func (n *node) Rmdir(ctx context.Context, name string) syscall.Errno {
 	return errno(n.c.Unlink(n.rel(name)))
+}
+
+// Rename renames atomically on the backend (one rename(2) there). Both
+// names are on this mount, so on one daemon; the kernel itself refuses a
+// rename between two mounts with EXDEV. RENAME_NOREPLACE is checked
+// before the rename (not atomic against another client); RENAME_EXCHANGE
+// is not supported.
+func (n *node) Rename(ctx context.Context, name string, newParent gofs.InodeEmbedder, newName string, flags uint32) syscall.Errno {
+	const noReplace, exchange = 1, 2 // RENAME_NOREPLACE, RENAME_EXCHANGE
+	np, ok := newParent.(interface{ rel(string) string })
+	if !ok || flags&exchange != 0 {
+		return syscall.ENOTSUP
+	}
+	to := np.rel(newName)
+	if flags&noReplace != 0 {
+		if _, err := n.c.Stat(to); err == nil {
+			return syscall.EEXIST
+		}
+	}
+	return errno(n.c.Rename(n.rel(name), to))
+}
+
+func (n *node) Link(ctx context.Context, target gofs.InodeEmbedder, name string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
+	t, ok := target.(interface{ rel(string) string })
+	if !ok {
+		return nil, syscall.ENOTSUP
+	}
+	p := n.rel(name)
+	if err := n.c.Link(t.rel(""), p); err != nil {
+		return nil, errno(err)
+	}
+	fi, err := n.c.Stat(p)
+	if err != nil {
+		return nil, errno(err)
+	}
+	return n.child(ctx, fi, out), 0
+}
+
+// Symlink creates a symbolic link; the backend refuses an absolute target
+// or one leaving the export (EACCES).
+func (n *node) Symlink(ctx context.Context, target, name string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
+	p := n.rel(name)
+	if err := n.c.Symlink(target, p); err != nil {
+		return nil, errno(err)
+	}
+	fi, err := n.c.Stat(p)
+	if err != nil {
+		return nil, errno(err)
+	}
+	return n.child(ctx, fi, out), 0
+}
+
+func (n *node) Readlink(ctx context.Context) ([]byte, syscall.Errno) {
+	t, err := n.c.Readlink(n.rel(""))
+	if err != nil {
+		return nil, errno(err)
+	}
+	return []byte(t), 0
+}
+
+// Statfs reports the backend's file system (df on the mount).
+func (n *node) Statfs(ctx context.Context, out *fuse.StatfsOut) syscall.Errno {
+	st, err := n.c.Statfs()
+	if err != nil {
+		return errno(err)
+	}
+	*out = fuse.StatfsOut{Blocks: st.Blocks, Bfree: st.Free, Bavail: st.Avail, Files: st.Files, Ffree: st.FreeFiles,
+		Bsize: st.BlockSize, Frsize: st.BlockSize, NameLen: st.NameLen}
+	return 0
 }
 
 // handle is an open file.

@@ -337,7 +337,7 @@ func (cc *clientConn) fail(err error) {
 // repeatable reports whether m may be sent again after a lost connection.
 func repeatable(m *wire.Msg) bool {
 	switch m.Op {
-	case wire.OpUnlink, wire.OpMkdir, wire.OpHello:
+	case wire.OpUnlink, wire.OpMkdir, wire.OpHello, wire.OpRename, wire.OpLink, wire.OpSymlink:
 		return false
 	case wire.OpOpen:
 		return m.Flags&wire.OpenExcl == 0

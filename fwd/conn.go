@@ -1,11 +1,13 @@
 package fwd
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"net"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -619,10 +621,137 @@ func (c *conn) meta(m *wire.Msg) (*wire.Msg, error) {
 			out.Entries[i] = wireInfo(fi)
 		}
 		return out, nil
+	case wire.OpRename, wire.OpLink, wire.OpSymlink, wire.OpReadlink, wire.OpSetattr, wire.OpStatfs:
+		return d.namespace(ctx, m, p)
 	}
 	return nil, fmt.Errorf("%w: %s", wire.ErrBadOp, m.Op)
 }
 
+// namespace runs the namespace and attribute operations (rename, links,
+// chmod/chown/utimes, statfs) on a backend that has them.
+func (d *Daemon) namespace(ctx context.Context, m *wire.Msg, p string) (*wire.Msg, error) {
+	ns, ok := d.be.(backend.Namespace)
+	if !ok {
+		return nil, fmt.Errorf("%w: %s on this backend", backend.ErrUnsupported, m.Op)
+	}
+	switch m.Op {
+	case wire.OpRename, wire.OpLink:
+		to, err := cleanPath(m.Path2)
+		if err != nil {
+			return nil, err
+		}
+		if m.Op == wire.OpLink {
+			return &wire.Msg{}, ns.Link(ctx, p, to)
+		}
+		if err := ns.Rename(ctx, p, to); err != nil {
+			return nil, err
+		}
+		d.renamed(p, to)
+		return &wire.Msg{}, nil
+	case wire.OpSymlink:
+		return &wire.Msg{}, ns.Symlink(ctx, m.Path2, p)
+	case wire.OpReadlink:
+		t, err := ns.Readlink(ctx, p)
+		return &wire.Msg{Path2: t}, err
+	case wire.OpSetattr:
+		var a backend.Attr
+		if m.Flags&wire.SetMode != 0 {
+			mode := fs.FileMode(m.Mode&0o777) | unixModeBits(m.Mode)
+			a.Mode = &mode
+		}
+		if m.Flags&wire.SetUID != 0 {
+			a.UID = &m.UID
+		}
+		if m.Flags&wire.SetGID != 0 {
+			a.GID = &m.GID
+		}
+		if m.Flags&wire.SetAtime != 0 {
+			t := time.Unix(0, m.Atime)
+			a.Atime = &t
+		}
+		if m.Flags&wire.SetMtime != 0 {
+			t := time.Unix(0, m.Mtime)
+			a.Mtime = &t
+		}
+		return &wire.Msg{}, ns.Setattr(ctx, p, a)
+	case wire.OpStatfs:
+		st, err := ns.Statfs(ctx)
+		return &wire.Msg{FS: wire.FS{BlockSize: st.BlockSize, Blocks: st.Blocks, Free: st.Free, Avail: st.Avail,
+			Files: st.Files, FreeFiles: st.FreeFiles, NameLen: st.NameLen}}, err
+	}
+	return nil, fmt.Errorf("%w: %s", wire.ErrBadOp, m.Op)
+}
+
+// unixSpecialBits maps fs.FileMode's setuid, setgid and sticky bits to a
+// Unix mode's.
+func unixSpecialBits(m fs.FileMode) uint32 {
+	var u uint32
+	if m&fs.ModeSetuid != 0 {
+		u |= syscall.S_ISUID
+	}
+	if m&fs.ModeSetgid != 0 {
+		u |= syscall.S_ISGID
+	}
+	if m&fs.ModeSticky != 0 {
+		u |= syscall.S_ISVTX
+	}
+	return u
+}
+
+// unixModeBits maps the setuid, setgid and sticky bits of a Unix mode to
+// fs.FileMode's.
+func unixModeBits(mode uint32) fs.FileMode {
+	var m fs.FileMode
+	if mode&syscall.S_ISUID != 0 {
+		m |= fs.ModeSetuid
+	}
+	if mode&syscall.S_ISGID != 0 {
+		m |= fs.ModeSetgid
+	}
+	if mode&syscall.S_ISVTX != 0 {
+		m |= fs.ModeSticky
+	}
+	return m
+}
+
+// renamed points the handles open on from, or on files below it, to their
+// new names, on every connection.
+func (d *Daemon) renamed(from, to string) {
+	move := func(p string) (string, bool) {
+		switch {
+		case p == from:
+			return to, true
+		case strings.HasPrefix(p, from+"/"):
+			return to + p[len(from):], true
+		}
+		return p, false
+	}
+	d.files.Lock()
+	for p, r := range d.byPath {
+		if q, ok := move(p); ok {
+			delete(d.byPath, p)
+			d.byPath[q] = r
+		}
+	}
+	d.files.Unlock()
+	d.mu.Lock()
+	conns := make([]*conn, 0, len(d.conns))
+	for c := range d.conns {
+		conns = append(conns, c)
+	}
+	d.mu.Unlock()
+	for _, c := range conns {
+		c.mu.Lock()
+		for h, p := range c.paths {
+			if q, ok := move(p); ok {
+				c.paths[h] = q
+			}
+		}
+		c.mu.Unlock()
+	}
+}
+
 func wireInfo(fi backend.FileInfo) wire.FileInfo {
-	return wire.FileInfo{Name: fi.Name, Size: fi.Size, Mode: fi.Mode, ModTime: fi.ModTime, IsDir: fi.IsDir}
+	return wire.FileInfo{Name: fi.Name, Size: fi.Size, Mode: fi.Mode, ModTime: fi.ModTime, IsDir: fi.IsDir,
+		Atime: fi.Atime, Ctime: fi.Ctime, Blocks: fi.Blocks, Ino: fi.Ino, Nlink: fi.Nlink, UID: fi.UID, GID: fi.GID}
 }

@@ -514,6 +514,12 @@ func code(err error) wire.Code {
 		return wire.CodeNotDir
 	case errors.Is(err, syscall.ENOTEMPTY):
 		return wire.CodeNotEmpty
+	case errors.Is(err, errors.ErrUnsupported), errors.Is(err, syscall.ENOTSUP), errors.Is(err, syscall.EOPNOTSUPP):
+		return wire.CodeNotSupported
+	case errors.Is(err, syscall.EXDEV):
+		return wire.CodeCrossDevice
+	case errors.Is(err, syscall.EPERM):
+		return wire.CodePermission
 	case errors.Is(err, fs.ErrPermission):
 		return wire.CodePath
 	}

@@ -32,9 +32,10 @@ type layoutEntry struct {
 }
 
 var (
-	_ backend.Backend = (*Backend)(nil)
-	_ backend.Spanner = (*Backend)(nil)
-	_ backend.Local   = (*Backend)(nil)
+	_ backend.Backend   = (*Backend)(nil)
+	_ backend.Spanner   = (*Backend)(nil)
+	_ backend.Local     = (*Backend)(nil)
+	_ backend.Namespace = (*Backend)(nil)
 )
 
 // New opens the directory root as a backend whose files are striped per
@@ -295,3 +296,39 @@ func (b *Backend) Fsync(ctx context.Context, p string) error {
 func (b *Backend) Close() error {
 	return b.fs.Close()
 }
+
+// Rename moves a file or directory inside the export, atomically (one
+// rename(2) on the file system below). Layouts found under the old name
+// are looked up again.
+func (b *Backend) Rename(ctx context.Context, oldPath, newPath string) error {
+	if err := b.fs.Rename(oldPath, newPath); err != nil {
+		return err
+	}
+	b.mu.Lock()
+	clear(b.layouts)
+	b.mu.Unlock()
+	return nil
+}
+
+// Link makes newPath a hard link to oldPath.
+func (b *Backend) Link(ctx context.Context, oldPath, newPath string) error {
+	return b.fs.Link(oldPath, newPath)
+}
+
+// Symlink makes path a symbolic link to target (relative, inside the export).
+func (b *Backend) Symlink(ctx context.Context, target, path string) error {
+	return b.fs.Symlink(target, path)
+}
+
+// Readlink returns a symbolic link's target.
+func (b *Backend) Readlink(ctx context.Context, path string) (string, error) {
+	return b.fs.Readlink(path)
+}
+
+// Setattr applies chmod, chown and utimes changes.
+func (b *Backend) Setattr(ctx context.Context, path string, a backend.Attr) error {
+	return b.fs.Setattr(path, a)
+}
+
+// Statfs reports the usage of the file system holding the export.
+func (b *Backend) Statfs(ctx context.Context) (backend.FSInfo, error) { return b.fs.Statfs() }

@@ -7,9 +7,12 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	pathpkg "path"
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
+	"time"
 
 	"github.com/adaptio/adaptio/backend"
 )
@@ -276,16 +279,29 @@ func (f *FS) Stat(path string) (backend.FileInfo, error) {
 	if err != nil {
 		return backend.FileInfo{}, err
 	}
-	st, err := f.root.Stat(name)
+	return f.describe(name)
+}
+
+// describe is lstat: a symbolic link is described, not followed, but one
+// whose target leaves the root is refused (ErrPath), as opening it would be.
+func (f *FS) describe(name string) (backend.FileInfo, error) {
+	st, err := f.root.Lstat(name)
 	if err != nil {
-		return backend.FileInfo{}, mapErr(path, err)
+		return backend.FileInfo{}, mapErr(name, err)
+	}
+	if st.Mode()&fs.ModeSymlink != 0 {
+		if _, err := f.root.Stat(name); err != nil {
+			if err := mapErr(name, err); errors.Is(err, backend.ErrPath) {
+				return backend.FileInfo{}, err
+			}
+		}
 	}
 	return info(st), nil
 }
 
-// ReadDir lists a directory in name order, following symlinks that stay
-// inside the root; entries that cannot be described (dangling or escaping
-// symlinks) are left out.
+// ReadDir lists a directory in name order; symbolic links are listed as
+// links (not followed); entries removed meanwhile and links leaving the
+// root are left out.
 func (f *FS) ReadDir(path string) ([]backend.FileInfo, error) {
 	name, err := Clean(path)
 	if err != nil {
@@ -306,18 +322,169 @@ func (f *FS) ReadDir(path string) ([]backend.FileInfo, error) {
 		if name != "." {
 			child = name + "/" + e.Name()
 		}
-		st, err := f.root.Stat(child)
+		fi, err := f.describe(child)
 		if err != nil {
 			continue
 		}
-		out = append(out, info(st))
+		out = append(out, fi)
 	}
 	slices.SortFunc(out, func(a, b backend.FileInfo) int { return strings.Compare(a.Name, b.Name) })
 	return out, nil
 }
 
 func info(st fs.FileInfo) backend.FileInfo {
-	return backend.FileInfo{Name: st.Name(), Size: st.Size(), Mode: st.Mode(), ModTime: st.ModTime(), IsDir: st.IsDir()}
+	fi := backend.FileInfo{Name: st.Name(), Size: st.Size(), Mode: st.Mode(), ModTime: st.ModTime(), IsDir: st.IsDir()}
+	if sys, ok := st.Sys().(*syscall.Stat_t); ok {
+		fi.Atime = time.Unix(sys.Atim.Unix())
+		fi.Ctime = time.Unix(sys.Ctim.Unix())
+		fi.Blocks = sys.Blocks
+		fi.Ino = sys.Ino
+		fi.Nlink = uint32(sys.Nlink)
+		fi.UID, fi.GID = sys.Uid, sys.Gid
+	}
+	return fi
+}
+
+// Rename moves oldPath to newPath (rename(2), both inside the root); open
+// files keep their handles and are known by the new name from then on.
+func (f *FS) Rename(oldPath, newPath string) error {
+	from, to, err := clean2(oldPath, newPath)
+	if err != nil {
+		return err
+	}
+	if from == "." || to == "." {
+		return fmt.Errorf("%w: cannot rename the root", backend.ErrBadArgument)
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err := f.root.Rename(from, to); err != nil {
+		return mapErr(oldPath, err)
+	}
+	// Cached handles follow their files: under the new name, and the
+	// replaced file's handle is dropped.
+	if h, ok := f.files[to]; ok {
+		f.evictLocked(h)
+	}
+	for name, h := range f.files {
+		if rest, ok := under(name, from); ok {
+			delete(f.files, name)
+			h.name = to + rest
+			if old, ok := f.files[h.name]; ok {
+				f.evictLocked(old)
+			}
+			f.files[h.name] = h
+		}
+	}
+	return nil
+}
+
+// under reports whether name is dir or lies below it, and the rest of name
+// after dir.
+func under(name, dir string) (string, bool) {
+	if name == dir {
+		return "", true
+	}
+	if strings.HasPrefix(name, dir+"/") {
+		return name[len(dir):], true
+	}
+	return "", false
+}
+
+func clean2(a, b string) (string, string, error) {
+	x, err := Clean(a)
+	if err != nil {
+		return "", "", err
+	}
+	y, err := Clean(b)
+	return x, y, err
+}
+
+// Link makes newPath a hard link to oldPath.
+func (f *FS) Link(oldPath, newPath string) error {
+	from, to, err := clean2(oldPath, newPath)
+	if err != nil {
+		return err
+	}
+	return mapErr(newPath, f.root.Link(from, to))
+}
+
+// Symlink makes path a symbolic link to target. The target must be
+// relative and resolve inside the root from the link's directory.
+func (f *FS) Symlink(target, path string) error {
+	name, err := Clean(path)
+	if err != nil {
+		return err
+	}
+	if target == "" || strings.HasPrefix(target, "/") || strings.ContainsRune(target, 0) {
+		return fmt.Errorf("%w: symbolic link target %q must be a relative path inside the export", backend.ErrPath, target)
+	}
+	if to := pathpkg.Join(pathpkg.Dir(name), target); to == ".." || strings.HasPrefix(to, "../") {
+		return fmt.Errorf("%w: symbolic link target %q leaves the export root", backend.ErrPath, target)
+	}
+	return mapErr(path, f.root.Symlink(target, name))
+}
+
+// Readlink returns the target of the symbolic link path.
+func (f *FS) Readlink(path string) (string, error) {
+	name, err := Clean(path)
+	if err != nil {
+		return "", err
+	}
+	t, err := f.root.Readlink(name)
+	return t, mapErr(path, err)
+}
+
+// Setattr applies the attribute changes a names (chmod, lchown, utimes).
+func (f *FS) Setattr(path string, a backend.Attr) error {
+	name, err := Clean(path)
+	if err != nil {
+		return err
+	}
+	if a.Mode != nil {
+		if err := f.root.Chmod(name, a.Mode.Perm()|*a.Mode&(fs.ModeSetuid|fs.ModeSetgid|fs.ModeSticky)); err != nil {
+			return mapErr(path, err)
+		}
+	}
+	if a.UID != nil || a.GID != nil {
+		uid, gid := -1, -1
+		if a.UID != nil {
+			uid = int(*a.UID)
+		}
+		if a.GID != nil {
+			gid = int(*a.GID)
+		}
+		if err := f.root.Lchown(name, uid, gid); err != nil {
+			return mapErr(path, err)
+		}
+	}
+	if a.Atime != nil || a.Mtime != nil {
+		var at, mt time.Time // zero: left as it is
+		if a.Atime != nil {
+			at = *a.Atime
+		}
+		if a.Mtime != nil {
+			mt = *a.Mtime
+		}
+		if err := f.root.Chtimes(name, at, mt); err != nil {
+			return mapErr(path, err)
+		}
+	}
+	return nil
+}
+
+// Statfs reports the usage of the file system holding the root.
+func (f *FS) Statfs() (backend.FSInfo, error) {
+	d, err := f.root.Open(".")
+	if err != nil {
+		return backend.FSInfo{}, err
+	}
+	defer d.Close()
+	var st syscall.Statfs_t
+	if err := syscall.Fstatfs(int(d.Fd()), &st); err != nil {
+		return backend.FSInfo{}, err
+	}
+	return backend.FSInfo{BlockSize: uint32(st.Bsize), Blocks: st.Blocks, Free: st.Bfree, Avail: st.Bavail,
+		Files: st.Files, FreeFiles: st.Ffree, NameLen: uint32(st.Namelen)}, nil
 }
 
 // ReadFile returns a small file's contents (layout files).

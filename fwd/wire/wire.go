@@ -23,7 +23,7 @@ import (
 // All integers are big-endian.
 const (
 	Magic      uint16 = 0xADF0
-	Version    uint8  = 1
+	Version    uint8  = 2
 	HeaderSize        = 16
 	RespFlag   uint8  = 0x80
 
@@ -67,14 +67,41 @@ const (
 	// entries) or the daemon's (the completion ring has entries and a
 	// client caller sleeps; sent as a response with id 0).
 	OpWake Op = 16
-	opMax  Op = 17
+	// Namespace and attribute operations (POSIX through the mount).
+	OpRename   Op = 17 // Path -> Path2, replacing Path2 if it exists (as rename(2))
+	OpLink     Op = 18 // hard link Path2 to the existing Path
+	OpSymlink  Op = 19 // symbolic link at Path whose target is Path2
+	OpReadlink Op = 20 // response: Path2, the target
+	OpSetattr  Op = 21 // Flags (Set*) say which of Mode, UID, GID, Atime, Mtime apply
+	OpStatfs   Op = 22 // response: FS
+	opMax      Op = 23
 )
+
+// Setattr flags: which attributes an OpSetattr changes.
+const (
+	SetMode  uint32 = 1 << 0
+	SetUID   uint32 = 1 << 1
+	SetGID   uint32 = 1 << 2
+	SetAtime uint32 = 1 << 3
+	SetMtime uint32 = 1 << 4
+)
+
+// FS is file-system usage, as statfs(2) reports it.
+type FS struct {
+	BlockSize uint32 // bytes per block of Blocks, Free, Avail
+	Blocks    uint64 // total
+	Free      uint64 // free
+	Avail     uint64 // free to unprivileged users
+	Files     uint64 // inodes
+	FreeFiles uint64
+	NameLen   uint32 // longest name
+}
 
 // MaxShm is the largest shared region a daemon maps for one connection.
 const MaxShm = 1 << 30
 
 var opNames = [...]string{"", "hello", "open", "close", "read", "write", "fsync", "stat", "unlink", "truncate", "mkdir", "readdir",
-	"shm", "read-shm", "write-shm", "ring", "wake"}
+	"shm", "read-shm", "write-shm", "ring", "wake", "rename", "link", "symlink", "readlink", "setattr", "statfs"}
 
 // String returns the operation's lower-case name.
 func (o Op) String() string {
@@ -99,21 +126,24 @@ type Code uint16
 
 // Status codes.
 const (
-	CodeOK          Code = 0
-	CodeNotExist    Code = 1  // no such file or directory
-	CodeExist       Code = 2  // file exists
-	CodePath        Code = 3  // path outside the export root or malformed
-	CodeServerDown  Code = 4  // a data server is unavailable
-	CodeBadFrame    Code = 5  // malformed frame; the connection is closed
-	CodeTooLarge    Code = 6  // frame larger than the maximum; the connection is closed
-	CodeBadHandle   Code = 7  // unknown or closed file handle
-	CodeBadArgument Code = 8  // invalid argument (negative offset, ...)
-	CodeShutdown    Code = 9  // the daemon is shutting down
-	CodeIO          Code = 10 // other I/O error
-	CodeIsDir       Code = 11 // is a directory
-	CodeNotDir      Code = 12 // not a directory
-	CodeNotEmpty    Code = 13 // directory not empty
-	CodeNoHello     Code = 14 // request before hello
+	CodeOK           Code = 0
+	CodeNotExist     Code = 1  // no such file or directory
+	CodeExist        Code = 2  // file exists
+	CodePath         Code = 3  // path outside the export root or malformed
+	CodeServerDown   Code = 4  // a data server is unavailable
+	CodeBadFrame     Code = 5  // malformed frame; the connection is closed
+	CodeTooLarge     Code = 6  // frame larger than the maximum; the connection is closed
+	CodeBadHandle    Code = 7  // unknown or closed file handle
+	CodeBadArgument  Code = 8  // invalid argument (negative offset, ...)
+	CodeShutdown     Code = 9  // the daemon is shutting down
+	CodeIO           Code = 10 // other I/O error
+	CodeIsDir        Code = 11 // is a directory
+	CodeNotDir       Code = 12 // not a directory
+	CodeNotEmpty     Code = 13 // directory not empty
+	CodeNoHello      Code = 14 // request before hello
+	CodeNotSupported Code = 15 // the backend does not support the operation
+	CodeCrossDevice  Code = 16 // rename or link across file systems
+	CodePermission   Code = 17 // permission denied by the backend
 )
 
 var codeNames = map[Code]string{
@@ -121,7 +151,8 @@ var codeNames = map[Code]string{
 	CodeServerDown: "data server down", CodeBadFrame: "bad frame", CodeTooLarge: "frame too large",
 	CodeBadHandle: "bad handle", CodeBadArgument: "bad argument", CodeShutdown: "shutting down",
 	CodeIO: "i/o error", CodeIsDir: "is a directory", CodeNotDir: "not a directory",
-	CodeNotEmpty: "directory not empty", CodeNoHello: "no hello",
+	CodeNotEmpty: "directory not empty", CodeNoHello: "no hello", CodeNotSupported: "not supported",
+	CodeCrossDevice: "cross-device link", CodePermission: "permission denied",
 }
 
 // String names the code.
@@ -269,9 +300,15 @@ func (r *Reader) ReadFrame() (Header, []byte, error) {
 type FileInfo struct {
 	Name    string
 	Size    int64
-	Mode    fs.FileMode
+	Mode    fs.FileMode // permission and type bits (fs.ModeDir, fs.ModeSymlink)
 	ModTime time.Time
 	IsDir   bool
+	// As stat(2) has them; zero where the backend does not know.
+	Atime, Ctime time.Time
+	Blocks       int64 // 512-byte blocks allocated
+	Ino          uint64
+	Nlink        uint32
+	UID, GID     uint32
 }
 
 // Msg is any request or response, with the fields its operation uses (see
@@ -288,8 +325,12 @@ type Msg struct {
 	// Requests.
 	ClientID uint32 // hello
 	Name     string // hello: client name
-	Path     string // open, stat, unlink, truncate, mkdir, readdir
-	Flags    uint32 // open
+	Path     string // open, stat, unlink, truncate, mkdir, readdir, rename, link, symlink, readlink, setattr
+	Path2    string // rename, link: the new name; symlink: the target; readlink response: the target
+	Flags    uint32 // open; setattr: Set* bits
+	UID, GID uint32 // setattr
+	Atime    int64  // setattr: Unix ns
+	Mtime    int64  // setattr: Unix ns
 	Mode     uint32 // open, mkdir: permission bits
 	Handle   uint64 // close, read, write, fsync; open response
 	Offset   int64  // read, write
@@ -304,6 +345,7 @@ type Msg struct {
 	N       int64      // write, write-shm response: bytes written; read-shm response: bytes read
 	Info    FileInfo   // stat and open responses
 	Entries []FileInfo // readdir response
+	FS      FS         // statfs response
 }
 
 // Type returns the frame type byte of m.
@@ -329,16 +371,28 @@ func (e *enc) info(fi FileInfo) {
 	e.str(fi.Name)
 	e.u64(uint64(fi.Size))
 	e.u32(uint32(fi.Mode))
-	ns := int64(0)
-	if !fi.ModTime.IsZero() {
-		ns = fi.ModTime.UnixNano()
-	}
-	e.u64(uint64(ns))
+	e.time(fi.ModTime)
 	if fi.IsDir {
 		e.u8(1)
 	} else {
 		e.u8(0)
 	}
+	e.time(fi.Atime)
+	e.time(fi.Ctime)
+	e.u64(uint64(fi.Blocks))
+	e.u64(fi.Ino)
+	e.u32(fi.Nlink)
+	e.u32(fi.UID)
+	e.u32(fi.GID)
+}
+
+// time encodes t as Unix ns, 0 for the zero time.
+func (e *enc) time(t time.Time) {
+	ns := int64(0)
+	if !t.IsZero() {
+		ns = t.UnixNano()
+	}
+	e.u64(uint64(ns))
 }
 
 // AppendFixed appends the encoded frame of m to b, header included, except
@@ -358,7 +412,18 @@ func AppendFixed(b []byte, m *Msg) []byte {
 			return e.b
 		}
 		switch m.Op {
-		case OpClose, OpFsync, OpUnlink, OpTruncate, OpMkdir, OpShm, OpRing, OpWake:
+		case OpClose, OpFsync, OpUnlink, OpTruncate, OpMkdir, OpShm, OpRing, OpWake,
+			OpRename, OpLink, OpSymlink, OpSetattr:
+		case OpReadlink:
+			e.str(m.Path2)
+		case OpStatfs:
+			e.u32(m.FS.BlockSize)
+			e.u64(m.FS.Blocks)
+			e.u64(m.FS.Free)
+			e.u64(m.FS.Avail)
+			e.u64(m.FS.Files)
+			e.u64(m.FS.FreeFiles)
+			e.u32(m.FS.NameLen)
 		case OpHello:
 			e.u32(m.MaxFrame)
 			e.u32(m.Servers)
@@ -408,7 +473,18 @@ func AppendFixed(b []byte, m *Msg) []byte {
 			e.u64(uint64(m.Length))
 			e.u32(m.Process)
 			e.u64(m.ShmOff)
-		case OpStat, OpUnlink, OpReadDir:
+		case OpStat, OpUnlink, OpReadDir, OpReadlink, OpStatfs:
+			e.str(m.Path)
+		case OpRename, OpLink, OpSymlink:
+			e.str(m.Path)
+			e.str(m.Path2)
+		case OpSetattr:
+			e.u32(m.Flags)
+			e.u32(m.Mode)
+			e.u32(m.UID)
+			e.u32(m.GID)
+			e.u64(uint64(m.Atime))
+			e.u64(uint64(m.Mtime))
 			e.str(m.Path)
 		case OpTruncate:
 			e.u64(uint64(m.Length))
@@ -506,9 +582,7 @@ func (d *dec) info() FileInfo {
 	fi.Name = d.str(MaxPath)
 	fi.Size = d.i64()
 	fi.Mode = fs.FileMode(d.u32())
-	if ns := int64(d.u64()); ns != 0 {
-		fi.ModTime = time.Unix(0, ns)
-	}
+	fi.ModTime = d.time()
 	switch d.u8() {
 	case 0:
 	case 1:
@@ -516,7 +590,22 @@ func (d *dec) info() FileInfo {
 	default:
 		d.err = true
 	}
+	fi.Atime = d.time()
+	fi.Ctime = d.time()
+	fi.Blocks = d.i64()
+	fi.Ino = d.u64()
+	fi.Nlink = d.u32()
+	fi.UID = d.u32()
+	fi.GID = d.u32()
 	return fi
+}
+
+// time decodes Unix ns, 0 being the zero time.
+func (d *dec) time() time.Time {
+	if ns := int64(d.u64()); ns != 0 {
+		return time.Unix(0, ns)
+	}
+	return time.Time{}
 }
 
 // Decode decodes the payload p of a frame with header h into m. m.Data
@@ -542,6 +631,11 @@ func Decode(h Header, p []byte, m *Msg) error {
 			m.Info = d.info()
 		case OpStat:
 			m.Info = d.info()
+		case OpReadlink:
+			m.Path2 = d.str(MaxPath)
+		case OpStatfs:
+			m.FS = FS{BlockSize: d.u32(), Blocks: d.u64(), Free: d.u64(), Avail: d.u64(),
+				Files: d.u64(), FreeFiles: d.u64(), NameLen: d.u32()}
 		case OpWrite, OpReadShm, OpWriteShm:
 			m.N = d.i64()
 		case OpReadDir:
@@ -592,7 +686,18 @@ func Decode(h Header, p []byte, m *Msg) error {
 		m.Length = d.i64()
 		m.Process = d.u32()
 		m.ShmOff = d.u64()
-	case OpStat, OpUnlink, OpReadDir:
+	case OpStat, OpUnlink, OpReadDir, OpReadlink, OpStatfs:
+		m.Path = d.str(MaxPath)
+	case OpRename, OpLink, OpSymlink:
+		m.Path = d.str(MaxPath)
+		m.Path2 = d.str(MaxPath)
+	case OpSetattr:
+		m.Flags = d.u32()
+		m.Mode = d.u32()
+		m.UID = d.u32()
+		m.GID = d.u32()
+		m.Atime = int64(d.u64())
+		m.Mtime = int64(d.u64())
 		m.Path = d.str(MaxPath)
 	case OpTruncate:
 		m.Length = d.i64()

@@ -5,13 +5,16 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"reflect"
 	"testing"
 	"time"
 )
 
 func sampleMsgs() []Msg {
-	fi := FileInfo{Name: "a/b", Size: 42, Mode: 0o644, ModTime: time.Unix(0, 1700000000123456789)}
+	fi := FileInfo{Name: "a/b", Size: 42, Mode: 0o644, ModTime: time.Unix(0, 1700000000123456789),
+		Atime: time.Unix(0, 1700000000000000001), Ctime: time.Unix(0, 1700000000000000002),
+		Blocks: 8, Ino: 1 << 40, Nlink: 2, UID: 1000, GID: 100}
 	return []Msg{
 		{Op: OpHello, ID: 1, ClientID: 7, Name: "node7"},
 		{Op: OpOpen, ID: 2, Flags: OpenCreate | OpenTruncate, Mode: 0o644, Path: "dir/file"},
@@ -42,6 +45,19 @@ func sampleMsgs() []Msg {
 		{Op: OpRing, ID: 15, Response: true},
 		{Op: OpWake},
 		{Op: OpWake, Response: true},
+		{Op: OpRename, ID: 16, Path: "a", Path2: "b/c"},
+		{Op: OpRename, ID: 16, Response: true},
+		{Op: OpLink, ID: 17, Path: "a", Path2: "hard"},
+		{Op: OpLink, ID: 17, Response: true, Code: CodeCrossDevice, Err: "no"},
+		{Op: OpSymlink, ID: 18, Path: "l", Path2: "../t"},
+		{Op: OpSymlink, ID: 18, Response: true},
+		{Op: OpReadlink, ID: 19, Path: "l"},
+		{Op: OpReadlink, ID: 19, Response: true, Path2: "../t"},
+		{Op: OpSetattr, ID: 20, Path: "a", Flags: SetMode | SetMtime, Mode: 0o600, UID: 1, GID: 2, Atime: -1, Mtime: 1 << 62},
+		{Op: OpSetattr, ID: 20, Response: true},
+		{Op: OpStatfs, ID: 21, Path: "."},
+		{Op: OpStatfs, ID: 21, Response: true, FS: FS{BlockSize: 4096, Blocks: 1 << 30, Free: 5, Avail: 4, Files: 9, FreeFiles: 8, NameLen: 255}},
+		{Op: OpStat, ID: 7, Response: true, Info: FileInfo{Name: "l", Mode: fs.ModeSymlink | 0o777}},
 	}
 }
 

@@ -1,0 +1,274 @@
+package fusemount_test
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// TestPOSIX checks, through the mount, one operation per subtest against
+// what the backend directory then holds.
+func TestPOSIX(t *testing.T) {
+	mnt, root := mounted(t)
+	write := func(t *testing.T, name, data string) {
+		t.Helper()
+		if err := os.WriteFile(filepath.Join(mnt, name), []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Run("rename file", func(t *testing.T) {
+		write(t, "r1", "one")
+		f, err := os.OpenFile(filepath.Join(mnt, "r1"), os.O_RDWR, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		if err := os.Rename(filepath.Join(mnt, "r1"), filepath.Join(mnt, "r2")); err != nil {
+			t.Fatal(err)
+		}
+		// The open descriptor follows the file.
+		if _, err := f.WriteAt([]byte("ONE"), 0); err != nil {
+			t.Fatal(err)
+		}
+		if err := f.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := os.Stat(filepath.Join(root, "r1")); !errors.Is(err, os.ErrNotExist) {
+			t.Fatalf("old name still on the backend: %v", err)
+		}
+		if got, _ := os.ReadFile(filepath.Join(root, "r2")); string(got) != "ONE" {
+			t.Fatalf("backend r2 = %q, want the write through the renamed descriptor", got)
+		}
+	})
+	t.Run("rename replaces", func(t *testing.T) {
+		write(t, "a", "a")
+		write(t, "b", "b")
+		if err := os.Rename(filepath.Join(mnt, "a"), filepath.Join(mnt, "b")); err != nil {
+			t.Fatal(err)
+		}
+		if got, _ := os.ReadFile(filepath.Join(mnt, "b")); string(got) != "a" {
+			t.Fatalf("b = %q after rename over it", got)
+		}
+	})
+	t.Run("rename directory", func(t *testing.T) {
+		if err := os.MkdirAll(filepath.Join(mnt, "d1/sub"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		write(t, "d1/sub/f", "deep")
+		if err := os.Rename(filepath.Join(mnt, "d1"), filepath.Join(mnt, "d2")); err != nil {
+			t.Fatal(err)
+		}
+		if got, err := os.ReadFile(filepath.Join(mnt, "d2/sub/f")); err != nil || string(got) != "deep" {
+			t.Fatalf("d2/sub/f = %q, %v", got, err)
+		}
+		if _, err := os.Stat(filepath.Join(root, "d1")); !errors.Is(err, os.ErrNotExist) {
+			t.Fatalf("d1 still on the backend: %v", err)
+		}
+	})
+	t.Run("rename across mounts is EXDEV", func(t *testing.T) {
+		write(t, "x", "x")
+		err := os.Rename(filepath.Join(mnt, "x"), filepath.Join(t.TempDir(), "x"))
+		if !errors.Is(err, syscall.EXDEV) {
+			t.Fatalf("rename out of the mount: %v, want EXDEV", err)
+		}
+	})
+	t.Run("hard link", func(t *testing.T) {
+		write(t, "h1", "shared")
+		if err := os.Link(filepath.Join(mnt, "h1"), filepath.Join(mnt, "h2")); err != nil {
+			t.Fatal(err)
+		}
+		var a, b syscall.Stat_t
+		if err := syscall.Stat(filepath.Join(root, "h1"), &a); err != nil {
+			t.Fatal(err)
+		}
+		if err := syscall.Stat(filepath.Join(root, "h2"), &b); err != nil {
+			t.Fatal(err)
+		}
+		if a.Ino != b.Ino || a.Nlink != 2 {
+			t.Fatalf("backend: inodes %d and %d, nlink %d; want one inode with 2 links", a.Ino, b.Ino, a.Nlink)
+		}
+		var m syscall.Stat_t
+		if err := syscall.Stat(filepath.Join(mnt, "h2"), &m); err != nil || m.Nlink != 2 {
+			t.Fatalf("mount: nlink %d, %v; want 2", m.Nlink, err)
+		}
+	})
+	t.Run("symlink", func(t *testing.T) {
+		write(t, "target", "pointed")
+		if err := os.Symlink("target", filepath.Join(mnt, "link")); err != nil {
+			t.Fatal(err)
+		}
+		if got, err := os.Readlink(filepath.Join(mnt, "link")); err != nil || got != "target" {
+			t.Fatalf("readlink = %q, %v", got, err)
+		}
+		if got, err := os.ReadFile(filepath.Join(mnt, "link")); err != nil || string(got) != "pointed" {
+			t.Fatalf("read through the link = %q, %v", got, err)
+		}
+		if fi, err := os.Lstat(filepath.Join(root, "link")); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+			t.Fatalf("backend: %v, %v; want a symbolic link", fi, err)
+		}
+	})
+	t.Run("symlink leaving the export is refused", func(t *testing.T) {
+		for _, target := range []string{"/etc/passwd", "../outside", "sub/../../x"} {
+			if err := os.Symlink(target, filepath.Join(mnt, "bad")); !errors.Is(err, syscall.EACCES) {
+				t.Fatalf("symlink to %q: %v, want EACCES", target, err)
+			}
+		}
+	})
+	t.Run("chmod", func(t *testing.T) {
+		write(t, "m", "m")
+		if err := os.Chmod(filepath.Join(mnt, "m"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if fi, _ := os.Stat(filepath.Join(root, "m")); fi.Mode().Perm() != 0o600 {
+			t.Fatalf("backend mode %v, want 0600", fi.Mode())
+		}
+		if fi, _ := os.Stat(filepath.Join(mnt, "m")); fi.Mode().Perm() != 0o600 {
+			t.Fatalf("mount mode %v, want 0600", fi.Mode())
+		}
+	})
+	t.Run("chown", func(t *testing.T) {
+		write(t, "o", "o")
+		if err := os.Chown(filepath.Join(mnt, "o"), 1234, 5678); err != nil {
+			t.Fatal(err)
+		}
+		var st syscall.Stat_t
+		if err := syscall.Stat(filepath.Join(root, "o"), &st); err != nil || st.Uid != 1234 || st.Gid != 5678 {
+			t.Fatalf("backend owner %d:%d, %v; want 1234:5678", st.Uid, st.Gid, err)
+		}
+		if err := syscall.Stat(filepath.Join(mnt, "o"), &st); err != nil || st.Uid != 1234 || st.Gid != 5678 {
+			t.Fatalf("mount owner %d:%d, %v; want 1234:5678", st.Uid, st.Gid, err)
+		}
+	})
+	t.Run("utimes and atime", func(t *testing.T) {
+		write(t, "u", "u")
+		at, mt := time.Date(2001, 2, 3, 4, 5, 6, 0, time.UTC), time.Date(2002, 3, 4, 5, 6, 7, 0, time.UTC)
+		if err := os.Chtimes(filepath.Join(mnt, "u"), at, mt); err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range []string{filepath.Join(root, "u"), filepath.Join(mnt, "u")} {
+			var st syscall.Stat_t
+			if err := syscall.Stat(p, &st); err != nil {
+				t.Fatal(err)
+			}
+			if got := time.Unix(st.Atim.Unix()); !got.Equal(at) {
+				t.Fatalf("%s: atime %v, want %v", p, got, at)
+			}
+			if got := time.Unix(st.Mtim.Unix()); !got.Equal(mt) {
+				t.Fatalf("%s: mtime %v, want %v", p, got, mt)
+			}
+			if st.Ctim.Sec < time.Now().Add(-time.Hour).Unix() {
+				t.Fatalf("%s: ctime %v is not recent", p, time.Unix(st.Ctim.Unix()))
+			}
+		}
+	})
+	t.Run("statfs", func(t *testing.T) {
+		var m, b syscall.Statfs_t
+		if err := syscall.Statfs(mnt, &m); err != nil {
+			t.Fatal(err)
+		}
+		if err := syscall.Statfs(root, &b); err != nil {
+			t.Fatal(err)
+		}
+		if m.Blocks != b.Blocks || m.Bsize != b.Bsize || m.Blocks == 0 {
+			t.Fatalf("mount: %d blocks of %d; backend %d of %d", m.Blocks, m.Bsize, b.Blocks, b.Bsize)
+		}
+	})
+	t.Run("dot and dotdot", func(t *testing.T) {
+		d, err := os.Open(mnt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer d.Close()
+		names, err := rawNames(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Contains(names, ".") || !slices.Contains(names, "..") {
+			t.Fatalf("listing %v lacks . or ..", names)
+		}
+	})
+	t.Run("sparse file blocks", func(t *testing.T) {
+		f, err := os.Create(filepath.Join(mnt, "sparse"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.WriteAt([]byte("end"), 1<<30); err != nil {
+			t.Fatal(err)
+		}
+		if err := f.Close(); err != nil {
+			t.Fatal(err)
+		}
+		var st syscall.Stat_t
+		if err := syscall.Stat(filepath.Join(mnt, "sparse"), &st); err != nil {
+			t.Fatal(err)
+		}
+		if st.Size != 1<<30+3 || st.Blocks*512 > 1<<20 {
+			t.Fatalf("size %d, %d blocks allocated: want the sparse file's few blocks", st.Size, st.Blocks)
+		}
+	})
+	t.Run("shared mmap", func(t *testing.T) {
+		write(t, "mm", string(bytes.Repeat([]byte{'.'}, 8192)))
+		f, err := os.OpenFile(filepath.Join(mnt, "mm"), os.O_RDWR, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		mem, err := syscall.Mmap(int(f.Fd()), 0, 8192, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_SHARED)
+		if err != nil {
+			t.Skipf("shared mmap of a direct-I/O file needs Linux 6.6 or later: %v", err)
+		}
+		copy(mem[4096:], "mapped")
+		if err := msync(mem); err != nil {
+			t.Fatal(err)
+		}
+		if err := syscall.Munmap(mem); err != nil {
+			t.Fatal(err)
+		}
+		if got, _ := os.ReadFile(filepath.Join(root, "mm")); !bytes.Equal(got[4096:4102], []byte("mapped")) {
+			t.Fatalf("backend holds %q at 4096 after msync", got[4096:4102])
+		}
+	})
+}
+
+func msync(b []byte) error {
+	_, _, e := syscall.Syscall(syscall.SYS_MSYNC, uintptr(unsafePointer(b)), uintptr(len(b)), syscall.MS_SYNC)
+	if e != 0 {
+		return e
+	}
+	return nil
+}
+
+// rawNames lists a directory with getdents, "." and ".." included.
+func rawNames(d *os.File) ([]string, error) {
+	buf := make([]byte, 64<<10)
+	var names []string
+	for {
+		n, err := syscall.ReadDirent(int(d.Fd()), buf)
+		if err != nil {
+			return nil, err
+		}
+		if n == 0 {
+			return names, nil
+		}
+		// linux_dirent64: ino u64, off s64, reclen u16, type u8, name;
+		// syscall.ParseDirent would drop "." and "..".
+		for b := buf[:n]; len(b) >= 19; {
+			reclen := int(binary.NativeEndian.Uint16(b[16:18]))
+			if reclen < 19 || reclen > len(b) {
+				break
+			}
+			name := b[19:reclen]
+			if i := bytes.IndexByte(name, 0); i >= 0 {
+				name = name[:i]
+			}
+			names = append(names, string(name))
+			b = b[reclen:]
+		}
+	}
+}

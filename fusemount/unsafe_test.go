@@ -1,0 +1,5 @@
+package fusemount_test
+
+import "unsafe"
+
+func unsafePointer(b []byte) unsafe.Pointer { return unsafe.Pointer(&b[0]) }

@@ -1,0 +1,91 @@
+package fwd
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/adaptio/adaptio/backend"
+	"github.com/adaptio/adaptio/fwd/wire"
+)
+
+// Attr is an attribute change for Setattr; nil fields stay as they are.
+type Attr = backend.Attr
+
+// FSInfo is the usage of the file system behind the daemon.
+type FSInfo = wire.FS
+
+// Rename moves oldPath to newPath, replacing newPath as rename(2) does;
+// handles open on the file (or below the directory) follow it. On a backend
+// without renames it fails with a not-supported error.
+func (c *Client) Rename(oldPath, newPath string) error {
+	if _, err := c.do(&wire.Msg{Op: wire.OpRename, Path: oldPath, Path2: newPath}, nil, nil); err != nil {
+		return fmt.Errorf("rename %s to %s: %w", oldPath, newPath, err)
+	}
+	return nil
+}
+
+// Link makes newPath a hard link to oldPath.
+func (c *Client) Link(oldPath, newPath string) error {
+	if _, err := c.do(&wire.Msg{Op: wire.OpLink, Path: oldPath, Path2: newPath}, nil, nil); err != nil {
+		return fmt.Errorf("link %s to %s: %w", newPath, oldPath, err)
+	}
+	return nil
+}
+
+// Symlink makes path a symbolic link to target, which must be relative
+// and stay inside the export.
+func (c *Client) Symlink(target, path string) error {
+	if _, err := c.do(&wire.Msg{Op: wire.OpSymlink, Path: path, Path2: target}, nil, nil); err != nil {
+		return fmt.Errorf("symlink %s -> %s: %w", path, target, err)
+	}
+	return nil
+}
+
+// Readlink returns the target of the symbolic link path.
+func (c *Client) Readlink(path string) (string, error) {
+	cl, err := c.do(&wire.Msg{Op: wire.OpReadlink, Path: path}, nil, nil)
+	if err != nil {
+		return "", fmt.Errorf("readlink %s: %w", path, err)
+	}
+	return cl.resp.Path2, nil
+}
+
+// Setattr changes path's mode, owner or times (the non-nil fields of a).
+func (c *Client) Setattr(path string, a Attr) error {
+	m := &wire.Msg{Op: wire.OpSetattr, Path: path}
+	if a.Mode != nil {
+		m.Flags |= wire.SetMode
+		m.Mode = uint32(a.Mode.Perm()) | unixSpecialBits(*a.Mode)
+	}
+	if a.UID != nil {
+		m.Flags |= wire.SetUID
+		m.UID = *a.UID
+	}
+	if a.GID != nil {
+		m.Flags |= wire.SetGID
+		m.GID = *a.GID
+	}
+	if a.Atime != nil {
+		m.Flags |= wire.SetAtime
+		m.Atime = unixNano(*a.Atime)
+	}
+	if a.Mtime != nil {
+		m.Flags |= wire.SetMtime
+		m.Mtime = unixNano(*a.Mtime)
+	}
+	if _, err := c.do(m, nil, nil); err != nil {
+		return fmt.Errorf("setattr %s: %w", path, err)
+	}
+	return nil
+}
+
+func unixNano(t time.Time) int64 { return t.UnixNano() }
+
+// Statfs reports the usage of the file system behind the daemon.
+func (c *Client) Statfs() (FSInfo, error) {
+	cl, err := c.do(&wire.Msg{Op: wire.OpStatfs, Path: "."}, nil, nil)
+	if err != nil {
+		return FSInfo{}, fmt.Errorf("statfs: %w", err)
+	}
+	return cl.resp.FS, nil
+}
