@@ -206,7 +206,7 @@ func errno(err error) syscall.Errno {
 func (n *node) fill(fi fwd.FileInfo, a *fuse.Attr) {
 	a.Size = uint64(fi.Size)
 	a.Blksize = 1 << 20
-	a.Mode = fileType(fi) | uint32(fi.Mode.Perm()) | specialBits(fi.Mode)
+	a.Mode = fileType(fi) | wire.UnixMode(fi.Mode)
 	a.Ino = fi.Ino
 	if fi.Ino != 0 {
 		a.Blocks = uint64(fi.Blocks)
@@ -243,20 +243,6 @@ func fileType(fi fwd.FileInfo) uint32 {
 	return syscall.S_IFREG
 }
 
-func specialBits(m fs.FileMode) uint32 {
-	var u uint32
-	if m&fs.ModeSetuid != 0 {
-		u |= syscall.S_ISUID
-	}
-	if m&fs.ModeSetgid != 0 {
-		u |= syscall.S_ISGID
-	}
-	if m&fs.ModeSticky != 0 {
-		u |= syscall.S_ISVTX
-	}
-	return u
-}
-
 func (n *node) child(ctx context.Context, fi fwd.FileInfo, out *fuse.EntryOut) *gofs.Inode {
 	n.fill(fi, &out.Attr)
 	// The backend's inode number, where it has one, keeps one kernel inode
@@ -289,16 +275,7 @@ func (n *node) Setattr(ctx context.Context, fh gofs.FileHandle, in *fuse.SetAttr
 	var a fwd.Attr
 	set := false
 	if m, ok := in.GetMode(); ok {
-		mode := fs.FileMode(m & 0o777)
-		if m&syscall.S_ISUID != 0 {
-			mode |= fs.ModeSetuid
-		}
-		if m&syscall.S_ISGID != 0 {
-			mode |= fs.ModeSetgid
-		}
-		if m&syscall.S_ISVTX != 0 {
-			mode |= fs.ModeSticky
-		}
+		mode := wire.FileMode(m)
 		a.Mode, set = &mode, true
 	}
 	if u, ok := in.GetUID(); ok {

@@ -656,7 +656,7 @@ func (d *Daemon) namespace(ctx context.Context, m *wire.Msg, p string) (*wire.Ms
 	case wire.OpSetattr:
 		var a backend.Attr
 		if m.Flags&wire.SetMode != 0 {
-			mode := fs.FileMode(m.Mode&0o777) | unixModeBits(m.Mode)
+			mode := wire.FileMode(m.Mode)
 			a.Mode = &mode
 		}
 		if m.Flags&wire.SetUID != 0 {
@@ -680,38 +680,6 @@ func (d *Daemon) namespace(ctx context.Context, m *wire.Msg, p string) (*wire.Ms
 			Files: st.Files, FreeFiles: st.FreeFiles, NameLen: st.NameLen}}, err
 	}
 	return nil, fmt.Errorf("%w: %s", wire.ErrBadOp, m.Op)
-}
-
-// unixSpecialBits maps fs.FileMode's setuid, setgid and sticky bits to a
-// Unix mode's.
-func unixSpecialBits(m fs.FileMode) uint32 {
-	var u uint32
-	if m&fs.ModeSetuid != 0 {
-		u |= syscall.S_ISUID
-	}
-	if m&fs.ModeSetgid != 0 {
-		u |= syscall.S_ISGID
-	}
-	if m&fs.ModeSticky != 0 {
-		u |= syscall.S_ISVTX
-	}
-	return u
-}
-
-// unixModeBits maps the setuid, setgid and sticky bits of a Unix mode to
-// fs.FileMode's.
-func unixModeBits(mode uint32) fs.FileMode {
-	var m fs.FileMode
-	if mode&syscall.S_ISUID != 0 {
-		m |= fs.ModeSetuid
-	}
-	if mode&syscall.S_ISGID != 0 {
-		m |= fs.ModeSetgid
-	}
-	if mode&syscall.S_ISVTX != 0 {
-		m |= fs.ModeSticky
-	}
-	return m
 }
 
 // renamed points the handles open on from, or on files below it, to their

@@ -2,7 +2,6 @@ package fwd
 
 import (
 	"fmt"
-	"time"
 
 	"github.com/adaptio/adaptio/backend"
 	"github.com/adaptio/adaptio/fwd/wire"
@@ -55,7 +54,7 @@ func (c *Client) Setattr(path string, a Attr) error {
 	m := &wire.Msg{Op: wire.OpSetattr, Path: path}
 	if a.Mode != nil {
 		m.Flags |= wire.SetMode
-		m.Mode = uint32(a.Mode.Perm()) | unixSpecialBits(*a.Mode)
+		m.Mode = wire.UnixMode(*a.Mode)
 	}
 	if a.UID != nil {
 		m.Flags |= wire.SetUID
@@ -67,11 +66,11 @@ func (c *Client) Setattr(path string, a Attr) error {
 	}
 	if a.Atime != nil {
 		m.Flags |= wire.SetAtime
-		m.Atime = unixNano(*a.Atime)
+		m.Atime = a.Atime.UnixNano()
 	}
 	if a.Mtime != nil {
 		m.Flags |= wire.SetMtime
-		m.Mtime = unixNano(*a.Mtime)
+		m.Mtime = a.Mtime.UnixNano()
 	}
 	if _, err := c.do(m, nil, nil); err != nil {
 		return fmt.Errorf("setattr %s: %w", path, err)
@@ -79,7 +78,6 @@ func (c *Client) Setattr(path string, a Attr) error {
 	return nil
 }
 
-func unixNano(t time.Time) int64 { return t.UnixNano() }
 
 // Statfs reports the usage of the file system behind the daemon.
 func (c *Client) Statfs() (FSInfo, error) {

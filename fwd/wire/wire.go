@@ -86,6 +86,38 @@ const (
 	SetMtime uint32 = 1 << 4
 )
 
+// UnixMode returns the permission, setuid, setgid and sticky bits of m as
+// a Unix mode (no type bits).
+func UnixMode(m fs.FileMode) uint32 {
+	u := uint32(m.Perm())
+	if m&fs.ModeSetuid != 0 {
+		u |= 0o4000
+	}
+	if m&fs.ModeSetgid != 0 {
+		u |= 0o2000
+	}
+	if m&fs.ModeSticky != 0 {
+		u |= 0o1000
+	}
+	return u
+}
+
+// FileMode is UnixMode's inverse: the permission, setuid, setgid and
+// sticky bits of a Unix mode as an fs.FileMode.
+func FileMode(u uint32) fs.FileMode {
+	m := fs.FileMode(u & 0o777)
+	if u&0o4000 != 0 {
+		m |= fs.ModeSetuid
+	}
+	if u&0o2000 != 0 {
+		m |= fs.ModeSetgid
+	}
+	if u&0o1000 != 0 {
+		m |= fs.ModeSticky
+	}
+	return m
+}
+
 // FS is file-system usage, as statfs(2) reports it.
 type FS struct {
 	BlockSize uint32 // bytes per block of Blocks, Free, Avail
