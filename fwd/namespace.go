@@ -78,7 +78,6 @@ func (c *Client) Setattr(path string, a Attr) error {
 	return nil
 }
 
-
 // Statfs reports the usage of the file system behind the daemon.
 func (c *Client) Statfs() (FSInfo, error) {
 	cl, err := c.do(&wire.Msg{Op: wire.OpStatfs, Path: "."}, nil, nil)
