@@ -225,16 +225,16 @@ func New(opts Options) (*Daemon, error) {
 		ready:  make(chan struct{}),
 		byPath: map[string]*fileRef{},
 	}
+	d.span, _ = opts.Backend.(backend.Spanner)
+	if d.obj, _ = opts.Backend.(backend.ObjectStore); d.obj != nil {
+		d.span = nil // pieces are scheduled and merged by server-local offset
+	}
 	d.initDispatcher(cfg.Servers)
 	m, err := newMetrics(reg, cfg.Servers, d.queueDepth)
 	if err != nil {
 		return nil, err
 	}
 	d.m = m
-	d.span, _ = opts.Backend.(backend.Spanner)
-	if d.obj, _ = opts.Backend.(backend.ObjectStore); d.obj != nil {
-		d.span = nil // pieces are scheduled and merged by server-local offset
-	}
 	d.observe.Store(opts.Observe)
 	d.ctx, d.cancel = context.WithCancel(context.Background())
 	if opts.Scheduler == "twins" {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/adaptio/adaptio/backend"
 	"github.com/adaptio/adaptio/fwd/wire"
+	"github.com/adaptio/adaptio/ionode"
 	"github.com/adaptio/adaptio/sched"
 )
 
@@ -66,45 +67,44 @@ func (p *piece) finish() {
 	}
 }
 
-// job is one batch handed to a worker.
+// job is one access handed to a worker: the scheduler's batches it joins
+// (acc.Batches) and their pieces.
 type job struct {
-	batch  sched.Batch // Requests cleared; pieces carries them
+	acc    ionode.Access
+	batch  sched.Batch // spans the access (Requests unset)
 	pieces []*piece
-	// parts are the scheduler's batches a span job executes as one access
-	// (nil: batch alone); batch then covers them all.
-	parts []sched.Batch
-	one   [1]*piece // room for the pieces of a batch of one
+	one    [1]*piece      // room for the pieces of a batch of one
+	room   [1]sched.Batch // room for an access of one batch
 }
 
-// maxSpan bounds the batches joined into one span job.
+// maxSpan bounds the requests joined into one span job.
 const maxSpan = 64
 
-// dispatcher owns the scheduler. There is no scheduling goroutine: the
-// goroutines that add requests (connection readers, the ring poller) and
-// the workers call it under its lock. A worker finishing a batch records
-// the completion and takes the next dispatchable batch in the same call,
-// so a request's pieces flow from submitter to worker with one wake-up
-// at most, and a busy worker goes from batch to batch with none (an
-// earlier design with a scheduling goroutine between them paid two
-// goroutine wake-ups per piece, which dominated small requests on few
-// cores).
+// dispatcher owns the I/O node's dispatch core (package ionode, the
+// simulator's too). There is no scheduling goroutine: the goroutines that
+// add requests (connection readers, the ring poller) and the workers call
+// it under its lock. A worker finishing an access records the completion
+// and takes the next dispatchable access in the same call, so a request's
+// pieces flow from submitter to worker with one wake-up at most, and a busy
+// worker goes from access to access with none (an earlier design with a
+// scheduling goroutine between them paid two goroutine wake-ups per piece,
+// which dominated small requests on few cores).
 //
-// Files in flight: a batch of a file that already has a batch executing is
-// held back (up to Workers of them) while the scheduler offers batches of
-// other files, and goes first once its file is idle or the scheduler has
-// nothing else. Concurrent writes to one file serialise in the file system
-// (on a local file system the writers of an inode contend for its lock,
-// and on two cores that contention cost the daemon twice the CPU of the
-// writes themselves); batches of other files keep the workers busy instead.
-// The policy is work-conserving: a worker never idles while a batch is
+// On backends that keep files whole (local file systems), batches of a file
+// that has an access executing are held back (up to Workers of them) while
+// the scheduler offers batches of other files (ionode.Config.Hold): the
+// writers of one inode contend for its lock, and on two cores that
+// contention cost the daemon twice the CPU of the writes themselves. On
+// backends of per-server objects nothing is held back, as in the simulator.
+// Dispatch is work-conserving: a worker never idles while a batch is
 // dispatchable, so one client's large request still spreads over every
 // data server at once.
 type dispatcher struct {
 	mu       sync.Mutex
 	work     sync.Cond // workers wait here for a dispatchable batch
-	pending  map[uint64]*piece
-	depth    []int // pending pieces per data server (exported as adaptio_fwd_queue_depth)
-	sp       *spread
+	node     *ionode.Node
+	pending  map[uint64]*piece // queued pieces by request id (in the scheduler or held)
+	depth    []int             // pending pieces per data server (exported as adaptio_fwd_queue_depth)
 	inflight int
 	idle     int  // workers waiting on work
 	closed   bool // Shutdown: no more adds; workers end once drained
@@ -118,7 +118,15 @@ func (d *Daemon) initDispatcher(servers int) {
 	q.work.L = &q.mu
 	q.pending = map[uint64]*piece{}
 	q.depth = make([]int, servers)
-	q.sp = newSpread(d.opts.Workers)
+	cfg := ionode.Config{Hold: d.opts.Workers}
+	switch {
+	case d.obj != nil:
+		cfg = ionode.Config{Aggregate: MaxMerge}
+	case d.span != nil:
+		cfg.Aggregate = maxSpan
+		cfg.Continues = d.spanContinues
+	}
+	q.node = ionode.New(d.sw, cfg)
 	q.timer = time.AfterFunc(time.Hour, func() {
 		q.mu.Lock()
 		q.timerAt = 0
@@ -147,7 +155,7 @@ func (d *Daemon) add(ps []piece) {
 	now := d.now()
 	for i := range ps {
 		p := &ps[i]
-		if err := d.sw.Add(now, p.request(now)); err != nil {
+		if err := q.node.Add(now, p.request(now)); err != nil {
 			p.err = err
 			failed = append(failed, p)
 			continue
@@ -165,8 +173,8 @@ func (d *Daemon) add(ps []piece) {
 	}
 }
 
-// next records the batch a worker finished (done, if not nil) and returns
-// the next batch to execute, waiting for one; nil once the daemon is shut
+// next records the access a worker finished (done, if not nil) and returns
+// the next one to execute, waiting for one; nil once the daemon is shut
 // down and everything queued has been executed.
 func (d *Daemon) next(done *completion) *job {
 	q := &d.q
@@ -178,25 +186,20 @@ func (d *Daemon) next(done *completion) *job {
 		if d.rings.running.Add(-1) == 0 && d.rings.count.Load() > 0 {
 			d.rings.kick() // the poller stood down while batches ran
 		}
-		q.sp.done(done.file)
-		if done.parts == nil {
-			d.completeLocked(now, done.batch, done.bytes, done.took)
-		}
-		for _, b := range done.parts { // a span: each batch completes on its own
-			d.completeLocked(now, b.ID, int64(clampN(int(done.bytes), b.Offset-done.off, int(b.Length))), done.took)
+		if err := q.node.Done(now, done.acc, done.bytes, done.took); err != nil {
+			d.log.Error("scheduler completion", "err", err)
 		}
 	}
 	for {
 		if j := d.dispatchLocked(now); j != nil {
-			q.sp.started(j.batch.File)
 			q.inflight++
 			d.rings.running.Add(1)
-			if q.idle > 0 && (len(q.pending) > 0 || len(q.sp.held) > 0) {
+			if q.idle > 0 && q.node.Pending() {
 				q.work.Signal() // more may be dispatchable: let another worker look
 			}
 			return j
 		}
-		if q.closed && len(q.pending) == 0 && q.inflight == 0 && len(q.sp.held) == 0 {
+		if q.closed && len(q.pending) == 0 && q.inflight == 0 {
 			q.work.Broadcast()
 			return nil
 		}
@@ -207,169 +210,85 @@ func (d *Daemon) next(done *completion) *job {
 	}
 }
 
-func (d *Daemon) completeLocked(now time.Duration, batch uint64, bytes int64, took time.Duration) {
-	if err := d.sw.Complete(now, batch, bytes, took); err != nil {
-		d.log.Error("scheduler completion", "err", err)
-	}
-}
-
-// dispatchLocked returns a batch to execute now, or nil (arming the timer
+// dispatchLocked returns an access to execute now, or nil (arming the timer
 // for the scheduler's retryAt).
 func (d *Daemon) dispatchLocked(now time.Duration) *job {
-	j := d.pickLocked(now)
-	switch {
-	case j == nil:
-	case d.span != nil:
-		d.spanLocked(j, now)
-	case d.obj != nil:
-		d.mergeLocked(j, now)
-	}
-	return j
-}
-
-func (d *Daemon) pickLocked(now time.Duration) *job {
 	q := &d.q
-	if j := q.sp.ready(); j != nil {
-		return j
+	j := &job{}
+	a, ok, retry := q.node.Next(now, j.room[:0])
+	if retry > 0 && (q.timerAt == 0 || retry < q.timerAt) {
+		q.timerAt = retry
+		q.timer.Reset(max(retry-now, 0))
 	}
-	for {
-		b, ok, retry := d.sw.Next(now)
-		if !ok {
-			if retry > 0 && (q.timerAt == 0 || retry < q.timerAt) {
-				q.timerAt = retry
-				q.timer.Reset(max(retry-now, 0))
-			}
-			return q.sp.oldest() // nothing else to do: work-conserving
-		}
-		if j := q.sp.offer(d.jobLocked(b)); j != nil {
-			return j
-		}
+	if !ok {
+		return nil
 	}
-}
-
-// jobLocked takes a batch's pieces out of the pending ones.
-func (d *Daemon) jobLocked(b sched.Batch) *job {
-	j := &job{batch: b}
-	if len(b.Requests) == 1 {
+	j.acc = a
+	j.batch = sched.Batch{ID: a.Batches[0].ID, Queue: a.Queue, File: a.File, Op: a.Op, Offset: a.Offset, Length: a.Length}
+	if a.Requests == 1 {
 		j.pieces = j.one[:]
 	} else {
-		j.pieces = make([]*piece, len(b.Requests))
+		j.pieces = make([]*piece, 0, a.Requests)
 	}
-	for i, r := range b.Requests {
-		j.pieces[i] = d.q.pending[r.ID]
-		delete(d.q.pending, r.ID)
+	j.pieces = j.pieces[:0]
+	for _, b := range a.Batches {
+		for _, r := range b.Requests {
+			j.pieces = append(j.pieces, q.pending[r.ID])
+			delete(q.pending, r.ID)
+		}
+		q.depth[b.Queue] -= len(b.Requests)
 	}
-	d.rings.setQueued(len(d.q.pending))
-	if len(d.q.pending) == 0 && d.rings.count.Load() > 0 {
+	d.rings.setQueued(len(q.pending))
+	if len(q.pending) == 0 && d.rings.count.Load() > 0 {
 		d.rings.kick() // the poller stood down while requests were queued
 	}
-	j.batch.Requests = nil
-	d.q.depth[b.Queue] -= len(b.Requests)
 	return j
 }
 
-// spanLocked joins to j, on a backend that keeps files whole
-// (backend.Spanner), the batches of the same request that continue it and
-// that the scheduler releases now: held ones, then the scheduler's next
-// ones while they continue it (the first that does not is held for the
-// next worker). The scheduler's decisions stand (each batch was released
-// by it, in its order, and is completed to it on its own); only the number
-// of backend calls changes. Under FIFO a 1 MiB request over 64 KiB stripes
-// is one pwrite instead of sixteen; under TWINS a window releases one data
-// server's pieces, which do not continue each other: two join only when a
-// window ends between them.
-func (d *Daemon) spanLocked(j *job, now time.Duration) {
-	q := &d.q
-	op := j.pieces[0].op
-	if !oneRequest(j, op) {
-		return
+// spanContinues is the join rule on a backend that keeps files whole
+// (backend.Spanner): batch b continues access a if it is of the same
+// request and continues it in the file, so that the access is one backend
+// call on one buffer. The scheduler's decisions stand (each batch was
+// released by it, in its order, and is completed to it on its own); only
+// the number of backend calls changes. Under FIFO a 1 MiB request over
+// 64 KiB stripes is one pwrite instead of sixteen; under TWINS a window
+// releases one data server's pieces, which do not continue each other: two
+// join only when a window ends between them. Called under the dispatcher's
+// lock (the pieces of a and b are pending).
+func (d *Daemon) spanContinues(a ionode.Access, b sched.Batch) bool {
+	if b.File != a.File || b.Op != a.Op || b.Offset != a.Offset+a.Length {
+		return false
 	}
-	for len(j.parts) < maxSpan {
-		end := j.batch.Offset + j.batch.Length
-		continues := func(h *job) bool {
-			return h.batch.File == j.batch.File && h.batch.Op == j.batch.Op && h.batch.Offset == end && oneRequest(h, op)
-		}
-		if h := q.sp.takeIf(continues); h != nil {
-			joinJob(j, h, len(op.pieces))
-			continue
-		}
-		if len(q.sp.held) >= q.sp.max {
-			return
-		}
-		b, ok, _ := d.sw.Next(now)
-		if !ok {
-			return
-		}
-		h := d.jobLocked(b)
-		if !continues(h) {
-			q.sp.held = append(q.sp.held, h) // the next worker's
-			return
-		}
-		joinJob(j, h, len(op.pieces))
+	op := d.batchOp(a.Batches[0])
+	if op == nil {
+		return false
 	}
+	for _, x := range a.Batches[1:] {
+		if d.batchOp(x) != op {
+			return false
+		}
+	}
+	return d.batchOp(b) == op
+}
+
+// batchOp is the request all of b's pieces belong to, or nil if they are
+// of several (or not pending).
+func (d *Daemon) batchOp(b sched.Batch) *ioOp {
+	var op *ioOp
+	for _, r := range b.Requests {
+		p := d.q.pending[r.ID]
+		if p == nil || (op != nil && p.op != op) {
+			return nil
+		}
+		op = p.op
+	}
+	return op
 }
 
 // MaxMerge is the most requests one access to a data server carries when
 // the forwarder merges released batches on an ObjectStore backend: IOFSL's
 // aggregation limit (seed 000 V-A), the simulator's Config.Aggregate.
 const MaxMerge = 16
-
-// mergeLocked joins to j, on a backend that keeps per-server objects
-// (backend.ObjectStore), the batches released right after it that continue
-// it on the same data server (same file and operation, contiguous in the
-// server's local offsets, after or before it), up to MaxMerge requests: held ones first, then
-// the scheduler's next ones; the first that does not continue j is held
-// for the next worker. The rule is sched.Access, the simulator's dispatch
-// aggregation too (sim.Config.Aggregate), on the same offsets, so that both
-// send a data server the same accesses. Each batch is still completed to
-// the scheduler on its own.
-func (d *Daemon) mergeLocked(j *job, now time.Duration) {
-	q := &d.q
-	acc := sched.AccessOf(j.batch, len(j.pieces))
-	continues := func(h *job) bool { return acc.Continues(h.batch, len(h.pieces), MaxMerge) }
-	for acc.Requests < MaxMerge {
-		h := q.sp.takeIf(continues)
-		if h == nil {
-			if len(q.sp.held) >= q.sp.max {
-				return
-			}
-			b, ok, _ := d.sw.Next(now)
-			if !ok {
-				return
-			}
-			if h = d.jobLocked(b); !continues(h) {
-				q.sp.held = append(q.sp.held, h) // the next worker's
-				return
-			}
-		}
-		acc.Join(h.batch, len(h.pieces), MaxMerge)
-		joinJob(j, h, MaxMerge)
-		j.batch.Offset = acc.Offset // h may precede j
-	}
-}
-
-// oneRequest reports whether every piece of j belongs to op.
-func oneRequest(j *job, op *ioOp) bool {
-	for _, p := range j.pieces {
-		if p.op != op {
-			return false
-		}
-	}
-	return true
-}
-
-// joinJob appends h to the span job j, a part of a request of room pieces
-// (the capacity its slices are made with).
-func joinJob(j, h *job, room int) {
-	if j.parts == nil {
-		j.parts = make([]sched.Batch, 1, room)
-		j.parts[0] = j.batch
-		j.pieces = append(make([]*piece, 0, room), j.pieces...)
-	}
-	j.parts = append(j.parts, h.batch)
-	j.pieces = append(j.pieces, h.pieces...)
-	j.batch.Length += h.batch.Length
-}
 
 // closeQueue lets the workers end once everything queued has executed.
 func (d *Daemon) closeQueue() {
@@ -381,80 +300,9 @@ func (d *Daemon) closeQueue() {
 }
 
 type completion struct {
-	batch uint64
-	file  uint64
+	acc   ionode.Access
 	bytes int64
 	took  time.Duration
-	parts []sched.Batch // a span job's batches (nil: batch alone)
-	off   int64         // a span job's offset
-}
-
-// spread holds back batches of files that have a batch executing (see
-// loop); it is the loop's, not safe for concurrent use.
-type spread struct {
-	busy map[uint64]int // file -> batches executing
-	held []*job         // taken from the scheduler while their file was busy, oldest first
-	max  int            // most batches held
-}
-
-func newSpread(max int) *spread { return &spread{busy: map[uint64]int{}, max: max} }
-
-// offer takes a batch the scheduler gave out and returns the batch to
-// dispatch now: j if its file is idle, else nil (j is held), or the oldest
-// held batch if holding j exceeds the bound.
-func (s *spread) offer(j *job) *job {
-	if s.busy[j.batch.File] == 0 {
-		return j
-	}
-	s.held = append(s.held, j)
-	if len(s.held) > s.max {
-		return s.take(0)
-	}
-	return nil
-}
-
-// ready returns the oldest held batch whose file is idle, or nil.
-func (s *spread) ready() *job {
-	for i, j := range s.held {
-		if s.busy[j.batch.File] == 0 {
-			return s.take(i)
-		}
-	}
-	return nil
-}
-
-// takeIf removes and returns the oldest held batch that ok accepts, or nil.
-func (s *spread) takeIf(ok func(*job) bool) *job {
-	for i, j := range s.held {
-		if ok(j) {
-			return s.take(i)
-		}
-	}
-	return nil
-}
-
-// oldest returns the oldest held batch, or nil: for when the scheduler has
-// nothing else to dispatch.
-func (s *spread) oldest() *job {
-	if len(s.held) == 0 {
-		return nil
-	}
-	return s.take(0)
-}
-
-func (s *spread) take(i int) *job {
-	j := s.held[i]
-	s.held = append(s.held[:i], s.held[i+1:]...)
-	return j
-}
-
-// started and done count the batches of a file executing.
-func (s *spread) started(file uint64) { s.busy[file]++ }
-
-func (s *spread) done(file uint64) {
-	if s.busy[file]--; s.busy[file] <= 0 {
-		delete(s.busy, file)
-	}
 }
 
 // worker executes batches on the backend.
@@ -496,7 +344,7 @@ func (d *Daemon) run(j *job) completion {
 	switch {
 	case d.obj != nil:
 		n, err = d.runLocal(j, path)
-	case j.parts != nil:
+	case len(j.acc.Batches) > 1: // a span (only span backends join batches here)
 		n, err = d.runSpan(j, path)
 	case len(j.pieces) == 1:
 		p := j.pieces[0]
@@ -533,7 +381,7 @@ func (d *Daemon) run(j *job) completion {
 		}
 		p.finish()
 	}
-	return completion{batch: b.ID, file: b.File, bytes: int64(n), took: took, parts: j.parts, off: b.Offset}
+	return completion{acc: j.acc, bytes: int64(n), took: took}
 }
 
 // runSpan executes a span job with one backend call: its pieces are of one

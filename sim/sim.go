@@ -11,6 +11,7 @@ import (
 	"github.com/adaptio/adaptio/access"
 	"github.com/adaptio/adaptio/dataserver"
 	"github.com/adaptio/adaptio/disk"
+	"github.com/adaptio/adaptio/ionode"
 	"github.com/adaptio/adaptio/sched"
 	"github.com/adaptio/adaptio/workload"
 )
@@ -32,10 +33,11 @@ type process struct {
 	start   int64 // when the current request was issued
 }
 
-type ionode struct {
-	sch     *sched.Switcher
-	held    bool // heldB was taken from the scheduler and waits for a thread
-	heldB   sched.Batch
+// ion is an I/O node: the dispatch core the daemon runs too (package
+// ionode), with the simulator's dispatcher threads and network ports.
+type ion struct {
+	core    *ionode.Node
+	sch     *sched.Switcher // core's scheduler
 	acc     access.Accumulator
 	free    []int32 // free dispatcher threads (global thread ids)
 	retryAt int64   // pending retry event time (0: none)
@@ -46,14 +48,9 @@ type ionode struct {
 // thread is a dispatcher thread: it carries one access made of one or
 // more contiguous batches.
 type thread struct {
-	ion     int32
-	batches []sched.Batch
-	queue   int
-	file    uint64
-	op      sched.Op
-	off     int64
-	length  int64
-	sent    int64 // when the access left the I/O node
+	ion  int32
+	acc  ionode.Access
+	sent int64 // when the access left the I/O node
 }
 
 // server is a data server: the shared model (package dataserver) with the
@@ -93,7 +90,7 @@ type Sim struct {
 	now      int64
 	procs    []process
 	clients  []struct{ tx, rx link }
-	ions     []ionode
+	ions     []ion
 	threads  []thread
 	servers  []server
 	scratch  []piece
@@ -136,7 +133,7 @@ func New(cfg Config, logger *slog.Logger) (*Sim, error) {
 	} else {
 		s.pl = disk.DefaultPlacement(cfg.Disk.CapacityBytes)
 	}
-	s.ions = make([]ionode, cfg.IONodes)
+	s.ions = make([]ion, cfg.IONodes)
 	s.threads = make([]thread, cfg.IONodes*cfg.Threads)
 	for i := range s.ions {
 		sw, err := sched.NewSwitcher(cfg.Scheduler, sched.Config{
@@ -147,6 +144,7 @@ func New(cfg Config, logger *slog.Logger) (*Sim, error) {
 		}
 		n := &s.ions[i]
 		n.sch = sw
+		n.core = ionode.New(sw, ionode.Config{Aggregate: cfg.Aggregate})
 		n.twins = sw.Name() == "twins"
 		n.free = make([]int32, 0, cfg.Threads)
 		for k := cfg.Threads - 1; k >= 0; k-- {
@@ -308,7 +306,7 @@ func (s *Sim) ionArrive(i int) {
 	ps := s.split(pr.file, pr.off, p.RequestSize)
 	pr.pending = int32(len(ps))
 	for _, pc := range ps {
-		err := n.sch.Add(time.Duration(s.now), sched.Request{
+		err := n.core.Add(time.Duration(s.now), sched.Request{
 			ID: uint64(i)<<8 | uint64(pc.server), Queue: pc.server, File: fh,
 			Offset: pc.local, Length: pc.length, Op: p.Op, App: uint32(pr.client),
 		})
@@ -319,58 +317,16 @@ func (s *Sim) ionArrive(i int) {
 	s.dispatch(int(pr.ion))
 }
 
-// dispatch hands batches to free dispatcher threads of I/O node k; a thread
-// merges the batches the scheduler hands out in a row while they continue
-// the same file contiguously on the same server (up to Aggregate requests):
-// sched.Access, the rule the daemon applies on the emulated PFS.
+// dispatch hands accesses to free dispatcher threads of I/O node k: the
+// batches the scheduler releases in a row while they continue the same file
+// contiguously on the same server (up to Aggregate requests), joined by the
+// dispatch core the daemon runs too (package ionode).
 func (s *Sim) dispatch(k int) {
 	n := &s.ions[k]
 	for len(n.free) > 0 {
-		var b sched.Batch
-		if n.held {
-			b, n.held = n.heldB, false
-			n.heldB = sched.Batch{}
-		} else {
-			var ok bool
-			if b, ok = s.next(k); !ok {
-				return
-			}
-		}
 		tid := n.free[len(n.free)-1]
-		n.free = n.free[:len(n.free)-1]
 		th := &s.threads[tid]
-		th.batches = append(th.batches[:0], b)
-		acc := sched.AccessOf(b, len(b.Requests))
-		for acc.Requests < s.cfg.Aggregate {
-			b2, ok := s.next(k)
-			if !ok {
-				break
-			}
-			if acc.Join(b2, len(b2.Requests), s.cfg.Aggregate) {
-				th.batches = append(th.batches, b2)
-				continue
-			}
-			n.held, n.heldB = true, b2
-			break
-		}
-		th.queue, th.file, th.op, th.off, th.length = acc.Queue, acc.File, acc.Op, acc.Offset, acc.Length
-		th.sent = s.now
-		size := s.cfg.HeaderBytes
-		if th.op == sched.Write {
-			size += th.length
-		}
-		sv := &s.servers[th.queue]
-		at := s.send(s.now, &n.tx, &sv.rx, size)
-		s.q.push(at, evServerArrive, tid)
-	}
-}
-
-// next asks I/O node k's scheduler for a batch, arranging a retry when it
-// asks to wait.
-func (s *Sim) next(k int) (sched.Batch, bool) {
-	n := &s.ions[k]
-	b, ok, retry := n.sch.Next(time.Duration(s.now))
-	if !ok {
+		a, ok, retry := n.core.Next(time.Duration(s.now), th.acc.Batches[:0])
 		if r := int64(retry); r > 0 && (n.retryAt == 0 || r < n.retryAt) {
 			if r <= s.now {
 				r = s.now + 1
@@ -378,8 +334,20 @@ func (s *Sim) next(k int) (sched.Batch, bool) {
 			n.retryAt = r
 			s.q.push(r, evIONRetry, int32(k))
 		}
+		if !ok {
+			return
+		}
+		n.free = n.free[:len(n.free)-1]
+		th.acc = a
+		th.sent = s.now
+		size := s.cfg.HeaderBytes
+		if a.Op == sched.Write {
+			size += a.Length
+		}
+		sv := &s.servers[a.Queue]
+		at := s.send(s.now, &n.tx, &sv.rx, size)
+		s.q.push(at, evServerArrive, tid)
 	}
-	return b, ok
 }
 
 func (s *Sim) serverStart(si int) {
@@ -439,9 +407,10 @@ func (s *Sim) step(e event) {
 		s.dispatch(int(e.id))
 	case evServerArrive:
 		th := &s.threads[e.id]
-		si := th.queue
+		a := &th.acc
+		si := a.Queue
 		sv := &s.servers[si]
-		sv.m.Arrive(dataserver.Access{Node: int(th.ion), File: th.file, Op: th.op, Offset: th.off, Length: th.length, Tag: int64(e.id)})
+		sv.m.Arrive(dataserver.Access{Node: int(th.ion), File: a.File, Op: a.Op, Offset: a.Offset, Length: a.Length, Tag: int64(e.id)})
 		if sv.busy < 0 && !sv.waiting {
 			s.serverStart(si)
 		}
@@ -450,23 +419,24 @@ func (s *Sim) step(e event) {
 		sv := &s.servers[si]
 		tid := sv.busy
 		th := &s.threads[tid]
+		file := th.acc.File
 		size := s.cfg.HeaderBytes
-		if th.op == sched.Read {
-			size += th.length
+		if th.acc.Op == sched.Read {
+			size += th.acc.Length
 		}
 		at := s.send(s.now, &sv.tx, &s.ions[th.ion].rx, size)
 		s.q.push(at, evBatchDone, tid)
 		sv.busy = -1
 		sv.m.Done()
 		if s.cfg.FileConcurrency > 0 {
-			if s.fileBusy[th.file]--; s.fileBusy[th.file] == 0 {
-				delete(s.fileBusy, th.file)
+			if s.fileBusy[file]--; s.fileBusy[file] == 0 {
+				delete(s.fileBusy, file)
 			}
-			if w := s.fileWait[th.file]; len(w) > 0 {
+			if w := s.fileWait[file]; len(w) > 0 {
 				next := w[0]
-				s.fileWait[th.file] = w[1:]
+				s.fileWait[file] = w[1:]
 				if len(w) == 1 {
-					delete(s.fileWait, th.file)
+					delete(s.fileWait, file)
 				}
 				s.servers[next].waiting = false
 				s.serverStart(int(next))
@@ -480,8 +450,8 @@ func (s *Sim) step(e event) {
 		k := int(th.ion)
 		n := &s.ions[k]
 		p := &s.cfg.Patterns[s.phase]
-		for bi := range th.batches {
-			b := &th.batches[bi]
+		for bi := range th.acc.Batches {
+			b := &th.acc.Batches[bi]
 			for _, r := range b.Requests {
 				i := int(r.ID >> 8)
 				pr := &s.procs[i]
@@ -497,12 +467,12 @@ func (s *Sim) step(e event) {
 					s.q.push(at, evClientDone, int32(i))
 				}
 			}
-			if err := n.sch.Complete(time.Duration(s.now), b.ID, b.Length, time.Duration(s.now-th.sent)); err != nil {
-				panic("sim: scheduler refused a completion: " + err.Error())
-			}
 		}
-		clear(th.batches)
-		th.batches = th.batches[:0]
+		if err := n.core.Done(time.Duration(s.now), th.acc, th.acc.Length, time.Duration(s.now-th.sent)); err != nil {
+			panic("sim: scheduler refused a completion: " + err.Error())
+		}
+		clear(th.acc.Batches)
+		th.acc.Batches = th.acc.Batches[:0]
 		n.free = append(n.free, e.id)
 		s.dispatch(k)
 	}
