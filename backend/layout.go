@@ -44,11 +44,16 @@ func (l Layout) Validate(servers int) error {
 	return nil
 }
 
-// FirstServer is the server holding stripe 0 of path. A file striped over
-// all servers starts on server 0 (as in PVFS); a narrower file starts on a
-// server chosen by a hash of its path, so files spread over the servers.
+// FirstServer is the server holding stripe 0 of the file named path (its
+// clean name relative to the export, see rootfs.Clean), by a hash of the
+// name: files start on different servers, as a PFS's metadata server
+// spreads new files (PVFS and Lustre start each file's stripes at a
+// varying server), so that small files and the first stripes of many files
+// do not all land on one server. It is the one rule of the project: the
+// POSIX backend, the emulated PFS's client and the simulator (which names
+// its files as the benchmark does, see workload.Pattern.FileName) use it.
 func (l Layout) FirstServer(path string, servers int) int {
-	if l.StripeCount >= servers {
+	if servers <= 1 {
 		return 0
 	}
 	h := fnv.New32a()

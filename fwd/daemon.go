@@ -112,7 +112,9 @@ type Daemon struct {
 	sw   *sched.Switcher
 	t0   time.Time
 	m    *metrics
-	gath prometheus.Gatherer
+
+	clock func() time.Duration // tests of this package: virtual time for the scheduler
+	gath  prometheus.Gatherer
 
 	ctx    context.Context // cancelled when Shutdown gives up waiting
 	cancel context.CancelFunc
@@ -429,8 +431,14 @@ func (d *Daemon) dropConn(c *conn) {
 	d.connWG.Done()
 }
 
-// now is the scheduler's clock: time since Start.
-func (d *Daemon) now() time.Duration { return time.Since(d.t0) }
+// now is the scheduler's clock: time since Start (or the clock a test of
+// this package set).
+func (d *Daemon) now() time.Duration {
+	if d.clock != nil {
+		return d.clock()
+	}
+	return time.Since(d.t0)
+}
 
 // fileRef is a path's daemon-wide handle and how many opens hold it.
 type fileRef struct {

@@ -182,18 +182,10 @@ func (d *Daemon) next(done *completion) *job {
 	defer q.mu.Unlock()
 	now := d.now() // one reading serves the completion and the dispatch
 	if done != nil {
-		q.inflight--
-		if d.rings.running.Add(-1) == 0 && d.rings.count.Load() > 0 {
-			d.rings.kick() // the poller stood down while batches ran
-		}
-		if err := q.node.Done(now, done.acc, done.bytes, done.took); err != nil {
-			d.log.Error("scheduler completion", "err", err)
-		}
+		d.finishLocked(now, done)
 	}
 	for {
 		if j := d.dispatchLocked(now); j != nil {
-			q.inflight++
-			d.rings.running.Add(1)
 			if q.idle > 0 && q.node.Pending() {
 				q.work.Signal() // more may be dispatchable: let another worker look
 			}
@@ -210,8 +202,19 @@ func (d *Daemon) next(done *completion) *job {
 	}
 }
 
-// dispatchLocked returns an access to execute now, or nil (arming the timer
-// for the scheduler's retryAt).
+// finishLocked records that a worker finished an access.
+func (d *Daemon) finishLocked(now time.Duration, done *completion) {
+	d.q.inflight--
+	if d.rings.running.Add(-1) == 0 && d.rings.count.Load() > 0 {
+		d.rings.kick() // the poller stood down while batches ran
+	}
+	if err := d.q.node.Done(now, done.acc, done.bytes, done.took); err != nil {
+		d.log.Error("scheduler completion", "err", err)
+	}
+}
+
+// dispatchLocked returns an access to execute now, counted in flight, or
+// nil (arming the timer for the scheduler's retryAt).
 func (d *Daemon) dispatchLocked(now time.Duration) *job {
 	q := &d.q
 	j := &job{}
@@ -242,6 +245,8 @@ func (d *Daemon) dispatchLocked(now time.Duration) *job {
 	if len(q.pending) == 0 && d.rings.count.Load() > 0 {
 		d.rings.kick() // the poller stood down while requests were queued
 	}
+	q.inflight++
+	d.rings.running.Add(1)
 	return j
 }
 

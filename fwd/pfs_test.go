@@ -60,8 +60,14 @@ func TestPFSDeadServerAndRecovery(t *testing.T) {
 		t.Fatalf("read back %d bytes, %v (equal %v)", n, err, bytes.Equal(got, whole))
 	}
 
-	cl.Server(1).Shutdown()
-	// Stripe 1 lives on server 1: its requests fail clearly.
+	// Stripe 1 lives on the server after the file's first: stop it, and
+	// its requests fail clearly.
+	pieces, err := be.Split(nil, "data", stripe, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dead := pieces[0].Server
+	cl.Server(dead).Shutdown()
 	_, err = f.WriteAt(content(12, stripe, 100), stripe)
 	var we *wire.Error
 	if !errors.As(err, &we) || we.Code != wire.CodeServerDown {
@@ -79,7 +85,7 @@ func TestPFSDeadServerAndRecovery(t *testing.T) {
 		t.Fatalf("read from a live data server: %d, %v", n, err)
 	}
 
-	if err := cl.Restart(1); err != nil {
+	if err := cl.Restart(dead); err != nil {
 		t.Fatal(err)
 	}
 	deadline := time.Now().Add(10 * time.Second)

@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"net"
+	pathpkg "path"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -97,7 +98,22 @@ func (c *Client) Split(dst []backend.Piece, path string, off, n int64) ([]backen
 	if off < 0 || n < 0 {
 		return dst, fmt.Errorf("pfs: split %q: %w: range [%d, +%d)", path, backend.ErrBadArgument, off, n)
 	}
-	return c.layout.Split(dst, len(c.servers), 0, off, n), nil
+	return c.layout.Split(dst, len(c.servers), c.first(path), off, n), nil
+}
+
+// first is the server holding stripe 0 of path (backend.Layout.FirstServer
+// of its clean name; an unclean path was refused before).
+func (c *Client) first(path string) int {
+	name, err := rootfs.Clean(path)
+	if err != nil {
+		name = path
+	}
+	return c.layout.FirstServer(name, len(c.servers))
+}
+
+// slot is server's position in the rotation of path's stripes.
+func (c *Client) slot(path string, server int) int {
+	return c.layout.Slot(server, c.first(path), len(c.servers))
 }
 
 func (c *Client) check(path string, server int, off, n int64) error {
@@ -113,7 +129,7 @@ func (c *Client) check(path string, server int, off, n int64) error {
 	if n > wire.MaxData {
 		return fmt.Errorf("pfs: %w: %d bytes in one access (limit %d)", backend.ErrBadArgument, n, wire.MaxData)
 	}
-	if err := c.layout.Check(server, off, n); err != nil {
+	if err := c.layout.Check(c.slot(path, server), off, n); err != nil {
 		return fmt.Errorf("pfs: %q on server %d: %w", path, server, err)
 	}
 	return nil
@@ -244,7 +260,7 @@ func (c *Client) Truncate(ctx context.Context, path string, size int64) error {
 		return fmt.Errorf("pfs: truncate %q: %w: size %d", path, backend.ErrBadArgument, size)
 	}
 	_, err := c.meta(ctx, path, func(i int) *wire.Request {
-		return &wire.Request{Op: wire.OpTruncate, Path: path, A: c.layout.LocalSize(i, size)}
+		return &wire.Request{Op: wire.OpTruncate, Path: path, A: c.layout.LocalSize(c.slot(path, i), size)}
 	})
 	return err
 }
@@ -272,7 +288,7 @@ func (c *Client) Stat(ctx context.Context, path string) (backend.FileInfo, error
 			}
 			fi.Size = 0
 		}
-		fi.Size = max(fi.Size, c.layout.FileEnd(i, sfi.Size))
+		fi.Size = max(fi.Size, c.layout.FileEnd(c.slot(path, i), sfi.Size))
 		if sfi.ModTime.After(fi.ModTime) {
 			fi.ModTime = sfi.ModTime
 		}
@@ -308,7 +324,7 @@ func (c *Client) ReadDir(ctx context.Context, path string) ([]backend.FileInfo, 
 		}
 		for _, e := range ents {
 			if j, ok := index[e.Name]; ok && !out[j].IsDir && !e.IsDir {
-				out[j].Size = max(out[j].Size, c.layout.FileEnd(i, e.Size))
+				out[j].Size = max(out[j].Size, c.layout.FileEnd(c.slot(pathpkg.Join(path, e.Name), i), e.Size))
 				if e.ModTime.After(out[j].ModTime) {
 					out[j].ModTime = e.ModTime
 				}
@@ -608,8 +624,8 @@ var _ backend.ObjectStore = (*Client)(nil)
 // Local maps file offset off, which must lie on server, to its offset in
 // server's object of the file. The path is not checked again: the caller
 // has it from Split, which did.
-func (c *Client) Local(_ string, server int, off int64) (int64, error) {
-	if err := c.layout.Check(server, off, 1); err != nil {
+func (c *Client) Local(path string, server int, off int64) (int64, error) {
+	if err := c.layout.Check(c.slot(path, server), off, 1); err != nil {
 		return 0, fmt.Errorf("pfs: server %d: %w", server, err)
 	}
 	return c.layout.Local(off), nil

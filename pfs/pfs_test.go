@@ -84,33 +84,34 @@ func TestServerRestartRecovery(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	c.Server(1).Shutdown()
-	// Stripe 0 is on server 0, stripe 1 on server 1.
-	_, err := b.WriteAt(ctx, "f", 1, data[:100], 65536)
-	if !errors.Is(err, backend.ErrServerDown) || !strings.Contains(err.Error(), "server 1") {
-		t.Fatalf("write to a stopped server: got %v, want ErrServerDown naming server 1", err)
+	// Files start on different servers (backend.Layout.FirstServer).
+	s0, s1, s2 := serverOf(t, b, "f", 0), serverOf(t, b, "f", 65536), serverOf(t, b, "f", 2*65536)
+	c.Server(s1).Shutdown()
+	_, err := b.WriteAt(ctx, "f", s1, data[:100], 65536)
+	if !errors.Is(err, backend.ErrServerDown) || !strings.Contains(err.Error(), fmt.Sprint("server ", s1)) {
+		t.Fatalf("write to a stopped server: got %v, want ErrServerDown naming server %d", err, s1)
 	}
-	if _, err := b.ReadAt(ctx, "f", 0, make([]byte, 100), 0); err != nil {
+	if _, err := b.ReadAt(ctx, "f", s0, make([]byte, 100), 0); err != nil {
 		t.Fatalf("read from a live server while another is down: %v", err)
 	}
 	if _, err := b.Stat(ctx, "f"); !errors.Is(err, backend.ErrServerDown) {
 		t.Fatalf("stat with a server down: got %v, want ErrServerDown", err)
 	}
 
-	if err := c.Restart(1); err != nil {
+	if err := c.Restart(s1); err != nil {
 		t.Fatal(err)
 	}
 	// The restarted server listens when Restart returns: the next request
 	// reconnects by itself.
-	if _, err := b.WriteAt(ctx, "f", 1, data[65536:65536+100], 65536); err != nil {
+	if _, err := b.WriteAt(ctx, "f", s1, data[65536:65536+100], 65536); err != nil {
 		t.Fatalf("write after restart: %v", err)
 	}
 	// A server restarted behind a live connection: the stale connection's
 	// failure is absorbed by one retry on a fresh one.
-	if err := c.Restart(2); err != nil {
+	if err := c.Restart(s2); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := b.ReadAt(ctx, "f", 2, make([]byte, 100), 2*65536); err != nil {
+	if _, err := b.ReadAt(ctx, "f", s2, make([]byte, 100), 2*65536); err != nil {
 		t.Fatalf("read through a stale connection: %v", err)
 	}
 	got, err := backendtest.ReadAll(ctx, b, "f", 0, int64(len(data)))
@@ -135,9 +136,13 @@ func TestPendingRequestsFailWhenServerDies(t *testing.T) {
 	if err := b.Create(ctx, "f", 0o644); err != nil {
 		t.Fatal(err)
 	}
+	off := int64(0) // a byte on server 1, whose device blocks
+	if serverOf(t, b, "f", 0) != 1 {
+		off = 65536
+	}
 	errc := make(chan error, 1)
 	go func() {
-		_, err := b.WriteAt(ctx, "f", 1, []byte("x"), 65536)
+		_, err := b.WriteAt(ctx, "f", 1, []byte("x"), off)
 		errc <- err
 	}()
 	<-dev.entered // the write is in the server
@@ -256,12 +261,17 @@ func TestDiskDelayApplied(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
+			first := make([]int, files) // files start on different servers
+			for f := range files {
+				first[f] = serverOf(t, b, fmt.Sprint("f", f), 0)
+			}
 			var wg sync.WaitGroup
 			for w := range writers {
 				wg.Go(func() {
 					buf := make([]byte, 32<<10)
 					for k := range 4 {
-						off := int64(k*writers+w) * 65536 // all on server 0 or 1 by parity
+						// On server 0 or 1 by the writer's parity.
+						off := int64(k*writers+w+first[w%files]) * 65536
 						if err := backendtest.WriteAll(ctx, b, fmt.Sprint("f", w%files), buf, off); err != nil {
 							t.Error(err)
 						}
@@ -364,11 +374,15 @@ func TestMetrics(t *testing.T) {
 	if err := backendtest.WriteAll(ctx, b, "f", make([]byte, 65536+10), 0); err != nil {
 		t.Fatal(err)
 	}
+	// "f" starts on server 1 of 2 (backend.Layout.FirstServer).
+	if s := serverOf(t, b, "f", 0); s != 1 {
+		t.Fatalf("f starts on server %d", s)
+	}
 	want := `
 # HELP adaptio_pfs_written_bytes_total Bytes written to the emulated PFS data server.
 # TYPE adaptio_pfs_written_bytes_total counter
-adaptio_pfs_written_bytes_total{server="0"} 65536
-adaptio_pfs_written_bytes_total{server="1"} 10
+adaptio_pfs_written_bytes_total{server="0"} 10
+adaptio_pfs_written_bytes_total{server="1"} 65536
 `
 	if err := testutil.GatherAndCompare(reg, strings.NewReader(want), "adaptio_pfs_written_bytes_total"); err != nil {
 		t.Error(err)
@@ -470,4 +484,14 @@ func TestHelloRefusesABadNode(t *testing.T) {
 	if _, err := pfs.NewClient(pfs.ClientOptions{Addrs: c.Addrs(), Node: -1}); !errors.Is(err, pfs.ErrBadOptions) {
 		t.Errorf("client for I/O node -1: %v, want ErrBadOptions", err)
 	}
+}
+
+// serverOf is the data server holding byte off of path.
+func serverOf(t *testing.T, b backend.Backend, path string, off int64) int {
+	t.Helper()
+	pieces, err := b.Split(nil, path, off, 1)
+	if err != nil || len(pieces) != 1 {
+		t.Fatalf("Split(%q, %d, 1) = %v, %v", path, off, pieces, err)
+	}
+	return pieces[0].Server
 }

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"time"
+
+	"github.com/adaptio/adaptio/backend"
 )
 
 // StreamConfig describes a synthetic request stream for benchmarks.
@@ -19,8 +21,10 @@ type StreamConfig struct {
 // Stream returns a seeded stream: each request picks a file at random and
 // reads or writes (one operation per file) the next Size bytes of it, so
 // requests to one file are contiguous and can be aggregated; the queue is the
-// server holding the stripe of the request's offset (files start at
-// different servers). IDs are 1..Requests; Arrival is left zero.
+// server holding the stripe of the request's offset under the project's one
+// striping rule (backend.Layout over Servers servers, file f named
+// "stream.F"). A request is not split: Size should not exceed Stripe.
+// IDs are 1..Requests; Arrival is left zero.
 func Stream(sc StreamConfig) []Request {
 	if sc.Size <= 0 {
 		sc.Size = 32 << 10
@@ -31,7 +35,13 @@ func Stream(sc StreamConfig) []Request {
 	sc.Files = max(sc.Files, 1)
 	sc.Servers = max(sc.Servers, 1)
 	rng := rand.New(rand.NewPCG(sc.Seed, sc.Seed^0x9e3779b97f4a7c15))
+	layout := backend.Layout{StripeSize: sc.Stripe, StripeCount: sc.Servers}
+	first := make([]int, sc.Files)
+	for f := range first {
+		first[f] = layout.FirstServer(fmt.Sprint("stream.", f), sc.Servers)
+	}
 	cursor := make([]int64, sc.Files)
+	var piece [1]backend.Piece
 	out := make([]Request, sc.Requests)
 	for i := range out {
 		f := rng.IntN(sc.Files)
@@ -42,7 +52,7 @@ func Stream(sc StreamConfig) []Request {
 			op = Write
 		}
 		out[i] = Request{
-			ID: uint64(i + 1), Queue: int((off/sc.Stripe + int64(f)) % int64(sc.Servers)),
+			ID: uint64(i + 1), Queue: layout.Split(piece[:0], sc.Servers, first[f], off, 1)[0].Server,
 			File: uint64(f), Offset: off, Length: sc.Size, Op: op, App: uint32(f % 16),
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/adaptio/adaptio/access"
+	"github.com/adaptio/adaptio/backend"
 	"github.com/adaptio/adaptio/dataserver"
 	"github.com/adaptio/adaptio/disk"
 	"github.com/adaptio/adaptio/ionode"
@@ -94,6 +95,9 @@ type Sim struct {
 	threads  []thread
 	servers  []server
 	scratch  []piece
+	bpieces  []backend.Piece
+	layout   backend.Layout
+	firsts   []int            // server of stripe 0 of each file of the current pattern
 	fileBusy map[uint64]int32 // FileConcurrency: accesses in service per file
 	fileWait map[uint64][]int32
 
@@ -109,13 +113,58 @@ type Sim struct {
 
 	intervalEnd int64 // end of the current observation interval
 	obs         []access.Observation
+
+	trace func(NodeEvent)
 }
+
+// NodeEvent is what happens at an I/O node's dispatch core, for SetTrace:
+// a client request arrives and is split into pieces (NodeArrive), a dispatcher
+// thread asks the core for an access (NodeNext, OK when it got one), or an
+// access finishes (NodeDone). Replaying the arrivals and completions into the
+// daemon's path at the same instants must give the same NodeNext results:
+// the daemon and the simulator run one dispatch core.
+type NodeEvent struct {
+	Kind NodeEventKind
+	At   time.Duration
+	Node int
+
+	// Arrive: the client request.
+	Client  int    // client node (the scheduler's App)
+	File    string // the file's name (workload.Pattern.FileName)
+	FileID  uint64 // the scheduler's file id
+	Op      sched.Op
+	Offset  int64
+	Length  int64
+	Process int
+
+	// Next (when OK) and Done: the access.
+	OK     bool
+	Access ionode.Access // Batches valid during the call only
+}
+
+// NodeEventKind says what a NodeEvent records.
+type NodeEventKind uint8
+
+// The kinds of NodeEvent.
+const (
+	NodeArrive NodeEventKind = iota + 1
+	NodeNext
+	NodeDone
+)
+
+// SetTrace makes the simulator call f with every I/O node event from now on
+// (nil: none).
+func (s *Sim) SetTrace(f func(NodeEvent)) { s.trace = f }
 
 type piece struct {
 	server int
 	local  int64
 	length int64
 }
+
+// pieceBits is the low bits of a scheduler request id that number the
+// pieces of one process's request (the process is the high bits).
+const pieceBits = 20
 
 // New builds an experiment at virtual time 0 (nothing has happened yet).
 // logger may be nil.
@@ -127,7 +176,7 @@ func New(cfg Config, logger *slog.Logger) (*Sim, error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	s := &Sim{cfg: cfg, log: logger}
+	s := &Sim{cfg: cfg, log: logger, layout: backend.Layout{StripeSize: cfg.StripeBytes, StripeCount: cfg.Servers}}
 	if cfg.Placement != nil {
 		s.pl = *cfg.Placement
 	} else {
@@ -216,6 +265,10 @@ func (s *Sim) startPhase(k int) {
 	p := s.cfg.Patterns[k]
 	s.phase = k
 	s.phaseStart = s.now
+	s.firsts = s.firsts[:0]
+	for f := range p.Files() {
+		s.firsts = append(s.firsts, s.layout.FirstServer(p.FileName(f), s.cfg.Servers))
+	}
 	if cap(s.procs) < p.Processes {
 		s.procs = make([]process, p.Processes)
 	}
@@ -267,31 +320,17 @@ func (s *Sim) issue(i int) {
 	s.q.push(at, evIONArrive, int32(i))
 }
 
-// split cuts [off, off+length) of a file into one piece per data server,
-// in the server's local (object) byte space. File f's stripe 0 is on server
-// f mod Servers.
+// split cuts [off, off+length) of file of the current pattern into its
+// pieces, one per stripe run on a data server in file order, with their
+// offsets in the server's local (object) byte space: backend.Layout, the
+// rule of the daemon's backends, on the file's name (workload.Pattern.FileName).
 func (s *Sim) split(file int, off, length int64) []piece {
+	first := s.firsts[file]
+	bp := s.layout.Split(s.bpieces[:0], s.cfg.Servers, first, off, length)
+	s.bpieces = bp
 	ps := s.scratch[:0]
-	S, N := s.cfg.StripeBytes, int64(s.cfg.Servers)
-	first := int64(s.fileHandle(file)) % N
-	for o, end := off, off+length; o < end; {
-		k := o / S
-		within := o - k*S
-		n := min(S-within, end-o)
-		srv := int((k + first) % N)
-		local := (k/N)*S + within
-		merged := false
-		for j := range ps {
-			if ps[j].server == srv && ps[j].local+ps[j].length == local {
-				ps[j].length += n
-				merged = true
-				break
-			}
-		}
-		if !merged {
-			ps = append(ps, piece{server: srv, local: local, length: n})
-		}
-		o += n
+	for _, x := range bp {
+		ps = append(ps, piece{server: x.Server, local: s.layout.Local(x.Offset), length: x.Length})
 	}
 	s.scratch = ps
 	return ps
@@ -303,11 +342,15 @@ func (s *Sim) ionArrive(i int) {
 	n := &s.ions[pr.ion]
 	fh := s.fileHandle(pr.file)
 	n.acc.Request(uint32(pr.client), uint64(i), fh, pr.off, p.RequestSize, p.Op)
+	if s.trace != nil {
+		s.trace(NodeEvent{Kind: NodeArrive, At: time.Duration(s.now), Node: int(pr.ion), Client: int(pr.client),
+			File: p.FileName(pr.file), FileID: fh, Op: p.Op, Offset: pr.off, Length: p.RequestSize, Process: i})
+	}
 	ps := s.split(pr.file, pr.off, p.RequestSize)
 	pr.pending = int32(len(ps))
-	for _, pc := range ps {
+	for j, pc := range ps {
 		err := n.core.Add(time.Duration(s.now), sched.Request{
-			ID: uint64(i)<<8 | uint64(pc.server), Queue: pc.server, File: fh,
+			ID: uint64(i)<<pieceBits | uint64(j), Queue: pc.server, File: fh,
 			Offset: pc.local, Length: pc.length, Op: p.Op, App: uint32(pr.client),
 		})
 		if err != nil {
@@ -327,6 +370,9 @@ func (s *Sim) dispatch(k int) {
 		tid := n.free[len(n.free)-1]
 		th := &s.threads[tid]
 		a, ok, retry := n.core.Next(time.Duration(s.now), th.acc.Batches[:0])
+		if s.trace != nil {
+			s.trace(NodeEvent{Kind: NodeNext, At: time.Duration(s.now), Node: k, OK: ok, Access: a})
+		}
 		if r := int64(retry); r > 0 && (n.retryAt == 0 || r < n.retryAt) {
 			if r <= s.now {
 				r = s.now + 1
@@ -453,7 +499,7 @@ func (s *Sim) step(e event) {
 		for bi := range th.acc.Batches {
 			b := &th.acc.Batches[bi]
 			for _, r := range b.Requests {
-				i := int(r.ID >> 8)
+				i := int(r.ID >> pieceBits)
 				pr := &s.procs[i]
 				pr.pending--
 				if pr.pending == 0 {
@@ -467,6 +513,9 @@ func (s *Sim) step(e event) {
 					s.q.push(at, evClientDone, int32(i))
 				}
 			}
+		}
+		if s.trace != nil {
+			s.trace(NodeEvent{Kind: NodeDone, At: time.Duration(s.now), Node: k, OK: true, Access: th.acc})
 		}
 		if err := n.core.Done(time.Duration(s.now), th.acc, th.acc.Length, time.Duration(s.now-th.sent)); err != nil {
 			panic("sim: scheduler refused a completion: " + err.Error())

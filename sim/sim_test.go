@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/adaptio/adaptio/access"
+	"github.com/adaptio/adaptio/backend"
 	"github.com/adaptio/adaptio/dataset"
 	"github.com/adaptio/adaptio/disk"
 	"github.com/adaptio/adaptio/sched"
@@ -281,25 +282,49 @@ func TestWriteThenRead(t *testing.T) {
 	}
 }
 
+// The simulator stripes a file as the daemon's backends do
+// (backend.Layout on the file's name), with each piece's offset in its
+// server's object.
 func TestSplit(t *testing.T) {
-	s := &Sim{cfg: Config{StripeBytes: 64 << 10, Servers: 4}}
+	cfg := Config{StripeBytes: 64 << 10, Servers: 4, Patterns: []workload.Pattern{{Processes: 8, Layout: workload.FilePerProcess}}}
+	s := &Sim{cfg: cfg, layout: backend.Layout{StripeSize: 64 << 10, StripeCount: 4}}
+	for f := range 8 {
+		s.firsts = append(s.firsts, s.layout.FirstServer(cfg.Patterns[0].FileName(f), 4))
+	}
+	if slices.Min(s.firsts) == slices.Max(s.firsts) {
+		t.Errorf("8 files all start on server %d", s.firsts[0])
+	}
 	tests := []struct {
 		name      string
 		file      int
 		off, size int64
-		want      []piece
+		want      []piece // with server as the offset from the file's first
 	}{
-		{"inside one stripe", 3, 32 << 10, 32 << 10, []piece{{0, 32 << 10, 32 << 10}}}, // file 3: handle 4, first server 0
-		{"one stripe per server", 0, 0, 256 << 10, []piece{{1, 0, 64 << 10}, {2, 0, 64 << 10}, {3, 0, 64 << 10}, {0, 0, 64 << 10}}},
-		{"two rounds merge per server", 3, 0, 512 << 10, []piece{{0, 0, 128 << 10}, {1, 0, 128 << 10}, {2, 0, 128 << 10}, {3, 0, 128 << 10}}},
+		{"inside one stripe", 3, 32 << 10, 32 << 10, []piece{{0, 32 << 10, 32 << 10}}},
+		{"one stripe per server", 0, 0, 256 << 10, []piece{{0, 0, 64 << 10}, {1, 0, 64 << 10}, {2, 0, 64 << 10}, {3, 0, 64 << 10}}},
+		{"two rounds: a piece per stripe", 5, 0, 512 << 10, []piece{{0, 0, 64 << 10}, {1, 0, 64 << 10}, {2, 0, 64 << 10}, {3, 0, 64 << 10}, {0, 64 << 10, 64 << 10}, {1, 64 << 10, 64 << 10}, {2, 64 << 10, 64 << 10}, {3, 64 << 10, 64 << 10}}},
 		{"second round", 3, 256 << 10, 64 << 10, []piece{{0, 64 << 10, 64 << 10}}},
 		{"unaligned across two", 3, 60 << 10, 8 << 10, []piece{{0, 60 << 10, 4 << 10}, {1, 0, 4 << 10}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			want := slices.Clone(tt.want)
+			for i := range want {
+				want[i].server = (want[i].server + s.firsts[tt.file]) % 4
+			}
 			got := slices.Clone(s.split(tt.file, tt.off, tt.size))
-			if !slices.Equal(got, tt.want) {
-				t.Errorf("got %v, want %v", got, tt.want)
+			if !slices.Equal(got, want) {
+				t.Errorf("got %v, want %v", got, want)
+			}
+			// The daemon's view of the same bytes: the same servers and lengths.
+			bp := s.layout.Split(nil, 4, s.layout.FirstServer(cfg.Patterns[0].FileName(tt.file), 4), tt.off, tt.size)
+			if len(bp) != len(got) {
+				t.Fatalf("backend.Layout has %d pieces, the simulator %d", len(bp), len(got))
+			}
+			for i := range bp {
+				if bp[i].Server != got[i].server || bp[i].Length != got[i].length || s.layout.Local(bp[i].Offset) != got[i].local {
+					t.Errorf("piece %d: backend %+v, simulator %+v", i, bp[i], got[i])
+				}
 			}
 		})
 	}

@@ -123,6 +123,18 @@ func (p Pattern) Files() int {
 	return 1
 }
 
+// FileName is the name of file index file of the pattern, relative to the
+// run's directory: "shared.dat", or "fpp.00012.dat" for process 12's file.
+// The benchmark (fwd/bench) writes these files and the simulator stripes
+// them by these names (backend.Layout.FirstServer), so both place a file's
+// stripes alike.
+func (p Pattern) FileName(file int) string {
+	if p.Layout == Shared {
+		return "shared.dat"
+	}
+	return fmt.Sprintf("fpp.%05d.dat", file)
+}
+
 // Request returns the file index (0 <= file < Files()) and byte offset of
 // request i (0-based) of process proc.
 func (p Pattern) Request(proc, i int) (file int, offset int64) {

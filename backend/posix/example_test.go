@@ -27,7 +27,8 @@ func Example() {
 		fmt.Println(path, len(pieces), "pieces")
 	}
 	b.Create(ctx, "wide.dat", 0o644)
-	b.WriteAt(ctx, "wide.dat", 1, []byte("on server 1"), 64<<10)
+	second, _ := b.Split(nil, "wide.dat", 64<<10, 11) // stripe 1: on the server after the file's first
+	b.WriteAt(ctx, "wide.dat", second[0].Server, []byte("in stripe 1"), 64<<10)
 	st, _ := b.Stat(ctx, "wide.dat")
 	fmt.Println("size", st.Size)
 	_, err = b.Stat(ctx, "../etc/passwd")

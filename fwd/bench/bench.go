@@ -111,10 +111,7 @@ func (r Result) Measured() Phase {
 
 // FileName is the name of file index i of pattern p under dir.
 func FileName(dir string, p workload.Pattern, i int) string {
-	if p.Layout == workload.Shared {
-		return path.Join(dir, "shared.dat")
-	}
-	return path.Join(dir, fmt.Sprintf("fpp.%05d.dat", i))
+	return path.Join(dir, p.FileName(i))
 }
 
 // Fill writes the benchmark's content of file file at byte offset off into
