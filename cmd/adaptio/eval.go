@@ -5,9 +5,11 @@ import (
 	"os"
 	"runtime"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/adaptio/adaptio/demo/record"
 	"github.com/adaptio/adaptio/eval"
 )
 
@@ -22,11 +24,12 @@ func newEvalCmd() *cobra.Command {
   adaptio eval bandit  the bandits on the simulator's dataset (seed 000 Fig. 4-5, Tables II-IV)
   adaptio eval detect  detection-guided window choice vs a fixed 1 ms window (seed 002 Tables VI-VII)
   adaptio eval forge   the bandits on real FORGE measurements (MareNostrum 4 by default; any machine's file)
+  adaptio eval labels  the Council's detection on a real run, from its decision log and the run's phases
 
-Each writes CSV files and one self-contained report.html (inline SVG, nothing
+The first three write CSV files and one self-contained report.html (inline SVG, nothing
 loaded from the network) to --out. Progress goes to stderr.`,
 	}
-	cmd.AddCommand(newEvalBanditCmd(), newEvalForgeCmd(), newEvalDetectCmd())
+	cmd.AddCommand(newEvalBanditCmd(), newEvalForgeCmd(), newEvalDetectCmd(), newEvalLabelsCmd())
 	return cmd
 }
 
@@ -240,3 +243,71 @@ func sum(m map[string]map[int]int) int {
 
 // commandLine is the command as invoked, for reports.
 func commandLine() string { return strings.Join(append([]string{"adaptio"}, os.Args[1:]...), " ") }
+
+func newEvalLabelsCmd() *cobra.Command {
+	var decisions, phases string
+	var skip time.Duration
+	cmd := &cobra.Command{
+		Use:   "labels --decisions LOG --phases CSV",
+		Short: "How well the Council labelled an application's phases (from its decision log)",
+		Long: `Judges the Council's pattern detection on a real run: reads the Council's decision log
+(adaptio council --decision-log FILE, one JSON line per round with its wall-clock time) and a
+phase file naming what the application did when, and prints per phase the share of busy
+node-seconds the Council labelled with the phase's class and operation, and what the others
+were labelled.
+
+The phase file is CSV with the header phase,start,end and one line per phase; a phase is
+"CLASS op" (CLASS FPP, SC or SS; op read or write), the times RFC 3339, e.g. written around
+each run of the application with date --rfc-3339=ns:
+
+  phase,start,end
+  SS write,2026-11-25 17:50:01.123456789+00:00,2026-11-25 17:50:09.987654321+00:00
+
+Each round stands for the second before it and is attributed to the phase that overlaps that
+second most. --skip D leaves out the seconds within D of a phase's start or end, where one
+report mixes two phases. scripts/ior-detect runs IOR through adaptio mount and calls this.`,
+		Example: `  adaptio eval labels --decisions decisions.jsonl --phases phases.csv
+  adaptio eval labels --decisions decisions.jsonl --phases phases.csv --skip 1s`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if decisions == "" || phases == "" {
+				return fmt.Errorf("eval labels: --decisions and --phases are required")
+			}
+			if skip < 0 {
+				return fmt.Errorf("eval labels: --skip %v is negative", skip)
+			}
+			pf, err := os.Open(phases)
+			if err != nil {
+				return fmt.Errorf("eval labels: %w", err)
+			}
+			defer pf.Close()
+			ps, err := eval.ReadPhases(pf)
+			if err != nil {
+				return fmt.Errorf("%w (in %s)", err, phases)
+			}
+			df, err := os.Open(decisions)
+			if err != nil {
+				return fmt.Errorf("eval labels: %w", err)
+			}
+			defer df.Close()
+			start := ps[0].Start
+			secs, err := eval.ReadDecisionSeconds(df, start)
+			if err != nil {
+				return fmt.Errorf("%w (in %s)", err, decisions)
+			}
+			acc := eval.LabelAccuracy(ps, secs, start, skip)
+			if len(acc) == 0 {
+				return fmt.Errorf("eval labels: no round of %s falls within a phase of %s (%d rounds, phases from %v to %v): do the clocks match?",
+					decisions, phases, len(secs), ps[0].Start.Format(time.RFC3339), ps[len(ps)-1].End.Format(time.RFC3339))
+			}
+			fmt.Fprintln(cmd.OutOrStdout(), "pattern detection, per busy node-second of each phase (labelled as the phase):")
+			record.WriteAccuracy(cmd.OutOrStdout(), acc)
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&decisions, "decisions", "", "the Council's decision log (JSON lines)")
+	f.StringVar(&phases, "phases", "", "CSV phase file: phase,start,end")
+	f.DurationVar(&skip, "skip", 0, "leave out the seconds within this of a phase's start or end")
+	return cmd
+}

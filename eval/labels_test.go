@@ -1,0 +1,101 @@
+package eval_test
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/adaptio/adaptio/eval"
+)
+
+const phasesCSV = `phase,start,end
+SS write,2026-11-25 10:00:00.5+00:00,2026-11-25T10:00:04.5Z
+SS read,2026-11-25T10:00:04.5Z,2026-11-25T10:00:07.5Z
+`
+
+// round is one decision-log line at second t after 10:00:00 with the
+// given node labels ("SS write", "idle").
+func round(t int, labels ...string) string {
+	wall := time.Date(2026, 11, 25, 10, 0, t, 0, time.UTC).Format(time.RFC3339Nano)
+	var nodes []string
+	for i, l := range labels {
+		if l == "idle" {
+			nodes = append(nodes, fmt.Sprintf(`{"node":%d,"idle":true,"probs":[0,0,0]}`, i))
+			continue
+		}
+		p, op, _ := strings.Cut(l, " ")
+		nodes = append(nodes, fmt.Sprintf(`{"node":%d,"op":%q,"pattern":%q,"probs":[0,0,1],"bw":1}`, i, op, p))
+	}
+	return fmt.Sprintf(`{"round":%d,"at_ns":%d,"wall":%q,"win_ns":1000000,"nodes":[%s]}`, t, t*1e9, wall, strings.Join(nodes, ","))
+}
+
+func TestLabelAccuracy(t *testing.T) {
+	phases, err := eval.ReadPhases(strings.NewReader(phasesCSV))
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := strings.Join([]string{
+		round(1, "SC write", "SS write"), // [0,1]: half before the first phase, still SS write's
+		round(2, "SS write", "SS write"),
+		round(3, "SS write", "idle"),
+		round(4, "SS write", "SS write"),
+		round(5, "FPP write", "SS read"), // [4,5]: half write, half read: the first wins a tie
+		round(6, "SS read", "SS read"),
+		round(7, "SS read", "FPP read"),
+		round(9, "SC read", "SC read"), // after every phase: not counted
+	}, "\n")
+	start := phases[0].Start
+	secs, err := eval.ReadDecisionSeconds(strings.NewReader(log), start)
+	if err != nil {
+		t.Fatal(err)
+	}
+	acc := eval.LabelAccuracy(phases, secs, start, 0)
+	got := fmt.Sprint(acc)
+	if len(acc) != 2 || acc[0].Phase != "SS write" || acc[0].Correct != 6 || acc[0].Total != 9 ||
+		acc[1].Phase != "SS read" || acc[1].Correct != 3 || acc[1].Total != 4 {
+		t.Fatalf("accuracy %s; want SS write 6 of 9, SS read 3 of 4", got)
+	}
+	// Skipping 0.4 s at each edge drops the seconds [0,1] and [4,5].
+	acc = eval.LabelAccuracy(phases, secs, start, 400*time.Millisecond)
+	if acc[0].Correct != 5 || acc[0].Total != 5 || acc[1].Correct != 3 || acc[1].Total != 4 {
+		t.Fatalf("with skip: %v; want SS write 5 of 5, SS read 3 of 4", acc)
+	}
+}
+
+func TestReadPhasesErrors(t *testing.T) {
+	for _, tt := range []struct{ name, in, want string }{
+		{"empty", "", "header"},
+		{"wrong header", "name,from,to\n", "want phase,start,end"},
+		{"no phases", "phase,start,end\n", "no phase"},
+		{"bad name", "phase,start,end\nSS append,2026-11-25T10:00:00Z,2026-11-25T10:00:01Z\n", `phase "SS append"`},
+		{"bad time", "phase,start,end\nSS write,yesterday,2026-11-25T10:00:01Z\n", "line 2, column start"},
+		{"end before start", "phase,start,end\nSS write,2026-11-25T10:00:02Z,2026-11-25T10:00:01Z\n", "not after start"},
+		{"wrong field count", "phase,start,end\nSS write,2026-11-25T10:00:00Z\n", "wrong number of fields"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := eval.ReadPhases(strings.NewReader(tt.in))
+			if !errors.Is(err, eval.ErrBadLabels) || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("got %v, want ErrBadLabels mentioning %q", err, tt.want)
+			}
+		})
+	}
+	if _, err := eval.ReadPhases(strings.NewReader("\ufeff" + phasesCSV)); err != nil {
+		t.Fatalf("a BOM: %v", err)
+	}
+}
+
+func TestReadDecisionSecondsErrors(t *testing.T) {
+	start := time.Date(2026, 11, 25, 10, 0, 0, 0, time.UTC)
+	if _, err := eval.ReadDecisionSeconds(strings.NewReader(round(1, "SS write")+"\n{not json\n"), start); !errors.Is(err, eval.ErrBadLabels) || !strings.Contains(err.Error(), "line 2") {
+		t.Fatalf("malformed line: %v", err)
+	}
+	if _, err := eval.ReadDecisionSeconds(strings.NewReader(`{"round":1,"nodes":[]}`), start); err == nil || !strings.Contains(err.Error(), `no "wall"`) {
+		t.Fatalf("line without wall time: %v", err)
+	}
+	secs, err := eval.ReadDecisionSeconds(strings.NewReader("\n"+round(2, "SS write")+"\n\n"), start)
+	if err != nil || len(secs) != 1 || secs[0].T != 2 || secs[0].Nodes[0].Pattern != "SS" || secs[0].Nodes[0].Op != "write" {
+		t.Fatalf("got %+v, %v", secs, err)
+	}
+}
