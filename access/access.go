@@ -90,24 +90,32 @@ func (o Observation) Idle() bool { return o.Requests == 0 && o.Bytes == 0 }
 
 // Features returns the detection features: first the papers' five in their
 // order (number of file handles, request size average, minimum and maximum,
-// average offset distance per file handle), then ours, the average offset
-// distance per (process, file handle). The sixth tells contiguous access
-// (distance = request size) from 1D-strided access (processes x request size)
-// whatever the interleaving of the processes, which the per-file distance
-// cannot once strided processes drift apart.
+// average offset distance per file handle), then ours: the average offset
+// distance per (process, file handle), and that distance in request sizes.
+// The sixth tells contiguous access (distance = request size) from
+// 1D-strided access (processes x request size) whatever the interleaving of
+// the processes, which the per-file distance cannot once strided processes
+// drift apart; the seventh does so whatever the number of processes and the
+// request size (about 1 for contiguous access, the processes sharing the
+// file for 1D-strided access), where a threshold on the sixth learnt from
+// 128 processes takes 8 strided processes for contiguous ones.
 func (o Observation) Features() [NumFeatures]float64 {
-	return [NumFeatures]float64{float64(o.FileHandles), o.ReqAvg, float64(o.ReqMin), float64(o.ReqMax), o.OffsetDist, o.ProcDist}
+	var ratio float64
+	if o.ReqAvg > 0 {
+		ratio = o.ProcDist / o.ReqAvg
+	}
+	return [NumFeatures]float64{float64(o.FileHandles), o.ReqAvg, float64(o.ReqMin), float64(o.ReqMax), o.OffsetDist, o.ProcDist, ratio}
 }
 
 // NumFeatures is the number of detection features.
-const NumFeatures = 6
+const NumFeatures = 7
 
 // NumPaperFeatures is the number of leading Features entries that are the
 // papers' (seed 001 section 5, seed 002).
 const NumPaperFeatures = 5
 
 // FeatureNames names Features' entries, for model files and CSV headers.
-var FeatureNames = [NumFeatures]string{"file_handles", "req_avg", "req_min", "req_max", "offset_dist", "proc_offset_dist"}
+var FeatureNames = [NumFeatures]string{"file_handles", "req_avg", "req_min", "req_max", "offset_dist", "proc_offset_dist", "proc_dist_ratio"}
 
 // FeatureIndex returns the index of the named feature in Features, or -1.
 func FeatureIndex(name string) int {

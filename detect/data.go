@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/adaptio/adaptio/access"
@@ -214,25 +215,56 @@ func Synthetic(scenarios []workload.Scenario, opt SyntheticOptions, rng *rand.Ra
 
 // SyntheticDir is the pseudo data directory naming Synthetic's training
 // grid (32/256 KiB) in LoadSet; SyntheticValidationDir names its 64/128 KiB
-// validation grid.
+// validation grid; SyntheticSmallDir and SyntheticSmallValidationDir the
+// grid of small jobs (workload.SmallGrid: 4 to 64 processes, as IOR runs).
 const (
-	SyntheticDir           = "synthetic"
-	SyntheticValidationDir = "synthetic-validation"
+	SyntheticDir                = "synthetic"
+	SyntheticValidationDir      = "synthetic-validation"
+	SyntheticSmallDir           = "synthetic-small"
+	SyntheticSmallValidationDir = "synthetic-small-validation"
 )
 
 // LoadSet reads dir/observations.csv (dataset package schema) and returns
-// CenterRows(rows, opt). The names SyntheticDir and SyntheticValidationDir
-// generate Synthetic sets instead (PerExperiment*7 intervals per scenario,
-// like 40 rows from each of 7 windows), seeded by seed.
+// CenterRows(rows, opt). The names SyntheticDir, SyntheticValidationDir,
+// SyntheticSmallDir and SyntheticSmallValidationDir generate Synthetic sets
+// instead (PerExperiment*7 intervals per scenario, like 40 rows from each
+// of 7 windows), seeded by seed. A comma-separated list loads each source
+// and joins them (e.g. "DIR/grid,synthetic-small").
 func LoadSet(dir string, opt SetOptions, seed uint64) (Set, error) {
+	if strings.Contains(dir, ",") {
+		var all Set
+		for i, d := range strings.Split(dir, ",") {
+			s, err := LoadSet(strings.TrimSpace(d), opt, seed+uint64(i))
+			if err != nil {
+				return Set{}, err
+			}
+			base := int32(0)
+			if n := len(all.Seq); n > 0 {
+				base = slices.Max(all.Seq) + 1
+			}
+			for k := range s.Seq {
+				s.Seq[k] += base
+			}
+			all.X = append(all.X, s.X...)
+			all.Y = append(all.Y, s.Y...)
+			all.Op = append(all.Op, s.Op...)
+			all.Seq = append(all.Seq, s.Seq...)
+		}
+		return all, nil
+	}
 	switch dir {
-	case SyntheticDir, SyntheticValidationDir:
+	case SyntheticDir, SyntheticValidationDir, SyntheticSmallDir, SyntheticSmallValidationDir:
 		per := opt.PerExperiment * 7
 		if per <= 0 {
 			per = 280
 		}
 		rng := rand.New(rand.NewPCG(seed, 0x5eed))
-		return Synthetic(workload.Grid(dir == SyntheticValidationDir), SyntheticOptions{PerScenario: per}, rng)
+		validation := dir == SyntheticValidationDir || dir == SyntheticSmallValidationDir
+		grid := workload.Grid(validation)
+		if dir == SyntheticSmallDir || dir == SyntheticSmallValidationDir {
+			grid = workload.SmallGrid(validation)
+		}
+		return Synthetic(grid, SyntheticOptions{PerScenario: per}, rng)
 	}
 	rows, err := dataset.LoadObservations(dir)
 	if err != nil {

@@ -175,7 +175,8 @@ func (m featureMask) names() []string {
 }
 
 // PaperFeatures returns the names of the papers' five features (seed 001
-// section 5, seed 002); the sixth, proc_offset_dist, is ours.
+// section 5, seed 002); the sixth and seventh, proc_offset_dist and
+// proc_dist_ratio, are ours.
 func PaperFeatures() []string {
 	return append([]string(nil), access.FeatureNames[:access.NumPaperFeatures]...)
 }

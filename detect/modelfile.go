@@ -16,10 +16,11 @@ import (
 // any other version and any file whose feature or class names differ from
 // access.FeatureNames and access.Classes.
 //
-// Version 2 added the sixth feature (proc_offset_dist) and "uses".
+// Version 2 added the sixth feature (proc_offset_dist) and "uses";
+// version 3 the seventh (proc_dist_ratio).
 const (
 	FormatName    = "adaptio-detect-model"
-	FormatVersion = 2
+	FormatVersion = 3
 )
 
 type modelFile struct {

@@ -205,6 +205,28 @@ func (s Scenario) String() string { return fmt.Sprintf("%s-%dion", s.Pattern, s.
 // fixed order. With validation it returns the generalisation set with 64 and
 // 128 KiB requests instead.
 func Grid(validation bool) []Scenario {
+	return grid([]int{128, 256, 512}, []int{1, 2, 4, 8}, validation)
+}
+
+// SmallGrid is the grid of small jobs, as IOR runs them on a few nodes: 4
+// to 64 processes on 1 or 2 I/O nodes, the three patterns, both
+// operations, requests of 32 KiB, 256 KiB and 1 MiB (validation: 64 and
+// 128 KiB). Detection trained on Grid alone has seen 128 processes or more
+// per experiment.
+func SmallGrid(validation bool) []Scenario {
+	out := grid([]int{4, 8, 16, 32, 64}, []int{1, 2}, validation)
+	if !validation {
+		for _, sc := range grid([]int{4, 8, 16, 32, 64}, []int{1, 2}, false) {
+			if sc.RequestSize == 32<<10 {
+				sc.RequestSize = 1 << 20
+				out = append(out, sc)
+			}
+		}
+	}
+	return out
+}
+
+func grid(processes, ionodes []int, validation bool) []Scenario {
 	sizes := []int64{32 << 10, 256 << 10}
 	if validation {
 		sizes = []int64{64 << 10, 128 << 10}
@@ -214,11 +236,11 @@ func Grid(validation bool) []Scenario {
 		s Spatiality
 	}
 	var out []Scenario
-	for _, procs := range []int{128, 256, 512} {
+	for _, procs := range processes {
 		for _, x := range []ls{{FilePerProcess, Contiguous}, {Shared, Contiguous}, {Shared, Strided}} {
 			for _, op := range []sched.Op{sched.Write, sched.Read} {
 				for _, size := range sizes {
-					for _, ion := range []int{1, 2, 4, 8} {
+					for _, ion := range ionodes {
 						out = append(out, Scenario{Pattern: Pattern{
 							Processes: procs, Layout: x.l, Spatiality: x.s, Op: op,
 							RequestSize: size, TotalBytes: DefaultTotal,

@@ -110,7 +110,7 @@ The same --seed gives the same split and the same model file, byte for byte.`,
 	f.StringVar(&cfg.Data, "data", "", "dataset directory with observations.csv, or \"synthetic\" (required)")
 	f.StringVar(&cfg.Validation, "validation", "", "optional validation dataset directory, or \"synthetic-validation\"")
 	f.IntVar(&cfg.ValidationPer, "validation-per-experiment", 40, "validation rows kept from the centre of each experiment (0: every labelled, non-idle row)")
-	f.StringVar(&cfg.FeatureSet, "features", "all", "features the model uses: all (the papers' five plus proc_offset_dist) or papers (the papers' five)")
+	f.StringVar(&cfg.FeatureSet, "features", "all", "features the model uses: all (the papers' five plus proc_offset_dist and proc_dist_ratio) or papers (the papers' five)")
 	f.StringVar(&cfg.Kind, "model", "tree", "classifier: tree (CART, cost-complexity pruned), forest (random forest) or mlp (the papers' network, 5 ReLU -> 5 ReLU -> 3 softmax on the used features)")
 	f.StringVar(&cfg.Out, "out", "", "model file to write (required)")
 	f.Uint64Var(&cfg.Seed, "seed", 1, "seed of the split and of training")
