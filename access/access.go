@@ -100,15 +100,25 @@ func (o Observation) Idle() bool { return o.Requests == 0 && o.Bytes == 0 }
 // file for 1D-strided access), where a threshold on the sixth learnt from
 // 128 processes takes 8 strided processes for contiguous ones.
 func (o Observation) Features() [NumFeatures]float64 {
-	var ratio float64
-	if o.ReqAvg > 0 {
-		ratio = o.ProcDist / o.ReqAvg
+	return Derive([NumFeatures]float64{float64(o.FileHandles), o.ReqAvg, float64(o.ReqMin), float64(o.ReqMax), o.OffsetDist, o.ProcDist})
+}
+
+// Derive returns x with its derived features (those after
+// NumMeasuredFeatures) computed from its measured ones.
+func Derive(x [NumFeatures]float64) [NumFeatures]float64 {
+	x[6] = 0
+	if x[1] > 0 {
+		x[6] = x[5] / x[1]
 	}
-	return [NumFeatures]float64{float64(o.FileHandles), o.ReqAvg, float64(o.ReqMin), float64(o.ReqMax), o.OffsetDist, o.ProcDist, ratio}
+	return x
 }
 
 // NumFeatures is the number of detection features.
 const NumFeatures = 7
+
+// NumMeasuredFeatures is the number of leading Features entries measured
+// from the requests; the others are derived from them (Derive).
+const NumMeasuredFeatures = 6
 
 // NumPaperFeatures is the number of leading Features entries that are the
 // papers' (seed 001 section 5, seed 002).

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/adaptio/adaptio/access"
 	"github.com/adaptio/adaptio/dataset"
@@ -515,6 +516,32 @@ func TestDefault(t *testing.T) {
 		if r := Evaluate(m, s.X, s.Y); r.Accuracy < 0.99 {
 			t.Errorf("default model: accuracy %.4f on a synthetic set (confusion %v)", r.Accuracy, r.Confusion)
 		}
+	}
+}
+
+// The default model labels small jobs as IOR runs them (4 to 64
+// processes, 64 and 128 KiB requests, sizes it was not trained on): 8
+// strided processes of 64 KiB have a per-process distance of 512 KiB, which
+// a threshold learnt from 128 processes or more takes for contiguous access.
+func TestDefaultSmallJobs(t *testing.T) {
+	s, err := LoadSet(SyntheticSmallValidationDir, SetOptions{PerExperiment: 3}, 7)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := Evaluate(Default(), s.X, s.Y)
+	if r.Accuracy < 0.99 {
+		t.Errorf("default model on small jobs: accuracy %.4f (confusion %v)", r.Accuracy, r.Confusion)
+	}
+	// And the eight strided processes of 32 KiB that IOR runs by default.
+	var acc access.Accumulator
+	for seg := range 64 {
+		for p := range 8 {
+			acc.Request(1, uint64(p), 1, int64(seg*8+p)*32<<10, 32<<10, sched.Write)
+			acc.Done(32 << 10)
+		}
+	}
+	if c, probs := Default().Detect(acc.Close(0, 0, time.Second, 4, 0)); c != access.SS {
+		t.Errorf("8 processes, 32 KiB 1D-strided: labelled %v (%v), want SS", c, probs)
 	}
 }
 

@@ -321,11 +321,12 @@ func newDetectPredictCmd() *cobra.Command {
 		Long: `Predict reads CSV rows from --in (default stdin) and prints one CSV row per input:
 class,p_fpp,p_sc,p_ss (probabilities in [0,1]), plus op when the input has an obs_op column.
 
-Input: either a header naming the feature columns the model uses (file_handles, req_avg,
-req_min, req_max, offset_dist, and proc_offset_dist unless the model was trained with
---features papers; extra columns, e.g. a whole observations.csv, are ignored), or
-headerless rows of either all six features or exactly the model's features, in that
-order (sizes and distances in bytes). Without --model-file the embedded default model
+Input: either a header naming the measured feature columns the model uses (file_handles,
+req_avg, req_min, req_max, offset_dist, and proc_offset_dist unless the model was trained
+with --features papers; extra columns, e.g. a whole observations.csv, are ignored), or
+headerless rows of either all six measured features or exactly the model's measured
+features, in that order (sizes and distances in bytes). The derived feature
+proc_dist_ratio (proc_offset_dist / req_avg) is computed, never read. Without --model-file the embedded default model
 is used.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -360,10 +361,23 @@ func runDetectPredict(m *detect.Model, in io.Reader, out io.Writer) error {
 	r.FieldsPerRecord = -1
 	r.ReuseRecord = true
 	// cols[j]: input column of feature j, -1 when absent (the model does not use it: 0).
+	// Only measured features are read; derived ones (proc_dist_ratio) are
+	// computed from them, so a model using one needs its inputs.
 	var cols [access.NumFeatures]int
+	measured := access.FeatureNames[:access.NumMeasuredFeatures]
 	used := map[string]bool{}
+	var modelMeasured []string
 	for _, n := range m.Features() {
+		if access.FeatureIndex(n) >= access.NumMeasuredFeatures {
+			used["req_avg"], used["proc_offset_dist"] = true, true
+			continue
+		}
 		used[n] = true
+	}
+	for _, n := range measured {
+		if used[n] {
+			modelMeasured = append(modelMeasured, n)
+		}
 	}
 	setCols := func(names []string) {
 		for j := range cols {
@@ -373,7 +387,7 @@ func runDetectPredict(m *detect.Model, in io.Reader, out io.Writer) error {
 			cols[access.FeatureIndex(n)] = i
 		}
 	}
-	setCols(access.FeatureNames[:])
+	setCols(measured)
 	opCol := -1
 	w := csv.NewWriter(out)
 	defer w.Flush()
@@ -393,13 +407,13 @@ func runDetectPredict(m *detect.Model, in io.Reader, out io.Writer) error {
 				for i, h := range rec {
 					idx[strings.TrimSpace(h)] = i
 				}
-				for j, name := range access.FeatureNames {
+				for j, name := range measured {
 					i, ok := idx[name]
 					switch {
 					case ok:
 						cols[j] = i
 					case used[name]:
-						return fmt.Errorf("%w: header lacks column %q (the model uses %v)", errDetectInput, name, m.Features())
+						return fmt.Errorf("%w: header lacks column %q (the model uses %v)", errDetectInput, name, modelMeasured)
 					default:
 						cols[j] = -1
 					}
@@ -415,14 +429,14 @@ func runDetectPredict(m *detect.Model, in io.Reader, out io.Writer) error {
 				continue
 			}
 			switch len(rec) {
-			case access.NumFeatures:
-			case len(m.Features()):
-				setCols(m.Features())
+			case len(measured):
+			case len(modelMeasured):
+				setCols(modelMeasured)
 			default:
-				if len(m.Features()) == access.NumFeatures {
-					return fmt.Errorf("%w: line 1: %d fields without a header, want %d (%v)", errDetectInput, len(rec), access.NumFeatures, access.FeatureNames)
+				if len(modelMeasured) == len(measured) {
+					return fmt.Errorf("%w: line 1: %d fields without a header, want %d (%v)", errDetectInput, len(rec), len(measured), measured)
 				}
-				return fmt.Errorf("%w: line 1: %d fields without a header, want %d (%v) or %d (%v)", errDetectInput, len(rec), access.NumFeatures, access.FeatureNames, len(m.Features()), m.Features())
+				return fmt.Errorf("%w: line 1: %d fields without a header, want %d (%v) or %d (%v)", errDetectInput, len(rec), len(measured), measured, len(modelMeasured), modelMeasured)
 			}
 			if err := w.Write([]string{"class", "p_fpp", "p_sc", "p_ss"}); err != nil {
 				return err
@@ -445,7 +459,7 @@ func runDetectPredict(m *detect.Model, in io.Reader, out io.Writer) error {
 			}
 			x[j] = v
 		}
-		c, p := m.Predict(x)
+		c, p := m.Predict(access.Derive(x))
 		row := []string{c.String(), strconv.FormatFloat(p[0], 'f', 6, 64), strconv.FormatFloat(p[1], 'f', 6, 64), strconv.FormatFloat(p[2], 'f', 6, 64)}
 		if opCol >= 0 && opCol < len(rec) {
 			row = append(row, rec[opCol])
