@@ -85,7 +85,7 @@ func TestServerRestartRecovery(t *testing.T) {
 	}
 
 	// Files start on different servers (backend.Layout.FirstServer).
-	s0, s1, s2 := serverOf(t, b, "f", 0), serverOf(t, b, "f", 65536), serverOf(t, b, "f", 2*65536)
+	s0, s1, s2 := backendtest.ServerOf(t, b, "f", 0), backendtest.ServerOf(t, b, "f", 65536), backendtest.ServerOf(t, b, "f", 2*65536)
 	c.Server(s1).Shutdown()
 	_, err := b.WriteAt(ctx, "f", s1, data[:100], 65536)
 	if !errors.Is(err, backend.ErrServerDown) || !strings.Contains(err.Error(), fmt.Sprint("server ", s1)) {
@@ -137,7 +137,7 @@ func TestPendingRequestsFailWhenServerDies(t *testing.T) {
 		t.Fatal(err)
 	}
 	off := int64(0) // a byte on server 1, whose device blocks
-	if serverOf(t, b, "f", 0) != 1 {
+	if backendtest.ServerOf(t, b, "f", 0) != 1 {
 		off = 65536
 	}
 	errc := make(chan error, 1)
@@ -263,7 +263,7 @@ func TestDiskDelayApplied(t *testing.T) {
 			}
 			first := make([]int, files) // files start on different servers
 			for f := range files {
-				first[f] = serverOf(t, b, fmt.Sprint("f", f), 0)
+				first[f] = backendtest.ServerOf(t, b, fmt.Sprint("f", f), 0)
 			}
 			var wg sync.WaitGroup
 			for w := range writers {
@@ -375,7 +375,7 @@ func TestMetrics(t *testing.T) {
 		t.Fatal(err)
 	}
 	// "f" starts on server 1 of 2 (backend.Layout.FirstServer).
-	if s := serverOf(t, b, "f", 0); s != 1 {
+	if s := backendtest.ServerOf(t, b, "f", 0); s != 1 {
 		t.Fatalf("f starts on server %d", s)
 	}
 	want := `
@@ -484,14 +484,4 @@ func TestHelloRefusesABadNode(t *testing.T) {
 	if _, err := pfs.NewClient(pfs.ClientOptions{Addrs: c.Addrs(), Node: -1}); !errors.Is(err, pfs.ErrBadOptions) {
 		t.Errorf("client for I/O node -1: %v, want ErrBadOptions", err)
 	}
-}
-
-// serverOf is the data server holding byte off of path.
-func serverOf(t *testing.T, b backend.Backend, path string, off int64) int {
-	t.Helper()
-	pieces, err := b.Split(nil, path, off, 1)
-	if err != nil || len(pieces) != 1 {
-		t.Fatalf("Split(%q, %d, 1) = %v, %v", path, off, pieces, err)
-	}
-	return pieces[0].Server
 }

@@ -302,10 +302,10 @@ func testMetadata(t *testing.T, h Harness) {
 	if err := b.Unlink(ctx, "dir/b"); !errors.Is(err, backend.ErrNotExist) {
 		t.Fatalf("Unlink twice: got %v, want ErrNotExist", err)
 	}
-	if _, err := b.ReadAt(ctx, "dir/b", serverOf(t, b, "dir/b", 0), make([]byte, 10), 0); !errors.Is(err, backend.ErrNotExist) {
+	if _, err := b.ReadAt(ctx, "dir/b", ServerOf(t, b, "dir/b", 0), make([]byte, 10), 0); !errors.Is(err, backend.ErrNotExist) {
 		t.Fatalf("ReadAt of a removed file: got %v, want ErrNotExist", err)
 	}
-	if _, err := b.WriteAt(ctx, "missing", serverOf(t, b, "missing", 0), make([]byte, 10), 0); !errors.Is(err, backend.ErrNotExist) {
+	if _, err := b.WriteAt(ctx, "missing", ServerOf(t, b, "missing", 0), make([]byte, 10), 0); !errors.Is(err, backend.ErrNotExist) {
 		t.Fatalf("WriteAt of a missing file: got %v, want ErrNotExist", err)
 	}
 	if _, err := b.ReadDir(ctx, "nodir"); !errors.Is(err, backend.ErrNotExist) {
@@ -433,9 +433,9 @@ func testSplit(t *testing.T, h Harness) {
 	}
 }
 
-// serverOf is the data server holding byte off of path (files start on
+// ServerOf is the data server holding byte off of path (files start on
 // different servers: backend.Layout.FirstServer).
-func serverOf(t *testing.T, b backend.Backend, path string, off int64) int {
+func ServerOf(t *testing.T, b backend.Backend, path string, off int64) int {
 	t.Helper()
 	pieces, err := b.Split(nil, path, off, 1)
 	if err != nil || len(pieces) != 1 {
