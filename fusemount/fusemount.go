@@ -456,7 +456,16 @@ func (n *node) Readlink(ctx context.Context) ([]byte, syscall.Errno) {
 func (n *node) Statfs(ctx context.Context, out *fuse.StatfsOut) syscall.Errno {
 	st, err := n.c.Statfs()
 	if err != nil {
-		return errno(err)
+		e := errno(err)
+		if e == syscall.ENOTSUP || e == syscall.EOPNOTSUPP {
+			// A backend that cannot tell its capacity (the emulated PFS):
+			// report it unknown, as a FUSE file system without statfs
+			// does, rather than fail. MPI-IO (ROMIO) calls statfs to
+			// choose its driver and refuses to open files when it fails.
+			*out = fuse.StatfsOut{Bsize: 4096, Frsize: 4096, NameLen: 255}
+			return 0
+		}
+		return e
 	}
 	*out = fuse.StatfsOut{Blocks: st.Blocks, Bfree: st.Free, Bavail: st.Avail, Files: st.Files, Ffree: st.FreeFiles,
 		Bsize: st.BlockSize, Frsize: st.BlockSize, NameLen: st.NameLen}

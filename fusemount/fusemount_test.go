@@ -58,7 +58,13 @@ func mountedClient(t testing.TB, root string, opts fwd.Options, mo ...fusemount.
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { be.Close() })
-	opts.Backend = be
+	if wrap, ok := opts.Backend.(interface {
+		Wrap(backend.Backend) backend.Backend
+	}); ok {
+		opts.Backend = wrap.Wrap(be) // a test's view of the POSIX backend
+	} else {
+		opts.Backend = be
+	}
 	if len(opts.Listen) == 0 {
 		// A Unix socket, as on a compute node: the mount's client moves data
 		// through the shared-memory region.

@@ -10,6 +10,9 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/adaptio/adaptio/backend"
+	"github.com/adaptio/adaptio/fwd"
 )
 
 // TestPOSIX checks, through the mount, one operation per subtest against
@@ -270,5 +273,32 @@ func rawNames(d *os.File) ([]string, error) {
 			names = append(names, string(name))
 			b = b[reclen:]
 		}
+	}
+}
+
+// plainBackend shows only backend.Backend of the backend it wraps: no
+// namespace operations, no statfs (as the emulated PFS).
+type plainBackend struct{ backend.Backend }
+
+// Wrap makes mountedClient mount a plainBackend over its POSIX backend.
+func (plainBackend) Wrap(b backend.Backend) backend.Backend { return plainBackend{b} }
+
+// A backend that cannot tell its capacity: statfs reports it unknown rather
+// than failing (MPI-IO's ROMIO calls statfs on open and refuses to open files
+// when it fails), and rename is refused with ENOTSUP, never faked.
+func TestStatfsUnsupportedBackend(t *testing.T) {
+	mnt, _ := mountedClient(t, t.TempDir(), fwd.Options{Backend: plainBackend{}})
+	var st syscall.Statfs_t
+	if err := syscall.Statfs(mnt, &st); err != nil {
+		t.Fatalf("statfs on a backend without capacity: %v", err)
+	}
+	if st.Blocks != 0 || st.Bsize == 0 || st.Namelen == 0 {
+		t.Fatalf("statfs: %d blocks of %d, names up to %d; want unknown capacity (0 blocks) with a block size and name length", st.Blocks, st.Bsize, st.Namelen)
+	}
+	if err := os.WriteFile(filepath.Join(mnt, "a"), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(filepath.Join(mnt, "a"), filepath.Join(mnt, "b")); !errors.Is(err, syscall.ENOTSUP) {
+		t.Fatalf("rename on a backend without namespace operations: %v, want ENOTSUP", err)
 	}
 }
