@@ -2,6 +2,7 @@ package fusemount
 
 import (
 	"io"
+	"math"
 	"sync"
 )
 
@@ -149,20 +150,7 @@ func (w *writeBehind) drain(f *node) error {
 
 // wait blocks until f has no pending write, keeping any failure for the
 // next drain (a stat or truncate does not report a write's error).
-func (w *writeBehind) wait(f *node) {
-	if w == nil {
-		return
-	}
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	for {
-		p := w.files[f]
-		if p == nil || len(p.spans) == 0 {
-			return
-		}
-		w.cond.Wait()
-	}
-}
+func (w *writeBehind) wait(f *node) { w.waitRange(f, math.MinInt64, math.MaxInt64) }
 
 // errShortWrite is a write-behind that the backend took only in part.
 var errShortWrite = io.ErrShortWrite
