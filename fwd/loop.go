@@ -103,6 +103,7 @@ type dispatcher struct {
 	mu       sync.Mutex
 	work     sync.Cond // workers wait here for a dispatchable batch
 	node     *ionode.Node
+	spare    *job              // a job allocated for a dispatch that found nothing
 	pending  map[uint64]*piece // queued pieces by request id (in the scheduler or held)
 	depth    []int             // pending pieces per data server (exported as adaptio_fwd_queue_depth)
 	inflight int
@@ -217,7 +218,11 @@ func (d *Daemon) finishLocked(now time.Duration, done *completion) {
 // nil (arming the timer for the scheduler's retryAt).
 func (d *Daemon) dispatchLocked(now time.Duration) *job {
 	q := &d.q
-	j := &job{}
+	j := q.spare // a call that dispatches nothing allocates nothing
+	if j == nil {
+		j = &job{}
+		q.spare = j
+	}
 	a, ok, retry := q.node.Next(now, j.room[:0])
 	if retry > 0 && (q.timerAt == 0 || retry < q.timerAt) {
 		q.timerAt = retry
@@ -226,6 +231,7 @@ func (d *Daemon) dispatchLocked(now time.Duration) *job {
 	if !ok {
 		return nil
 	}
+	q.spare = nil
 	j.acc = a
 	j.batch = sched.Batch{ID: a.Batches[0].ID, Queue: a.Queue, File: a.File, Op: a.Op, Offset: a.Offset, Length: a.Length}
 	if a.Requests == 1 {
