@@ -154,6 +154,11 @@ type NodeReport struct {
 	Credited  bool          `json:"credited"`          // the reward updated (context, window)
 	Reward    float64       `json:"reward"`
 	Recommend time.Duration `json:"rec_ns,omitempty"` // best window for the node's context by the estimates when the round closed
+	// Features are the measured detection features of the report
+	// (access.Observation.Features, the first access.NumMeasuredFeatures),
+	// so that a run's log can be labelled and trained on (detect's
+	// decision-log source).
+	Features []float64 `json:"feat,omitempty"`
 }
 
 // Decision is the outcome of one round.
@@ -353,6 +358,8 @@ func (c *Council) learn(nr *NodeReport, o access.Observation) {
 		return
 	}
 	nr.Op = o.Op.String()
+	x := o.Features()
+	nr.Features = x[:access.NumMeasuredFeatures:access.NumMeasuredFeatures]
 	class, probs := c.cfg.Detector.Detect(o)
 	nr.Probs = probs
 	if class.Index() < 0 {

@@ -62,6 +62,9 @@ type Config struct {
 	// Elevator serves queued accesses in C-LOOK order of disk address
 	// instead of arrival order.
 	Elevator bool
+	// TimeScale multiplies every service time the model gives (default 1:
+	// as modelled; 3: a server three times slower in every respect).
+	TimeScale float64
 }
 
 // Defaults.
@@ -90,6 +93,9 @@ func (c Config) WithDefaults() Config {
 	if c.CacheCopyBytesPerSec == 0 {
 		c.CacheCopyBytesPerSec = DefaultCacheCopyBytesPerSec
 	}
+	if c.TimeScale == 0 {
+		c.TimeScale = 1
+	}
 	return c
 }
 
@@ -100,6 +106,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("%w: negative token cost", ErrBadConfig)
 	case !(c.CacheCopyBytesPerSec > 0):
 		return fmt.Errorf("%w: cache copy rate %v, want > 0", ErrBadConfig, c.CacheCopyBytesPerSec)
+	case !(c.TimeScale > 0) || c.TimeScale > 1000:
+		return fmt.Errorf("%w: time scale %v, want in (0, 1000]", ErrBadConfig, c.TimeScale)
 	}
 	return nil
 }
@@ -224,6 +232,9 @@ func (s *Server) Start(now time.Duration) (a Access, service time.Duration, ok b
 		s.last, s.lastSet = a.Node, true
 	}
 	s.lastFile = a.File
+	if s.cfg.TimeScale != 1 {
+		d = time.Duration(float64(d) * s.cfg.TimeScale)
+	}
 	s.st.Busy += d
 	return a, d, true
 }

@@ -120,3 +120,24 @@ func TestElevatorServesInAddressOrder(t *testing.T) {
 		}
 	}
 }
+
+func TestTimeScaleMultipliesEveryServiceTime(t *testing.T) {
+	as := []Access{
+		{Node: 0, File: 1, Op: sched.Write, Offset: 0, Length: 1 << 20},
+		{Node: 1, File: 1, Op: sched.Write, Offset: 1 << 20, Length: 32 << 10},
+		{Node: 0, File: 2, Op: sched.Read, Offset: 0, Length: 32 << 10},
+		{Node: 0, File: 2, Op: sched.Read, Offset: 32 << 10, Length: 32 << 10},
+	}
+	one := serve(newServer(t, Config{}, nil), as...)
+	three := serve(newServer(t, Config{TimeScale: 3}, nil), as...)
+	for i := range as {
+		if one[i] <= 0 || three[i] != time.Duration(float64(one[i])*3) {
+			t.Errorf("access %d: %v at scale 3, want 3 x %v", i, three[i], one[i])
+		}
+	}
+	for _, bad := range []float64{-1, 1001} {
+		if _, err := New(Config{TimeScale: bad}, nil, disk.DefaultPlacement(1<<40), nil); err == nil {
+			t.Errorf("time scale %v accepted", bad)
+		}
+	}
+}

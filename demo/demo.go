@@ -52,6 +52,10 @@ type Config struct {
 	Compare     int     // iterations of each static-window run for the comparison (default 2; -1: skip)
 	CompareReal bool    // real stack: run the static comparison on the real stack after learning (default: in the simulator)
 	Pace        float64 // Sim only: virtual seconds per wall second (0: as fast as possible)
+	// ServerTimeScale multiplies the data servers' modelled service
+	// times, on the real stack and in the simulator alike
+	// (dataserver.Config.TimeScale; 0: DefaultServerTimeScale).
+	ServerTimeScale float64
 
 	// scheduler replaces TWINS on every I/O node (Rank's FIFO row); ""
 	// is TWINS.
@@ -73,6 +77,8 @@ const (
 	DefaultServers     = 4
 	DefaultProcesses   = 128
 	DefaultRequestSize = 32 << 10
+	// DefaultServerTimeScale is 1: the data servers as modelled.
+	DefaultServerTimeScale = 1.0
 	DefaultPolicy      = council.DefaultPolicy
 )
 
@@ -114,6 +120,9 @@ func (c Config) WithDefaults() Config {
 	if c.Compare == 0 {
 		c.Compare = 2
 	}
+	if c.ServerTimeScale == 0 {
+		c.ServerTimeScale = DefaultServerTimeScale
+	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -138,6 +147,8 @@ func (c Config) Validate() error {
 		return bad("epsilon %v, want in [0, 1]", c.Epsilon)
 	case c.Pace < 0:
 		return bad("pace %v, want >= 0", c.Pace)
+	case !(c.ServerTimeScale > 0) || c.ServerTimeScale > 100:
+		return bad("server time scale %v, want in (0, 100]", c.ServerTimeScale)
 	case !slices.Contains(bandit.Names(), c.Policy):
 		return bad("policy %q, want one of %v", c.Policy, bandit.Names())
 	}

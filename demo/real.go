@@ -20,6 +20,7 @@ import (
 	"github.com/adaptio/adaptio/bandit"
 	"github.com/adaptio/adaptio/council"
 	"github.com/adaptio/adaptio/council/service"
+	"github.com/adaptio/adaptio/dataserver"
 	"github.com/adaptio/adaptio/demo/record"
 	"github.com/adaptio/adaptio/fwd"
 	"github.com/adaptio/adaptio/fwd/bench"
@@ -136,6 +137,7 @@ func startStack(ctx context.Context, cfg Config, sink *decisionSink) (*stack, er
 		return fail(fmt.Errorf("demo: pfs: %w", err))
 	}
 	s.cluster, err = pfs.NewCluster(pfs.ClusterOptions{Servers: cfg.Servers, Dir: s.pfsDir, Disk: "hdd", Seed: cfg.Seed,
+		Model:  dataserver.Config{TimeScale: cfg.ServerTimeScale},
 		Logger: cfg.Logger, Registerer: prometheus.NewRegistry()})
 	if err != nil {
 		return fail(fmt.Errorf("demo: pfs: %w", err))

@@ -86,6 +86,9 @@ type Config struct {
 	// system limits concurrent direct writes to a shared file (byte-range
 	// tokens, block allocation).
 	FileConcurrency int
+	// ServerTimeScale multiplies every data server's service time
+	// (dataserver.Config.TimeScale; default 1).
+	ServerTimeScale float64
 	StartJitter     time.Duration // each process starts each pattern after a uniform delay in [0, StartJitter) (default 100 µs)
 
 	Interval time.Duration // observation interval (default 1 s, the Announcer's)
@@ -121,7 +124,7 @@ const (
 func (c Config) DataServer() dataserver.Config {
 	return dataserver.Config{Overhead: c.ServerOverhead, SwitchCost: c.SwitchCost, TokenCost: c.TokenCost,
 		Contention: c.Contention, ReadAheadBytes: c.ReadAheadBytes, ReadMerge: c.ReadMerge,
-		CacheCopyBytesPerSec: c.CacheCopyBytesPerSec, Elevator: c.Elevator}
+		CacheCopyBytesPerSec: c.CacheCopyBytesPerSec, Elevator: c.Elevator, TimeScale: c.ServerTimeScale}
 }
 
 // WithDefaults returns c with zero fields set to their defaults.
@@ -168,7 +171,7 @@ func (c Config) WithDefaults() Config {
 	// The data server's parameters take the data-server model's defaults.
 	ds := c.DataServer().WithDefaults()
 	c.ServerOverhead, c.SwitchCost, c.ReadAheadBytes = ds.Overhead, ds.SwitchCost, ds.ReadAheadBytes
-	c.ReadMerge, c.CacheCopyBytesPerSec = ds.ReadMerge, ds.CacheCopyBytesPerSec
+	c.ReadMerge, c.CacheCopyBytesPerSec, c.ServerTimeScale = ds.ReadMerge, ds.CacheCopyBytesPerSec, ds.TimeScale
 	if c.Interval == 0 {
 		c.Interval = DefaultInterval
 	}
@@ -218,6 +221,9 @@ func (c Config) Validate() error {
 		return bad("Interval = %v, want > 0", c.Interval)
 	case c.MaxTime <= 0:
 		return bad("MaxTime = %v, want > 0", c.MaxTime)
+	}
+	if err := c.DataServer().Validate(); err != nil {
+		return fmt.Errorf("%w: %w", ErrBadConfig, err)
 	}
 	if err := c.Disk.Validate(); err != nil {
 		return fmt.Errorf("%w: %w", ErrBadConfig, err)

@@ -66,6 +66,7 @@ restarts.`,
 	f.DurationVar(&cfg.Model.Overhead, "overhead", dataserver.DefaultOverhead, "server CPU time per access (negative: none)")
 	f.Int64Var(&cfg.Model.ReadAheadBytes, "read-ahead", dataserver.DefaultReadAheadBytes, "page-cache chunk in bytes: a read miss reads whole chunks (negative: no page cache)")
 	f.IntVar(&cfg.Model.ReadMerge, "read-merge", dataserver.DefaultReadMerge, "most chunks one disk read covers when merging the misses of queued reads (1: none)")
+	f.Float64Var(&cfg.Model.TimeScale, "time-scale", 1, "multiply every modelled service time (slower disks)")
 	f.BoolVar(&cfg.Model.Elevator, "elevator", false, "serve queued accesses in C-LOOK order of disk address instead of arrival order")
 	f.StringVar(&cfg.Listen, "listen", "127.0.0.1:0", "HOST:PORT of server 0; server I listens on PORT+I (port 0: free ports)")
 	f.Uint64Var(&cfg.Seed, "seed", 1, "seed of the device models' jitter")
