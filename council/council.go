@@ -159,6 +159,7 @@ type NodeReport struct {
 	// so that a run's log can be labelled and trained on (detect's
 	// decision-log source).
 	Features []float64 `json:"feat,omitempty"`
+	Requests int64     `json:"reqs,omitempty"` // requests received in the interval
 }
 
 // Decision is the outcome of one round.
@@ -359,7 +360,7 @@ func (c *Council) learn(nr *NodeReport, o access.Observation) {
 	}
 	nr.Op = o.Op.String()
 	x := o.Features()
-	nr.Features = x[:access.NumMeasuredFeatures:access.NumMeasuredFeatures]
+	nr.Features, nr.Requests = x[:access.NumMeasuredFeatures:access.NumMeasuredFeatures], o.Requests
 	class, probs := c.cfg.Detector.Detect(o)
 	nr.Probs = probs
 	if class.Index() < 0 {

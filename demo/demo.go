@@ -79,7 +79,7 @@ const (
 	DefaultRequestSize = 32 << 10
 	// DefaultServerTimeScale is 1: the data servers as modelled.
 	DefaultServerTimeScale = 1.0
-	DefaultPolicy      = council.DefaultPolicy
+	DefaultPolicy          = council.DefaultPolicy
 )
 
 // WithDefaults returns c with zero fields set.

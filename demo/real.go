@@ -24,6 +24,7 @@ import (
 	"github.com/adaptio/adaptio/demo/record"
 	"github.com/adaptio/adaptio/fwd"
 	"github.com/adaptio/adaptio/fwd/bench"
+	"github.com/adaptio/adaptio/internal/atomicfile"
 	"github.com/adaptio/adaptio/pfs"
 	"github.com/adaptio/adaptio/sched"
 )
@@ -32,6 +33,7 @@ import (
 const (
 	RealStateDir    = "council"         // the Council's JetStream store (learned state in KV)
 	RealDecisionLog = "decisions.jsonl" // the Council's decisions of the last real run
+	RealPhases      = "phases.csv"      // the last real run's phases on the wall clock (adaptio eval labels --phases)
 	realPrefix      = "adaptio.demo"    // subject prefix of the demo's Council group
 )
 
@@ -299,6 +301,9 @@ func runReal(ctx context.Context, cfg Config, rec *record.Recorder, councilHTTP 
 		rec.AddEvent(time.Since(t0).Seconds(), "info", "learned state saved in "+filepath.Join(cfg.StateDir, RealStateDir))
 	}
 	wg.Wait()
+	if err := writePhases(filepath.Join(cfg.StateDir, RealPhases), rec.Snapshot().Iterations, t0); err != nil {
+		rec.AddEvent(time.Since(t0).Seconds(), "error", "phases file: "+err.Error())
+	}
 	if cfg.Compare > 0 && cfg.CompareReal && runErr == nil && ctx.Err() == nil {
 		static, staticErr = staticReal(ctx, cfg, rec, t0)
 	}
@@ -311,6 +316,24 @@ func runReal(ctx context.Context, cfg Config, rec *record.Recorder, councilHTTP 
 		return nil
 	}
 	return runErr
+}
+
+// writePhases writes the run's phases, one line per iteration of a phase,
+// on the wall clock (t0 is the run's start) in the format of adaptio eval
+// labels --phases, so the decision log can be judged and exported for
+// training like any application's.
+func writePhases(path string, its []record.Iteration, t0 time.Time) error {
+	return atomicfile.Write(path, func(w io.Writer) error {
+		fmt.Fprintln(w, "phase,start,end")
+		for _, it := range its {
+			start := t0.Add(time.Duration(it.Start * float64(time.Second)))
+			end := start.Add(time.Duration(it.Seconds * float64(time.Second)))
+			if _, err := fmt.Fprintf(w, "%s,%s,%s\n", it.Phase, start.UTC().Format(time.RFC3339Nano), end.UTC().Format(time.RFC3339Nano)); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 }
 
 // settle waits until the Council has closed no round for longer than its

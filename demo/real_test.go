@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/adaptio/adaptio/eval"
 	"github.com/adaptio/adaptio/sched"
 )
 
@@ -54,6 +55,36 @@ func TestRealDemoShortReportAgreesWithDecisionLog(t *testing.T) {
 		t.Errorf("%d seconds in the report, %d rounds in the decision log", s.Seconds, len(log))
 	}
 	checkAgainstLog(t, s, log, 0)
+	// The phases file and the decision log judge and label the run as
+	// eval labels would any application's.
+	pf, err := os.Open(filepath.Join(state, RealPhases))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pf.Close()
+	phases, err := eval.ReadPhases(pf)
+	if err != nil || len(phases) != 4 {
+		t.Fatalf("phases file: %d phases (%v), want 4", len(phases), err)
+	}
+	for i, p := range phases {
+		if p.Name != rec.Iterations[i].Phase {
+			t.Errorf("phase %d: %q, want %q", i, p.Name, rec.Iterations[i].Phase)
+		}
+	}
+	lf, err := os.Open(filepath.Join(state, RealDecisionLog))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lf.Close()
+	rows, err := eval.LabelledRows(phases, lf, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range rows {
+		if r.Obs.Requests <= 0 || r.Obs.ReqAvg <= 0 || r.Class.String() != strings.Fields(phases[r.Rep].Name)[0] {
+			t.Errorf("labelled row %+v of phase %q: want requests, features and the phase's class", r, phases[r.Rep].Name)
+		}
+	}
 	if code := <-status; code != http.StatusOK {
 		t.Errorf("GET /status on the dashboard: %d, want 200", code)
 	}

@@ -7,11 +7,16 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"slices"
 	"strings"
 	"time"
 
+	"github.com/adaptio/adaptio/access"
+	"github.com/adaptio/adaptio/dataset"
 	"github.com/adaptio/adaptio/demo/record"
+	"github.com/adaptio/adaptio/sched"
+	"github.com/adaptio/adaptio/workload"
 )
 
 // Phase is one phase of an application on the wall clock, named as the
@@ -92,22 +97,22 @@ func checkPhaseName(name string) error {
 type loggedRound struct {
 	Wall  time.Time `json:"wall"`
 	Nodes []struct {
-		Node    int    `json:"node"`
-		Idle    bool   `json:"idle"`
-		Late    bool   `json:"late"`
-		Op      string `json:"op"`
-		Pattern string `json:"pattern"`
+		Node     int           `json:"node"`
+		Idle     bool          `json:"idle"`
+		Late     bool          `json:"late"`
+		Op       string        `json:"op"`
+		Pattern  string        `json:"pattern"`
+		Window   time.Duration `json:"win_ns"`
+		Bytes    float64       `json:"bw"`
+		Features []float64     `json:"feat"`
+		Requests int64         `json:"reqs"`
 	} `json:"nodes"`
 }
 
-// ReadDecisionSeconds reads the Council's decision log (adaptio council
-// --decision-log: one JSON line per round) into one record.Second per
-// round, T in seconds after start (the round's wall-clock time, its
-// "wall" field), each reporting node's detected pattern and operation.
-func ReadDecisionSeconds(r io.Reader, start time.Time) ([]record.Second, error) {
+// readRounds calls fn for each round of a decision log, in file order.
+func readRounds(r io.Reader, fn func(line int, d *loggedRound) error) error {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), 16<<20)
-	var out []record.Second
 	for line := 1; sc.Scan(); line++ {
 		b := sc.Bytes()
 		if len(strings.TrimSpace(string(b))) == 0 {
@@ -115,11 +120,28 @@ func ReadDecisionSeconds(r io.Reader, start time.Time) ([]record.Second, error) 
 		}
 		var d loggedRound
 		if err := json.Unmarshal(b, &d); err != nil {
-			return nil, fmt.Errorf("%w: decision log line %d: %w", ErrBadLabels, line, err)
+			return fmt.Errorf("%w: decision log line %d: %w", ErrBadLabels, line, err)
 		}
 		if d.Wall.IsZero() {
-			return nil, fmt.Errorf("%w: decision log line %d has no \"wall\" time (a log written before wall times were logged?)", ErrBadLabels, line)
+			return fmt.Errorf("%w: decision log line %d has no \"wall\" time (a log written before wall times were logged?)", ErrBadLabels, line)
 		}
+		if err := fn(line, &d); err != nil {
+			return err
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return fmt.Errorf("%w: decision log: %w", ErrBadLabels, err)
+	}
+	return nil
+}
+
+// ReadDecisionSeconds reads the Council's decision log (adaptio council
+// --decision-log: one JSON line per round) into one record.Second per
+// round, T in seconds after start (the round's wall-clock time, its
+// "wall" field), each reporting node's detected pattern and operation.
+func ReadDecisionSeconds(r io.Reader, start time.Time) ([]record.Second, error) {
+	var out []record.Second
+	err := readRounds(r, func(_ int, d *loggedRound) error {
 		s := record.Second{T: d.Wall.Sub(start).Seconds()}
 		for _, n := range d.Nodes {
 			ns := record.NodeSecond{Node: n.Node}
@@ -129,11 +151,81 @@ func ReadDecisionSeconds(r io.Reader, start time.Time) ([]record.Second, error) 
 			s.Nodes = append(s.Nodes, ns)
 		}
 		out = append(out, s)
+		return nil
+	})
+	return out, err
+}
+
+// LabelledRows returns the decision log's busy node-seconds that lie
+// wholly inside a phase, and not within skip of its start or end, as
+// dataset rows labelled with the phase's class: the observations a real
+// run gives detection to train on (adaptio eval labels --export). Each
+// phase is one experiment (Run.Rep is its index in phases; its scenario
+// has the phase's layout, spatiality and operation, and the request size
+// of its first row). A node-second is the second before its round's wall
+// time; rounds logged before node reports carried their features ("feat")
+// give no rows.
+func LabelledRows(phases []Phase, r io.Reader, skip time.Duration) ([]dataset.Row, error) {
+	runs := make([]dataset.Run, len(phases))
+	classes := make([]access.Class, len(phases))
+	for i, p := range phases {
+		class, op, _ := strings.Cut(p.Name, " ")
+		c, err := access.ParseClass(class)
+		if err != nil {
+			return nil, fmt.Errorf("%w: phase %q: %w", ErrBadLabels, p.Name, err)
+		}
+		o, err := sched.ParseOp(op)
+		if err != nil {
+			return nil, fmt.Errorf("%w: phase %q: %w", ErrBadLabels, p.Name, err)
+		}
+		pat := workload.Pattern{Layout: workload.Shared, Spatiality: workload.Contiguous, Op: o}
+		switch c {
+		case access.FPP:
+			pat.Layout = workload.FilePerProcess
+		case access.SS:
+			pat.Spatiality = workload.Strided
+		}
+		runs[i] = dataset.Run{Scenario: workload.Scenario{Pattern: pat}, Scheduler: "twins", Rep: i}
+		classes[i] = c
 	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("%w: decision log: %w", ErrBadLabels, err)
+	var out []dataset.Row
+	seconds := make([]int, len(phases))
+	err := readRounds(r, func(line int, d *loggedRound) error {
+		hi := d.Wall
+		lo := hi.Add(-time.Second)
+		k := slices.IndexFunc(phases, func(p Phase) bool {
+			return !lo.Before(p.Start.Add(skip)) && !hi.After(p.End.Add(-skip))
+		})
+		if k < 0 {
+			return nil
+		}
+		seconds[k]++
+		for _, n := range d.Nodes {
+			if n.Idle || n.Late || len(n.Features) == 0 || n.Requests <= 0 {
+				continue
+			}
+			if len(n.Features) != access.NumMeasuredFeatures {
+				return fmt.Errorf("%w: decision log line %d: node %d has %d features, want %d", ErrBadLabels, line, n.Node, len(n.Features), access.NumMeasuredFeatures)
+			}
+			op, err := sched.ParseOp(n.Op)
+			if err != nil {
+				return fmt.Errorf("%w: decision log line %d: node %d: %w", ErrBadLabels, line, n.Node, err)
+			}
+			f := n.Features
+			o := access.Observation{Node: n.Node, Interval: time.Second, Op: op, FileHandles: int(f[0]), ReqAvg: f[1],
+				ReqMin: int64(f[2]), ReqMax: int64(f[3]), OffsetDist: f[4], ProcDist: f[5], Bandwidth: n.Bytes,
+				Bytes: int64(n.Bytes), Requests: n.Requests, Window: n.Window}
+			if runs[k].Scenario.RequestSize == 0 {
+				runs[k].Scenario.RequestSize = int64(math.Round(f[1]))
+			}
+			out = append(out, dataset.Row{Run: runs[k], Second: seconds[k] - 1, Obs: o, Class: classes[k]})
+		}
+		return nil
+	})
+	for i := range out {
+		out[i].Run = runs[out[i].Rep] // the request size found after the phase's first row
 	}
-	return out, nil
+	return out, err
 }
 
 // LabelAccuracy measures the Council's detection against an application's

@@ -99,3 +99,69 @@ func TestReadDecisionSecondsErrors(t *testing.T) {
 		t.Fatalf("got %+v, %v", secs, err)
 	}
 }
+
+// featRound is a decision-log line at second t whose busy nodes carry
+// measured features (file handles, request average, min, max, offset
+// distance, per-process distance) and a request count.
+func featRound(t int, op string, feats ...string) string {
+	wall := time.Date(2026, 11, 25, 10, 0, t, 0, time.UTC).Format(time.RFC3339Nano)
+	var nodes []string
+	for i, f := range feats {
+		if f == "idle" {
+			nodes = append(nodes, fmt.Sprintf(`{"node":%d,"idle":true,"probs":[0,0,0]}`, i))
+			continue
+		}
+		nodes = append(nodes, fmt.Sprintf(`{"node":%d,"op":%q,"pattern":"SC","probs":[0,1,0],"bw":1048576,"win_ns":1000000,"feat":[%s],"reqs":32}`, i, op, f))
+	}
+	return fmt.Sprintf(`{"round":%d,"wall":%q,"win_ns":1000000,"nodes":[%s]}`, t, wall, strings.Join(nodes, ","))
+}
+
+func TestLabelledRowsTakeThePhasesClassInsidePhasesOnly(t *testing.T) {
+	phases, err := eval.ReadPhases(strings.NewReader(phasesCSV))
+	if err != nil {
+		t.Fatal(err)
+	}
+	strided := "1,32768,32768,32768,1048576,4194304"
+	log := strings.Join([]string{
+		featRound(1, "write", strided, strided), // [0,1]: starts before the first phase
+		featRound(2, "write", strided, "idle"),  // inside SS write: 1 row
+		featRound(3, "write", strided, strided), // inside: 2 rows
+		featRound(5, "write", strided, strided), // [4,5]: spans both phases
+		featRound(6, "read", strided, strided),  // inside SS read: 2 rows
+		featRound(7, "read", strided, strided),  // inside: 2 rows
+		featRound(9, "read", strided, strided),  // after every phase
+		round(6, "SS read"),                     // no features (an older log): no row
+	}, "\n")
+	rows, err := eval.LabelledRows(phases, strings.NewReader(log), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []struct {
+		rep    int
+		second int
+		class  string
+		op     string
+	}{{0, 0, "SS", "write"}, {0, 1, "SS", "write"}, {0, 1, "SS", "write"},
+		{1, 0, "SS", "read"}, {1, 0, "SS", "read"}, {1, 1, "SS", "read"}, {1, 1, "SS", "read"}}
+	if len(rows) != len(want) {
+		t.Fatalf("%d rows, want %d: %+v", len(rows), len(want), rows)
+	}
+	for i, w := range want {
+		r := rows[i]
+		if r.Rep != w.rep || r.Second != w.second || r.Class.String() != w.class || r.Obs.Op.String() != w.op {
+			t.Errorf("row %d: rep %d second %d class %v op %v, want %+v", i, r.Rep, r.Second, r.Class, r.Obs.Op, w)
+		}
+		if r.Obs.ProcDist != 4194304 || r.Obs.Requests != 32 || r.Scenario.RequestSize != 32768 || r.Scenario.Class().String() != "SS" {
+			t.Errorf("row %d: observation %+v scenario %v, want the logged features and an SS scenario of 32 KiB", i, r.Obs, r.Scenario)
+		}
+	}
+	// Skipping 1 s at each edge leaves only the second [2,3]: no whole second of the read phase.
+	rows, err = eval.LabelledRows(phases, strings.NewReader(log), time.Second)
+	if err != nil || len(rows) != 2 {
+		t.Errorf("with --skip 1s: %d rows (%v), want the 2 of the second [2,3]", len(rows), err)
+	}
+	bad := featRound(3, "write", "1,2,3")
+	if _, err := eval.LabelledRows(phases, strings.NewReader(bad), 0); !errors.Is(err, eval.ErrBadLabels) || !strings.Contains(err.Error(), "3 features") {
+		t.Errorf("a node with 3 features: %v, want ErrBadLabels naming the count", err)
+	}
+}

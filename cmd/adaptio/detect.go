@@ -31,13 +31,19 @@ decision tree, a random forest or the papers' neural network.
 
 Features: the papers' five (file handles; request size average, minimum and maximum in
 bytes; average offset distance in bytes between consecutive requests to the same file
-handle) and ours, proc_offset_dist: the same distance between consecutive requests of
-the same process to the same file handle (bytes). "train --features papers" restricts a
-model to the papers' five.
+handle) and ours: proc_offset_dist, the same distance between consecutive requests of
+the same process to the same file handle (bytes), and proc_dist_ratio, that distance in
+request sizes (derived, never measured). "train --features papers" restricts a model to
+the papers' five.
 
-A data directory is a simulator dataset (observations.csv; see "adaptio sim"), or the
-name "synthetic" (32/256 KiB grid) / "synthetic-validation" (64/128 KiB grid) for a
-set generated from the workload patterns without the simulator.`,
+A data source (--data, --validation) is
+  - a directory holding observations.csv in the simulator's dataset schema: a grid from
+    "adaptio sim grid", or node-seconds of a real run labelled by its phases
+    ("adaptio eval labels --export DIR");
+  - "synthetic" (the papers' grid, 32/256 KiB) or "synthetic-validation" (64/128 KiB),
+    "synthetic-small" or "synthetic-small-validation" (jobs of 4 to 64 processes, as IOR
+    runs): sets generated from the workload patterns without the simulator;
+  - a comma-separated list of these, joined (e.g. DIR/grid,synthetic-small,DIR/real).`,
 	}
 	cmd.AddCommand(newDetectTrainCmd(), newDetectEvalCmd(), newDetectPredictCmd())
 	return cmd
@@ -107,7 +113,7 @@ The same --seed gives the same split and the same model file, byte for byte.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&cfg.Data, "data", "", "dataset directory with observations.csv, or \"synthetic\" (required)")
+	f.StringVar(&cfg.Data, "data", "", "data source: a directory with observations.csv, synthetic, synthetic-small, or a comma-separated list (see adaptio detect --help; required)")
 	f.StringVar(&cfg.Validation, "validation", "", "optional validation dataset directory, or \"synthetic-validation\"")
 	f.IntVar(&cfg.ValidationPer, "validation-per-experiment", 40, "validation rows kept from the centre of each experiment (0: every labelled, non-idle row)")
 	f.StringVar(&cfg.FeatureSet, "features", "all", "features the model uses: all (the papers' five plus proc_offset_dist and proc_dist_ratio) or papers (the papers' five)")
@@ -247,7 +253,7 @@ options on the training part. Without --model-file it evaluates the embedded def
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&cfg.Data, "data", "", "dataset directory with observations.csv, or \"synthetic\" (required)")
+	f.StringVar(&cfg.Data, "data", "", "data source: a directory with observations.csv, synthetic, synthetic-small, or a comma-separated list (see adaptio detect --help; required)")
 	f.StringVar(&cfg.Validation, "validation", "", "optional validation dataset directory, or \"synthetic-validation\"")
 	f.IntVar(&cfg.ValidationPer, "validation-per-experiment", 40, "validation rows kept from the centre of each experiment (0: every labelled, non-idle row)")
 	f.StringVar(&cfg.ModelFile, "model-file", "", "model file written by detect train (default: the embedded model)")

@@ -2,15 +2,19 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"os"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/adaptio/adaptio/dataset"
 	"github.com/adaptio/adaptio/demo/record"
 	"github.com/adaptio/adaptio/eval"
+	"github.com/adaptio/adaptio/internal/atomicfile"
 )
 
 // newEvalCmd groups the offline evaluations of the papers (seed 000 V-B,
@@ -245,10 +249,10 @@ func sum(m map[string]map[int]int) int {
 func commandLine() string { return strings.Join(append([]string{"adaptio"}, os.Args[1:]...), " ") }
 
 func newEvalLabelsCmd() *cobra.Command {
-	var decisions, phases string
+	var decisions, phases, export string
 	var skip time.Duration
 	cmd := &cobra.Command{
-		Use:   "labels --decisions LOG --phases CSV",
+		Use:   "labels --decisions LOG --phases CSV [--export DIR]",
 		Short: "How well the Council labelled an application's phases (from its decision log)",
 		Long: `Judges the Council's pattern detection on a real run: reads the Council's decision log
 (adaptio council --decision-log FILE, one JSON line per round with its wall-clock time) and a
@@ -265,9 +269,16 @@ each run of the application with date --rfc-3339=ns:
 
 Each round stands for the second before it and is attributed to the phase that overlaps that
 second most. --skip D leaves out the seconds within D of a phase's start or end, where one
-report mixes two phases. scripts/ior-detect runs IOR through adaptio mount and calls this.`,
+report mixes two phases. scripts/ior-detect runs IOR through adaptio mount and calls this.
+
+--export DIR also writes DIR/observations.csv: every busy node-second wholly inside a phase
+(and not within --skip of its edges), with the features the I/O node measured, labelled with
+the phase's class, in the schema of the simulator's data sets. adaptio detect train --data
+takes DIR as a source, so detection learns from real runs too.`,
 		Example: `  adaptio eval labels --decisions decisions.jsonl --phases phases.csv
-  adaptio eval labels --decisions decisions.jsonl --phases phases.csv --skip 1s`,
+  adaptio eval labels --decisions decisions.jsonl --phases phases.csv --skip 1s
+  adaptio eval labels --decisions decisions.jsonl --phases phases.csv --skip 1s --export DIR/real
+  adaptio detect train --data DIR/grid,synthetic-small,DIR/real`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if decisions == "" || phases == "" {
@@ -302,6 +313,40 @@ report mixes two phases. scripts/ior-detect runs IOR through adaptio mount and c
 			}
 			fmt.Fprintln(cmd.OutOrStdout(), "pattern detection, per busy node-second of each phase (labelled as the phase):")
 			record.WriteAccuracy(cmd.OutOrStdout(), acc)
+			if export == "" {
+				return nil
+			}
+			if _, err := df.Seek(0, io.SeekStart); err != nil {
+				return fmt.Errorf("eval labels: %w", err)
+			}
+			rows, err := eval.LabelledRows(ps, df, skip)
+			if err != nil {
+				return fmt.Errorf("%w (in %s)", err, decisions)
+			}
+			if len(rows) == 0 {
+				return fmt.Errorf("eval labels: --export: no busy node-second of %s with features lies inside a phase (a log written before node reports carried their features?)", decisions)
+			}
+			if err := os.MkdirAll(export, 0o755); err != nil {
+				return fmt.Errorf("eval labels: --export: %w", err)
+			}
+			path := filepath.Join(export, dataset.ObservationsFile)
+			err = atomicfile.Write(path, func(w io.Writer) error {
+				dw := dataset.NewObservationWriter(w)
+				dw.IncludeRep()
+				if err := dw.WriteHeader(); err != nil {
+					return err
+				}
+				for _, r := range rows {
+					if err := dw.Row(r); err != nil {
+						return err
+					}
+				}
+				return dw.Flush()
+			})
+			if err != nil {
+				return fmt.Errorf("eval labels: --export: %w", err)
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "wrote %d labelled node-seconds of %d phases to %s\n", len(rows), len(ps), path)
 			return nil
 		},
 	}
@@ -309,5 +354,6 @@ report mixes two phases. scripts/ior-detect runs IOR through adaptio mount and c
 	f.StringVar(&decisions, "decisions", "", "the Council's decision log (JSON lines)")
 	f.StringVar(&phases, "phases", "", "CSV phase file: phase,start,end")
 	f.DurationVar(&skip, "skip", 0, "leave out the seconds within this of a phase's start or end")
+	f.StringVar(&export, "export", "", "also write the labelled node-seconds to DIR/observations.csv, a training source for adaptio detect train --data")
 	return cmd
 }

@@ -7,12 +7,12 @@ import (
 	"html/template"
 	"io"
 	"math"
-	"os"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/adaptio/adaptio/demo/record"
+	"github.com/adaptio/adaptio/internal/atomicfile"
 )
 
 // WindowLabel formats a window in microseconds the way the papers do ("125µs", "8ms").
@@ -192,20 +192,10 @@ func Write(w io.Writer, r record.Recording) error {
 
 // WriteFile writes the report to path (via a temporary file, then rename).
 func WriteFile(path string, r record.Recording) error {
-	tmp := path + ".tmp"
-	f, err := os.Create(tmp)
-	if err != nil {
+	if err := atomicfile.Write(path, func(w io.Writer) error { return Write(w, r) }); err != nil {
 		return fmt.Errorf("report: %w", err)
 	}
-	if err := Write(f, r); err != nil {
-		f.Close()
-		os.Remove(tmp)
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("report: %w", err)
-	}
-	return os.Rename(tmp, path)
+	return nil
 }
 
 func fig6(r record.Recording, sum Summary) figure {

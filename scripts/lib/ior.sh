@@ -10,7 +10,8 @@ find_ior() {
   src=${IOR_SRC:-}
   if [ -z "$src" ]; then
     echo "== cloning IOR ${IOR_REF:-4.0.0} from ${IOR_GIT:-https://github.com/hpc/ior}" >&2
-    git clone -q "${IOR_GIT:-https://github.com/hpc/ior}" "$scratch/ior-src" >&2
+    git clone -q "${IOR_GIT:-https://github.com/hpc/ior}" "$scratch/ior-src" >&2 ||
+      { echo "cloning IOR failed: set IOR=PATH to an ior binary or IOR_SRC=DIR to its source" >&2; return 1; }
     git -C "$scratch/ior-src" checkout -q "${IOR_REF:-4.0.0}" 2>/dev/null || true
     src=$scratch/ior-src
   fi
