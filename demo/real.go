@@ -164,7 +164,7 @@ func startStack(ctx context.Context, cfg Config, sink *decisionSink) (*stack, er
 		// outstanding: the data servers, not the daemon's workers, decide
 		// how fast accesses are served (the simulator's dispatch slots).
 		d, err := fwd.New(fwd.Options{Backend: be, Scheduler: cfg.schedulerName(), Observe: true, Workers: max(cfg.Processes, 16),
-			Sched:  sched.Config{Node: i, Nodes: cfg.Nodes, Window: window},
+			Sched:  sched.Config{Node: i, Nodes: cfg.Nodes, Window: window, Aligned: cfg.AlignedWindows},
 			Logger: cfg.Logger.With("node", i), Registerer: prometheus.NewRegistry()})
 		if err != nil {
 			return fail(fmt.Errorf("demo: forwarding daemon %d: %w", i, err))

@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -229,8 +230,35 @@ const (
 // SyntheticSmallDir and SyntheticSmallValidationDir generate Synthetic sets
 // instead (PerExperiment*7 intervals per scenario, like 40 rows from each
 // of 7 windows), seeded by seed. A comma-separated list loads each source
-// and joins them (e.g. "DIR/grid,synthetic-small").
+// and joins them (e.g. "DIR/grid,synthetic-small"). A source ending in
+// "*N" (N a positive integer) counts N times: its rows are repeated, so a
+// few hundred node-seconds of real runs weigh against a simulated grid of
+// hundreds of thousands (e.g. "DIR/grid,DIR/real*50").
 func LoadSet(dir string, opt SetOptions, seed uint64) (Set, error) {
+	if i := strings.LastIndex(dir, "*"); i >= 0 && !strings.Contains(dir, ",") {
+		n, err := strconv.Atoi(dir[i+1:])
+		if err != nil || n < 1 || n > 10000 {
+			return Set{}, fmt.Errorf("%w: source %q: the weight after * must be an integer in [1, 10000]", ErrData, dir)
+		}
+		s, err := LoadSet(dir[:i], opt, seed)
+		if err != nil {
+			return Set{}, err
+		}
+		out := Set{}
+		step := int32(0)
+		if len(s.Seq) > 0 {
+			step = slices.Max(s.Seq) + 1
+		}
+		for k := range n {
+			for r := range s.Len() {
+				out.X = append(out.X, s.X[r])
+				out.Y = append(out.Y, s.Y[r])
+				out.Op = append(out.Op, s.Op[r])
+				out.Seq = append(out.Seq, s.Seq[r]+int32(k)*step)
+			}
+		}
+		return out, nil
+	}
 	if strings.Contains(dir, ",") {
 		var all Set
 		for i, d := range strings.Split(dir, ",") {

@@ -9,9 +9,12 @@ import (
 	"github.com/adaptio/adaptio/workload"
 )
 
-// defaultModel is the embedded model behind Default. Regenerate it with
+// defaultModel is the embedded model behind Default: a tree trained on the
+// simulator's grid, the small-job grid and the real runs in realruns/
+// (README there). Regenerate it, from the repository's root and with
+// DIR/grid from adaptio sim grid --repeat 3, with
 //
-//	adaptio detect train --data DIR --model tree --out detect/default_model.json
+//	adaptio detect train --data DIR/grid,synthetic-small,detect/realruns/ior-8ranks*50,detect/realruns/ior-4ranks*50,detect/realruns/demo*10 --model tree --out detect/default_model.json
 //
 //go:embed default_model.json
 var defaultModel []byte

@@ -588,3 +588,54 @@ func TestSmoother(t *testing.T) {
 		t.Errorf("EvaluateSmoothed(w=1) confusion %v, Evaluate %v", r1.Confusion, r2.Confusion)
 	}
 }
+
+func TestLoadSetWeightRepeatsASource(t *testing.T) {
+	one, err := LoadSet(SyntheticSmallValidationDir, SetOptions{PerExperiment: 1}, 7)
+	if err != nil {
+		t.Fatal(err)
+	}
+	three, err := LoadSet(SyntheticSmallValidationDir+"*3", SetOptions{PerExperiment: 1}, 7)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := one.Len()
+	if three.Len() != 3*n {
+		t.Fatalf("weight 3: %d rows, want 3 x %d", three.Len(), n)
+	}
+	seqs := map[int32]bool{}
+	for k := range 3 {
+		for r := range n {
+			if three.X[k*n+r] != one.X[r] || three.Y[k*n+r] != one.Y[r] {
+				t.Fatalf("copy %d row %d differs from the source", k, r)
+			}
+			seqs[three.Seq[k*n+r]] = true
+		}
+	}
+	if len(seqs) <= n && n > 1 {
+		t.Errorf("copies share their interval sequences (%d distinct for %d rows)", len(seqs), 3*n)
+	}
+	for _, bad := range []string{"synthetic*0", "synthetic*x", "synthetic*-2"} {
+		if _, err := LoadSet(bad, SetOptions{PerExperiment: 1}, 1); !errors.Is(err, ErrData) {
+			t.Errorf("%s: %v, want ErrData", bad, err)
+		}
+	}
+}
+
+// The default model labels the node-seconds of real runs it was trained
+// on (detect/realruns: IOR through adaptio mount and the real demo,
+// labelled by their phases with adaptio eval labels --export), so a
+// retraining that drops them shows here.
+func TestDefaultLabelsRealRuns(t *testing.T) {
+	for _, dir := range []string{"realruns/ior-8ranks", "realruns/ior-4ranks", "realruns/demo"} {
+		s, err := LoadSet(dir, SetOptions{}, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.Len() < 100 {
+			t.Fatalf("%s: %d rows, want the committed run's (>= 100)", dir, s.Len())
+		}
+		if r := Evaluate(Default(), s.X, s.Y); r.Accuracy < 0.99 {
+			t.Errorf("default model on %s: accuracy %.4f (confusion %v)", dir, r.Accuracy, r.Confusion)
+		}
+	}
+}

@@ -301,9 +301,18 @@ func (d *Daemon) Start() error {
 		go func() { _ = d.httpSrv.Serve(ln) }()
 	}
 	d.started = true
-	d.t0 = time.Now()
+	start := time.Now()
+	d.t0 = start
+	if d.opts.Sched.Aligned {
+		// Aligned TWINS windows are slots of a clock every daemon shares:
+		// the wall clock since the top of the hour before the start (then
+		// monotonic), so daemons on one host, or on hosts whose clocks
+		// agree, serve different data servers in every slot of a window
+		// that divides an hour (every window of sched.Windows does).
+		d.t0 = start.Add(-time.Duration(start.UnixNano() % int64(time.Hour)))
+	}
 	d.accMu.Lock()
-	d.accStart = d.t0
+	d.accStart = start
 	d.accMu.Unlock()
 	for i := 0; i < d.opts.Workers; i++ {
 		d.workerWG.Add(1)
@@ -431,8 +440,9 @@ func (d *Daemon) dropConn(c *conn) {
 	d.connWG.Done()
 }
 
-// now is the scheduler's clock: time since Start (or the clock a test of
-// this package set).
+// now is the scheduler's clock: time since Start, or with aligned TWINS
+// windows since the top of the hour before it (or the clock a test of this
+// package set).
 func (d *Daemon) now() time.Duration {
 	if d.clock != nil {
 		return d.clock()

@@ -17,6 +17,13 @@ type Config struct {
 	Window    time.Duration // TWINS time window (default 1 ms)
 	SkipEmpty bool          // TWINS: move on when the current server's queue is empty (ours; default false, the reference behaviour)
 	IdleStart bool          // TWINS: a request reaching an idle I/O node (nothing queued or in flight) starts a window at its server at once (ours; default false, the reference behaviour)
+	// Aligned (TWINS, ours): windows are fixed slots of the clock, [k*Window,
+	// (k+1)*Window), and node n serves server (k + n) mod Servers in slot k,
+	// so I/O nodes whose clocks agree serve different servers at every
+	// instant however late each calls Next (default false: the reference,
+	// where each window starts at the first Next after the previous one
+	// ended and the nodes drift apart).
+	Aligned bool
 
 	MaxAggregate int64         // largest aggregated batch in bytes for aggregating algorithms (default 1 MiB)
 	MaxBatch     int           // most requests in one batch (default 16, IOFSL's)
@@ -43,6 +50,7 @@ type Params struct {
 	Window       time.Duration
 	SkipEmpty    bool
 	IdleStart    bool
+	Aligned      bool
 	MaxAggregate int64
 	MaxBatch     int
 	Quantum      int64
@@ -54,7 +62,7 @@ type Params struct {
 // Params returns the tunable part of c.
 func (c Config) Params() Params {
 	return Params{
-		Window: c.Window, SkipEmpty: c.SkipEmpty, IdleStart: c.IdleStart, MaxAggregate: c.MaxAggregate,
+		Window: c.Window, SkipEmpty: c.SkipEmpty, IdleStart: c.IdleStart, Aligned: c.Aligned, MaxAggregate: c.MaxAggregate,
 		MaxBatch: c.MaxBatch, Quantum: c.Quantum, Timeslice: c.Timeslice,
 		SWWindow: c.SWWindow, Weights: c.Weights,
 	}
@@ -62,7 +70,7 @@ func (c Config) Params() Params {
 
 // WithParams returns c with its tunable fields replaced by p.
 func (c Config) WithParams(p Params) Config {
-	c.Window, c.SkipEmpty, c.IdleStart, c.MaxAggregate = p.Window, p.SkipEmpty, p.IdleStart, p.MaxAggregate
+	c.Window, c.SkipEmpty, c.IdleStart, c.Aligned, c.MaxAggregate = p.Window, p.SkipEmpty, p.IdleStart, p.Aligned, p.MaxAggregate
 	c.MaxBatch, c.Quantum, c.Timeslice = p.MaxBatch, p.Quantum, p.Timeslice
 	c.SWWindow, c.Weights = p.SWWindow, p.Weights
 	return c

@@ -33,6 +33,15 @@ import "time"
 // waiting up to Servers-1 windows for a server nobody else is using. As
 // soon as two requests overlap the round robin is the reference's.
 //
+// Aligned windows (ours): window k is the clock's slot [k*Window,
+// (k+1)*Window) and node n serves server (k + n) mod Servers in it, whenever
+// Next is called and whether or not anything was queued before; nodes whose
+// clocks agree (the simulator's virtual time; daemons taking the wall clock
+// modulo an hour) then never serve one server together, where the
+// reference's windows, each starting at the first Next after the last
+// ended, drift apart node by node. IdleStart does not apply; SkipEmpty
+// serves the next non-empty queue within the slot.
+//
 // Changing Window mid-window (SetParams): the current window keeps its start
 // and its end is recomputed as start + new Window; if that is already past,
 // the window ends at the next Next.
@@ -61,7 +70,7 @@ func (t *twins) Add(now time.Duration, r Request) error {
 		return err
 	}
 	t.queues[r.Queue].Push(item{r: r, seq: seq})
-	if idle && t.cfg.IdleStart {
+	if idle && t.cfg.IdleStart && !t.cfg.Aligned {
 		t.started, t.cur = true, r.Queue
 		t.start, t.end = now, now+t.cfg.Window
 	}
@@ -76,6 +85,12 @@ func (t *twins) Next(now time.Duration) (Batch, bool, time.Duration) {
 		return Batch{}, false, 0
 	}
 	switch {
+	case t.cfg.Aligned:
+		w := t.cfg.Window
+		k := max(now, 0) / w
+		t.started = true
+		t.cur = int((int64(k) + int64(t.firstServer())) % int64(t.cfg.Servers))
+		t.start, t.end = k*w, (k+1)*w
 	case !t.started:
 		t.started = true
 		t.cur = t.firstServer()
@@ -99,7 +114,9 @@ func (t *twins) Next(now time.Duration) (Batch, bool, time.Duration) {
 			}
 			q = &t.queues[t.cur]
 		}
-		t.start, t.end = now, now+t.cfg.Window
+		if !t.cfg.Aligned {
+			t.start, t.end = now, now+t.cfg.Window
+		}
 	}
 	it := q.Pop()
 	s, buf := t.open()
@@ -110,7 +127,7 @@ func (t *twins) SetParams(_ time.Duration, p Params) error {
 	if err := t.setParams(p); err != nil {
 		return err
 	}
-	if t.started {
+	if t.started && !t.cfg.Aligned { // aligned slots follow the new window at the next Next
 		t.end = t.start + t.cfg.Window
 	}
 	return nil

@@ -276,3 +276,88 @@ func dispatchAt(t *testing.T, s Scheduler, now time.Duration, id uint64) (time.D
 	t.Fatal("request never dispatched")
 	return 0, Batch{}
 }
+
+// Aligned windows: whenever each node calls Next, node n serves server
+// (floor(now/Window) + n) mod Servers, so two nodes on one clock never
+// serve the same server, however irregular their calls; the reference's
+// windows drift apart under the same calls.
+func TestTWINSAlignedNodesNeverShareAServer(t *testing.T) {
+	const servers, nodes = 4, 4
+	run := func(aligned bool) (shared int) {
+		scheds := make([]Scheduler, nodes)
+		for n := range nodes {
+			s, err := New("twins", Config{Servers: servers, Node: n, Nodes: nodes, Window: time.Millisecond, Aligned: aligned})
+			if err != nil {
+				t.Fatal(err)
+			}
+			scheds[n] = s
+		}
+		rng := rand.New(rand.NewPCG(3, 4))
+		id := uint64(0)
+		serving := make([]int, nodes) // server each node served last, -1: none yet
+		next := make([]time.Duration, nodes)
+		last := make([]time.Duration, nodes)
+		for n := range nodes {
+			serving[n] = -1
+			next[n] = time.Duration(rng.IntN(300)) * time.Microsecond
+		}
+		for step := 0; step < 4000; step++ {
+			// The node whose call comes first calls Next, late by up to 700 µs.
+			n := 0
+			for k := range nodes {
+				if next[k] < next[n] {
+					n = k
+				}
+			}
+			now := next[n]
+			s := scheds[n]
+			for q := range servers { // every queue gains one request per call and loses at most one
+				id++
+				if err := s.Add(now, Request{ID: id, Queue: q, File: id, Length: 32 << 10, Op: Read}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			b, ok, _ := s.Next(now)
+			if !ok {
+				t.Fatalf("node %d at %v: nothing dispatched with every queue full", n, now)
+			}
+			if err := s.Complete(now, b.ID, b.Length, 0); err != nil {
+				t.Fatal(err)
+			}
+			if aligned {
+				if want := (int(now/time.Millisecond) + n) % servers; b.Queue != want {
+					t.Fatalf("node %d at %v served server %d, want %d", n, now, b.Queue, want)
+				}
+			}
+			serving[n], last[n] = b.Queue, now
+			for k := range nodes {
+				if k != n && serving[k] == b.Queue && last[k]/time.Millisecond == now/time.Millisecond {
+					shared++ // both served this server within one slot of the clock
+				}
+			}
+			next[n] = now + time.Duration(50+rng.IntN(700))*time.Microsecond
+		}
+		return shared
+	}
+	if a, ref := run(true), run(false); a != 0 || ref == 0 {
+		t.Errorf("dispatches to a server another node served in the same millisecond slot: aligned %d (want 0), reference %d (want > 0, the drift aligned windows remove)", a, ref)
+	}
+	// A window change moves the slots at once.
+	s, err := New("twins", Config{Servers: servers, Node: 1, Nodes: nodes, Window: time.Millisecond, Aligned: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for q := range servers {
+		if err := s.Add(0, Request{ID: uint64(q + 1), Queue: q, File: 1, Length: 1, Op: Write}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p := s.(Tunable).Params()
+	p.Window = 4 * time.Millisecond
+	if err := s.(Tunable).SetParams(0, p); err != nil {
+		t.Fatal(err)
+	}
+	if b, ok, _ := s.Next(9 * time.Millisecond); !ok || b.Queue != (2+1)%servers {
+		t.Errorf("after a change to 4 ms, at 9 ms node 1 served %d (ok %v), want server 3 (slot 2)", b.Queue, ok)
+	}
+}

@@ -86,6 +86,9 @@ type Config struct {
 	// system limits concurrent direct writes to a shared file (byte-range
 	// tokens, block allocation).
 	FileConcurrency int
+	// AlignedWindows makes TWINS windows slots of the virtual clock
+	// (sched.Config.Aligned) instead of the reference's drifting windows.
+	AlignedWindows bool
 	// ServerTimeScale multiplies every data server's service time
 	// (dataserver.Config.TimeScale; default 1).
 	ServerTimeScale float64

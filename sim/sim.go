@@ -186,7 +186,7 @@ func New(cfg Config, logger *slog.Logger) (*Sim, error) {
 	s.threads = make([]thread, cfg.IONodes*cfg.Threads)
 	for i := range s.ions {
 		sw, err := sched.NewSwitcher(cfg.Scheduler, sched.Config{
-			Servers: cfg.Servers, Node: i, Nodes: cfg.IONodes, Window: cfg.Window,
+			Servers: cfg.Servers, Node: i, Nodes: cfg.IONodes, Window: cfg.Window, Aligned: cfg.AlignedWindows,
 		})
 		if err != nil {
 			return nil, fmt.Errorf("sim: I/O node %d: %w", i, err)

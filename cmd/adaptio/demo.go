@@ -112,6 +112,7 @@ run (decisions-sim.jsonl with --sim).`,
 	f.IntVar(&cfg.Compare, "compare", 0, "iterations of each static-window run in the comparison (default 2; -1: skip)")
 	f.BoolVar(&cfg.CompareReal, "compare-real", false, "run the static-window comparison on the real stack after learning (7 windows x --compare iterations; default: in the simulator)")
 	f.Float64Var(&cfg.Pace, "pace", 0, "with --sim: virtual seconds per wall-clock second, to watch it live (0: as fast as possible)")
+	f.BoolVar(&cfg.AlignedWindows, "aligned-windows", false, "TWINS windows are slots of one clock shared by every I/O node, which then never serve one data server together (default: the reference's windows, which drift apart node by node)")
 	f.Float64Var(&cfg.ServerTimeScale, "server-time-scale", demo.DefaultServerTimeScale, "multiply the data servers' modelled service times (slower disks), on the real stack and in the simulator alike")
 	f.BoolVar(&quiet, "quiet", false, "no live view on stdout")
 	f.BoolVar(&verbose, "verbose", false, "log progress on stderr")

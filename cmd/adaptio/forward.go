@@ -32,6 +32,7 @@ type forwardConfig struct {
 	Window        time.Duration
 	SkipEmpty     bool
 	IdleStart     bool
+	Aligned       bool
 	Node          int
 	Nodes         int
 	Workers       int
@@ -82,6 +83,7 @@ already received complete first.`,
 	f.IntVar(&cfg.StripeCount, "stripe-count", 4, "posix backend: number of data servers (scheduler queues) files are striped over")
 	f.StringVar(&cfg.Scheduler, "scheduler", fwd.DefaultScheduler, "scheduling algorithm: "+strings.Join(sched.Names(), ", "))
 	f.DurationVar(&cfg.Window, "window", sched.DefaultWindow, "TWINS time window (e.g. 125us, 1ms, 8ms)")
+	f.BoolVar(&cfg.Aligned, "aligned", false, "TWINS: windows are slots of the wall clock (from the top of the hour), so forwarders whose clocks agree serve different data servers in every slot; --idle-start does not apply (default: the reference's windows, which drift apart forwarder by forwarder)")
 	f.BoolVar(&cfg.SkipEmpty, "skip-empty", false, "TWINS: move to the next data server with requests when the current one has none (default: wait for the window's end, as the reference)")
 	f.BoolVar(&cfg.IdleStart, "idle-start", true, "TWINS: a request reaching an idle I/O node (nothing queued or in flight) is served at once, its server's window starting then, instead of waiting for the round robin to reach its server; a lone synchronous request then costs what it costs under FIFO (--idle-start=false: the reference behaviour)")
 	f.IntVar(&cfg.Node, "node", 0, "index of this I/O node, 0-based (TWINS starts at data server node mod servers)")
@@ -152,7 +154,7 @@ func runForward(cmd *cobra.Command, cfg forwardConfig) error {
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	d, err := fwd.New(fwd.Options{
 		Listen: cfg.Listen, Backend: be, Scheduler: cfg.Scheduler, Workers: cfg.Workers, RingPolls: cfg.RingPolls, RingSpin: cfg.RingSpin,
-		Sched:       sched.Config{Window: cfg.Window, SkipEmpty: cfg.SkipEmpty, IdleStart: cfg.IdleStart, Node: cfg.Node, Nodes: cfg.Nodes},
+		Sched:       sched.Config{Window: cfg.Window, SkipEmpty: cfg.SkipEmpty, IdleStart: cfg.IdleStart, Aligned: cfg.Aligned, Node: cfg.Node, Nodes: cfg.Nodes},
 		MetricsAddr: cfg.MetricsAddr, Logger: log, Registerer: reg, Gatherer: reg,
 		Observe: cfg.Council != "",
 	})

@@ -40,7 +40,8 @@ type modelFlags struct {
 	stripe                    string
 	diskKind                  string
 	contention, switchCost    time.Duration
-	elevator                  bool
+	elevator, aligned         bool
+	timeScale                 float64
 	merge                     int
 	seed                      uint64
 }
@@ -56,6 +57,8 @@ func (m *modelFlags) register(cmd *cobra.Command) {
 	f.DurationVar(&m.switchCost, "switch-cost", sim.DefaultSwitchCost, "extra data server time of an access from another I/O node than the previous access (negative: none)")
 	f.BoolVar(&m.elevator, "elevator", false, "data servers serve queued accesses in disk-address (C-LOOK) order instead of arrival order")
 	f.IntVar(&m.merge, "read-merge", sim.DefaultReadMerge, "most 128 KiB page-cache chunks one data server disk read covers when it merges the misses of adjacent queued reads (negative: no merging)")
+	f.BoolVar(&m.aligned, "aligned", false, "TWINS windows are slots of the virtual clock shared by every I/O node (default: the reference's windows, each starting at the first dispatch after the previous ended)")
+	f.Float64Var(&m.timeScale, "server-time-scale", 1, "multiply every data server's modelled service time (slower servers)")
 	f.Uint64Var(&m.seed, "seed", 1, "seed of every random stream (same seed, same output)")
 }
 
@@ -71,6 +74,7 @@ func (m *modelFlags) config() (sim.Config, error) {
 	return sim.Config{
 		ClientNodes: m.clients, Servers: m.servers, Threads: m.threads, StripeBytes: stripe,
 		Disk: dc, Contention: m.contention, SwitchCost: m.switchCost, Elevator: m.elevator, ReadMerge: m.merge, Seed: m.seed,
+		AlignedWindows: m.aligned, ServerTimeScale: m.timeScale,
 	}, nil
 }
 
