@@ -17,6 +17,7 @@ const councilEnv = "ADAPTIO_FWD_TEST_COUNCIL"
 
 func TestMain(m *testing.M) {
 	testproc.Serve(councilEnv, serveCouncil)
+	testproc.Serve(daemonEnv, serveDaemon)
 	os.Exit(m.Run())
 }
 

@@ -273,6 +273,11 @@ func (d *Daemon) Start() error {
 		network, addr, _ := splitListen(a)
 		if network == "unix" {
 			if fi, err := os.Lstat(addr); err == nil && fi.Mode()&fs.ModeSocket != 0 {
+				if c, err := net.DialTimeout("unix", addr, time.Second); err == nil {
+					c.Close()
+					d.closeListenersLocked()
+					return fmt.Errorf("fwd: listen %s: another process serves this socket (a daemon already running?)", a)
+				}
 				_ = os.Remove(addr) // stale socket of an earlier run
 			}
 		}

@@ -1,7 +1,6 @@
 package sim
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -16,6 +15,7 @@ import (
 	"time"
 
 	"github.com/adaptio/adaptio/dataset"
+	"github.com/adaptio/adaptio/internal/atomicfile"
 	"github.com/adaptio/adaptio/sched"
 	"github.com/adaptio/adaptio/workload"
 )
@@ -442,35 +442,21 @@ func prepareResume(obsPath, sumPath string, planned map[string]bool, withRep boo
 // rewrite replaces path with what fill writes through a new Writer (with the
 // rep column if withRep), via a temporary file renamed over it.
 func rewrite(path string, withRep bool, newWriter func(io.Writer) *dataset.Writer, fill func(*dataset.Writer) error) error {
-	tmp := path + ".tmp"
-	out, err := os.Create(tmp)
+	err := atomicfile.Write(path, func(out io.Writer) error {
+		w := newWriter(out)
+		if withRep {
+			w.IncludeRep()
+		}
+		if err := w.WriteHeader(); err != nil {
+			return err
+		}
+		if err := fill(w); err != nil {
+			return err
+		}
+		return w.Flush()
+	})
 	if err != nil {
-		return fmt.Errorf("sim: %w", err)
-	}
-	bw := bufio.NewWriterSize(out, 1<<20)
-	w := newWriter(bw)
-	if withRep {
-		w.IncludeRep()
-	}
-	err = w.WriteHeader()
-	if err == nil {
-		err = fill(w)
-	}
-	if err == nil {
-		err = w.Flush()
-	}
-	if err == nil {
-		err = bw.Flush()
-	}
-	if cerr := out.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		os.Remove(tmp)
 		return fmt.Errorf("sim: resume: %w", err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		return fmt.Errorf("sim: %w", err)
 	}
 	return nil
 }

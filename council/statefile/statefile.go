@@ -7,9 +7,11 @@ package statefile
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 
 	"github.com/adaptio/adaptio/council"
+	"github.com/adaptio/adaptio/internal/atomicfile"
 )
 
 // Load restores core from the file at path and reports whether there was
@@ -34,11 +36,7 @@ func Save(core *council.Council, path string) error {
 	if err != nil {
 		return fmt.Errorf("learned state: %w", err)
 	}
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, data, 0o644); err != nil {
-		return fmt.Errorf("learned state: %w", err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
+	if err := atomicfile.Write(path, func(w io.Writer) error { _, err := w.Write(data); return err }); err != nil {
 		return fmt.Errorf("learned state: %w", err)
 	}
 	return nil

@@ -72,7 +72,30 @@ func serve(file string, start func(dir string) (string, func(), error)) int {
 // within 20 s. The child is stopped (SIGTERM) and waited for when tb ends.
 func Start(tb testing.TB, env, dir, what string) string {
 	tb.Helper()
+	return StartProc(tb, env, dir, what).Published
+}
+
+// Proc is a service running in a child process (StartProc).
+type Proc struct {
+	Published string // what the service published
+	cmd       *exec.Cmd
+	exited    chan struct{}
+}
+
+// Kill ends the child at once with SIGKILL, as a crash would (no shutdown
+// code runs), and waits for it to exit.
+func (p *Proc) Kill() {
+	_ = p.cmd.Process.Kill()
+	<-p.exited
+}
+
+// StartProc is Start returning the child, so that a test can kill it; a
+// later StartProc in the same dir starts a new child there (the previous
+// one's published value is removed first).
+func StartProc(tb testing.TB, env, dir, what string) *Proc {
+	tb.Helper()
 	file := filepath.Join(dir, published)
+	_ = os.Remove(file)
 	cmd := exec.Command(os.Args[0], "-test.run", "^$", "-test.bench", "^$")
 	cmd.Env = append(os.Environ(), env+"="+file)
 	cmd.Stderr = os.Stderr
@@ -90,7 +113,7 @@ func Start(tb testing.TB, env, dir, what string) string {
 	for {
 		if b, err := os.ReadFile(file); err == nil {
 			if v := strings.TrimSpace(string(b)); v != "" {
-				return v
+				return &Proc{Published: v, cmd: cmd, exited: exited}
 			}
 		}
 		select {
