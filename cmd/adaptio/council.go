@@ -32,6 +32,7 @@ import (
 type councilConfig struct {
 	Prefix      string
 	NATS        string
+	Replicas    int
 	Listen      string
 	StateDir    string
 	HTTP        string
@@ -107,7 +108,8 @@ bandit), and broadcasts one window to all I/O nodes of its group each round.
 By default it runs an embedded NATS server (--listen) with JetStream in --state-dir:
 learned state is written to a JetStream KV bucket after every round, so killing and
 restarting the Council resumes learning where it stopped. --nats joins an existing
-NATS cluster instead (it must have JetStream enabled).
+NATS cluster instead (it must have JetStream enabled): three "adaptio nats" nodes, or
+nats-server, with --replicas 3 so the learned state survives the loss of a node.
 
 Subjects: <prefix>.report.<node> (reports), <prefix>.decision (decisions); several
 Councils, one per group of I/O nodes, use different --prefix values.
@@ -117,6 +119,7 @@ per-node metrics, detected pattern, recommendation, chosen window and probabilit
 See docs/council.md.`,
 		Example: `  adaptio council --state-dir /var/lib/adaptio/council --http 0.0.0.0:9464 --decision-log decisions.jsonl
   adaptio council --nats nats://nats1:4222,nats://nats2:4222 --prefix adaptio.rack7 --user council
+  adaptio council --nats nats://n1:4222,nats://n2:4222,nats://n3:4222 --replicas 3
   adaptio council bench --announcers 768 --duration 30s`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runCouncil(cmd, cfg) },
@@ -124,6 +127,7 @@ See docs/council.md.`,
 	f := cmd.Flags()
 	f.StringVar(&cfg.Prefix, "prefix", service.DefaultPrefix, "subject prefix of this Council's group of I/O nodes")
 	f.StringVar(&cfg.NATS, "nats", "", "URL(s) of an external NATS server or cluster with JetStream (empty: embedded server)")
+	f.IntVar(&cfg.Replicas, "replicas", 1, "copies of the learned-state KV bucket on a clustered JetStream (3 on a cluster of three adaptio nats nodes: the state survives the loss of any one)")
 	f.StringVar(&cfg.Listen, "listen", "127.0.0.1:4222", "embedded NATS server: host:port to accept Announcers on")
 	f.StringVar(&cfg.StateDir, "state-dir", "adaptio-council-state", "embedded NATS server: JetStream directory where learned state persists (empty: temporary, lost at exit)")
 	f.StringVar(&cfg.HTTP, "http", "127.0.0.1:9464", "host:port for /metrics, /status and /healthz (empty: off)")
@@ -156,7 +160,7 @@ func runCouncil(cmd *cobra.Command, cfg councilConfig) error {
 	}
 	opts := service.Options{
 		Prefix: cfg.Prefix, URL: cfg.NATS, StateDir: cfg.StateDir, Security: cfg.Security, Core: core,
-		Seed: cfg.Seed, HTTPAddr: cfg.HTTP, Logger: log,
+		Seed: cfg.Seed, HTTPAddr: cfg.HTTP, Logger: log, Replicas: cfg.Replicas,
 	}
 	if cfg.NATS == "" {
 		host, port, err := splitHostPort(cfg.Listen)

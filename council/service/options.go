@@ -148,6 +148,12 @@ type Options struct {
 	// Bucket is the JetStream KV bucket holding the learned state (default
 	// derived from Prefix: "adaptio_council_" + Prefix with '.' -> '_').
 	Bucket string
+	// Replicas is the KV bucket's number of copies on a clustered JetStream
+	// (1 to 5; default 1). With 3, on a cluster of three NATS nodes
+	// (adaptio nats), the learned state survives the loss of any one node.
+	// A bucket created earlier keeps the count it was created with unless
+	// the cluster can change it.
+	Replicas int
 	// Security: authentication and TLS.
 	Security Security
 	// Core configures the learning core (policy, windows, consensus, ...).
@@ -185,6 +191,9 @@ func (o Options) withDefaults() Options {
 	if o.Seed == 0 {
 		o.Seed = 1
 	}
+	if o.Replicas == 0 {
+		o.Replicas = 1
+	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -205,6 +214,9 @@ func (o Options) validate() error {
 	}
 	if o.Port < -1 || o.Port > 65535 {
 		return fmt.Errorf("%w: port %d", ErrBadOptions, o.Port)
+	}
+	if o.Replicas < 1 || o.Replicas > 5 {
+		return fmt.Errorf("%w: %d KV replicas, want 1 to 5 (JetStream's limit)", ErrBadOptions, o.Replicas)
 	}
 	if o.Security.User == "" && o.Security.Password != "" {
 		return fmt.Errorf("%w: password without user", ErrBadOptions)

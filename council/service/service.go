@@ -190,7 +190,7 @@ func (s *Service) start() error {
 	defer cancel()
 	kv, err := js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
 		Bucket: s.opts.Bucket, Description: "adaptio Council learned state for " + s.opts.Prefix,
-		History: 1, Storage: jetstream.FileStorage,
+		History: 1, Storage: jetstream.FileStorage, Replicas: s.opts.Replicas,
 	})
 	if err != nil {
 		return fmt.Errorf("JetStream KV bucket %s (does the NATS server have JetStream enabled?): %w", s.opts.Bucket, err)

@@ -1,0 +1,149 @@
+// Package natsnode runs one node of a NATS cluster with JetStream in this
+// process: what "adaptio nats" runs, so that a site can run the three NATS
+// servers that keep the Council's learned state replicated without
+// installing nats-server. Three nodes, each routed to the other two, form a
+// cluster whose JetStream keeps a KV bucket with 3 replicas available while
+// any two of them run (adaptio council --nats URL,URL,URL --replicas 3).
+//
+//	s, err := natsnode.Start(natsnode.Options{Name: "n1", Listen: ":4222",
+//		ClusterListen: ":6222", Routes: []string{"nats-route://n2:6222", "nats-route://n3:6222"},
+//		StoreDir: "/var/lib/adaptio/nats"})
+//	...
+//	defer s.Shutdown()
+package natsnode
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"strconv"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+)
+
+// ErrBadOptions is wrapped by every configuration error.
+var ErrBadOptions = errors.New("natsnode: invalid options")
+
+// DefaultCluster is the cluster name when Options.Cluster is empty.
+const DefaultCluster = "adaptio"
+
+// Options configure one node. Zero fields take the defaults listed.
+type Options struct {
+	// Name is the server's name, unique in the cluster (required with
+	// ClusterListen: JetStream's replicas are placed by server name).
+	Name string
+	// Cluster is the cluster's name, the same on every node (default
+	// DefaultCluster).
+	Cluster string
+	// Listen is the client address, host:port (default 127.0.0.1:4222;
+	// port 0 picks a free one).
+	Listen string
+	// ClusterListen is the address other nodes route to, host:port (""
+	// runs a single server, no cluster).
+	ClusterListen string
+	// Routes are the other nodes' route URLs (nats-route://host:port); a
+	// node may list itself.
+	Routes []string
+	// StoreDir is where JetStream keeps its streams (required).
+	StoreDir string
+	// ReadyTimeout bounds the start (default 10 s).
+	ReadyTimeout time.Duration
+	// Log enables the server's own log on stderr.
+	Log bool
+}
+
+func splitHostPort(what, hp string) (string, int, error) {
+	h, p, err := net.SplitHostPort(hp)
+	if err != nil {
+		return "", 0, fmt.Errorf("%w: %s %q: %v", ErrBadOptions, what, hp, err)
+	}
+	port, err := strconv.Atoi(p)
+	if err != nil || port < 0 || port > 65535 {
+		return "", 0, fmt.Errorf("%w: %s %q: port must be 0 to 65535", ErrBadOptions, what, hp)
+	}
+	if port == 0 {
+		port = -1 // nats-server: a free port
+	}
+	return h, port, nil
+}
+
+// ServerOptions returns the nats-server options for o, validated.
+func (o Options) ServerOptions() (*server.Options, error) {
+	if o.StoreDir == "" {
+		return nil, fmt.Errorf("%w: no JetStream store directory", ErrBadOptions)
+	}
+	if o.Listen == "" {
+		o.Listen = "127.0.0.1:4222"
+	}
+	if o.Cluster == "" {
+		o.Cluster = DefaultCluster
+	}
+	host, port, err := splitHostPort("client address", o.Listen)
+	if err != nil {
+		return nil, err
+	}
+	so := &server.Options{
+		ServerName: o.Name, Host: host, Port: port, JetStream: true, StoreDir: o.StoreDir,
+		NoLog: !o.Log, NoSigs: true, MaxPayload: 1 << 20,
+	}
+	if o.Log {
+		so.Logtime = true
+	}
+	if o.ClusterListen == "" {
+		if len(o.Routes) > 0 {
+			return nil, fmt.Errorf("%w: routes without a cluster address to listen on", ErrBadOptions)
+		}
+		if so.ServerName == "" {
+			so.ServerName = "adaptio-nats"
+		}
+		return so, nil
+	}
+	if o.Name == "" {
+		return nil, fmt.Errorf("%w: a clustered node needs a name, unique in the cluster", ErrBadOptions)
+	}
+	chost, cport, err := splitHostPort("cluster address", o.ClusterListen)
+	if err != nil {
+		return nil, err
+	}
+	if cport < 0 {
+		return nil, fmt.Errorf("%w: cluster address %q: the other nodes route to it, give its port", ErrBadOptions, o.ClusterListen)
+	}
+	so.Cluster = server.ClusterOpts{Name: o.Cluster, Host: chost, Port: cport}
+	for _, r := range o.Routes {
+		u, err := url.Parse(r)
+		if err != nil || u.Scheme != "nats-route" || u.Host == "" {
+			return nil, fmt.Errorf("%w: route %q: want nats-route://host:port", ErrBadOptions, r)
+		}
+		so.Routes = append(so.Routes, u)
+	}
+	return so, nil
+}
+
+// Start starts the node and waits until it accepts client connections.
+// (A clustered JetStream serves requests once a majority of the cluster's
+// nodes have met; Start does not wait for that.)
+func Start(o Options) (*server.Server, error) {
+	so, err := o.ServerOptions()
+	if err != nil {
+		return nil, err
+	}
+	s, err := server.NewServer(so)
+	if err != nil {
+		return nil, fmt.Errorf("natsnode: %w", err)
+	}
+	if o.Log {
+		s.ConfigureLogger()
+	}
+	s.Start()
+	timeout := o.ReadyTimeout
+	if timeout <= 0 {
+		timeout = 10 * time.Second
+	}
+	if !s.ReadyForConnections(timeout) {
+		s.Shutdown()
+		return nil, fmt.Errorf("natsnode: not ready after %v (is %s or %s taken?)", timeout, o.Listen, o.ClusterListen)
+	}
+	return s, nil
+}
