@@ -191,6 +191,8 @@ func errno(err error) syscall.Errno {
 			return syscall.EXDEV
 		case wire.CodePermission:
 			return syscall.EPERM
+		case wire.CodeNoSpace:
+			return syscall.ENOSPC
 		}
 		return syscall.EIO
 	}

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -361,5 +362,41 @@ func TestDaemonRestartUnderMount(t *testing.T) {
 	}
 	if got, _ := os.ReadFile(filepath.Join(root, "r.bin")); !bytes.Equal(got, data) {
 		t.Fatalf("after the restart the backend holds %d bytes or other bytes", len(got))
+	}
+}
+
+// An application writing through the mount to a full backend gets ENOSPC
+// (at the write, or with write-behind at fsync or close, as with NFS), and
+// the mount keeps serving the files already there.
+func TestBackendFullGivesENOSPC(t *testing.T) {
+	root := t.TempDir()
+	if err := syscall.Mount("tmpfs", root, "tmpfs", 0, "size=512k"); err != nil {
+		t.Skipf("cannot mount a small tmpfs for a full backend (needs root): %v", err)
+	}
+	t.Cleanup(func() { _ = syscall.Unmount(root, syscall.MNT_DETACH) })
+	mnt, _ := mountedWith(t, root, fwd.Options{})
+	if err := os.WriteFile(filepath.Join(mnt, "small"), bytes.Repeat([]byte{7}, 64<<10), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Create(filepath.Join(mnt, "big"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	buf := bytes.Repeat([]byte{9}, 256<<10)
+	var werr error
+	for i := 0; i < 16 && werr == nil; i++ {
+		_, werr = f.Write(buf)
+	}
+	if werr == nil {
+		werr = f.Sync()
+	}
+	if cerr := f.Close(); werr == nil {
+		werr = cerr
+	}
+	if !errors.Is(werr, syscall.ENOSPC) {
+		t.Fatalf("4 MiB into a 512 KiB backend through the mount: %v, want ENOSPC", werr)
+	}
+	if b, err := os.ReadFile(filepath.Join(mnt, "small")); err != nil || !bytes.Equal(b, bytes.Repeat([]byte{7}, 64<<10)) {
+		t.Fatalf("reading a file of the full backend through the mount: %d bytes, %v", len(b), err)
 	}
 }

@@ -543,6 +543,8 @@ func code(err error) wire.Code {
 		return wire.CodeCrossDevice
 	case errors.Is(err, syscall.EPERM):
 		return wire.CodePermission
+	case errors.Is(err, syscall.ENOSPC), errors.Is(err, syscall.EDQUOT):
+		return wire.CodeNoSpace
 	case errors.Is(err, fs.ErrPermission):
 		return wire.CodePath
 	}

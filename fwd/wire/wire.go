@@ -176,6 +176,7 @@ const (
 	CodeNotSupported Code = 15 // the backend does not support the operation
 	CodeCrossDevice  Code = 16 // rename or link across file systems
 	CodePermission   Code = 17 // permission denied by the backend
+	CodeNoSpace      Code = 18 // no space left on the backend (or quota exceeded)
 )
 
 var codeNames = map[Code]string{
@@ -184,7 +185,7 @@ var codeNames = map[Code]string{
 	CodeBadHandle: "bad handle", CodeBadArgument: "bad argument", CodeShutdown: "shutting down",
 	CodeIO: "i/o error", CodeIsDir: "is a directory", CodeNotDir: "not a directory",
 	CodeNotEmpty: "directory not empty", CodeNoHello: "no hello", CodeNotSupported: "not supported",
-	CodeCrossDevice: "cross-device link", CodePermission: "permission denied",
+	CodeCrossDevice: "cross-device link", CodePermission: "permission denied", CodeNoSpace: "no space left",
 }
 
 // String names the code.
