@@ -127,6 +127,9 @@ func (d *Daemon) initDispatcher(servers int) {
 		cfg.Aggregate = maxSpan
 		cfg.Continues = d.spanContinues
 	}
+	// A stalled data server holds at most this many workers; the others
+	// keep serving the other servers' queues.
+	cfg.PerServer = ionode.PerServerLimit(d.opts.Workers, servers)
 	q.node = ionode.New(d.sw, cfg)
 	q.timer = time.AfterFunc(time.Hour, func() {
 		q.mu.Lock()

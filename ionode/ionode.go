@@ -43,6 +43,23 @@ type Config struct {
 	// or after a, within Aggregate requests). It is only asked while a
 	// holds fewer than Aggregate requests.
 	Continues func(a Access, b sched.Batch) bool
+	// PerServer is the most accesses in flight to one data server (0: no
+	// limit). A stalled data server then holds at most PerServer of the
+	// caller's dispatcher threads, and the others keep serving the other
+	// servers' queues; its batches wait, held, until one of its accesses
+	// ends. PerServerLimit gives the daemon's and the simulator's value.
+	PerServer int
+}
+
+// PerServerLimit is the per-server limit of an I/O node with threads
+// dispatcher threads in front of servers data servers: every server but
+// one may use all threads except threads/servers (at least one), which
+// stay for the others. With one server there is no limit.
+func PerServerLimit(threads, servers int) int {
+	if servers <= 1 || threads <= 1 {
+		return 0
+	}
+	return threads - max(1, threads/servers)
 }
 
 // Access is what one dispatcher thread executes: the scheduler's batches
@@ -58,12 +75,14 @@ type Node struct {
 	cfg  Config
 	held []sched.Batch  // released by the scheduler, not yet dispatched, oldest first
 	busy map[uint64]int // Hold: file -> accesses in flight
+	srv  []int          // PerServer: data server -> accesses in flight
 }
 
 // New returns a Node dispatching from sw.
 func New(sw *sched.Switcher, cfg Config) *Node {
 	cfg.Aggregate = max(cfg.Aggregate, 1)
 	cfg.Hold = max(cfg.Hold, 0)
+	cfg.PerServer = max(cfg.PerServer, 0)
 	n := &Node{sw: sw, cfg: cfg}
 	if cfg.Hold > 0 {
 		n.busy = map[uint64]int{}
@@ -101,7 +120,7 @@ func (n *Node) Next(now time.Duration, dst []sched.Batch) (a Access, ok bool, re
 	for a.Requests < n.cfg.Aggregate {
 		h, found := n.takeIf(a)
 		if !found {
-			if len(n.held) >= max(n.cfg.Hold, 1) {
+			if n.heldOpen() >= max(n.cfg.Hold, 1) {
 				break
 			}
 			var more bool
@@ -123,7 +142,18 @@ func (n *Node) Next(now time.Duration, dst []sched.Batch) (a Access, ok bool, re
 	if n.busy != nil {
 		n.busy[a.File]++
 	}
+	if n.cfg.PerServer > 0 {
+		for len(n.srv) <= a.Queue {
+			n.srv = append(n.srv, 0)
+		}
+		n.srv[a.Queue]++
+	}
 	return a, true, retry
+}
+
+// full reports whether data server q has PerServer accesses in flight.
+func (n *Node) full(q int) bool {
+	return n.cfg.PerServer > 0 && q < len(n.srv) && n.srv[q] >= n.cfg.PerServer
 }
 
 // Done records that access a (returned by Next) finished at time now,
@@ -135,6 +165,9 @@ func (n *Node) Done(now time.Duration, a Access, moved int64, took time.Duration
 		if n.busy[a.File]--; n.busy[a.File] <= 0 {
 			delete(n.busy, a.File)
 		}
+	}
+	if n.cfg.PerServer > 0 && a.Queue < len(n.srv) && n.srv[a.Queue] > 0 {
+		n.srv[a.Queue]--
 	}
 	var first error
 	for _, b := range a.Batches {
@@ -155,28 +188,59 @@ func Moved(moved, rel, length int64) int64 {
 // batch whose file is idle, else the scheduler's next one (held instead
 // while its file is busy, up to Hold), else, when the scheduler has
 // nothing to release, the oldest held batch: dispatch is work-conserving.
+// Batches of a data server with PerServer accesses in flight are never
+// picked: they stay held until one of its accesses ends.
 func (n *Node) pick(now time.Duration) (sched.Batch, bool, time.Duration) {
 	for i := range n.held {
-		if n.busy[n.held[i].File] == 0 {
+		if n.busy[n.held[i].File] == 0 && !n.full(n.held[i].Queue) {
 			return n.take(i), true, 0
 		}
 	}
 	for {
 		b, ok, retry := n.sw.Next(now)
 		if !ok {
-			if len(n.held) > 0 {
-				return n.take(0), true, retry
+			if i := n.oldestOpen(); i >= 0 {
+				return n.take(i), true, retry
 			}
 			return sched.Batch{}, false, retry
 		}
-		if n.busy[b.File] == 0 {
+		if n.busy[b.File] == 0 && !n.full(b.Queue) {
 			return b, true, 0
 		}
 		n.held = append(n.held, b)
-		if len(n.held) > n.cfg.Hold {
-			return n.take(0), true, 0
+		if n.full(b.Queue) {
+			continue
+		}
+		if n.heldOpen() > n.cfg.Hold {
+			return n.take(n.oldestOpen()), true, 0
 		}
 	}
+}
+
+// oldestOpen is the index of the oldest held batch whose data server is
+// not full, or -1.
+func (n *Node) oldestOpen() int {
+	for i := range n.held {
+		if !n.full(n.held[i].Queue) {
+			return i
+		}
+	}
+	return -1
+}
+
+// heldOpen counts the held batches whose data server is not full (those
+// Hold bounds).
+func (n *Node) heldOpen() int {
+	if n.cfg.PerServer == 0 {
+		return len(n.held)
+	}
+	k := 0
+	for i := range n.held {
+		if !n.full(n.held[i].Queue) {
+			k++
+		}
+	}
+	return k
 }
 
 // takeIf removes and returns the oldest held batch that continues a.

@@ -238,3 +238,41 @@ func TestRetryFromScheduler(t *testing.T) {
 		t.Fatalf("Next in server 1's window: %v %q", ok, ids(a))
 	}
 }
+
+// With PerServer 1, a data server with an access in flight gets no other
+// until it ends: its batches wait, held, while other servers' go; they go
+// as soon as its access is done.
+func TestPerServerLimitHoldsAFullServersBatches(t *testing.T) {
+	n := node(t, ionode.Config{PerServer: 1})
+	for _, r := range []sched.Request{req(1, 0, 1, 0), req(2, 0, 2, 0), req(3, 0, 3, 0), req(4, 1, 4, 0)} {
+		if err := n.Add(0, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	a, ok, _ := n.Next(0, nil)
+	if !ok || ids(a) != "1" {
+		t.Fatalf("first access %q (ok %v), want 1", ids(a), ok)
+	}
+	b, ok, _ := n.Next(0, nil)
+	if !ok || ids(b) != "4" {
+		t.Fatalf("second access %q (ok %v), want 4: server 0 is full, server 1 is not", ids(b), ok)
+	}
+	if _, ok, _ := n.Next(0, nil); ok {
+		t.Fatal("a third access while server 0 is full and server 1 has nothing")
+	}
+	if n.Held() != 2 {
+		t.Fatalf("%d batches held, want server 0's 2", n.Held())
+	}
+	if err := n.Done(1, a, a.Length, time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	c, ok, _ := n.Next(1, nil)
+	if !ok || ids(c) != "2" {
+		t.Fatalf("after server 0's access ended: %q (ok %v), want 2", ids(c), ok)
+	}
+	for _, tc := range []struct{ threads, servers, want int }{{4, 4, 3}, {128, 4, 96}, {16, 4, 12}, {8, 1, 0}, {1, 4, 0}, {3, 8, 2}} {
+		if got := ionode.PerServerLimit(tc.threads, tc.servers); got != tc.want {
+			t.Errorf("PerServerLimit(%d, %d) = %d, want %d", tc.threads, tc.servers, got, tc.want)
+		}
+	}
+}

@@ -193,7 +193,7 @@ func New(cfg Config, logger *slog.Logger) (*Sim, error) {
 		}
 		n := &s.ions[i]
 		n.sch = sw
-		n.core = ionode.New(sw, ionode.Config{Aggregate: cfg.Aggregate})
+		n.core = ionode.New(sw, ionode.Config{Aggregate: cfg.Aggregate, PerServer: ionode.PerServerLimit(cfg.Threads, cfg.Servers)})
 		n.twins = sw.Name() == "twins"
 		n.free = make([]int32, 0, cfg.Threads)
 		for k := cfg.Threads - 1; k >= 0; k-- {
