@@ -20,7 +20,14 @@ func startCluster(t *testing.T) *pfs.Cluster { return startClusterOf(t, "none") 
 // startClusterOf starts 4 data servers with the device model disk.
 func startClusterOf(t *testing.T, disk string) *pfs.Cluster {
 	t.Helper()
-	c, err := pfs.NewCluster(pfs.ClusterOptions{Servers: 4, Dir: t.TempDir(), Disk: disk})
+	return startClusterWith(t, pfs.ClusterOptions{Servers: 4, Disk: disk})
+}
+
+// startClusterWith starts data servers with o (Dir: a temporary one).
+func startClusterWith(t *testing.T, o pfs.ClusterOptions) *pfs.Cluster {
+	t.Helper()
+	o.Dir = t.TempDir()
+	c, err := pfs.NewCluster(o)
 	if err != nil {
 		t.Fatal(err)
 	}

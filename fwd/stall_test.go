@@ -37,22 +37,12 @@ func TestStalledDataServerDoesNotBlockTheOthers(t *testing.T) {
 			release := func() { once.Do(func() { close(gate) }) }
 			defer release()
 			const stalled = 1
-			cl, err := pfs.NewCluster(pfs.ClusterOptions{Servers: 4, Dir: t.TempDir(), Device: func(i int) disk.Device {
+			cl := startClusterWith(t, pfs.ClusterOptions{Servers: 4, Device: func(i int) disk.Device {
 				if i == stalled {
 					return stallDevice{gate}
 				}
 				return freeDevice{}
 			}})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := cl.Start(); err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(cl.Shutdown)
-			if !cl.Ready(5 * time.Second) {
-				t.Fatal("pfs cluster not ready")
-			}
 			be, err := cl.Backend()
 			if err != nil {
 				t.Fatal(err)
