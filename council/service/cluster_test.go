@@ -168,7 +168,23 @@ func TestNATSClusterKeepsLearningThroughNodeLoss(t *testing.T) {
 	if leader == follower {
 		follower = "n1"
 	}
+	// Reports are core NATS messages: one published while its connection
+	// moves to another node is lost, as on a real cluster (the round then
+	// closes at its deadline). The test waits for both connections to be
+	// back before it reports, so that every round gets its reports.
+	reconnected := func(killed string) {
+		t.Helper()
+		poll.Until(t, "connections moved off "+killed, 15*time.Second, func() bool {
+			for _, c := range []*nats.Conn{nc, s1.nc} {
+				if !c.IsConnected() || c.ConnectedServerName() == killed || c.Flush() != nil {
+					return false
+				}
+			}
+			return true
+		})
+	}
 	i := cl.kill(follower)
+	reconnected(follower)
 	runRounds(t, nodes, dec, 5)
 	persisted(10)
 
@@ -179,6 +195,7 @@ func TestNATSClusterKeepsLearningThroughNodeLoss(t *testing.T) {
 		return l != "" && cur
 	})
 	cl.kill(leader)
+	reconnected(leader)
 	runRounds(t, nodes, dec, 5)
 	persisted(15)
 	before := s1.Status()

@@ -36,7 +36,10 @@ type Security struct {
 	// authenticates with it, and the embedded server accepts its public key.
 	NKeySeedFile string
 	// AllowNKeys are further NKey user public keys ("U...") the embedded
-	// server accepts (for example one per Announcer).
+	// server accepts, with the I/O node's role: they may publish reports
+	// (<prefix>.report.*) and subscribe to decisions (<prefix>.decision) and
+	// replies (_INBOX.>), nothing else, so an I/O node's credentials cannot
+	// publish a decision. The Council's own user and key keep every right.
 	AllowNKeys []string
 	// TLSCert and TLSKey are PEM files: the embedded server's certificate,
 	// or the Council's client certificate for an external server.
@@ -70,12 +73,28 @@ func (s Security) ClientOptions() ([]nats.Option, error) {
 	return opts, nil
 }
 
-// serverOptions applies the settings to an embedded server's options.
-func (s Security) serverOptions(o *server.Options) error {
+// nodePermissions are the rights of an I/O node's NKey on the embedded
+// server of the group with subjects subj.
+func nodePermissions(subj wire.Subjects) *server.Permissions {
+	return &server.Permissions{
+		Publish:   &server.SubjectPermission{Allow: []string{subj.Reports()}},
+		Subscribe: &server.SubjectPermission{Allow: []string{subj.Decision(), "_INBOX.>"}},
+	}
+}
+
+// serverOptions applies the settings to an embedded server's options; the
+// I/O nodes' keys get the node role of the group with subjects subj.
+func (s Security) serverOptions(o *server.Options, subj wire.Subjects) error {
 	if s.User != "" {
 		o.Username, o.Password = s.User, s.Password
 	}
-	keys := append([]string(nil), s.AllowNKeys...)
+	for _, k := range s.AllowNKeys {
+		if !nkeys.IsValidPublicUserKey(k) {
+			return fmt.Errorf("%q is not an NKey user public key", k)
+		}
+		o.Nkeys = append(o.Nkeys, &server.NkeyUser{Nkey: k, Permissions: nodePermissions(subj)})
+	}
+	var keys []string
 	if s.NKeySeedFile != "" {
 		seed, err := os.ReadFile(s.NKeySeedFile)
 		if err != nil {

@@ -129,7 +129,7 @@ func (s *Service) start() error {
 			s.tmpDir, so.StoreDir = dir, dir
 			s.log.Warn("no state directory: learned state will not survive a restart")
 		}
-		if err := s.opts.Security.serverOptions(so); err != nil {
+		if err := s.opts.Security.serverOptions(so, s.subj); err != nil {
 			return fmt.Errorf("%w: %v", ErrBadOptions, err)
 		}
 		ns, err := server.NewServer(so)

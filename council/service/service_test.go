@@ -406,6 +406,33 @@ func TestAuthentication(t *testing.T) {
 	dec := listen(t, pw, s.Subjects())
 	(&node{id: 0, nc: nk, subj: s.Subjects()}).report(t, sched.DefaultWindow, 1e8)
 	poll.Until(t, "decision over authenticated connections", 5*time.Second, func() bool { _, n := dec.last(); return n == 1 })
+
+	// An I/O node's key has the node role: it cannot publish a decision
+	// (the server drops it and tells the client) nor read other nodes'
+	// reports.
+	violations := make(chan error, 4)
+	nk2 := connect(t, s.ClientURL(), append(opt, nats.ErrorHandler(func(_ *nats.Conn, _ *nats.Subscription, err error) { violations <- err }))...)
+	forged := wire.MarshalDecision(wire.Decision{Round: 999, Window: 8 * time.Millisecond, Prob: 1, Nodes: 1, Reason: "all"})
+	if err := nk2.Publish(s.Subjects().Decision(), forged); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := nk2.Subscribe(s.Subjects().Reports(), func(*nats.Msg) {}); err != nil {
+		t.Fatal(err)
+	}
+	_ = nk2.Flush()
+	for i := range 2 {
+		select {
+		case err := <-violations:
+			if !strings.Contains(strings.ToLower(err.Error()), "permissions violation") {
+				t.Errorf("violation %d: %v, want a permissions violation", i, err)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("an I/O node's key published a decision or subscribed to reports without a permissions violation (%d of 2 seen)", i)
+		}
+	}
+	if _, n := dec.last(); n != 1 {
+		t.Fatalf("%d decisions seen, want the Council's 1 (a forged one got through)", n)
+	}
 }
 
 type nodeKey struct{ pub, seedFile string }
