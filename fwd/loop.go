@@ -122,14 +122,14 @@ func (d *Daemon) initDispatcher(servers int) {
 	cfg := ionode.Config{Hold: d.opts.Workers}
 	switch {
 	case d.obj != nil:
-		cfg = ionode.Config{Aggregate: MaxMerge}
+		// A stalled data server holds at most this many workers; the
+		// others keep serving the other servers' queues. (On a local file
+		// system the "servers" are stripe directories of one device.)
+		cfg = ionode.Config{Aggregate: MaxMerge, PerServer: ionode.PerServerLimit(d.opts.Workers, servers)}
 	case d.span != nil:
 		cfg.Aggregate = maxSpan
 		cfg.Continues = d.spanContinues
 	}
-	// A stalled data server holds at most this many workers; the others
-	// keep serving the other servers' queues.
-	cfg.PerServer = ionode.PerServerLimit(d.opts.Workers, servers)
 	q.node = ionode.New(d.sw, cfg)
 	q.timer = time.AfterFunc(time.Hour, func() {
 		q.mu.Lock()

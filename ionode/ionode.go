@@ -76,6 +76,7 @@ type Node struct {
 	held []sched.Batch  // released by the scheduler, not yet dispatched, oldest first
 	busy map[uint64]int // Hold: file -> accesses in flight
 	srv  []int          // PerServer: data server -> accesses in flight
+	hsrv []int          // PerServer: data server -> batches held
 }
 
 // New returns a Node dispatching from sw.
@@ -130,7 +131,7 @@ func (n *Node) Next(now time.Duration, dst []sched.Batch) (a Access, ok bool, re
 				break
 			}
 			if !n.continues(a, h) {
-				n.held = append(n.held, h) // the next thread's
+				n.hold(h) // the next thread's
 				break
 			}
 		}
@@ -143,9 +144,7 @@ func (n *Node) Next(now time.Duration, dst []sched.Batch) (a Access, ok bool, re
 		n.busy[a.File]++
 	}
 	if n.cfg.PerServer > 0 {
-		for len(n.srv) <= a.Queue {
-			n.srv = append(n.srv, 0)
-		}
+		n.srv = grow(n.srv, a.Queue)
 		n.srv[a.Queue]++
 	}
 	return a, true, retry
@@ -207,7 +206,7 @@ func (n *Node) pick(now time.Duration) (sched.Batch, bool, time.Duration) {
 		if n.busy[b.File] == 0 && !n.full(b.Queue) {
 			return b, true, 0
 		}
-		n.held = append(n.held, b)
+		n.hold(b)
 		if n.full(b.Queue) {
 			continue
 		}
@@ -231,13 +230,12 @@ func (n *Node) oldestOpen() int {
 // heldOpen counts the held batches whose data server is not full (those
 // Hold bounds).
 func (n *Node) heldOpen() int {
-	if n.cfg.PerServer == 0 {
-		return len(n.held)
-	}
-	k := 0
-	for i := range n.held {
-		if !n.full(n.held[i].Queue) {
-			k++
+	k := len(n.held)
+	if n.cfg.PerServer > 0 {
+		for q, h := range n.hsrv {
+			if h > 0 && n.full(q) {
+				k -= h
+			}
 		}
 	}
 	return k
@@ -263,8 +261,28 @@ func (n *Node) continues(a Access, b sched.Batch) bool {
 	return a.Continues(b, len(b.Requests), n.cfg.Aggregate)
 }
 
+// hold appends b to the held batches.
+func (n *Node) hold(b sched.Batch) {
+	n.held = append(n.held, b)
+	if n.cfg.PerServer > 0 {
+		n.hsrv = grow(n.hsrv, b.Queue)
+		n.hsrv[b.Queue]++
+	}
+}
+
+// grow returns s long enough to index i.
+func grow(s []int, i int) []int {
+	for len(s) <= i {
+		s = append(s, 0)
+	}
+	return s
+}
+
 func (n *Node) take(i int) sched.Batch {
 	b := n.held[i]
+	if n.cfg.PerServer > 0 {
+		n.hsrv[b.Queue]--
+	}
 	k := len(n.held) - 1
 	copy(n.held[i:], n.held[i+1:])
 	n.held[k] = sched.Batch{} // drop the reference to its requests
