@@ -52,9 +52,12 @@ type Config struct {
 	Compare     int     // iterations of each static-window run for the comparison (default 2; -1: skip)
 	CompareReal bool    // real stack: run the static comparison on the real stack after learning (default: in the simulator)
 	Pace        float64 // Sim only: virtual seconds per wall second (0: as fast as possible)
-	// AlignedWindows makes every I/O node's TWINS windows slots of one
-	// clock (sched.Config.Aligned), on the real stack and in the simulator.
-	AlignedWindows bool
+	// ReferenceWindows runs the reference TWINS windows, each starting at
+	// the first dispatch after the previous one ended. By default (false)
+	// every I/O node's windows are slots of one clock (sched.Config.Aligned),
+	// on the real stack and in the simulator: on the real stack the
+	// reference's windows drift apart node by node (README, "The demo").
+	ReferenceWindows bool
 	// ServerTimeScale multiplies the data servers' modelled service
 	// times, on the real stack and in the simulator alike
 	// (dataserver.Config.TimeScale; 0: DefaultServerTimeScale).

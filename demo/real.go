@@ -164,7 +164,7 @@ func startStack(ctx context.Context, cfg Config, sink *decisionSink) (*stack, er
 		// outstanding: the data servers, not the daemon's workers, decide
 		// how fast accesses are served (the simulator's dispatch slots).
 		d, err := fwd.New(fwd.Options{Backend: be, Scheduler: cfg.schedulerName(), Observe: true, Workers: max(cfg.Processes, 16),
-			Sched:  sched.Config{Node: i, Nodes: cfg.Nodes, Window: window, Aligned: cfg.AlignedWindows},
+			Sched:  sched.Config{Node: i, Nodes: cfg.Nodes, Window: window, Aligned: !cfg.ReferenceWindows},
 			Logger: cfg.Logger.With("node", i), Registerer: prometheus.NewRegistry()})
 		if err != nil {
 			return fail(fmt.Errorf("demo: forwarding daemon %d: %w", i, err))
@@ -241,8 +241,8 @@ func runReal(ctx context.Context, cfg Config, rec *record.Recorder, councilHTTP 
 		m.DecisionLog = filepath.Join(cfg.StateDir, RealDecisionLog)
 		m.StateDir = filepath.Join(cfg.StateDir, RealStateDir)
 		m.Notes = append(m.Notes,
-			fmt.Sprintf("Real stack in one process: a Council service (embedded NATS at %s, learned state in JetStream KV), %d emulated data servers with the hard-disk model, %d forwarding daemons running TWINS, each with an Announcer reporting every second; the clients are %d goroutines moving real bytes, verified on read.",
-				st.svc.ClientURL(), cfg.Servers, cfg.Nodes, cfg.Processes))
+			fmt.Sprintf("Real stack in one process: a Council service (embedded NATS at %s, learned state in JetStream KV), %d emulated data servers with the hard-disk model, %d forwarding daemons running TWINS (%s), each with an Announcer reporting every second; the clients are %d goroutines moving real bytes, verified on read.",
+				st.svc.ClientURL(), cfg.Servers, cfg.Nodes, windowsNote(cfg), cfg.Processes))
 		switch {
 		case cfg.Compare > 0 && cfg.CompareReal:
 			m.StaticOn = "real"
@@ -316,6 +316,14 @@ func runReal(ctx context.Context, cfg Config, rec *record.Recorder, councilHTTP 
 		return nil
 	}
 	return runErr
+}
+
+// windowsNote says which TWINS windows the run uses.
+func windowsNote(cfg Config) string {
+	if cfg.ReferenceWindows {
+		return "the reference's windows, each starting at the first dispatch after the last ended"
+	}
+	return "aligned windows: slots of one clock, so the I/O nodes never serve one data server together"
 }
 
 // writePhases writes the run's phases, one line per iteration of a phase,

@@ -15,7 +15,9 @@ import (
 
 func TestRealDemoShortReportAgreesWithDecisionLog(t *testing.T) {
 	state := t.TempDir()
-	cfg := Config{Iterations: 1, Processes: 16, PhaseBytes: 8 << 20, StateDir: state, Mix: true, Compare: -1,
+	// Phases long enough that the run outlasts the Announcers' first
+	// report (a second): 4 phases of 8 MiB can end within it.
+	cfg := Config{Iterations: 1, Processes: 16, PhaseBytes: 24 << 20, StateDir: state, Mix: true, Compare: -1,
 		Report: filepath.Join(t.TempDir(), "report.html"), Seed: 5, HTTP: "127.0.0.1:0"}
 	// While it runs, the dashboard also serves the Council's /status.
 	status := make(chan int, 1)
@@ -42,8 +44,8 @@ func TestRealDemoShortReportAgreesWithDecisionLog(t *testing.T) {
 		t.Fatalf("%d phases completed, want 4", len(rec.Iterations))
 	}
 	for _, it := range rec.Iterations {
-		if it.Bytes != 8<<20 || it.Seconds <= 0 {
-			t.Errorf("%s: %d bytes in %v s, want %d bytes", it.Phase, it.Bytes, it.Seconds, 8<<20)
+		if it.Bytes != 24<<20 || it.Seconds <= 0 {
+			t.Errorf("%s: %d bytes in %v s, want %d bytes", it.Phase, it.Bytes, it.Seconds, 24<<20)
 		}
 	}
 	s := reportSummary(t, cfg.Report)

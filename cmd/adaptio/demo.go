@@ -16,7 +16,7 @@ import (
 func newDemoCmd() *cobra.Command {
 	var cfg demo.Config
 	var static, phaseBytes string
-	var noMix, quiet, rank bool
+	var noMix, quiet, rank, alignedWindows bool
 	var rankSettings string
 	var verbose bool
 	cmd := &cobra.Command{
@@ -66,6 +66,7 @@ run (decisions-sim.jsonl with --sim).`,
 				cfg.PhaseBytes = b
 			}
 			cfg.Mix = !noMix
+			cfg.ReferenceWindows = !alignedWindows
 			if !quiet {
 				cfg.Out = os.Stdout
 				cfg.TTY = demo.IsTerminal(os.Stdout)
@@ -112,7 +113,7 @@ run (decisions-sim.jsonl with --sim).`,
 	f.IntVar(&cfg.Compare, "compare", 0, "iterations of each static-window run in the comparison (default 2; -1: skip)")
 	f.BoolVar(&cfg.CompareReal, "compare-real", false, "run the static-window comparison on the real stack after learning (7 windows x --compare iterations; default: in the simulator)")
 	f.Float64Var(&cfg.Pace, "pace", 0, "with --sim: virtual seconds per wall-clock second, to watch it live (0: as fast as possible)")
-	f.BoolVar(&cfg.AlignedWindows, "aligned-windows", false, "TWINS windows are slots of one clock shared by every I/O node, which then never serve one data server together (default: the reference's windows, which drift apart node by node)")
+	f.BoolVar(&alignedWindows, "aligned-windows", true, "TWINS windows are slots of one clock shared by every I/O node, which then never serve one data server together (--aligned-windows=false: the reference's windows, each starting at the first dispatch after the last ended, which drift apart node by node)")
 	f.Float64Var(&cfg.ServerTimeScale, "server-time-scale", demo.DefaultServerTimeScale, "multiply the data servers' modelled service times (slower disks), on the real stack and in the simulator alike")
 	f.BoolVar(&quiet, "quiet", false, "no live view on stdout")
 	f.BoolVar(&verbose, "verbose", false, "log progress on stderr")
