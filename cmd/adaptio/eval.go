@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -33,7 +34,7 @@ func newEvalCmd() *cobra.Command {
 The first three write CSV files and one self-contained report.html (inline SVG, nothing
 loaded from the network) to --out. Progress goes to stderr.`,
 	}
-	cmd.AddCommand(newEvalBanditCmd(), newEvalForgeCmd(), newEvalDetectCmd(), newEvalLabelsCmd())
+	cmd.AddCommand(newEvalBanditCmd(), newEvalForgeCmd(), newEvalDetectCmd(), newEvalLabelsCmd(), newEvalLogCmd())
 	return cmd
 }
 
@@ -355,5 +356,86 @@ takes DIR as a source, so detection learns from real runs too.`,
 	f.StringVar(&phases, "phases", "", "CSV phase file: phase,start,end")
 	f.DurationVar(&skip, "skip", 0, "leave out the seconds within this of a phase's start or end")
 	f.StringVar(&export, "export", "", "also write the labelled node-seconds to DIR/observations.csv, a training source for adaptio detect train --data")
+	return cmd
+}
+
+func newEvalLogCmd() *cobra.Command {
+	var decisions, policies string
+	var level float64
+	var resamples int
+	var seed uint64
+	var measured bool
+	cmd := &cobra.Command{
+		Use:   "log --decision-log FILE --policy static:W[,static:W...]",
+		Short: "Off-policy evaluation of the Council's decision log: what another policy would have earned",
+		Long: `Estimates from a Council's decision log (adaptio council --decision-log, or the demo's
+decisions.jsonl) the mean reward per round that another policy would have earned, without
+running it. Each round's chosen window, the probability the decision rule gave it (the log's
+"prob") and the reward that window earned in the next round form one logged sample; the
+estimators are inverse propensity scoring (IPS), self-normalised IPS and doubly robust (a
+per-context, per-window mean reward model), each with a percentile bootstrap interval.
+
+Policies: static:W, the fixed TWINS window W (one of 125us ... 8ms). A log where the target's
+window was rarely chosen gives a wide interval: "matched" says how many rounds chose it.
+
+--measured prints instead the log's own mean reward per round: the measured value of the
+policy that ran, to compare with an estimate made from another run's log.`,
+		Example: `  adaptio eval log --decision-log adaptio-state/decisions.jsonl --policy static:1ms,static:8ms`,
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if decisions == "" || (policies == "" && !measured) {
+				return fmt.Errorf("eval log: --decision-log, and --policy or --measured, are required")
+			}
+			if measured {
+				f, err := os.Open(decisions)
+				if err != nil {
+					return fmt.Errorf("eval log: %w", err)
+				}
+				defer f.Close()
+				v, n, err := eval.MeanRoundReward(f)
+				if err != nil {
+					return fmt.Errorf("%w (in %s)", err, decisions)
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "measured mean reward per round: %.6g (%d rounds)\n", v, n)
+				return nil
+			}
+			var targets []eval.Target
+			for _, p := range strings.Split(policies, ",") {
+				t, err := eval.ParseTarget(p)
+				if err != nil {
+					return err
+				}
+				targets = append(targets, t)
+			}
+			f, err := os.Open(decisions)
+			if err != nil {
+				return fmt.Errorf("eval log: %w", err)
+			}
+			defer f.Close()
+			samples, err := eval.ReadSamples(f)
+			if err != nil {
+				return fmt.Errorf("%w (in %s)", err, decisions)
+			}
+			w := cmd.OutOrStdout()
+			fmt.Fprintf(w, "%d logged rounds with a propensity and a reward; mean reward per round, %.0f%% intervals (%d bootstrap resamples)\n", len(samples), 100*level, resamples)
+			fmt.Fprintf(w, "%-14s %8s %30s %30s %30s\n", "policy", "matched", "IPS", "SNIPS", "DR")
+			for _, t := range targets {
+				e, err := eval.Evaluate(samples, t, level, resamples, rand.New(rand.NewPCG(seed, 0x0be)))
+				if err != nil {
+					return err
+				}
+				iv := func(i eval.Interval) string { return fmt.Sprintf("%.4g [%.4g, %.4g]", i.Value, i.Lo, i.Hi) }
+				fmt.Fprintf(w, "%-14s %8d %30s %30s %30s\n", e.Target, e.Matched, iv(e.IPS), iv(e.SNIPS), iv(e.DR))
+			}
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&decisions, "decision-log", "", "the Council's decision log (JSON lines)")
+	f.StringVar(&policies, "policy", "", "comma-separated policies to evaluate: static:W")
+	f.Float64Var(&level, "level", 0.95, "confidence level of the intervals")
+	f.IntVar(&resamples, "resamples", 1000, "bootstrap resamples")
+	f.Uint64Var(&seed, "seed", 1, "seed of the bootstrap")
+	f.BoolVar(&measured, "measured", false, "print the log's own mean reward per round instead of estimating a policy")
 	return cmd
 }
