@@ -92,7 +92,16 @@ type Recording struct {
 	Done        bool           `json:"done"`
 	Interrupted bool           `json:"interrupted"` // stopped before the planned end (Ctrl-C, --duration)
 	Elapsed     float64        `json:"elapsed"`     // seconds of run time
+	// SecondsDropped is how many of the oldest seconds the Recorder let go
+	// to stay within MaxSeconds (0 for runs shorter than that).
+	SecondsDropped int `json:"seconds_dropped,omitempty"`
 }
+
+// MaxSeconds is the most seconds a Recorder keeps (about 9 hours of run
+// time, some 35 MB): beyond it the oldest half is let go, so a long
+// simulated run's memory stays bounded. Positions in Since and Delta.Next
+// count every second added, kept or not.
+const MaxSeconds = 1 << 15
 
 // Decisions counts the Council's rounds that decided something (at least
 // one node with a detected pattern voted).
@@ -161,6 +170,11 @@ func (r *Recorder) AddSecond(s Second) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.rec.Seconds = append(r.rec.Seconds, s)
+	if n := len(r.rec.Seconds); n > MaxSeconds {
+		k := n / 2
+		r.rec.Seconds = slices.Clone(r.rec.Seconds[k:]) // a new array: the old one is freed
+		r.rec.SecondsDropped += k
+	}
 	if s.T > r.rec.Elapsed {
 		r.rec.Elapsed = s.T
 	}
@@ -269,7 +283,7 @@ func (r *Recorder) Since(seconds, iterations, events, maxSeconds int) Delta {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	clamp := func(i, n int) int { return min(max(i, 0), n) }
-	s0 := clamp(seconds, len(r.rec.Seconds))
+	s0 := clamp(seconds-r.rec.SecondsDropped, len(r.rec.Seconds))
 	if maxSeconds > 0 && len(r.rec.Seconds)-s0 > maxSeconds {
 		s0 = len(r.rec.Seconds) - maxSeconds
 	}
@@ -282,7 +296,7 @@ func (r *Recorder) Since(seconds, iterations, events, maxSeconds int) Delta {
 		Events:     slices.Clone(r.rec.Events[e0:]),
 		Estimates:  slices.Clone(r.rec.Estimates),
 		Static:     slices.Clone(r.rec.Static),
-		Next:       [3]int{len(r.rec.Seconds), len(r.rec.Iterations), len(r.rec.Events)},
+		Next:       [3]int{r.rec.SecondsDropped + len(r.rec.Seconds), len(r.rec.Iterations), len(r.rec.Events)},
 		Done:       r.rec.Done,
 		Elapsed:    r.rec.Elapsed,
 	}

@@ -118,3 +118,27 @@ func TestRecorderConcurrent(t *testing.T) {
 		t.Errorf("got %d seconds, %d iterations (last K %d), want 800, 800, 800", len(s.Seconds), len(s.Iterations), s.Iterations[799].K)
 	}
 }
+
+// A Recorder keeps at most MaxSeconds seconds, letting the oldest go, while
+// positions keep counting every second added.
+func TestRecorderBoundsSeconds(t *testing.T) {
+	r := New(Meta{})
+	total := MaxSeconds + MaxSeconds/2 + 7
+	for i := range total {
+		r.AddSecond(Second{T: float64(i + 1)})
+	}
+	snap := r.Snapshot()
+	if len(snap.Seconds) > MaxSeconds || snap.SecondsDropped+len(snap.Seconds) != total {
+		t.Fatalf("kept %d seconds and dropped %d of %d, want at most %d kept and none lost from the count", len(snap.Seconds), snap.SecondsDropped, total, MaxSeconds)
+	}
+	if last := snap.Seconds[len(snap.Seconds)-1]; last.T != float64(total) {
+		t.Errorf("newest kept second %v, want %d", last.T, total)
+	}
+	d := r.Since(total-5, 0, 0, 0)
+	if len(d.Seconds) != 5 || d.Seconds[0].T != float64(total-4) || d.Next[0] != total {
+		t.Errorf("Since(total-5): %d seconds from %v, next %d; want the last 5 and next %d", len(d.Seconds), d.Seconds[0].T, d.Next[0], total)
+	}
+	if d := r.Since(0, 0, 0, 0); len(d.Seconds) != len(snap.Seconds) || d.Next[0] != total {
+		t.Errorf("Since(0): %d seconds, next %d; want every kept second and next %d", len(d.Seconds), d.Next[0], total)
+	}
+}

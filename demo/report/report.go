@@ -169,6 +169,10 @@ func Write(w io.Writer, r record.Recording) error {
 		pg.Lines = append(pg.Lines, fmt.Sprintf("Learned state in %s; %d bandit pulls were carried over from earlier runs.", r.Meta.StateDir, r.Meta.CarriedOver))
 	}
 	pg.Lines = append(pg.Lines, r.Meta.Notes...)
+	if r.SecondsDropped > 0 {
+		pg.Lines = append(pg.Lines, fmt.Sprintf("A long run: the charts over time and the detection figures cover its last %d seconds; the first %d were let go to bound memory (iteration times and the Council's counts cover the whole run).",
+			len(r.Seconds), r.SecondsDropped))
+	}
 	if r.Interrupted || !r.Done {
 		pg.Lines = append(pg.Lines, "The run was stopped before its planned end; this report shows what ran.")
 	}
