@@ -112,6 +112,10 @@ type Estimate struct {
 	Target  string
 	Samples int // logged rounds
 	Matched int // rounds where the logged window is the target's
+	// ESS is the effective sample size of the importance weights,
+	// (sum w)^2 / sum w^2: few rounds with large weights (small
+	// propensities) make it small, and the estimate unreliable.
+	ESS float64
 	IPS     Interval
 	SNIPS   Interval
 	DR      Interval
@@ -128,10 +132,16 @@ func Evaluate(samples []Sample, t Target, level float64, resamples int, rng *ran
 	}
 	q := rewardModel(samples)
 	e := Estimate{Target: t.Name, Samples: len(samples)}
+	var sw, sw2 float64
 	for _, s := range samples {
 		if s.Action == t.Choose(s.Context) {
 			e.Matched++
+			sw += 1 / s.Prob
+			sw2 += 1 / (s.Prob * s.Prob)
 		}
+	}
+	if sw2 > 0 {
+		e.ESS = sw * sw / sw2
 	}
 	ips, snips, dr := estimate(samples, nil, t, q)
 	idx := make([]int, len(samples))

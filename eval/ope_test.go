@@ -69,6 +69,11 @@ func TestOffPolicyEstimatesCoverTheTruth(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		// Every round of one window has the same propensity: the effective
+		// sample size is the number of rounds that chose it.
+		if math.Abs(e.ESS-float64(e.Matched)) > 1e-6*float64(e.Matched) || e.Matched < 300 {
+			t.Errorf("%s: ESS %.1f of %d matched rounds, want equal and >= 300", tc.policy, e.ESS, e.Matched)
+		}
 		for name, iv := range map[string]eval.Interval{"IPS": e.IPS, "SNIPS": e.SNIPS, "DR": e.DR} {
 			if !(iv.Lo <= tc.truth && tc.truth <= iv.Hi) || iv.Hi-iv.Lo > 4 {
 				t.Errorf("%s %s: %.3f [%.3f, %.3f], want an interval narrower than 4 around %v", tc.policy, name, iv.Value, iv.Lo, iv.Hi, tc.truth)

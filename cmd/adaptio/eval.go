@@ -418,14 +418,23 @@ policy that ran, to compare with an estimate made from another run's log.`,
 			}
 			w := cmd.OutOrStdout()
 			fmt.Fprintf(w, "%d logged rounds with a propensity and a reward; mean reward per round, %.0f%% intervals (%d bootstrap resamples)\n", len(samples), 100*level, resamples)
-			fmt.Fprintf(w, "%-14s %8s %30s %30s %30s\n", "policy", "matched", "IPS", "SNIPS", "DR")
+			fmt.Fprintf(w, "%-14s %8s %8s %30s %30s %30s\n", "policy", "matched", "ESS", "IPS", "SNIPS", "DR")
+			const minMatched = 30
+			var weak []string
 			for _, t := range targets {
 				e, err := eval.Evaluate(samples, t, level, resamples, rand.New(rand.NewPCG(seed, 0x0be)))
 				if err != nil {
 					return err
 				}
 				iv := func(i eval.Interval) string { return fmt.Sprintf("%.4g [%.4g, %.4g]", i.Value, i.Lo, i.Hi) }
-				fmt.Fprintf(w, "%-14s %8d %30s %30s %30s\n", e.Target, e.Matched, iv(e.IPS), iv(e.SNIPS), iv(e.DR))
+				fmt.Fprintf(w, "%-14s %8d %8.1f %30s %30s %30s\n", e.Target, e.Matched, e.ESS, iv(e.IPS), iv(e.SNIPS), iv(e.DR))
+				if e.ESS < minMatched {
+					weak = append(weak, e.Target)
+				}
+			}
+			if len(weak) > 0 {
+				fmt.Fprintf(w, "warning: the importance weights of %s amount to fewer than %d effective rounds: those estimates rest on few samples (a log under a policy that explores more, e.g. egreedy, evaluates them better)\n",
+					strings.Join(weak, ", "), minMatched)
 			}
 			return nil
 		},
