@@ -115,10 +115,10 @@ type Estimate struct {
 	// ESS is the effective sample size of the importance weights,
 	// (sum w)^2 / sum w^2: few rounds with large weights (small
 	// propensities) make it small, and the estimate unreliable.
-	ESS float64
-	IPS     Interval
-	SNIPS   Interval
-	DR      Interval
+	ESS   float64
+	IPS   Interval
+	SNIPS Interval
+	DR    Interval
 }
 
 // Evaluate estimates t's value from samples, with level (e.g. 0.95)
