@@ -9,10 +9,10 @@ import (
 	"time"
 
 	"github.com/adaptio/adaptio/backend"
-	"github.com/adaptio/adaptio/backend/posix"
 	"github.com/adaptio/adaptio/fusemount"
 	"github.com/adaptio/adaptio/fwd"
 	"github.com/adaptio/adaptio/fwd/bench"
+	"github.com/adaptio/adaptio/fwd/fwdtest"
 	"github.com/adaptio/adaptio/internal/testproc"
 )
 
@@ -26,25 +26,9 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// serveDaemon starts a daemon over a POSIX backend in dir/export listening
-// on the Unix socket dir/fwd.sock (the same after a restart).
+// serveDaemon serves a daemon over dir/export on the socket dir/fwd.sock.
 func serveDaemon(dir string) (string, func(), error) {
-	export := filepath.Join(dir, "export")
-	if err := os.MkdirAll(export, 0o755); err != nil {
-		return "", nil, err
-	}
-	be, err := posix.New(export, backend.Layout{StripeSize: 64 << 10, StripeCount: 4})
-	if err != nil {
-		return "", nil, err
-	}
-	d, err := fwd.New(fwd.Options{Backend: be, Listen: []string{"unix:" + filepath.Join(dir, "fwd.sock")}})
-	if err != nil {
-		return "", nil, err
-	}
-	if err := d.Start(); err != nil {
-		return "", nil, err
-	}
-	return d.Addr(), func() { d.Shutdown(); be.Close() }, nil
+	return fwdtest.ServeDir(dir, backend.Layout{StripeSize: 64 << 10, StripeCount: 4})
 }
 
 // The forwarder killed with SIGKILL while dd writes through the mount

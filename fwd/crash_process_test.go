@@ -4,13 +4,14 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/adaptio/adaptio/backend"
 	"github.com/adaptio/adaptio/fwd"
+	"github.com/adaptio/adaptio/fwd/fwdtest"
 	"github.com/adaptio/adaptio/internal/testproc"
 )
 
@@ -19,23 +20,9 @@ import (
 // kill it with SIGKILL as a crash would.
 const daemonEnv = "ADAPTIO_FWD_TEST_DAEMON"
 
-// serveDaemon starts a daemon over a POSIX backend in dir/export listening
-// on the Unix socket dir/fwd.sock (the same after a restart), and publishes
-// its address.
+// serveDaemon serves a daemon over dir/export on the socket dir/fwd.sock.
 func serveDaemon(dir string) (string, func(), error) {
-	export := filepath.Join(dir, "export")
-	if err := os.MkdirAll(export, 0o755); err != nil {
-		return "", nil, err
-	}
-	be := newPosixDir(export)
-	d, err := fwd.New(fwd.Options{Backend: be, Listen: []string{"unix:" + filepath.Join(dir, "fwd.sock")}})
-	if err != nil {
-		return "", nil, err
-	}
-	if err := d.Start(); err != nil {
-		return "", nil, err
-	}
-	return d.Addr(), func() { d.Shutdown(); be.Close() }, nil
+	return fwdtest.ServeDir(dir, backend.Layout{StripeSize: 4 << 10, StripeCount: 4})
 }
 
 // A daemon killed with SIGKILL in the middle of verified writes loses

@@ -4,9 +4,12 @@ package fwdtest
 
 import (
 	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
+	"github.com/adaptio/adaptio/backend"
+	"github.com/adaptio/adaptio/backend/posix"
 	"github.com/adaptio/adaptio/fwd"
 )
 
@@ -44,4 +47,29 @@ func MemDir(t testing.TB) string {
 		}
 	}
 	return t.TempDir()
+}
+
+// ServeDir is a testproc service (internal/testproc): a daemon over a POSIX
+// backend with layout in dir/export, listening on the Unix socket
+// dir/fwd.sock, so that a restarted one serves the same files at the same
+// address. It returns the daemon's address and its stop function.
+func ServeDir(dir string, layout backend.Layout) (string, func(), error) {
+	export := filepath.Join(dir, "export")
+	if err := os.MkdirAll(export, 0o755); err != nil {
+		return "", nil, err
+	}
+	be, err := posix.New(export, layout)
+	if err != nil {
+		return "", nil, err
+	}
+	d, err := fwd.New(fwd.Options{Backend: be, Listen: []string{"unix:" + filepath.Join(dir, "fwd.sock")}})
+	if err != nil {
+		be.Close()
+		return "", nil, err
+	}
+	if err := d.Start(); err != nil {
+		be.Close()
+		return "", nil, err
+	}
+	return d.Addr(), func() { d.Shutdown(); be.Close() }, nil
 }
