@@ -2,6 +2,7 @@ package eval
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/csv"
 	"encoding/json"
 	"errors"
@@ -111,26 +112,35 @@ type loggedRound struct {
 
 // readRounds calls fn for each round of a decision log, in file order.
 func readRounds(r io.Reader, fn func(line int, d *loggedRound) error) error {
+	return eachLogLine(r, ErrBadLabels, func(line int, d *loggedRound) error {
+		if d.Wall.IsZero() {
+			return fmt.Errorf("%w: decision log line %d has no \"wall\" time (a log written before wall times were logged?)", ErrBadLabels, line)
+		}
+		return fn(line, d)
+	})
+}
+
+// eachLogLine decodes each non-blank line of a JSON-lines decision log
+// into a fresh T and calls fn with it and its line number; decoding and
+// reading errors wrap kind and name the line.
+func eachLogLine[T any](r io.Reader, kind error, fn func(line int, v *T) error) error {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), 16<<20)
 	for line := 1; sc.Scan(); line++ {
 		b := sc.Bytes()
-		if len(strings.TrimSpace(string(b))) == 0 {
+		if len(bytes.TrimSpace(b)) == 0 {
 			continue
 		}
-		var d loggedRound
-		if err := json.Unmarshal(b, &d); err != nil {
-			return fmt.Errorf("%w: decision log line %d: %w", ErrBadLabels, line, err)
+		var v T
+		if err := json.Unmarshal(b, &v); err != nil {
+			return fmt.Errorf("%w: decision log line %d: %w", kind, line, err)
 		}
-		if d.Wall.IsZero() {
-			return fmt.Errorf("%w: decision log line %d has no \"wall\" time (a log written before wall times were logged?)", ErrBadLabels, line)
-		}
-		if err := fn(line, &d); err != nil {
+		if err := fn(line, &v); err != nil {
 			return err
 		}
 	}
 	if err := sc.Err(); err != nil {
-		return fmt.Errorf("%w: decision log: %w", ErrBadLabels, err)
+		return fmt.Errorf("%w: decision log: %w", kind, err)
 	}
 	return nil
 }
@@ -222,9 +232,6 @@ func LabelledRows(phases []Phase, r io.Reader, skip time.Duration) ([]dataset.Ro
 		}
 		return nil
 	})
-	for i := range out {
-		out[i].Run = runs[out[i].Rep] // the request size found after the phase's first row
-	}
 	return out, err
 }
 

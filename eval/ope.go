@@ -1,8 +1,6 @@
 package eval
 
 import (
-	"bufio"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -37,21 +35,11 @@ type Sample struct {
 // propensity, or whose next round credited no reward under its window
 // gives no sample.
 func ReadSamples(r io.Reader) ([]Sample, error) {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64<<10), 16<<20)
 	var out []Sample
 	var prev *council.Decision
-	for line := 1; sc.Scan(); line++ {
-		b := sc.Bytes()
-		if len(strings.TrimSpace(string(b))) == 0 {
-			continue
-		}
-		var d council.Decision
-		if err := json.Unmarshal(b, &d); err != nil {
-			return nil, fmt.Errorf("%w: decision log line %d: %w", ErrBadLog, line, err)
-		}
+	err := eachLogLine(r, ErrBadLog, func(line int, d *council.Decision) error {
 		if d.Prob < 0 || d.Prob > 1 || math.IsNaN(d.Prob) {
-			return nil, fmt.Errorf("%w: decision log line %d: probability %v outside [0, 1]", ErrBadLog, line, d.Prob)
+			return fmt.Errorf("%w: decision log line %d: probability %v outside [0, 1]", ErrBadLog, line, d.Prob)
 		}
 		if prev != nil && prev.Context != "" && prev.Prob > 0 && d.Round == prev.Round+1 {
 			var sum float64
@@ -66,12 +54,10 @@ func ReadSamples(r io.Reader) ([]Sample, error) {
 				out = append(out, Sample{Round: prev.Round, Context: prev.Context, Action: prev.Window, Prob: prev.Prob, Reward: sum / float64(n)})
 			}
 		}
-		prev = &d
-	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("%w: decision log: %w", ErrBadLog, err)
-	}
-	return out, nil
+		prev = d
+		return nil
+	})
+	return out, err
 }
 
 // Target is a policy to evaluate offline: the window it would choose in a
@@ -224,17 +210,15 @@ func interval(v float64, boot []float64, level float64) Interval {
 // of the mean credited reward, from its decision log (for a run under a
 // static window, the value Evaluate estimates for that window).
 func MeanRoundReward(r io.Reader) (float64, int, error) {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64<<10), 16<<20)
 	var sum float64
 	n := 0
-	for line := 1; sc.Scan(); line++ {
-		var d council.Decision
-		if len(strings.TrimSpace(sc.Text())) == 0 {
-			continue
-		}
-		if err := json.Unmarshal(sc.Bytes(), &d); err != nil {
-			return 0, 0, fmt.Errorf("%w: decision log line %d: %w", ErrBadLog, line, err)
+	first := true
+	err := eachLogLine(r, ErrBadLog, func(_ int, d *council.Decision) error {
+		// The first round's rewards were earned before any decision, as
+		// ReadSamples, which pairs a decision with the next round, has it.
+		if first {
+			first = false
+			return nil
 		}
 		var s float64
 		k := 0
@@ -244,13 +228,14 @@ func MeanRoundReward(r io.Reader) (float64, int, error) {
 				k++
 			}
 		}
-		if k > 0 && line > 1 {
+		if k > 0 {
 			sum += s / float64(k)
 			n++
 		}
-	}
-	if err := sc.Err(); err != nil {
-		return 0, 0, fmt.Errorf("%w: %w", ErrBadLog, err)
+		return nil
+	})
+	if err != nil {
+		return 0, 0, err
 	}
 	if n == 0 {
 		return 0, 0, fmt.Errorf("%w: no round with a credited reward", ErrBadLog)

@@ -386,12 +386,12 @@ policy that ran, to compare with an estimate made from another run's log.`,
 			if decisions == "" || (policies == "" && !measured) {
 				return fmt.Errorf("eval log: --decision-log, and --policy or --measured, are required")
 			}
+			f, err := os.Open(decisions)
+			if err != nil {
+				return fmt.Errorf("eval log: %w", err)
+			}
+			defer f.Close()
 			if measured {
-				f, err := os.Open(decisions)
-				if err != nil {
-					return fmt.Errorf("eval log: %w", err)
-				}
-				defer f.Close()
 				v, n, err := eval.MeanRoundReward(f)
 				if err != nil {
 					return fmt.Errorf("%w (in %s)", err, decisions)
@@ -407,11 +407,6 @@ policy that ran, to compare with an estimate made from another run's log.`,
 				}
 				targets = append(targets, t)
 			}
-			f, err := os.Open(decisions)
-			if err != nil {
-				return fmt.Errorf("eval log: %w", err)
-			}
-			defer f.Close()
 			samples, err := eval.ReadSamples(f)
 			if err != nil {
 				return fmt.Errorf("%w (in %s)", err, decisions)
