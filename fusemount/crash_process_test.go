@@ -22,6 +22,9 @@ import (
 const daemonEnv = "ADAPTIO_FUSEMOUNT_TEST_DAEMON"
 
 func TestMain(m *testing.M) {
+	if path := os.Getenv(mmapEnv); path != "" {
+		os.Exit(writeMapped(path))
+	}
 	testproc.Serve(daemonEnv, serveDaemon)
 	os.Exit(m.Run())
 }
@@ -57,12 +60,7 @@ func TestDaemonKilledUnderMount(t *testing.T) {
 	for _, reconnect := range []time.Duration{20 * time.Second, 0} {
 		dir := t.TempDir()
 		p := testproc.StartProc(t, daemonEnv, dir, "the forwarding daemon")
-		// Known bug (docs/reliability.md): with the shared-memory rings, a
-		// daemon killed under a client of this process leaves the process's
-		// shared completion reaper in a state where the mounts of later
-		// tests here hang now and then (1 run in 4 under -race). This test
-		// uses the socket path until that is fixed.
-		c, err := fwd.DialOptions(p.Published, fwd.ClientOptions{Reconnect: reconnect, NoRing: true})
+		c, err := fwd.DialOptions(p.Published, fwd.ClientOptions{Reconnect: reconnect})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"syscall"
@@ -217,26 +219,56 @@ func TestPOSIX(t *testing.T) {
 	})
 	t.Run("shared mmap", func(t *testing.T) {
 		write(t, "mm", string(bytes.Repeat([]byte{'.'}, 8192)))
-		f, err := os.OpenFile(filepath.Join(mnt, "mm"), os.O_RDWR, 0)
+		// The mapping is written by a child process: a page fault on a
+		// FUSE mapping holds the faulting process's mmap lock while the
+		// request is served, and a server in that same process (this test
+		// binary) can need the lock to grow its heap, a deadlock.
+		cmd := exec.Command(os.Args[0], "-test.run=^$")
+		cmd.Env = append(os.Environ(), mmapEnv+"="+filepath.Join(mnt, "mm"))
+		out, err := cmd.CombinedOutput()
+		if cmd.ProcessState != nil && cmd.ProcessState.ExitCode() == mmapUnsupported {
+			t.Skipf("shared mmap of a direct-I/O file needs Linux 6.6 or later: %s", out)
+		}
 		if err != nil {
-			t.Fatal(err)
-		}
-		defer f.Close()
-		mem, err := syscall.Mmap(int(f.Fd()), 0, 8192, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_SHARED)
-		if err != nil {
-			t.Skipf("shared mmap of a direct-I/O file needs Linux 6.6 or later: %v", err)
-		}
-		copy(mem[4096:], "mapped")
-		if err := msync(mem); err != nil {
-			t.Fatal(err)
-		}
-		if err := syscall.Munmap(mem); err != nil {
-			t.Fatal(err)
+			t.Fatalf("writing through a shared mapping: %v: %s", err, out)
 		}
 		if got, _ := os.ReadFile(filepath.Join(root, "mm")); !bytes.Equal(got[4096:4102], []byte("mapped")) {
 			t.Fatalf("backend holds %q at 4096 after msync", got[4096:4102])
 		}
 	})
+}
+
+// mmapEnv, set to a file's path, makes the test binary map the file shared,
+// write "mapped" at offset 4096, msync, unmap and exit (exit status
+// mmapUnsupported if the kernel refuses the mapping).
+const mmapEnv = "ADAPTIO_FUSEMOUNT_TEST_MMAP"
+
+const mmapUnsupported = 3
+
+// writeMapped is the child's side of the shared-mmap subtest.
+func writeMapped(path string) int {
+	fail := func(err error) int {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		return fail(err)
+	}
+	defer f.Close()
+	mem, err := syscall.Mmap(int(f.Fd()), 0, 8192, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_SHARED)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return mmapUnsupported
+	}
+	copy(mem[4096:], "mapped")
+	if err := msync(mem); err != nil {
+		return fail(err)
+	}
+	if err := syscall.Munmap(mem); err != nil {
+		return fail(err)
+	}
+	return 0
 }
 
 func msync(b []byte) error {
