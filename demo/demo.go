@@ -62,6 +62,11 @@ type Config struct {
 	// times, on the real stack and in the simulator alike
 	// (dataserver.Config.TimeScale; 0: DefaultServerTimeScale).
 	ServerTimeScale float64
+	// ServerReadAhead is the data servers' page-cache chunk, on the real
+	// stack and in the simulator alike (dataserver.Config.ReadAheadBytes;
+	// 0: the default, 128 KiB; negative: no page cache, every read goes
+	// to the modelled disk).
+	ServerReadAhead int64
 
 	// scheduler replaces TWINS on every I/O node (Rank's FIFO row); ""
 	// is TWINS.

@@ -139,7 +139,7 @@ func startStack(ctx context.Context, cfg Config, sink *decisionSink) (*stack, er
 		return fail(fmt.Errorf("demo: pfs: %w", err))
 	}
 	s.cluster, err = pfs.NewCluster(pfs.ClusterOptions{Servers: cfg.Servers, Dir: s.pfsDir, Disk: "hdd", Seed: cfg.Seed,
-		Model:  dataserver.Config{TimeScale: cfg.ServerTimeScale},
+		Model:  dataserver.Config{TimeScale: cfg.ServerTimeScale, ReadAheadBytes: cfg.ServerReadAhead},
 		Logger: cfg.Logger, Registerer: prometheus.NewRegistry()})
 	if err != nil {
 		return fail(fmt.Errorf("demo: pfs: %w", err))

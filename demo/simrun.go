@@ -56,7 +56,7 @@ func (c Config) simConfig(iterations int, window time.Duration) sim.Config {
 		window = sched.DefaultWindow
 	}
 	return sim.Config{Patterns: patternsOf(c.Phases(), iterations), IONodes: c.Nodes, Servers: c.Servers,
-		Scheduler: c.schedulerName(), Window: window, Seed: c.Seed, ServerTimeScale: c.ServerTimeScale, AlignedWindows: !c.ReferenceWindows}
+		Scheduler: c.schedulerName(), Window: window, Seed: c.Seed, ServerTimeScale: c.ServerTimeScale, ReadAheadBytes: c.ServerReadAhead, AlignedWindows: !c.ReferenceWindows}
 }
 
 // runSim runs the experiment in the simulator, with the Council core

@@ -79,11 +79,16 @@ func LinePlot(title, xlabel, ylabel string, series []Series, ymin, ymax float64)
 	}
 	p.Legend.XOffs = -vg.Points(18) // keep the line samples inside the canvas
 	p.X.Max *= 1.04                 // room for the last tick label
-	c := vgsvg.New(5.2*vg.Inch, 3.4*vg.Inch)
+	return svgOf(p, 5.2*vg.Inch, 3.4*vg.Inch)
+}
+
+// svgOf renders p as an inline SVG of w x h.
+func svgOf(p *plot.Plot, w, h vg.Length) (template.HTML, error) {
+	c := vgsvg.New(w, h)
 	p.Draw(draw.New(c))
 	var buf bytes.Buffer
 	if _, err := c.WriteTo(&buf); err != nil {
-		return "", fmt.Errorf("eval: plot %q: %w", title, err)
+		return "", fmt.Errorf("eval: plot %q: %w", p.Title.Text, err)
 	}
 	svg := buf.String()
 	if i := strings.Index(svg, "<svg"); i > 0 {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/adaptio/adaptio/bandit"
 	"github.com/adaptio/adaptio/dataset"
 	"github.com/adaptio/adaptio/demo/record"
 	"github.com/adaptio/adaptio/eval"
@@ -360,13 +362,13 @@ takes DIR as a source, so detection learns from real runs too.`,
 }
 
 func newEvalLogCmd() *cobra.Command {
-	var decisions, policies string
+	var decisions, policies, report string
 	var level float64
-	var resamples int
+	var resamples, workers int
 	var seed uint64
 	var measured bool
 	cmd := &cobra.Command{
-		Use:   "log --decision-log FILE --policy static:W[,static:W...]",
+		Use:   "log --decision-log FILE --policy POLICY[,POLICY...]",
 		Short: "Off-policy evaluation of the Council's decision log: what another policy would have earned",
 		Long: `Estimates from a Council's decision log (adaptio council --decision-log, or the demo's
 decisions.jsonl) the mean reward per round that another policy would have earned, without
@@ -375,71 +377,111 @@ running it. Each round's chosen window, the probability the decision rule gave i
 estimators are inverse propensity scoring (IPS), self-normalised IPS and doubly robust (a
 per-context, per-window mean reward model), each with a percentile bootstrap interval.
 
-Policies: static:W, the fixed TWINS window W (one of 125us ... 8ms). A log where the target's
-window was rarely chosen gives a wide interval: "matched" says how many rounds chose it.
+Policies:
+  static:W   the fixed TWINS window W (one of 125us ... 8ms)
+  NAME       a learning policy (` + strings.Join(bandit.Names(), ", ") + `), one bandit per
+             context with its default options, replayed along the log from its initial state:
+             each round it gives every window its current probability, then draws one and
+             learns the logged reward if it drew the logged window, else the mean reward the
+             log shows for the window it drew in that context up to that round (its point
+             estimate is the mean of 16 replays; each bootstrap resample replays the
+             resampled rounds in order)
+
+A log where the target's window was rarely chosen gives a wide interval: "matched" says in
+how many rounds the target would have chosen the logged window, ESS how many effective
+rounds the importance weights amount to.
 
 --measured prints instead the log's own mean reward per round: the measured value of the
 policy that ran, to compare with an estimate made from another run's log.`,
-		Example: `  adaptio eval log --decision-log adaptio-state/decisions.jsonl --policy static:1ms,static:8ms`,
-		Args:    cobra.NoArgs,
+		Example: `  adaptio eval log --decision-log adaptio-state/decisions.jsonl --policy static:1ms,static:8ms
+  adaptio eval log --decision-log adaptio-state/decisions.jsonl --policy thompson-warm,ucb1 --report ope.html`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if decisions == "" || (policies == "" && !measured) {
 				return fmt.Errorf("eval log: --decision-log, and --policy or --measured, are required")
 			}
-			f, err := os.Open(decisions)
+			var targets []eval.Target
+			if !measured {
+				for _, p := range strings.Split(policies, ",") {
+					t, err := eval.ParseTarget(p)
+					if err != nil {
+						return err
+					}
+					targets = append(targets, t)
+				}
+			}
+			if resamples < 0 || resamples > 0 && resamples < 10 || !(level > 0 && level < 1) {
+				return fmt.Errorf("eval log: --resamples %d and --level %v: want 0 (default) or >= 10, and a level in (0, 1)", resamples, level)
+			}
+			data, err := os.ReadFile(decisions)
 			if err != nil {
 				return fmt.Errorf("eval log: %w", err)
 			}
-			defer f.Close()
+			own, rounds, ownErr := eval.MeanRoundReward(bytes.NewReader(data))
 			if measured {
-				v, n, err := eval.MeanRoundReward(f)
-				if err != nil {
-					return fmt.Errorf("%w (in %s)", err, decisions)
+				if ownErr != nil {
+					return fmt.Errorf("%w (in %s)", ownErr, decisions)
 				}
-				fmt.Fprintf(cmd.OutOrStdout(), "measured mean reward per round: %.6g (%d rounds)\n", v, n)
+				fmt.Fprintf(cmd.OutOrStdout(), "measured mean reward per round: %.6g (%d rounds)\n", own, rounds)
 				return nil
 			}
-			var targets []eval.Target
-			for _, p := range strings.Split(policies, ",") {
-				t, err := eval.ParseTarget(p)
-				if err != nil {
-					return err
-				}
-				targets = append(targets, t)
-			}
-			samples, err := eval.ReadSamples(f)
+			samples, err := eval.ReadSamples(bytes.NewReader(data))
 			if err != nil {
 				return fmt.Errorf("%w (in %s)", err, decisions)
 			}
 			w := cmd.OutOrStdout()
-			fmt.Fprintf(w, "%d logged rounds with a propensity and a reward; mean reward per round, %.0f%% intervals (%d bootstrap resamples)\n", len(samples), 100*level, resamples)
+			fmt.Fprintf(w, "%d logged rounds with a propensity and a reward; mean reward per round, %.0f%% bootstrap intervals\n", len(samples), 100*level)
 			fmt.Fprintf(w, "%-14s %8s %8s %30s %30s %30s\n", "policy", "matched", "ESS", "IPS", "SNIPS", "DR")
 			const minMatched = 30
 			var weak []string
+			var all []eval.Estimate
 			for _, t := range targets {
-				e, err := eval.Evaluate(samples, t, level, resamples, rand.New(rand.NewPCG(seed, 0x0be)))
+				var progress io.Writer
+				if t.Learning() {
+					progress = cmd.ErrOrStderr()
+				}
+				e, err := eval.EvaluateWith(samples, t, eval.EvaluateOptions{Level: level, Resamples: resamples, Workers: workers, Progress: progress},
+					rand.New(rand.NewPCG(seed, 0x0be)))
 				if err != nil {
 					return err
 				}
 				iv := func(i eval.Interval) string { return fmt.Sprintf("%.4g [%.4g, %.4g]", i.Value, i.Lo, i.Hi) }
-				fmt.Fprintf(w, "%-14s %8d %8.1f %30s %30s %30s\n", e.Target, e.Matched, e.ESS, iv(e.IPS), iv(e.SNIPS), iv(e.DR))
+				fmt.Fprintf(w, "%-14s %8.0f %8.1f %30s %30s %30s\n", e.Target, e.Matched, e.ESS, iv(e.IPS), iv(e.SNIPS), iv(e.DR))
 				if e.ESS < minMatched {
 					weak = append(weak, e.Target)
 				}
+				all = append(all, e)
 			}
 			if len(weak) > 0 {
 				fmt.Fprintf(w, "warning: the importance weights of %s amount to fewer than %d effective rounds: those estimates rest on few samples (a log under a policy that explores more, e.g. egreedy, evaluates them better)\n",
 					strings.Join(weak, ", "), minMatched)
 			}
+			if report == "" {
+				return nil
+			}
+			var ownp *float64
+			if ownErr == nil {
+				ownp = &own
+			}
+			r, err := eval.OffPolicyReport(commandLine(), decisions, len(samples), level, all, ownp)
+			if err != nil {
+				return err
+			}
+			if err := r.WriteHTML(report); err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.ErrOrStderr(), "wrote %s\n", report)
 			return nil
 		},
 	}
 	f := cmd.Flags()
 	f.StringVar(&decisions, "decision-log", "", "the Council's decision log (JSON lines)")
-	f.StringVar(&policies, "policy", "", "comma-separated policies to evaluate: static:W")
+	f.StringVar(&policies, "policy", "", "comma-separated policies to evaluate: static:W or a learning policy's name")
+	f.StringVar(&report, "report", "", "also write an HTML report (a table and a figure of the intervals) to this file")
 	f.Float64Var(&level, "level", 0.95, "confidence level of the intervals")
-	f.IntVar(&resamples, "resamples", 1000, "bootstrap resamples")
-	f.Uint64Var(&seed, "seed", 1, "seed of the bootstrap")
+	f.IntVar(&resamples, "resamples", 0, "bootstrap resamples (0: 1000 for a static window, 200 for a learning policy, whose every resample replays the log)")
+	f.IntVar(&workers, "workers", runtime.GOMAXPROCS(0), "replays run in parallel (results do not depend on it)")
+	f.Uint64Var(&seed, "seed", 1, "seed of the bootstrap and of the learning policies' draws")
 	f.BoolVar(&measured, "measured", false, "print the log's own mean reward per round instead of estimating a policy")
 	return cmd
 }
