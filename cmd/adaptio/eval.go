@@ -31,12 +31,13 @@ func newEvalCmd() *cobra.Command {
   adaptio eval bandit  the bandits on the simulator's dataset (seed 000 Fig. 4-5, Tables II-IV)
   adaptio eval detect  detection-guided window choice vs a fixed 1 ms window (seed 002 Tables VI-VII)
   adaptio eval forge   the bandits on real FORGE measurements (MareNostrum 4 by default; any machine's file)
+  adaptio eval generalise  policies picked on one machine, unchanged on synthetic machines and the simulator's data
   adaptio eval labels  the Council's detection on a real run, from its decision log and the run's phases
 
 The first three write CSV files and one self-contained report.html (inline SVG, nothing
 loaded from the network) to --out. Progress goes to stderr.`,
 	}
-	cmd.AddCommand(newEvalBanditCmd(), newEvalForgeCmd(), newEvalDetectCmd(), newEvalLabelsCmd(), newEvalLogCmd())
+	cmd.AddCommand(newEvalBanditCmd(), newEvalForgeCmd(), newEvalDetectCmd(), newEvalLabelsCmd(), newEvalLogCmd(), newEvalGeneraliseCmd())
 	return cmd
 }
 
@@ -184,6 +185,76 @@ Writes to --out: forge_curves.csv, forge_summary.csv and report.html.`,
 	cmd.Flags().StringVar(&cfg.Out, "out", "eval-forge", "output directory (created)")
 	cmd.Flags().IntVar(&cfg.Neighbors, "neighbors", 3, "nearest known patterns a new pattern's prior comes from (shared mode)")
 	cmd.Flags().StringVar(&policies, "policies", "", "comma-separated policy names or labels to evaluate (default: all)")
+	return cmd
+}
+
+func newEvalGeneraliseCmd() *cobra.Command {
+	cfg := eval.GeneraliseConfig{Machines: eval.DefaultSyntheticMachines()}
+	var policies string
+	var noSim bool
+	cmd := &cobra.Command{
+		Use:   "generalise",
+		Short: "Policies picked on one machine, judged unchanged on synthetic machines and on the simulator's data",
+		Long: `Judges bandit policies, with the options they have on the reference machine (--reference,
+MareNostrum 4's FORGE file by default), unchanged on files they were not picked on: six
+synthetic machines (3 to 8 arms, direct access best for some patterns, noisier
+repetitions, flat patterns, few repetitions; each written to --out/machines/NAME.csv in
+FORGE format, so that adaptio eval forge --data reads it) and the simulator's dataset
+(--sim-data; empty: the simulator's grid, generated in the user's cache directory on first
+use; --no-sim leaves it out). Each policy runs cold and shared, as in adaptio eval forge.
+
+Targets on every file: first-bin mean >= 0.85, last-bin median >= 0.995, worst pattern's
+last bin >= 0.95. Writes generalise_summary.csv and report.html to --out; the table on
+stdout marks the targets each policy meets.`,
+		Example: `  adaptio eval generalise --policies thompson,thompson-warm --reps 30 --out eval-generalise`,
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if cfg.Steps < 1 || cfg.Neighbors < 1 {
+				return fmt.Errorf("eval generalise: --steps %d and --neighbors %d: want >= 1 each", cfg.Steps, cfg.Neighbors)
+			}
+			if cfg.Reference != "" {
+				if _, err := os.Stat(cfg.Reference); err != nil {
+					fmt.Fprintf(os.Stderr, "eval generalise: reference machine %s not found: left out (pass --reference FILE)\n", cfg.Reference)
+					cfg.Reference = ""
+				}
+			}
+			specs, err := selectSpecs(eval.DefaultSpecs(cfg.Neighbors), policies)
+			if err != nil {
+				return err
+			}
+			cfg.Specs = specs
+			if !noSim {
+				if cfg.SimData, err = gridDir(cmd.Context(), cfg.SimData, false, os.Stderr); err != nil {
+					return fmt.Errorf("eval generalise: %w", err)
+				}
+			}
+			cfg.Log = os.Stderr
+			cfg.Command = commandLine()
+			rows, err := eval.RunGeneralise(cmd.Context(), cfg)
+			if err != nil {
+				return fmt.Errorf("eval generalise: %w", err)
+			}
+			w := cmd.OutOrStdout()
+			fmt.Fprintf(w, "%-26s %-7s %-30s %8s %8s %8s  %s\n", "policy", "mode", "file", "first", "last", "worst", "targets")
+			for _, r := range rows {
+				ok := "met"
+				if !r.Met() {
+					ok = "missed"
+				}
+				fmt.Fprintf(w, "%-26s %-7s %-30s %8.3f %8.3f %8.3f  %s\n", r.Label, r.Mode, r.File, r.FirstMean, r.LastMedian, r.Worst, ok)
+			}
+			fmt.Fprintf(os.Stderr, "wrote %s/report.html\n", cfg.Out)
+			return nil
+		},
+	}
+	simFlags(cmd, &cfg.Config, 200)
+	f := cmd.Flags()
+	f.StringVar(&cfg.Reference, "reference", "../shared/data/forge/marenostrum-4-results.csv", "FORGE file of the machine the policies were picked on (left out with a note if absent; empty: none)")
+	f.StringVar(&cfg.SimData, "sim-data", "", "the simulator's dataset directory (adaptio sim grid --out DIR); empty: the grid in the user's cache directory")
+	f.BoolVar(&noSim, "no-sim", false, "leave the simulator's dataset out")
+	f.StringVar(&cfg.Out, "out", "eval-generalise", "output directory (created)")
+	f.IntVar(&cfg.Neighbors, "neighbors", 3, "nearest known patterns a new pattern's prior comes from (shared mode)")
+	f.StringVar(&policies, "policies", "thompson,thompson-warm,egreedy eps=0.15 (papers)", "comma-separated policy names or labels to evaluate (empty: all)")
 	return cmd
 }
 
