@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"sync/atomic"
 	"syscall"
@@ -323,11 +324,19 @@ func Run(ctx context.Context, cfg Config) (record.Recording, error) {
 	} else {
 		close(viewDone)
 	}
+	// Resources at the start, every minute and at the end (--verbose shows
+	// them): a soak run's evidence that nothing grows.
+	logProcStats(cfg.Logger, "process at start")
+	stopStats := make(chan struct{})
+	go watchProcStats(cfg.Logger, time.Minute, stopStats)
 	if cfg.Sim {
 		err = runSim(ctx, cfg, rec)
 	} else {
 		err = runReal(ctx, cfg, rec, councilHTTP)
 	}
+	close(stopStats)
+	runtime.GC()
+	logProcStats(cfg.Logger, "process at end (after a GC)")
 	if ctx.Err() != nil {
 		rec.Interrupt()
 	}
