@@ -17,6 +17,7 @@ import (
 	"github.com/adaptio/adaptio/demo/record"
 	"github.com/adaptio/adaptio/demo/report"
 	"github.com/adaptio/adaptio/sched"
+	"github.com/adaptio/adaptio/sim"
 )
 
 // reportSummary reads the machine-readable summary embedded in a report.
@@ -255,5 +256,27 @@ func TestDashboardPortTakenFallsBackToAFreePort(t *testing.T) {
 	}
 	if url == "" || strings.Contains(url, ln.Addr().String()) {
 		t.Errorf("dashboard at %q; want a free port other than the taken %s", url, ln.Addr())
+	}
+}
+
+// A long simulated demo is not cut short by the simulator's guard against
+// runs that never end: 10,000 iterations of the default workload take
+// about 4 days of virtual time (the soak run of docs/reliability.md failed
+// at 24 h before the guard grew with the iterations).
+func TestLongSimDemoFitsTheSimulatorsTimeLimit(t *testing.T) {
+	cfg := Config{Sim: true, Iterations: 2}.WithDefaults()
+	s, err := sim.New(cfg.simConfig(2, 0), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for done := false; !done; {
+		if _, done, err = s.Step(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	perIteration := s.Now() / 2
+	const long = 10000
+	if need, limit := long*perIteration*5/4, cfg.simConfig(long, 0).MaxTime; need > limit {
+		t.Fatalf("%d iterations need about %v of virtual time (%v each), the simulator stops at %v", long, need, perIteration, limit)
 	}
 }

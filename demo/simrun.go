@@ -55,8 +55,14 @@ func (c Config) simConfig(iterations int, window time.Duration) sim.Config {
 	if window == 0 {
 		window = sched.DefaultWindow
 	}
+	// The simulator's guard against a run that never ends (24 h of
+	// virtual time by default) grows with the iterations: a long demo
+	// legitimately runs for days of virtual time (10,000 iterations of
+	// the default workload: about 4 days).
+	maxTime := max(sim.DefaultMaxTime, time.Duration(iterations)*time.Hour)
 	return sim.Config{Patterns: patternsOf(c.Phases(), iterations), IONodes: c.Nodes, Servers: c.Servers,
-		Scheduler: c.schedulerName(), Window: window, Seed: c.Seed, ServerTimeScale: c.ServerTimeScale, ReadAheadBytes: c.ServerReadAhead, AlignedWindows: !c.ReferenceWindows}
+		Scheduler: c.schedulerName(), Window: window, Seed: c.Seed, ServerTimeScale: c.ServerTimeScale, ReadAheadBytes: c.ServerReadAhead,
+		AlignedWindows: !c.ReferenceWindows, MaxTime: maxTime}
 }
 
 // runSim runs the experiment in the simulator, with the Council core
