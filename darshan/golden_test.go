@@ -1,0 +1,176 @@
+package darshan_test
+
+import (
+	"bufio"
+	"compress/gzip"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/adaptio/adaptio/darshan"
+)
+
+// logsDir holds the real Darshan logs (see ../shared/data/README.md).
+const logsDir = "../../shared/data/darshan"
+
+// logs lists the .darshan files under logsDir, or skips the test.
+func logs(t testing.TB) []string {
+	var out []string
+	filepath.WalkDir(logsDir, func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && strings.HasSuffix(p, ".darshan") {
+			out = append(out, p)
+		}
+		return nil
+	})
+	if len(out) == 0 {
+		t.Skipf("no Darshan logs in %s (the shared data set is not beside the repository)", logsDir)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// goldenName is the golden file of a log: its path under logsDir with /
+// as __.
+func goldenName(log string) string {
+	rel, _ := filepath.Rel(logsDir, log)
+	return filepath.Join("testdata", "golden", strings.ReplaceAll(strings.TrimSuffix(rel, ".darshan"), string(filepath.Separator), "__")+".txt.gz")
+}
+
+// parserLines prints what darshan-parser prints of a log's job, regions,
+// mounts and POSIX, MPI-IO and STDIO records, in its format.
+func parserLines(l *darshan.Log) ([]string, error) {
+	var out []string
+	p := func(format string, a ...any) { out = append(out, fmt.Sprintf(format, a...)) }
+	p("# darshan log version: %s", l.Version)
+	p("# compression method: %s", l.Compression)
+	if l.ExeComplete {
+		p("# exe: %s", l.Exe)
+	} else {
+		p("# exe: ") // darshan-parser prints a cut-short line empty
+	}
+	p("# uid: %d", l.Job.UID)
+	p("# jobid: %d", l.Job.JobID)
+	p("# start_time: %d", l.Job.Start.Unix())
+	p("# end_time: %d", l.Job.End.Unix())
+	p("# nprocs: %d", l.Job.Procs)
+	for _, kv := range l.Job.Metadata {
+		p("# metadata: %s = %s", kv.Key, kv.Value)
+	}
+	sizes := l.Sizes()
+	p("# job data: %d bytes (compressed)", sizes.Job)
+	p("# record table: %d bytes (compressed)", sizes.Names)
+	for m := range darshan.Module(18) {
+		if sizes.Modules[m] > 0 || l.PartialModule(m) {
+			p("# %s module: %d bytes (compressed), ver=%d", m, sizes.Modules[m], l.ModuleVersion[m])
+		}
+	}
+	for _, m := range l.Mounts {
+		p("# mount entry:\t%s\t%s", m.Path, m.Type)
+	}
+	for _, m := range []darshan.Module{darshan.POSIX, darshan.MPIIO, darshan.STDIO} {
+		for r, err := range l.Records(m) {
+			if err != nil {
+				return out, err
+			}
+			name := r.Name
+			mnt, fs := l.Mount(name)
+			if name == "" {
+				name = "<unknown-filename>"
+			}
+			ints, floats := r.Counters, r.FCounters
+			if m == darshan.POSIX {
+				ints, floats = utilPOSIX(r, l.ModuleVersion[m], l.Swapped)
+			}
+			for i, c := range darshan.CounterNames(m) {
+				if c == "POSIX_RENAMED_FROM" { // a record id, printed unsigned
+					p("%s\t%d\t%d\t%s\t%d\t%s\t%s\t%s", m, r.Rank, r.ID, c, uint64(ints[i]), name, mnt, fs)
+					continue
+				}
+				p("%s\t%d\t%d\t%s\t%d\t%s\t%s\t%s", m, r.Rank, r.ID, c, ints[i], name, mnt, fs)
+			}
+			for i, c := range darshan.FCounterNames(m) {
+				p("%s\t%d\t%d\t%s\t%f\t%s\t%s\t%s", m, r.Rank, r.ID, c, floats[i], name, mnt, fs)
+			}
+		}
+	}
+	return out, nil
+}
+
+// readGolden reads a golden file's lines.
+func readGolden(t *testing.T, path string) []string {
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatalf("golden file: %v", err)
+	}
+	defer f.Close()
+	z, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	sc := bufio.NewScanner(z)
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		out = append(out, sc.Text())
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// mountsSorted sorts the mount lines: darshan-util sorts the mount table
+// by path length with qsort, which leaves paths of equal length in no
+// particular order.
+func mountsSorted(lines []string) []string {
+	var m, rest []string
+	for _, l := range lines {
+		if strings.HasPrefix(l, "# mount entry:") {
+			m = append(m, l)
+		} else {
+			rest = append(rest, l)
+		}
+	}
+	slices.Sort(m)
+	return append(rest, m...)
+}
+
+// TestGoldenAgainstDarshanParser reads every log of the shared data set
+// and prints what darshan-parser prints of it: job, regions, mounts and
+// every POSIX, MPI-IO and STDIO counter of every record (for old POSIX
+// records, with darshan-util's two conversion defects applied to this
+// package's values: quirks_test.go).
+//
+// The golden files are darshan-parser's output (darshan-util built from
+// darshan's source, release 3.5.0's tree, with ./prepare.sh; configure
+// --disable-darshan-runtime; make), kept to those lines:
+//
+//	darshan-parser LOG | grep -E '^(# darshan log version|# compression method|# exe:|# uid|# jobid|# start_time:|# end_time:|# nprocs|# metadata|# mount entry|# job data:|# record table:|# [A-Z0-9_/-]+ module: |POSIX\t|MPI-IO\t|STDIO\t)' | gzip -9n
+func TestGoldenAgainstDarshanParser(t *testing.T) {
+	for _, path := range logs(t) {
+		t.Run(strings.TrimPrefix(path, logsDir+"/"), func(t *testing.T) {
+			want := readGolden(t, goldenName(path))
+			l, c, err := darshan.Open(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			got, err := parserLines(l)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, want = mountsSorted(got), mountsSorted(want)
+			for i := range min(len(got), len(want)) {
+				if got[i] != want[i] {
+					t.Fatalf("line %d:\n got %q\nwant %q", i+1, got[i], want[i])
+				}
+			}
+			if len(got) != len(want) {
+				t.Fatalf("%d lines, darshan-parser %d", len(got), len(want))
+			}
+		})
+	}
+}
