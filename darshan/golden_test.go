@@ -174,3 +174,78 @@ func TestGoldenAgainstDarshanParser(t *testing.T) {
 		})
 	}
 }
+
+// dxtLines prints what darshan-dxt-parser prints of a log's DXT records:
+// each record's header lines and one line per segment (Lustre's OST
+// lists left out).
+func dxtLines(l *darshan.Log) ([]string, error) {
+	var out []string
+	p := func(format string, a ...any) { out = append(out, fmt.Sprintf(format, a...)) }
+	for _, m := range []darshan.Module{darshan.DXTPOSIX, darshan.DXTMPIIO} {
+		label := map[darshan.Module]string{darshan.DXTPOSIX: "X_POSIX", darshan.DXTMPIIO: "X_MPIIO"}[m]
+		for tr, err := range l.Traces(m) {
+			if err != nil {
+				return out, err
+			}
+			p("# DXT, file_id: %d, file_name: %s", tr.ID, tr.Name)
+			p("# DXT, rank: %d, hostname: %s", tr.Rank, tr.Hostname)
+			p("# DXT, write_count: %d, read_count: %d", tr.WriteCount, tr.ReadCount)
+			var w, r int
+			for s, err := range tr.Segments() {
+				if err != nil {
+					return out, err
+				}
+				op, i := "write", w
+				if !s.Write {
+					op, i = "read", r
+					r++
+				} else {
+					w++
+				}
+				thread := "N/A"
+				if s.HasThread {
+					thread = fmt.Sprint(s.Thread)
+				}
+				p("%s %d %s %d %d %d %.4f %.4f %s", label, tr.Rank, op, i, s.Offset, s.Length, s.Start, s.End, thread)
+			}
+		}
+	}
+	return out, nil
+}
+
+// TestGoldenDXTAgainstDarshanDXTParser compares every DXT segment of every
+// log with darshan-dxt-parser's output (the same darshan-util build),
+// with the records of partial modules shown, kept to the record headers
+// and segment lines, OST lists removed:
+//
+//	darshan-dxt-parser --show-incomplete LOG | grep -E '^# DXT, (file_id|rank|write_count)|^ +X_(POSIX|MPIIO) ' | sed -E 's/ +\[[0-9]+\]//g' | gzip -9n
+//
+// Segment lines are compared field by field (the parser pads them).
+func TestGoldenDXTAgainstDarshanDXTParser(t *testing.T) {
+	for _, path := range logs(t) {
+		t.Run(strings.TrimPrefix(path, logsDir+"/"), func(t *testing.T) {
+			want := readGolden(t, strings.TrimSuffix(goldenName(path), ".txt.gz")+".dxt.gz")
+			l, c, err := darshan.Open(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			got, err := dxtLines(l)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := range min(len(got), len(want)) {
+				g, w := got[i], want[i]
+				if !strings.HasPrefix(w, "#") {
+					g, w = strings.Join(strings.Fields(g), " "), strings.Join(strings.Fields(w), " ")
+				}
+				if g != w {
+					t.Fatalf("line %d:\n got %q\nwant %q", i+1, g, w)
+				}
+			}
+			if len(got) != len(want) {
+				t.Fatalf("%d lines, darshan-dxt-parser %d", len(got), len(want))
+			}
+		})
+	}
+}
