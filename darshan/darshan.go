@@ -383,7 +383,7 @@ func (l *Log) readNames() error {
 	if l.names.len == 0 {
 		return nil
 	}
-	br := bufio.NewReader(l.open(l.names))
+	br := bufio.NewReaderSize(l.open(l.names), 64<<10) // a name is a path: at most 64 KiB
 	var id [8]byte
 	var off int64
 	for {
@@ -410,12 +410,15 @@ func (l *Log) readNames() error {
 			name = string(b)
 			off += 12 + int64(size)
 		} else {
-			s, err := br.ReadString(0)
+			b, err := br.ReadSlice(0)
+			if err == bufio.ErrBufferFull {
+				return bad(regionName("name", l), off, "name of record %d longer than %d bytes", rid, br.Size())
+			}
 			if err != nil {
 				return bad(regionName("name", l), off, "name without its terminating NUL: %v", err)
 			}
-			name = s[:len(s)-1]
-			off += 8 + int64(len(s))
+			name = string(b[:len(b)-1])
+			off += 8 + int64(len(b))
 		}
 		// A later non-empty name replaces an empty one, as darshan-util keeps it.
 		if old, ok := l.nameOf[rid]; !ok || old == "" {

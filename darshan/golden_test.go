@@ -18,6 +18,15 @@ const logsDir = "../../shared/data/darshan"
 
 // logs lists the .darshan files under logsDir, or skips the test.
 func logs(t testing.TB) []string {
+	out := logsOrNone()
+	if len(out) == 0 {
+		t.Skipf("no Darshan logs in %s (the shared data set is not beside the repository)", logsDir)
+	}
+	return out
+}
+
+// logsOrNone lists the .darshan files under logsDir.
+func logsOrNone() []string {
 	var out []string
 	filepath.WalkDir(logsDir, func(p string, d os.DirEntry, err error) error {
 		if err == nil && !d.IsDir() && strings.HasSuffix(p, ".darshan") {
@@ -25,9 +34,6 @@ func logs(t testing.TB) []string {
 		}
 		return nil
 	})
-	if len(out) == 0 {
-		t.Skipf("no Darshan logs in %s (the shared data set is not beside the repository)", logsDir)
-	}
 	slices.Sort(out)
 	return out
 }
