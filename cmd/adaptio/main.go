@@ -40,6 +40,7 @@ Start with "adaptio demo".`,
 		newForwardCmd(),
 		newMountCmd(),
 		newBenchCmd(),
+		newDarshanCmd(),
 	)
 	return root
 }

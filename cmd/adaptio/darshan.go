@@ -1,0 +1,199 @@
+package main
+
+import (
+	"fmt"
+	"html/template"
+	"io"
+	"math"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/adaptio/adaptio/darshan"
+	"github.com/adaptio/adaptio/darshan/summary"
+	"github.com/adaptio/adaptio/eval"
+)
+
+func newDarshanCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "darshan",
+		Short: "Read Darshan logs (pure Go, every format from 3.00): what adaptio would see of a job",
+		Long: `Reads Darshan I/O characterisation logs without darshan-util: log formats 3.00 to 3.41,
+either byte order, zlib or bzip2 regions.
+
+  adaptio darshan summary LOG  each file's access pattern, request sizes and the job's phases`,
+	}
+	cmd.AddCommand(newDarshanSummaryCmd())
+	return cmd
+}
+
+func newDarshanSummaryCmd() *cobra.Command {
+	var htmlOut string
+	var top int
+	cmd := &cobra.Command{
+		Use:   "summary LOG",
+		Short: "Each file's access pattern and request sizes, and the job's phases as the Council would label them",
+		Long: `Summarises a Darshan log as adaptio would see the job:
+
+  - per file (POSIX records) the access pattern of its writes and of its reads: FPP (one
+    rank's file), SC (a shared file, each rank's accesses contiguous, or one block per
+    rank), SS (shared, each rank's accesses moving forward by a stride) or random, with
+    what it was read from, and the request-size histogram;
+  - with DXT traces, the job second by second as one I/O node serving every rank would
+    observe it, labelled by the Council's default detection model, and merged into phases.
+
+--html also writes an offline report (tables and a plot of the bytes per second).`,
+		Example: `  adaptio darshan summary job.darshan
+  adaptio darshan summary job.darshan --html job.html`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			l, c, err := darshan.Open(args[0])
+			if err != nil {
+				return fmt.Errorf("darshan summary: %w", err)
+			}
+			defer c.Close()
+			s, err := summary.Summarize(l)
+			if err != nil {
+				return fmt.Errorf("darshan summary: %s: %w", args[0], err)
+			}
+			writeSummary(cmd.OutOrStdout(), args[0], s, top)
+			if htmlOut != "" {
+				r, err := summaryReport(args[0], s)
+				if err != nil {
+					return err
+				}
+				if err := r.WriteHTML(htmlOut); err != nil {
+					return err
+				}
+				fmt.Fprintf(cmd.ErrOrStderr(), "wrote %s\n", htmlOut)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&htmlOut, "html", "", "also write an HTML report to this file")
+	cmd.Flags().IntVar(&top, "files", 20, "files listed, largest first (0: all)")
+	return cmd
+}
+
+func sizeString(b int64) string {
+	switch {
+	case b >= 1<<30:
+		return fmt.Sprintf("%.1f GiB", float64(b)/(1<<30))
+	case b >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(b)/(1<<20))
+	case b >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", float64(b)/(1<<10))
+	}
+	return fmt.Sprintf("%d B", b)
+}
+
+// histogram names the non-empty size bins of o, e.g. "1K-10K:1024".
+func histogram(o summary.OpStats) string {
+	var parts []string
+	for i, n := range o.Sizes {
+		if n > 0 {
+			parts = append(parts, fmt.Sprintf("%s:%d", summary.SizeBins[i], n))
+		}
+	}
+	return strings.Join(parts, " ")
+}
+
+func patternOf(o summary.OpStats) string {
+	if o.Pattern == "" {
+		return "-"
+	}
+	return string(o.Pattern)
+}
+
+func writeSummary(w io.Writer, path string, s *summary.Summary, top int) {
+	fmt.Fprintf(w, "%s: Darshan log %s\n", path, s.Version)
+	fmt.Fprintf(w, "job: %s\n     %d processes, started %s, ran %s\n", s.Exe, s.Procs, s.Start.UTC().Format("2006-01-02 15:04:05 UTC"), s.Runtime)
+	if len(s.Partial) > 0 {
+		fmt.Fprintf(w, "warning: the log is partial: %v ran out of memory; their records are incomplete\n", s.Partial)
+	}
+	var read, written int64
+	shared := 0
+	for _, f := range s.Files {
+		read, written = read+f.Read.Bytes, written+f.Write.Bytes
+		if f.Shared {
+			shared++
+		}
+	}
+	fmt.Fprintf(w, "files: %d (%d shared); read %s, written %s\n", len(s.Files), shared, sizeString(read), sizeString(written))
+	if total := read + written; total > 0 {
+		var parts []string
+		for _, p := range []summary.Pattern{summary.FPP, summary.SC, summary.SS, summary.Random} {
+			if b := s.Patterns[p]; b > 0 {
+				parts = append(parts, fmt.Sprintf("%s %s (%.0f%%)", p, sizeString(b), 100*float64(b)/float64(total)))
+			}
+		}
+		fmt.Fprintf(w, "bytes by pattern: %s\n", strings.Join(parts, ", "))
+	}
+	fmt.Fprintf(w, "\n%-7s %-7s %10s %10s  %s\n", "write", "read", "written", "read", "file")
+	for i, f := range s.Files {
+		if top > 0 && i == top {
+			fmt.Fprintf(w, "... %d more (--files 0 lists all)\n", len(s.Files)-top)
+			break
+		}
+		fmt.Fprintf(w, "%-7s %-7s %10s %10s  %s\n", patternOf(f.Write), patternOf(f.Read), sizeString(f.Write.Bytes), sizeString(f.Read.Bytes), f.Name)
+		for _, o := range []struct {
+			op string
+			s  summary.OpStats
+		}{{"write", f.Write}, {"read", f.Read}} {
+			if o.s.Ops > 0 {
+				fmt.Fprintf(w, "%18s %s: %d requests, sizes %s; %s\n", "", o.op, o.s.Ops, histogram(o.s), o.s.Why)
+			}
+		}
+	}
+	if len(s.Phases) == 0 {
+		fmt.Fprintln(w, "\nphases: the log has no DXT trace (Darshan's DXT module, DXT_ENABLE_IO_TRACE=1, records one)")
+		return
+	}
+	fmt.Fprintf(w, "\nphases (%s, one I/O node's view, the Council's default model, 1 s):\n", s.Seconds[0].Sources)
+	for _, p := range s.Phases {
+		fmt.Fprintf(w, "  %14s  %-5s %-3s %10s\n", fmt.Sprintf("%.0f-%.0f s", p.Start, p.End), p.Op, p.Class, sizeString(p.Bytes))
+	}
+}
+
+// summaryReport is the HTML form of the summary.
+func summaryReport(path string, s *summary.Summary) (*eval.Report, error) {
+	files := eval.Table{Title: "Files, largest first", Header: []string{"file", "write", "read", "written", "read", "write sizes", "read sizes", "why (write / read)"}}
+	for _, f := range s.Files {
+		files.Rows = append(files.Rows, []string{f.Name, patternOf(f.Write), patternOf(f.Read), sizeString(f.Write.Bytes), sizeString(f.Read.Bytes),
+			histogram(f.Write), histogram(f.Read), strings.Trim(f.Write.Why+" / "+f.Read.Why, " /")})
+	}
+	sec := eval.Section{Title: "Files", Tables: []eval.Table{files}}
+	r := &eval.Report{Title: "Darshan log summary", Command: commandLine(),
+		Intro:    fmt.Sprintf("%s: %s, %d processes, ran %s (Darshan log format %s).", path, s.Exe, s.Procs, s.Runtime, s.Version),
+		Sections: []eval.Section{sec}}
+	if len(s.Seconds) > 0 {
+		phases := eval.Table{Title: "Phases", Header: []string{"from (s)", "to (s)", "operation", "pattern", "bytes"}}
+		for _, p := range s.Phases {
+			phases.Rows = append(phases.Rows, []string{fmt.Sprint(p.Start), fmt.Sprint(p.End), p.Op.String(), p.Class.String(), sizeString(p.Bytes)})
+		}
+		var series []eval.Series
+		for _, op := range []string{"write", "read"} {
+			sr := eval.Series{Name: op + " (MiB/s)"}
+			for _, sc := range s.Seconds {
+				if sc.Op.String() == op {
+					sr.X, sr.Y = append(sr.X, sc.At), append(sr.Y, float64(sc.Bytes)/(1<<20))
+				}
+			}
+			if len(sr.X) > 0 {
+				series = append(series, sr)
+			}
+		}
+		var figs []template.HTML
+		if len(series) > 0 {
+			fig, err := eval.LinePlot("Bytes per second", "seconds since the job started", "MiB/s", series, 0, math.NaN())
+			if err != nil {
+				return nil, err
+			}
+			figs = append(figs, fig)
+		}
+		r.Sections = append([]eval.Section{{Title: "Phases as the Council would label them",
+			Text:   "From " + s.Seconds[0].Sources + ": every traced access, one second at a time, as one I/O node serving every rank would observe it, labelled by the Council's default detection model.",
+			Tables: []eval.Table{phases}, Figures: figs}}, r.Sections...)
+	}
+	return r, nil
+}
