@@ -9,9 +9,12 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/adaptio/adaptio/council"
 	"github.com/adaptio/adaptio/darshan"
 	"github.com/adaptio/adaptio/darshan/summary"
 	"github.com/adaptio/adaptio/eval"
+	"github.com/adaptio/adaptio/sched"
+	"github.com/adaptio/adaptio/workload"
 )
 
 func newDarshanCmd() *cobra.Command {
@@ -21,9 +24,10 @@ func newDarshanCmd() *cobra.Command {
 		Long: `Reads Darshan I/O characterisation logs without darshan-util: log formats 3.00 to 3.41,
 either byte order, zlib or bzip2 regions.
 
-  adaptio darshan summary LOG  each file's access pattern, request sizes and the job's phases`,
+  adaptio darshan summary LOG  each file's access pattern, request sizes and the job's phases
+  adaptio darshan replay LOG   the job in the simulator under every window, FIFO and learning: advice`,
 	}
-	cmd.AddCommand(newDarshanSummaryCmd())
+	cmd.AddCommand(newDarshanSummaryCmd(), newDarshanReplayCmd())
 	return cmd
 }
 
@@ -196,4 +200,96 @@ func summaryReport(path string, s *summary.Summary) (*eval.Report, error) {
 			Tables: []eval.Table{phases}, Figures: figs}}, r.Sections...)
 	}
 	return r, nil
+}
+
+func newDarshanReplayCmd() *cobra.Command {
+	var m modelFlags
+	var ion, repeat, maxProcs int
+	var maxBytes string
+	var lo learnOptions
+	cmd := &cobra.Command{
+		Use:   "replay LOG",
+		Short: "Replay a job's I/O in the simulator under every TWINS window, FIFO and the learning Council; advise",
+		Long: `Turns a Darshan log into the simulator's workload and runs it on --io-nodes I/O nodes
+under FIFO, each TWINS window and the learning Council (the code adaptio council runs, in
+virtual time), then advises the setting that would have finished the job's I/O first.
+
+The workload comes from the log's POSIX counters, as adaptio darshan summary reads them:
+for the job's writes, then its reads, the pattern that moved most of their bytes (file
+per process, shared contiguous, shared 1D-strided; random counts as strided), the job's
+processes (at most --max-processes), its mean request size and its bytes (at most
+--max-bytes, so that a large job replays in seconds), repeated --repeat times so that
+the Council has rounds to learn in. Not yet replayed: the DXT trace itself, access by
+access.`,
+		Example: `  adaptio darshan replay job.darshan --io-nodes 4`,
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if ion < 1 || repeat < 1 || maxProcs < 1 {
+				return fmt.Errorf("darshan replay: --io-nodes %d, --repeat %d and --max-processes %d: want >= 1 each", ion, repeat, maxProcs)
+			}
+			limit, err := workload.ParseSize(maxBytes)
+			if err != nil || limit < 1 {
+				return fmt.Errorf("darshan replay: --max-bytes %q: want a size such as 1GiB", maxBytes)
+			}
+			l, c, err := darshan.Open(args[0])
+			if err != nil {
+				return fmt.Errorf("darshan replay: %w", err)
+			}
+			defer c.Close()
+			s, err := summary.Summarize(l)
+			if err != nil {
+				return fmt.Errorf("darshan replay: %s: %w", args[0], err)
+			}
+			pats, err := s.Workload(limit, maxProcs)
+			if err != nil {
+				return fmt.Errorf("darshan replay: %s: %w", args[0], err)
+			}
+			cfg, err := m.config()
+			if err != nil {
+				return err
+			}
+			for range repeat {
+				cfg.Patterns = append(cfg.Patterns, pats...)
+			}
+			cfg.IONodes, cfg.Scheduler, cfg.Window = ion, "twins", sched.DefaultWindow
+			w := cmd.OutOrStdout()
+			fmt.Fprintf(w, "%s: %s, %d processes\nreplayed as:", args[0], s.Exe, s.Procs)
+			for _, p := range pats {
+				fmt.Fprintf(w, " %s (%s);", p, sizeString(p.TotalBytes))
+			}
+			fmt.Fprintf(w, " x %d, on %d I/O nodes\n\n", repeat, ion)
+			lo.Seed, lo.Compare = m.seed, true
+			r, err := simLearn(cmd.Context(), cfg, lo, cmd.ErrOrStderr())
+			if err != nil {
+				return fmt.Errorf("darshan replay: %w", err)
+			}
+			r.write(w)
+			best, _ := r.bestStatic()
+			var fifo staticRun
+			for _, st := range r.static {
+				if st.label == "FIFO" || strings.EqualFold(st.label, "fifo") {
+					fifo = st
+				}
+			}
+			switch {
+			case fifo.label == "":
+			case best.label == fifo.label:
+				fmt.Fprintf(w, "\nadvice: this job: FIFO on %d I/O nodes (simulated): no TWINS window beats it; the learning Council reaches %.2f of its bandwidth\n",
+					ion, r.learned.Bandwidth/best.res.Bandwidth)
+			default:
+				gain := fifo.res.Makespan.Seconds()/best.res.Makespan.Seconds() - 1
+				fmt.Fprintf(w, "\nadvice: this job: TWINS %s, %.0f%% faster than FIFO on %d I/O nodes (simulated); the learning Council reaches %.2f of its bandwidth\n",
+					best.label, 100*gain, ion, r.learned.Bandwidth/best.res.Bandwidth)
+			}
+			return nil
+		},
+	}
+	m.register(cmd)
+	f := cmd.Flags()
+	f.IntVar(&ion, "io-nodes", 4, "I/O nodes (forwarders) the job's processes are spread over")
+	f.IntVar(&repeat, "repeat", 5, "times the job's writes and reads run back to back (rounds to learn in)")
+	f.IntVar(&maxProcs, "max-processes", 512, "most processes simulated (a larger job is replayed with this many)")
+	f.StringVar(&maxBytes, "max-bytes", "1GiB", "most bytes per operation replayed")
+	f.StringVar(&lo.Policy, "policy", council.DefaultPolicy, "the Council's bandit policy")
+	return cmd
 }

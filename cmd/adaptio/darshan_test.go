@@ -43,3 +43,25 @@ func TestDarshanSummaryCommand(t *testing.T) {
 		t.Errorf("not a log: %v, want an error naming the file", err)
 	}
 }
+
+// adaptio darshan replay: the job as the simulator's workload, every
+// setting run, and advice naming the best.
+func TestDarshanReplayCommand(t *testing.T) {
+	log := "../../../shared/data/darshan/ior-cmdline-labelled/dbin_ior_id66186370-3983_1-22-81594-8524346896066396999_1.darshan"
+	if _, err := os.Stat(log); err != nil {
+		t.Skipf("%s: %v (the shared data set is not beside the repository)", log, err)
+	}
+	cmd := newRootCmd()
+	var out, errOut bytes.Buffer
+	cmd.SetOut(&out)
+	cmd.SetErr(&errOut)
+	cmd.SetArgs([]string{"darshan", "replay", log, "--repeat", "1", "--max-bytes", "8MiB", "--max-processes", "64"})
+	if err := cmd.Execute(); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"replayed as: 64p-shared-strided-write-1k-8m", "fifo", "8ms", "advice: this job: "} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, out.String())
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package summary_test
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -111,5 +112,28 @@ func TestDXTSecondsLabelledByTheCouncilsModel(t *testing.T) {
 	}
 	if f := s.Files[0]; f.Write.Pattern != summary.SS || f.Read.Pattern != summary.SS {
 		t.Errorf("the shared file from counters: write %s (%s), read %s (%s), want SS", f.Write.Pattern, f.Write.Why, f.Read.Pattern, f.Read.Why)
+	}
+}
+
+// The workload of an IOR log is the run its command line describes: 256
+// processes, 1 KiB 1D-strided writes to one file, its bytes capped.
+func TestWorkloadFromCounters(t *testing.T) {
+	p := filepath.Join(logsDir, "ior-cmdline-labelled", "dbin_ior_id66186370-3983_1-22-81594-8524346896066396999_1.darshan")
+	if _, err := os.Stat(p); err != nil {
+		t.Skipf("%v (the shared data set is not beside the repository)", err)
+	}
+	s, err := summary.Summarize(open(t, p))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pats, err := s.Workload(64<<20, 1024)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(pats) != 1 || pats[0].String() != "256p-shared-strided-write-1k-64m" {
+		t.Fatalf("workload %v, want one 256p-shared-strided-write-1k-64m", pats)
+	}
+	if pats, _ := s.Workload(64<<20, 16); pats[0].Processes != 16 {
+		t.Errorf("max processes 16: %d", pats[0].Processes)
 	}
 }
