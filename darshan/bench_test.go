@@ -62,35 +62,9 @@ func uncompressed(tb testing.TB, data []byte) (out []byte, records int64) {
 	return out, records
 }
 
-// BenchmarkDecodeUncompressed decodes every record and DXT segment of the
-// largest log of the shared set (131,071 DXT segments), decompressed
-// beforehand: the speed of decoding alone, in bytes of records per second.
-func BenchmarkDecodeUncompressed(b *testing.B) {
-	data, err := os.ReadFile(logsDir + "/partial_data_dxt/partial_data_dxt.darshan")
-	if err != nil {
-		b.Skipf("%v (the shared data set is not beside the repository)", err)
-	}
-	raw, n := uncompressed(b, data)
-	b.SetBytes(n)
-	b.ReportAllocs()
-	for b.Loop() {
-		l, err := darshan.NewLog(bytes.NewReader(raw), int64(len(raw)))
-		if err != nil {
-			b.Fatal(err)
-		}
-		if _, _, err := readAll(l); err != nil {
-			b.Fatal(err)
-		}
-	}
-}
-
-// BenchmarkDecodeCompressed is the same log as it is, zlib included.
-func BenchmarkDecodeCompressed(b *testing.B) {
-	data, err := os.ReadFile(logsDir + "/partial_data_dxt/partial_data_dxt.darshan")
-	if err != nil {
-		b.Skipf("%v (the shared data set is not beside the repository)", err)
-	}
-	_, n := uncompressed(b, data)
+// benchDecode reads every record and DXT segment of the log in data, n
+// bytes of records, once per iteration.
+func benchDecode(b *testing.B, data []byte, n int64) {
 	b.SetBytes(n)
 	b.ReportAllocs()
 	for b.Loop() {
@@ -102,6 +76,29 @@ func BenchmarkDecodeCompressed(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// largestLog is the largest log of the shared set (131,071 DXT segments).
+func largestLog(b *testing.B) []byte {
+	data, err := os.ReadFile(logsDir + "/partial_data_dxt/partial_data_dxt.darshan")
+	if err != nil {
+		b.Skipf("%v (the shared data set is not beside the repository)", err)
+	}
+	return data
+}
+
+// BenchmarkDecodeUncompressed decodes the largest log, decompressed
+// beforehand: the speed of decoding alone, in bytes of records per second.
+func BenchmarkDecodeUncompressed(b *testing.B) {
+	raw, n := uncompressed(b, largestLog(b))
+	benchDecode(b, raw, n)
+}
+
+// BenchmarkDecodeCompressed is the same log as it is, zlib included.
+func BenchmarkDecodeCompressed(b *testing.B) {
+	data := largestLog(b)
+	_, n := uncompressed(b, data)
+	benchDecode(b, data, n)
 }
 
 // The uncompressed copy reads back the same as the original.
