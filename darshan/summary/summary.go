@@ -129,7 +129,7 @@ func Summarize(l *darshan.Log) (*Summary, error) {
 		add(&f.Write, "WRITE")
 	}
 	for _, f := range files {
-		f.Shared = f.Shared || f.Ranks > 1
+		f.Shared = (f.Shared || f.Ranks > 1) && l.Job.Procs > 1 // one process's job has no shared file
 		for _, o := range []*OpStats{&f.Read, &f.Write} {
 			o.Pattern, o.Why = pattern(f, o, l.Job.Procs)
 			s.Patterns[o.Pattern] += o.Bytes
@@ -170,15 +170,9 @@ func pattern(f *File, o *OpStats, procs int64) (Pattern, string) {
 	return Random, fmt.Sprintf("shared, %.0f%% contiguous, %.0f%% forward", 100*consec, 100*seq)
 }
 
-// segment is one traced access.
-type segment struct {
-	start    float64
-	rank     int64
-	host     string
-	file     uint64
-	off, len int64
-	write    bool
-}
+// spillChunk is how many DXT segments the summary sorts in memory (56
+// bytes each) before it spills them to a temporary file.
+var spillChunk = 1 << 20
 
 // traceSeconds labels the job's seconds from its DXT traces (POSIX level
 // if traced, else MPI-IO), as one I/O node serving every rank would
@@ -191,10 +185,16 @@ func (s *Summary) traceSeconds(l *darshan.Log) error {
 	if !l.HasModule(mod) {
 		return nil
 	}
-	var segs []segment
+	order := timeOrder{chunk: spillChunk}
+	hosts := map[string]uint32{}
 	for tr, err := range l.Traces(mod) {
 		if err != nil {
 			return err
+		}
+		h, ok := hosts[tr.Hostname]
+		if !ok {
+			h = uint32(len(hosts))
+			hosts[tr.Hostname] = h
 		}
 		for sg, err := range tr.Segments() {
 			if err != nil {
@@ -203,11 +203,11 @@ func (s *Summary) traceSeconds(l *darshan.Log) error {
 			if sg.Offset < 0 || sg.Length <= 0 {
 				continue
 			}
-			segs = append(segs, segment{start: sg.Start, rank: tr.Rank, host: tr.Hostname, file: tr.ID, off: sg.Offset, len: sg.Length, write: sg.Write})
+			if err := order.add(segment{start: sg.Start, rank: tr.Rank, host: h, file: tr.ID, off: sg.Offset, len: sg.Length, write: sg.Write}); err != nil {
+				return err
+			}
 		}
 	}
-	slices.SortStableFunc(segs, func(a, b segment) int { return cmp.Compare(a.start, b.start) })
-	hosts := map[string]uint32{}
 	model := detect.Default()
 	var acc access.Accumulator
 	flush := func(sec int) {
@@ -220,7 +220,7 @@ func (s *Summary) traceSeconds(l *darshan.Log) error {
 			Procs: o.Processes, Files: o.FileHandles, ReqAvg: o.ReqAvg, Sources: mod.String()})
 	}
 	cur := -1
-	for _, g := range segs {
+	err := order.each(func(g segment) {
 		sec := int(g.start)
 		if sec != cur {
 			if cur >= 0 {
@@ -228,17 +228,15 @@ func (s *Summary) traceSeconds(l *darshan.Log) error {
 			}
 			cur = sec
 		}
-		h, ok := hosts[g.host]
-		if !ok {
-			h = uint32(len(hosts))
-			hosts[g.host] = h
-		}
 		op := sched.Read
 		if g.write {
 			op = sched.Write
 		}
-		acc.Request(h, uint64(g.rank), g.file, g.off, g.len, op)
+		acc.Request(g.host, uint64(g.rank), g.file, g.off, g.len, op)
 		acc.Done(g.len)
+	})
+	if err != nil {
+		return err
 	}
 	if cur >= 0 {
 		flush(cur)
