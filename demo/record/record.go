@@ -95,7 +95,13 @@ type Recording struct {
 	// SecondsDropped is how many of the oldest seconds the Recorder let go
 	// to stay within MaxSeconds (0 for runs shorter than that).
 	SecondsDropped int `json:"seconds_dropped,omitempty"`
+	// EventsDropped is the same for the events (MaxEvents).
+	EventsDropped int `json:"events_dropped,omitempty"`
 }
+
+// MaxEvents is the most events a Recorder keeps: beyond it the oldest
+// half is let go (a 10,000-iteration simulated run logs some 10^5).
+const MaxEvents = 1 << 14
 
 // MaxSeconds is the most seconds a Recorder keeps (about 9 hours of run
 // time, some 35 MB): beyond it the oldest half is let go, so a long
@@ -212,6 +218,11 @@ func (r *Recorder) AddEvent(t float64, kind, text string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.rec.Events = append(r.rec.Events, Event{T: t, Kind: kind, Text: text})
+	if n := len(r.rec.Events); n > MaxEvents {
+		k := n / 2
+		r.rec.Events = slices.Clone(r.rec.Events[k:])
+		r.rec.EventsDropped += k
+	}
 	r.notify()
 }
 
@@ -288,7 +299,7 @@ func (r *Recorder) Since(seconds, iterations, events, maxSeconds int) Delta {
 		s0 = len(r.rec.Seconds) - maxSeconds
 	}
 	i0 := clamp(iterations, len(r.rec.Iterations))
-	e0 := clamp(events, len(r.rec.Events))
+	e0 := clamp(events-r.rec.EventsDropped, len(r.rec.Events))
 	return Delta{
 		Meta:       r.rec.Meta,
 		Seconds:    slices.Clone(r.rec.Seconds[s0:]),
@@ -296,7 +307,7 @@ func (r *Recorder) Since(seconds, iterations, events, maxSeconds int) Delta {
 		Events:     slices.Clone(r.rec.Events[e0:]),
 		Estimates:  slices.Clone(r.rec.Estimates),
 		Static:     slices.Clone(r.rec.Static),
-		Next:       [3]int{r.rec.SecondsDropped + len(r.rec.Seconds), len(r.rec.Iterations), len(r.rec.Events)},
+		Next:       [3]int{r.rec.SecondsDropped + len(r.rec.Seconds), len(r.rec.Iterations), r.rec.EventsDropped + len(r.rec.Events)},
 		Done:       r.rec.Done,
 		Elapsed:    r.rec.Elapsed,
 	}

@@ -1,6 +1,7 @@
 package record
 
 import (
+	"fmt"
 	"math"
 	"sync"
 	"testing"
@@ -140,5 +141,23 @@ func TestRecorderBoundsSeconds(t *testing.T) {
 	}
 	if d := r.Since(0, 0, 0, 0); len(d.Seconds) != len(snap.Seconds) || d.Next[0] != total {
 		t.Errorf("Since(0): %d seconds, next %d; want every kept second and next %d", len(d.Seconds), d.Next[0], total)
+	}
+}
+
+// Events are bounded the same way (MaxEvents), positions counting every
+// event added.
+func TestRecorderBoundsEvents(t *testing.T) {
+	r := New(Meta{})
+	total := MaxEvents + MaxEvents/2 + 3
+	for i := range total {
+		r.AddEvent(float64(i), "pattern", fmt.Sprint(i))
+	}
+	snap := r.Snapshot()
+	if len(snap.Events) > MaxEvents || snap.EventsDropped+len(snap.Events) != total {
+		t.Fatalf("kept %d events and dropped %d of %d, want at most %d kept and none lost from the count", len(snap.Events), snap.EventsDropped, total, MaxEvents)
+	}
+	d := r.Since(0, 0, total-2, 0)
+	if len(d.Events) != 2 || d.Events[1].Text != fmt.Sprint(total-1) || d.Next[2] != total {
+		t.Errorf("Since(events total-2): %d events, next %d; want the last 2 and next %d", len(d.Events), d.Next[2], total)
 	}
 }

@@ -173,6 +173,9 @@ func Write(w io.Writer, r record.Recording) error {
 		pg.Lines = append(pg.Lines, fmt.Sprintf("A long run: the charts over time and the detection figures cover its last %d seconds; the first %d were let go to bound memory (iteration times and the Council's counts cover the whole run).",
 			len(r.Seconds), r.SecondsDropped))
 	}
+	if r.EventsDropped > 0 {
+		pg.Lines = append(pg.Lines, fmt.Sprintf("The event list keeps the last %d events; the first %d were let go to bound memory.", len(r.Events), r.EventsDropped))
+	}
 	if r.Interrupted || !r.Done {
 		pg.Lines = append(pg.Lines, "The run was stopped before its planned end; this report shows what ran.")
 	}
