@@ -2,9 +2,10 @@
 // format versions 3.00, 3.10, 3.20, 3.21 and 3.41, either byte order,
 // regions compressed with zlib (one stream or several back to back),
 // bzip2, or not at all. It gives the job record, the executable line and
-// mount table, the record names, and the records of the POSIX, MPI-IO and
+// mount table, the record names, the records of the POSIX, MPI-IO and
 // STDIO modules (counters by name, older module versions up-converted as
-// darshan-util does) and the DXT_POSIX and DXT_MPIIO traces.
+// darshan-util does), the Lustre layouts (LUSTRE 1 and 2) and the
+// DXT_POSIX and DXT_MPIIO traces.
 //
 // Records are read through iterators that decompress one region as they
 // go, so a log of any size is read in bounded memory (the names of the

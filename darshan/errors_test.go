@@ -21,6 +21,12 @@ func readAll(l *darshan.Log) (records, segments int, err error) {
 			records++
 		}
 	}
+	for _, err := range l.LustreRecords() {
+		if err != nil {
+			return records, segments, err
+		}
+		records++
+	}
 	for _, m := range []darshan.Module{darshan.DXTPOSIX, darshan.DXTMPIIO} {
 		for tr, err := range l.Traces(m) {
 			if err != nil {

@@ -255,3 +255,62 @@ func TestGoldenDXTAgainstDarshanDXTParser(t *testing.T) {
 		})
 	}
 }
+
+// TestGoldenLustreAgainstDarshanParser compares the LUSTRE records of
+// every log that has them with darshan-parser's, the counters it prints
+// as numbers (the pattern, flags and pool name, which it prints as text,
+// left out of the golden file):
+//
+//	darshan-parser LOG | grep -P '^LUSTRE\t' | grep -v -E '_STRIPE_PATTERN|_FLAGS|_POOL_NAME' | gzip -9n
+func TestGoldenLustreAgainstDarshanParser(t *testing.T) {
+	n := 0
+	for _, path := range logs(t) {
+		golden := strings.TrimSuffix(goldenName(path), ".txt.gz") + ".lustre.gz"
+		if _, err := os.Stat(golden); err != nil {
+			continue
+		}
+		n++
+		t.Run(strings.TrimPrefix(path, logsDir+"/"), func(t *testing.T) {
+			want := readGolden(t, golden)
+			l, c, err := darshan.Open(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			var got []string
+			for r, err := range l.LustreRecords() {
+				if err != nil {
+					t.Fatal(err)
+				}
+				mnt, fs := l.Mount(r.Name)
+				p := func(counter string, v int64) {
+					got = append(got, fmt.Sprintf("LUSTRE\t%d\t%d\t%s\t%d\t%s\t%s\t%s", r.Rank, r.ID, counter, v, r.Name, mnt, fs))
+				}
+				p("LUSTRE_NUM_COMPONENTS", int64(len(r.Components)))
+				p("LUSTRE_NUM_STRIPES", r.Stripes())
+				for i, c := range r.Components {
+					k := fmt.Sprintf("LUSTRE_COMP%d_", i+1)
+					p(k+"STRIPE_SIZE", c.StripeSize)
+					p(k+"STRIPE_COUNT", c.StripeCount)
+					p(k+"EXT_START", c.ExtStart)
+					p(k+"EXT_END", c.ExtEnd)
+					p(k+"MIRROR_ID", c.MirrorID)
+					for j, o := range c.OSTs {
+						p(fmt.Sprintf("%sOST_ID_%d", k, j), o)
+					}
+				}
+			}
+			if !slices.Equal(got, want) {
+				for i := range min(len(got), len(want)) {
+					if got[i] != want[i] {
+						t.Fatalf("line %d:\n got %q\nwant %q", i+1, got[i], want[i])
+					}
+				}
+				t.Fatalf("%d lines, darshan-parser %d", len(got), len(want))
+			}
+		})
+	}
+	if n == 0 {
+		t.Fatal("no Lustre golden file matched a log")
+	}
+}
