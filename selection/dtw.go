@@ -43,22 +43,61 @@ type cell struct{ i, j int }
 // cells on every side and runs DTW inside that window only. With radius
 // >= max(len) it is exact; its result is never below DTW's.
 func FastDTW(a, b []float64, radius int) float64 {
-	d, _ := fastDTW(a, b, max(radius, 0))
+	var w dtwWork
+	return w.fast(a, b, radius)
+}
+
+// dtwWork holds FastDTW's buffers, reused from one comparison to the
+// next (the knowledge base compares a period with many patterns).
+type dtwWork struct {
+	cost  []float64
+	start []int
+	span  [][2]int
+	path  []cell
+	halfs [][]float64 // per recursion level: the halved a and b
+	// limit, if finite, abandons the full-resolution DTW once every cell
+	// of a row costs more (its result is then +Inf): a comparison that
+	// cannot beat the best one found so far stops early.
+	limit float64
+}
+
+// fast is FastDTW with w's buffers.
+func (w *dtwWork) fast(a, b []float64, radius int) float64 {
+	return w.fastWithin(a, b, radius, math.Inf(1))
+}
+
+// fastWithin is fast, abandoned (+Inf) once the distance must exceed
+// limit.
+func (w *dtwWork) fastWithin(a, b []float64, radius int, limit float64) float64 {
+	w.limit = math.Inf(1)
+	d, _ := w.level(a, b, max(radius, 0), 0, limit)
 	return d
 }
 
-func fastDTW(a, b []float64, radius int) (float64, []cell) {
+func (w *dtwWork) level(a, b []float64, radius, depth int, limit float64) (float64, []cell) {
 	minSize := radius + 2
 	if len(a) <= minSize || len(b) <= minSize {
-		return windowDTW(a, b, nil)
+		w.limit = limit
+		d, p := w.window(a, b, nil)
+		w.limit = math.Inf(1)
+		return d, p
 	}
-	_, path := fastDTW(halve(a), halve(b), radius)
-	return windowDTW(a, b, expand(path, len(a), len(b), radius))
+	for len(w.halfs) < 2*(depth+1) {
+		w.halfs = append(w.halfs, nil)
+	}
+	ha, hb := halveInto(w.halfs[2*depth][:0], a), halveInto(w.halfs[2*depth+1][:0], b)
+	w.halfs[2*depth], w.halfs[2*depth+1] = ha, hb
+	_, path := w.level(ha, hb, radius, depth+1, math.Inf(1))
+	span := w.expand(path, len(a), len(b), radius)
+	w.limit = limit
+	d, p := w.window(a, b, span)
+	w.limit = math.Inf(1)
+	return d, p
 }
 
-// halve averages consecutive pairs (an odd last point stays as it is).
-func halve(x []float64) []float64 {
-	out := make([]float64, 0, (len(x)+1)/2)
+// halveInto appends to out the averages of x's consecutive pairs (an odd
+// last point stays as it is).
+func halveInto(out, x []float64) []float64 {
 	for i := 0; i+1 < len(x); i += 2 {
 		out = append(out, (x[i]+x[i+1])/2)
 	}
@@ -71,8 +110,11 @@ func halve(x []float64) []float64 {
 // expand projects a low-resolution path to full resolution (each cell
 // covers a 2x2 block) and widens it by radius: for every row of the
 // full-resolution matrix, the span of columns the window allows.
-func expand(path []cell, n, m, radius int) [][2]int {
-	span := make([][2]int, n)
+func (w *dtwWork) expand(path []cell, n, m, radius int) [][2]int {
+	if cap(w.span) < n {
+		w.span = make([][2]int, n)
+	}
+	span := w.span[:n]
 	for i := range span {
 		span[i] = [2]int{m, -1}
 	}
@@ -108,7 +150,7 @@ func expand(path []cell, n, m, radius int) [][2]int {
 
 // windowDTW runs DTW over the cells of span (nil: every cell) and returns
 // the distance and the warping path.
-func windowDTW(a, b []float64, span [][2]int) (float64, []cell) {
+func (w *dtwWork) window(a, b []float64, span [][2]int) (float64, []cell) {
 	n, m := len(a), len(b)
 	if n == 0 || m == 0 {
 		if n == m {
@@ -117,13 +159,28 @@ func windowDTW(a, b []float64, span [][2]int) (float64, []cell) {
 		return math.Inf(1), nil
 	}
 	if span == nil {
-		span = make([][2]int, n)
+		if cap(w.span) < n {
+			w.span = make([][2]int, n)
+		}
+		span = w.span[:n]
 		for i := range span {
 			span[i] = [2]int{0, m - 1}
 		}
 	}
-	// Each row stores its window's costs; cost(i, j) outside is +Inf.
-	rows := make([][]float64, n)
+	// The window's costs, row after row in one array; cost(i, j) outside
+	// the window is +Inf.
+	if cap(w.start) < n+1 {
+		w.start = make([]int, n+1)
+	}
+	start := w.start[:n+1]
+	start[0] = 0
+	for i := range n {
+		start[i+1] = start[i] + span[i][1] - span[i][0] + 1
+	}
+	if cap(w.cost) < start[n] {
+		w.cost = make([]float64, start[n])
+	}
+	cost := w.cost[:start[n]]
 	at := func(i, j int) float64 {
 		if i < 0 || j < 0 || j < span[i][0] || j > span[i][1] {
 			if i < 0 && j < 0 {
@@ -131,21 +188,44 @@ func windowDTW(a, b []float64, span [][2]int) (float64, []cell) {
 			}
 			return math.Inf(1)
 		}
-		return rows[i][j-span[i][0]]
+		return cost[start[i]+j-span[i][0]]
 	}
+	inf := math.Inf(1)
 	for i := range n {
 		lo, hi := span[i][0], span[i][1]
-		rows[i] = make([]float64, hi-lo+1)
+		row := cost[start[i]:start[i+1]]
+		var prow []float64
+		plo, phi := 0, -1
+		if i > 0 {
+			prow, plo, phi = cost[start[i-1]:start[i]], span[i-1][0], span[i-1][1]
+		}
+		ai := a[i]
+		rowMin := inf
 		for j := lo; j <= hi; j++ {
-			best := min(at(i-1, j-1), at(i-1, j), at(i, j-1))
-			if i == 0 && j == 0 {
+			best := inf
+			switch {
+			case i == 0 && j == 0:
 				best = 0
+			case i > 0:
+				if j-1 >= plo && j-1 <= phi {
+					best = prow[j-1-plo]
+				}
+				if j >= plo && j <= phi && prow[j-plo] < best {
+					best = prow[j-plo]
+				}
 			}
-			rows[i][j-lo] = math.Abs(a[i]-b[j]) + best
+			if j > lo && row[j-lo-1] < best {
+				best = row[j-lo-1]
+			}
+			row[j-lo] = math.Abs(ai-b[j]) + best
+			rowMin = min(rowMin, row[j-lo])
+		}
+		if rowMin > w.limit { // every path from here costs more
+			return inf, nil
 		}
 	}
 	// The path back from the last cell.
-	var path []cell
+	path := w.path[:0]
 	for i, j := n-1, m-1; ; {
 		path = append(path, cell{i, j})
 		if i == 0 && j == 0 {
@@ -172,5 +252,6 @@ func windowDTW(a, b []float64, span [][2]int) (float64, []cell) {
 	for l, r := 0, len(path)-1; l < r; l, r = l+1, r-1 {
 		path[l], path[r] = path[r], path[l]
 	}
+	w.path = path
 	return at(n-1, m-1), path
 }
