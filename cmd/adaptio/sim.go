@@ -3,8 +3,10 @@ package main
 import (
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"runtime"
+	"slices"
 	"strings"
 	"time"
 
@@ -16,6 +18,7 @@ import (
 	"github.com/adaptio/adaptio/dataset"
 	"github.com/adaptio/adaptio/disk"
 	"github.com/adaptio/adaptio/sched"
+	"github.com/adaptio/adaptio/selection"
 	"github.com/adaptio/adaptio/sim"
 	"github.com/adaptio/adaptio/sim/simplot"
 	"github.com/adaptio/adaptio/workload"
@@ -89,6 +92,8 @@ func newSimRunCmd() *cobra.Command {
 		learn                         bool
 		lo                            learnOptions
 		noCompare                     bool
+		selectFrom                    string
+		selectPeriod                  time.Duration
 	)
 	cmd := &cobra.Command{
 		Use:   "run",
@@ -169,6 +174,12 @@ for a run long enough to learn.`,
 				r.write(cmd.OutOrStdout())
 				return nil
 			}
+			if scheduler == "dynamic" {
+				if cmd.Flags().Changed("metrics") {
+					return errors.New("sim run: --metrics is not written with --scheduler dynamic")
+				}
+				return simDynamic(cmd, cfg, p, selectFrom, selectPeriod)
+			}
 			s, err := sim.New(cfg, nil)
 			if err != nil {
 				return fmt.Errorf("sim run: %w", err)
@@ -239,7 +250,9 @@ for a run long enough to learn.`,
 	f.StringVar(&size, "request-size", "32KiB", "request size in bytes (suffixes k/KiB, m/MiB, g/GiB)")
 	f.StringVar(&total, "total", "4GiB", "bytes over all processes")
 	f.IntVar(&ion, "io-nodes", 8, "I/O nodes")
-	f.StringVar(&scheduler, "scheduler", "twins", "I/O node scheduler (registry: "+strings.Join(sched.Names(), ", ")+")")
+	f.StringVar(&scheduler, "scheduler", "twins", "I/O node scheduler (registry: "+strings.Join(sched.Names(), ", ")+"), or dynamic: AGIOS's armed bandit chooses among --select-from every --select-period")
+	f.StringVar(&selectFrom, "select-from", "mlf,to-agg,sjf,to,noop", "with --scheduler dynamic: the algorithms to choose among (AGIOS's set by default)")
+	f.DurationVar(&selectPeriod, "select-period", time.Second, "with --scheduler dynamic: how often an I/O node may change algorithm")
 	f.DurationVar(&window, "window", time.Millisecond, "TWINS time window")
 	f.StringVar(&metrics, "metrics", "", "write per-second observations of every I/O node to this CSV file")
 	f.IntVar(&iterations, "write-read", 0, "run write then read of the pattern this many times back to back (0: the pattern once)")
@@ -419,4 +432,58 @@ working directory; --points FILE writes every point (CSV).`,
 	f.IntVar(&workers, "workers", runtime.NumCPU(), "points simulated in parallel")
 	f.IntVar(&fileConc, "file-concurrency", sim.ForgeConfig().FileConcurrency, "most accesses to one file served at once across servers (GPFS-like tokens; 0: no limit, PVFS-like)")
 	return cmd
+}
+
+// simDynamic runs cfg with every I/O node's algorithm chosen by AGIOS's
+// armed bandit (package selection) each period, and prints the makespan
+// and where each node spent its time.
+func simDynamic(cmd *cobra.Command, cfg sim.Config, p workload.Pattern, from string, period time.Duration) error {
+	names := strings.Split(from, ",")
+	for _, n := range names {
+		if !slices.Contains(sched.Names(), n) {
+			return fmt.Errorf("sim run: --select-from: unknown scheduler %q (known: %v)", n, sched.Names())
+		}
+	}
+	rng := rand.New(rand.NewPCG(cfg.Seed, 0xd1a))
+	d, err := selection.NewDriver(selection.DriverConfig{Bandit: selection.BanditConfig{Schedulers: names}, Period: period}, cfg.IONodes, rng)
+	if err != nil {
+		return fmt.Errorf("sim run: %w", err)
+	}
+	cfg.Scheduler = d.Current(0)
+	s, err := sim.New(cfg, nil)
+	if err != nil {
+		return fmt.Errorf("sim run: %w", err)
+	}
+	for n := range cfg.IONodes {
+		if err := s.Switch(n, d.Current(n)); err != nil {
+			return err
+		}
+	}
+	res, err := s.Run(cmd.Context(), sim.Hooks{OnNodeInterval: func(s *sim.Sim, now time.Duration, obs []access.Observation) error {
+		for _, o := range obs {
+			if next, change := d.Interval(o.Node, now, o.Bytes, o.Requests, rng); change {
+				if err := s.Switch(o.Node, next); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}})
+	if err != nil {
+		return fmt.Errorf("sim run: %w", err)
+	}
+	out := cmd.OutOrStdout()
+	fmt.Fprintf(out, "scenario   %s, %d I/O nodes, dynamic selection among %s every %v\n", p, cfg.IONodes, from, period)
+	fmt.Fprintf(out, "makespan   %.3f s\nbandwidth  %.1f MB/s\nchanges    %d\n", res.Makespan.Seconds(), res.Bandwidth/1e6, d.Changes)
+	for n := range cfg.IONodes {
+		t := d.TimeIn(n)
+		var parts []string
+		for _, name := range names {
+			if t[name] > 0 {
+				parts = append(parts, fmt.Sprintf("%s %v", name, t[name]))
+			}
+		}
+		fmt.Fprintf(out, "node %d     %s\n", n, strings.Join(parts, ", "))
+	}
+	return nil
 }

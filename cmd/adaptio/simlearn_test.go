@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"io"
 	"os"
@@ -66,5 +67,33 @@ func TestSimLearnRefusesAnotherScheduler(t *testing.T) {
 	_, err := simLearn(context.Background(), sim.Config{Patterns: []workload.Pattern{p}, Scheduler: "fifo"}, learnOptions{Policy: council.DefaultPolicy}, io.Discard)
 	if err == nil || !strings.Contains(err.Error(), "fifo") {
 		t.Errorf("learning with --scheduler fifo: %v, want a refusal naming it", err)
+	}
+}
+
+// adaptio sim run --scheduler dynamic: every node changes algorithm and
+// accounts its time among them.
+func TestSimRunDynamic(t *testing.T) {
+	cmd := newRootCmd()
+	var out bytes.Buffer
+	cmd.SetOut(&out)
+	cmd.SetErr(&out)
+	cmd.SetArgs([]string{"sim", "run", "--scheduler", "dynamic", "--io-nodes", "2", "--total", "64MiB", "--write-read", "2", "--threads", "2", "--spatiality", "contiguous"})
+	if err := cmd.Execute(); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"dynamic selection among mlf,to-agg,sjf,to,noop", "makespan", "node 0 ", "node 1 "} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, out.String())
+		}
+	}
+	if strings.Contains(out.String(), "changes    0\n") {
+		t.Errorf("no algorithm change:\n%s", out.String())
+	}
+	cmd = newRootCmd()
+	cmd.SetOut(&out)
+	cmd.SetErr(&out)
+	cmd.SetArgs([]string{"sim", "run", "--scheduler", "dynamic", "--select-from", "mlf,nosuch"})
+	if err := cmd.Execute(); err == nil || !strings.Contains(err.Error(), "nosuch") {
+		t.Errorf("unknown scheduler in --select-from: %v", err)
 	}
 }
