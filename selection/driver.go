@@ -3,7 +3,10 @@ package selection
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"time"
+
+	"github.com/adaptio/adaptio/bandit"
 )
 
 // DriverConfig configures dynamic selection on one or more I/O nodes.
@@ -17,6 +20,10 @@ type DriverConfig struct {
 	// served for its reward to count and a new choice to be made
 	// (default 1).
 	MinRequests int64
+	// Policy, if set, replaces AGIOS's rule with one of package bandit's
+	// policies (e.g. "thompson-warm", the Council's default) over the same
+	// algorithms, rewarded with the same bandwidth: ours, for comparison.
+	Policy string
 }
 
 // Driver runs one Bandit per I/O node: at the end of each period it
@@ -32,6 +39,7 @@ type Driver struct {
 
 type nodeState struct {
 	bandit  *Bandit
+	policy  bandit.Policy // with DriverConfig.Policy
 	current string
 	start   time.Duration // start of the current period
 	bytes   int64
@@ -57,7 +65,14 @@ func NewDriver(cfg DriverConfig, nodes int, rng *rand.Rand) (*Driver, error) {
 		if err != nil {
 			return nil, err
 		}
-		d.nodes = append(d.nodes, nodeState{bandit: b, current: b.Choose(0, rng), time: map[string]time.Duration{}})
+		n := nodeState{bandit: b, current: b.Choose(0, rng), time: map[string]time.Duration{}}
+		if cfg.Policy != "" {
+			if n.policy, err = bandit.New(cfg.Policy, len(b.cfg.Schedulers), bandit.Options{}); err != nil {
+				return nil, fmt.Errorf("%w: %v", ErrConfig, err)
+			}
+			n.current = b.cfg.Schedulers[n.policy.Select(rng).Arm]
+		}
+		d.nodes = append(d.nodes, n)
 	}
 	return d, nil
 }
@@ -78,8 +93,14 @@ func (d *Driver) Interval(node int, now time.Duration, bytes, requests int64, rn
 	n.time[n.current] += now - n.start
 	if n.reqs >= d.cfg.MinRequests {
 		bw := float64(n.bytes) / (now - n.start).Seconds()
-		_ = n.bandit.Record(n.current, bw, now) // current is one of the bandit's
-		next = n.bandit.Choose(now, rng)
+		if n.policy != nil {
+			arm := slices.Index(n.bandit.cfg.Schedulers, n.current)
+			n.policy.Update(arm, bw)
+			next = n.bandit.cfg.Schedulers[n.policy.Select(rng).Arm]
+		} else {
+			_ = n.bandit.Record(n.current, bw, now) // current is one of the bandit's
+			next = n.bandit.Choose(now, rng)
+		}
 	} else {
 		next = n.current // an idle period teaches nothing
 	}

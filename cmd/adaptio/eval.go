@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"time"
 
@@ -18,6 +19,8 @@ import (
 	"github.com/adaptio/adaptio/demo/record"
 	"github.com/adaptio/adaptio/eval"
 	"github.com/adaptio/adaptio/internal/atomicfile"
+	"github.com/adaptio/adaptio/sched"
+	"github.com/adaptio/adaptio/workload"
 )
 
 // newEvalCmd groups the offline evaluations of the papers (seed 000 V-B,
@@ -37,7 +40,7 @@ func newEvalCmd() *cobra.Command {
 The first three write CSV files and one self-contained report.html (inline SVG, nothing
 loaded from the network) to --out. Progress goes to stderr.`,
 	}
-	cmd.AddCommand(newEvalBanditCmd(), newEvalForgeCmd(), newEvalDetectCmd(), newEvalLabelsCmd(), newEvalLogCmd(), newEvalGeneraliseCmd())
+	cmd.AddCommand(newEvalBanditCmd(), newEvalForgeCmd(), newEvalDetectCmd(), newEvalLabelsCmd(), newEvalLogCmd(), newEvalGeneraliseCmd(), newEvalSelectCmd())
 	return cmd
 }
 
@@ -255,6 +258,67 @@ stdout marks the targets each policy meets.`,
 	f.StringVar(&cfg.Out, "out", "eval-generalise", "output directory (created)")
 	f.IntVar(&cfg.Neighbors, "neighbors", 3, "nearest known patterns a new pattern's prior comes from (shared mode)")
 	f.StringVar(&policies, "policies", "thompson,thompson-warm,egreedy eps=0.15 (papers)", "comma-separated policy names or labels to evaluate (empty: all)")
+	return cmd
+}
+
+func newEvalSelectCmd() *cobra.Command {
+	var cfg eval.SelectConfig
+	var from, total string
+	cmd := &cobra.Command{
+		Use:   "select",
+		Short: "Dynamic scheduler selection (AGIOS's armed bandit) against every static algorithm on seed 003's twelve tests",
+		Long: `Runs seed 003's twelve MPI-IO Test tests in the simulator (a shared file, contiguous or
+1D-strided, requests of 32 KiB, 4 MiB or 16 MiB, 32 or 64 processes; written then read
+--repeat times) under each algorithm of --select-from and under AGIOS's armed bandit choosing
+among them every --select-period on every I/O node. The I/O nodes get --threads dispatch
+slots (2 by default, so that requests queue and the algorithm matters; with the simulator's
+default every algorithm but TWINS gives the same makespan).
+
+Writes select.csv and report.html to --out; prints the table.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg.Schedulers = strings.Split(from, ",")
+			for _, n := range cfg.Schedulers {
+				if !slices.Contains(sched.Names(), n) {
+					return fmt.Errorf("eval select: --select-from: unknown scheduler %q (known: %v)", n, sched.Names())
+				}
+			}
+			var err error
+			if cfg.Total, err = workload.ParseSize(total); err != nil {
+				return fmt.Errorf("eval select: --total: %w", err)
+			}
+			if err := os.MkdirAll(cfg.Out, 0o755); err != nil {
+				return fmt.Errorf("eval select: %w", err)
+			}
+			cfg.Command = commandLine()
+			rows, err := eval.RunSelect(cmd.Context(), cfg)
+			if err != nil {
+				return fmt.Errorf("eval select: %w", err)
+			}
+			w := cmd.OutOrStdout()
+			fmt.Fprintf(w, "%-30s %-7s %9s %9s %8s %9s %9s\n", "test", "best", "best (s)", "dyn (s)", "changes", "makespan", "late bw")
+			met := 0
+			for _, r := range rows {
+				fmt.Fprintf(w, "%-30s %-7s %9.2f %9.2f %8d %9.3f %9.3f\n", r.Test, r.Best, r.Static[r.Best].Seconds(), r.Dynamic.Seconds(), r.Changes, r.Ratio, r.Late)
+				if r.Within5Pct {
+					met++
+				}
+			}
+			fmt.Fprintf(w, "makespan: best static / dynamic; late bw: dynamic's bandwidth from its 20th period on / the best static's\nfrom its 20th period on, dynamic is within 5%% of the best static algorithm on %d of %d tests\n", met, len(rows))
+			fmt.Fprintf(cmd.ErrOrStderr(), "wrote %s/report.html\n", cfg.Out)
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&from, "select-from", "mlf,to-agg,sjf,to,noop", "the algorithms (AGIOS's set by default)")
+	f.DurationVar(&cfg.Period, "select-period", time.Second, "how often an I/O node may change algorithm")
+	f.StringVar(&cfg.Policy, "policy", "", "empty: AGIOS's armed bandit; else a bandit policy of adaptio eval bandit (e.g. thompson-warm) over the same algorithms")
+	f.IntVar(&cfg.IONodes, "io-nodes", 4, "I/O nodes")
+	f.IntVar(&cfg.Threads, "threads", 2, "dispatch slots per I/O node")
+	f.StringVar(&total, "total", "256MiB", "bytes per test and operation")
+	f.IntVar(&cfg.Repeat, "repeat", 3, "write-then-read passes per test")
+	f.Uint64Var(&cfg.Seed, "seed", 1, "random seed")
+	f.StringVar(&cfg.Out, "out", "eval-select", "output directory (created)")
 	return cmd
 }
 

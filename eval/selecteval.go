@@ -1,0 +1,194 @@
+package eval
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/adaptio/adaptio/access"
+	"github.com/adaptio/adaptio/sched"
+	"github.com/adaptio/adaptio/selection"
+	"github.com/adaptio/adaptio/sim"
+	"github.com/adaptio/adaptio/workload"
+)
+
+// SelectConfig configures the evaluation of dynamic scheduler selection
+// on seed 003's twelve MPI-IO Test tests.
+type SelectConfig struct {
+	Schedulers []string      // the algorithms to choose among (default AGIOS's: mlf, to-agg, sjf, to, noop)
+	Period     time.Duration // selection period (default 1 s)
+	Policy     string        // "" AGIOS's rule; else a bandit policy (selection.DriverConfig.Policy)
+	IONodes    int           // default 4
+	Threads    int           // dispatch slots per I/O node (default 2: the I/O node queues, so the algorithm matters)
+	Total      int64         // bytes per test and operation (default 256 MiB)
+	Repeat     int           // write-then-read passes per test (default 3)
+	Seed       uint64
+	Out        string
+	Command    string
+}
+
+// SelectTests are seed 003's twelve tests: contiguous or 1D-strided
+// accesses to a shared file, requests of 32 KiB, 4 MiB or 16 MiB, 32 or
+// 64 processes.
+func SelectTests() []workload.Pattern {
+	var out []workload.Pattern
+	for _, sp := range []workload.Spatiality{workload.Contiguous, workload.Strided} {
+		for _, size := range []int64{32 << 10, 4 << 20, 16 << 20} {
+			for _, procs := range []int{32, 64} {
+				out = append(out, workload.Pattern{Processes: procs, Layout: workload.Shared, Spatiality: sp, RequestSize: size})
+			}
+		}
+	}
+	return out
+}
+
+// SelectRow is one test's outcome.
+type SelectRow struct {
+	Test    string
+	Static  map[string]time.Duration // makespan under each algorithm
+	Best    string
+	Dynamic time.Duration
+	Changes int
+	Ratio   float64 // best static makespan / dynamic makespan
+	// Late is dynamic's bandwidth from its 20th period on over the best
+	// static algorithm's bandwidth (0: the run was shorter).
+	Late       float64
+	Within5Pct bool // Late >= 1/1.05
+}
+
+// RunSelect runs every test under each algorithm and under dynamic
+// selection, and writes select.csv and report.html to cfg.Out.
+func RunSelect(ctx context.Context, cfg SelectConfig) ([]SelectRow, error) {
+	if len(cfg.Schedulers) == 0 {
+		cfg.Schedulers = []string{"mlf", "to-agg", "sjf", "to", "noop"}
+	}
+	if cfg.Period == 0 {
+		cfg.Period = time.Second
+	}
+	if cfg.IONodes == 0 {
+		cfg.IONodes = 4
+	}
+	if cfg.Threads == 0 {
+		cfg.Threads = 2
+	}
+	if cfg.Total == 0 {
+		cfg.Total = 256 << 20
+	}
+	if cfg.Repeat == 0 {
+		cfg.Repeat = 3
+	}
+	var rows []SelectRow
+	for _, p := range SelectTests() {
+		p.TotalBytes = max(cfg.Total/(p.RequestSize*int64(p.Processes)), 1) * p.RequestSize * int64(p.Processes)
+		p.Op = sched.Write
+		base := sim.Config{Patterns: sim.WriteRead(p, cfg.Repeat), IONodes: cfg.IONodes, Threads: cfg.Threads, Seed: cfg.Seed, MaxTime: 30 * 24 * time.Hour}
+		row := SelectRow{Test: strings.Replace(p.String(), "-write", "", 1), Static: map[string]time.Duration{}}
+		var bestBW float64
+		for _, s := range cfg.Schedulers {
+			c := base
+			c.Scheduler = s
+			res, err := sim.Run(ctx, c, sim.Hooks{})
+			if err != nil {
+				return nil, fmt.Errorf("%s under %s: %w", p, s, err)
+			}
+			row.Static[s] = res.Makespan
+			if row.Best == "" || res.Makespan < row.Static[row.Best] {
+				row.Best, bestBW = s, res.Bandwidth
+			}
+		}
+		dyn, changes, lateBW, err := simulateDynamic(ctx, base, cfg)
+		if err != nil {
+			return nil, fmt.Errorf("%s, dynamic: %w", p, err)
+		}
+		row.Dynamic, row.Changes = dyn, changes
+		row.Ratio = row.Static[row.Best].Seconds() / dyn.Seconds()
+		if lateBW > 0 && bestBW > 0 {
+			row.Late = lateBW / bestBW
+		}
+		row.Within5Pct = row.Late >= 1/1.05
+		rows = append(rows, row)
+	}
+	return rows, writeSelect(cfg, rows)
+}
+
+// latePeriods is the period from which a learning run is judged.
+const latePeriods = 20
+
+// simulateDynamic runs base with a selection.Driver on every I/O node; it
+// returns the makespan, the changes made and the bandwidth (bytes per
+// second, every node) from the 20th period on (0 if the run was shorter).
+func simulateDynamic(ctx context.Context, base sim.Config, cfg SelectConfig) (time.Duration, int, float64, error) {
+	rng := rand.New(rand.NewPCG(cfg.Seed, 0xd1a))
+	d, err := selection.NewDriver(selection.DriverConfig{Bandit: selection.BanditConfig{Schedulers: cfg.Schedulers}, Period: cfg.Period, Policy: cfg.Policy}, base.IONodes, rng)
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	base.Scheduler = d.Current(0)
+	s, err := sim.New(base, nil)
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	for n := range base.IONodes {
+		if err := s.Switch(n, d.Current(n)); err != nil {
+			return 0, 0, 0, err
+		}
+	}
+	lateFrom := latePeriods * cfg.Period
+	var lateBytes int64
+	var lastAt time.Duration
+	res, err := s.Run(ctx, sim.Hooks{OnNodeInterval: func(s *sim.Sim, now time.Duration, obs []access.Observation) error {
+		lastAt = now
+		for _, o := range obs {
+			if now > lateFrom {
+				lateBytes += o.Bytes
+			}
+			if next, change := d.Interval(o.Node, now, o.Bytes, o.Requests, rng); change {
+				if err := s.Switch(o.Node, next); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}})
+	var late float64
+	if lastAt > lateFrom && lateBytes > 0 {
+		late = float64(lateBytes) / (lastAt - lateFrom).Seconds()
+	}
+	return res.Makespan, d.Changes, late, err
+}
+
+func writeSelect(cfg SelectConfig, rows []SelectRow) error {
+	header := []string{"test"}
+	for _, s := range cfg.Schedulers {
+		header = append(header, s+" (s)")
+	}
+	header = append(header, "best static", "dynamic (s)", "changes", "best / dynamic (makespan)", "dynamic / best from period 20 (bandwidth)", "within 5% from period 20")
+	var out [][]string
+	met := 0
+	for _, r := range rows {
+		line := []string{r.Test}
+		for _, s := range cfg.Schedulers {
+			line = append(line, f3(r.Static[s].Seconds()))
+		}
+		line = append(line, r.Best, f3(r.Dynamic.Seconds()), strconv.Itoa(r.Changes), f3(r.Ratio), f3(r.Late), strconv.FormatBool(r.Within5Pct))
+		out = append(out, line)
+		if r.Within5Pct {
+			met++
+		}
+	}
+	if cfg.Out == "" {
+		return nil
+	}
+	if err := WriteCSV(cfg.Out, "select.csv", header, out); err != nil {
+		return err
+	}
+	rep := &Report{Title: "Dynamic scheduler selection on seed 003's tests", Command: cfg.Command,
+		Intro: fmt.Sprintf("Each test (a shared file, written then read %d times, %d I/O nodes with %d dispatch slots each) under every algorithm and under AGIOS's armed bandit choosing among them every %v. From its 20th period on, dynamic's bandwidth is within 5%% of the best static algorithm's on %d of %d tests.",
+			cfg.Repeat, cfg.IONodes, cfg.Threads, cfg.Period, met, len(rows)),
+		Sections: []Section{{Title: "Makespans", Tables: []Table{{Title: "Per test", Header: header, Rows: out}}}}}
+	return rep.WriteHTML(filepath.Join(cfg.Out, "report.html"))
+}
