@@ -122,29 +122,49 @@ const latePeriods = 20
 // returns the makespan, the changes made and the bandwidth (bytes per
 // second, every node) from the 20th period on (0 if the run was shorter).
 func simulateDynamic(ctx context.Context, base sim.Config, cfg SelectConfig) (time.Duration, int, float64, error) {
-	rng := rand.New(rand.NewPCG(cfg.Seed, 0xd1a))
-	d, err := selection.NewDriver(selection.DriverConfig{Bandit: selection.BanditConfig{Schedulers: cfg.Schedulers}, Period: cfg.Period, Policy: cfg.Policy}, base.IONodes, rng)
-	if err != nil {
-		return 0, 0, 0, err
-	}
-	base.Scheduler = d.Current(0)
-	s, err := sim.New(base, nil)
-	if err != nil {
-		return 0, 0, 0, err
-	}
-	for n := range base.IONodes {
-		if err := s.Switch(n, d.Current(n)); err != nil {
-			return 0, 0, 0, err
-		}
-	}
 	lateFrom := latePeriods * cfg.Period
 	var lateBytes int64
 	var lastAt time.Duration
-	res, err := s.Run(ctx, sim.Hooks{OnNodeInterval: func(s *sim.Sim, now time.Duration, obs []access.Observation) error {
-		lastAt = now
-		for _, o := range obs {
+	res, d, err := RunDynamic(ctx, base, selection.DriverConfig{Bandit: selection.BanditConfig{Schedulers: cfg.Schedulers}, Period: cfg.Period, Policy: cfg.Policy},
+		cfg.Seed, func(now time.Duration, o access.Observation) {
+			lastAt = now
 			if now > lateFrom {
 				lateBytes += o.Bytes
+			}
+		})
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	var late float64
+	if lastAt > lateFrom && lateBytes > 0 {
+		late = float64(lateBytes) / (lastAt - lateFrom).Seconds()
+	}
+	return res.Makespan, d.Changes, late, nil
+}
+
+// RunDynamic runs cfg in the simulator with every I/O node's algorithm
+// chosen by a selection.Driver each period (seeded with seed); each node's
+// observation is also passed to observe, if set.
+func RunDynamic(ctx context.Context, cfg sim.Config, dcfg selection.DriverConfig, seed uint64, observe func(now time.Duration, o access.Observation)) (sim.Result, *selection.Driver, error) {
+	rng := rand.New(rand.NewPCG(seed, 0xd1a))
+	d, err := selection.NewDriver(dcfg, cfg.IONodes, rng)
+	if err != nil {
+		return sim.Result{}, nil, err
+	}
+	cfg.Scheduler = d.Current(0)
+	s, err := sim.New(cfg, nil)
+	if err != nil {
+		return sim.Result{}, nil, err
+	}
+	for n := range cfg.IONodes {
+		if err := s.Switch(n, d.Current(n)); err != nil {
+			return sim.Result{}, nil, err
+		}
+	}
+	res, err := s.Run(ctx, sim.Hooks{OnNodeInterval: func(s *sim.Sim, now time.Duration, obs []access.Observation) error {
+		for _, o := range obs {
+			if observe != nil {
+				observe(now, o)
 			}
 			if next, change := d.Interval(o.Node, now, o.Bytes, o.Requests, rng); change {
 				if err := s.Switch(o.Node, next); err != nil {
@@ -154,11 +174,7 @@ func simulateDynamic(ctx context.Context, base sim.Config, cfg SelectConfig) (ti
 		}
 		return nil
 	}})
-	var late float64
-	if lastAt > lateFrom && lateBytes > 0 {
-		late = float64(lateBytes) / (lastAt - lateFrom).Seconds()
-	}
-	return res.Makespan, d.Changes, late, err
+	return res, d, err
 }
 
 func writeSelect(cfg SelectConfig, rows []SelectRow) error {

@@ -3,7 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"os"
 	"runtime"
 	"slices"
@@ -17,6 +16,7 @@ import (
 	"github.com/adaptio/adaptio/council"
 	"github.com/adaptio/adaptio/dataset"
 	"github.com/adaptio/adaptio/disk"
+	"github.com/adaptio/adaptio/eval"
 	"github.com/adaptio/adaptio/sched"
 	"github.com/adaptio/adaptio/selection"
 	"github.com/adaptio/adaptio/sim"
@@ -444,31 +444,7 @@ func simDynamic(cmd *cobra.Command, cfg sim.Config, p workload.Pattern, from str
 			return fmt.Errorf("sim run: --select-from: unknown scheduler %q (known: %v)", n, sched.Names())
 		}
 	}
-	rng := rand.New(rand.NewPCG(cfg.Seed, 0xd1a))
-	d, err := selection.NewDriver(selection.DriverConfig{Bandit: selection.BanditConfig{Schedulers: names}, Period: period}, cfg.IONodes, rng)
-	if err != nil {
-		return fmt.Errorf("sim run: %w", err)
-	}
-	cfg.Scheduler = d.Current(0)
-	s, err := sim.New(cfg, nil)
-	if err != nil {
-		return fmt.Errorf("sim run: %w", err)
-	}
-	for n := range cfg.IONodes {
-		if err := s.Switch(n, d.Current(n)); err != nil {
-			return err
-		}
-	}
-	res, err := s.Run(cmd.Context(), sim.Hooks{OnNodeInterval: func(s *sim.Sim, now time.Duration, obs []access.Observation) error {
-		for _, o := range obs {
-			if next, change := d.Interval(o.Node, now, o.Bytes, o.Requests, rng); change {
-				if err := s.Switch(o.Node, next); err != nil {
-					return err
-				}
-			}
-		}
-		return nil
-	}})
+	res, d, err := eval.RunDynamic(cmd.Context(), cfg, selection.DriverConfig{Bandit: selection.BanditConfig{Schedulers: names}, Period: period}, cfg.Seed, nil)
 	if err != nil {
 		return fmt.Errorf("sim run: %w", err)
 	}
