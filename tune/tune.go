@@ -1,0 +1,171 @@
+// Package tune adjusts client-side I/O path parameters at run time (seed
+// 004, IOPathTune): every Interval it doubles or halves one knob,
+// alternating between the knobs, keeps the direction that raised the
+// bandwidth and reverses one that did not, and reverts the last change
+// when contention shows. The cores are pure state machines: the caller
+// passes each interval's observation and applies the settings returned
+// (to Lustre's osc parameters, to adaptio's own client, or in the
+// simulator).
+package tune
+
+import (
+	"errors"
+	"fmt"
+	"time"
+)
+
+// ErrConfig is returned for an invalid configuration.
+var ErrConfig = errors.New("tune: invalid configuration")
+
+// Knob is one tunable parameter and its allowed range.
+type Knob struct {
+	Name     string
+	Value    int
+	Min, Max int
+}
+
+// Lustre's two knobs as IOPathTune tunes them, at Lustre's defaults and
+// within its documented ranges (4 KiB pages: 1 to 1,024 pages per RPC,
+// 1 to 256 RPCs in flight).
+func LustreKnobs() []Knob {
+	return []Knob{
+		{Name: "max_pages_per_rpc", Value: 256, Min: 1, Max: 1024},
+		{Name: "max_rpcs_in_flight", Value: 8, Min: 1, Max: 256},
+	}
+}
+
+// Observation is one interval's client statistics (per-target figures
+// summed over the targets).
+type Observation struct {
+	Bandwidth  float64 // bytes per second moved by the client's RPCs
+	DirtyBytes int64   // dirty pages waiting in the client's cache at the end
+	CacheRate  float64 // bytes per second entering the cache (the application's write speed)
+	RPCRate    float64 // RPCs per second the client generated
+}
+
+// Setting is a knob's new value.
+type Setting struct {
+	Knob  string
+	Value int
+}
+
+// Tuner is a run-time tuner: Step takes the observation of the interval
+// that ended at now and returns the settings to apply (none: keep).
+type Tuner interface {
+	Step(now time.Duration, o Observation) []Setting
+	Knobs() []Knob
+}
+
+// Config tunes IOPathTune.
+type Config struct {
+	Knobs    []Knob        // default LustreKnobs()
+	Interval time.Duration // how often a knob changes (default 10 s, seed 004)
+	// Contention: the cache fills while the bandwidth falls — dirty bytes
+	// up by more than this share of the last interval's, and the
+	// bandwidth down (default 0.2).
+	DirtyGrowth float64
+}
+
+// IOPathTune is seed 004's heuristic.
+type IOPathTune struct {
+	cfg      Config
+	knobs    []Knob
+	dir      []int // per knob, the direction of its last change: +1 doubled, -1 halved, 0 none yet
+	turn     int   // the knob changed next
+	last     int   // the knob changed last (-1: none)
+	lastAt   time.Duration
+	lastObs  Observation
+	haveLast bool
+	Reverts  int // changes reverted for contention
+}
+
+// NewIOPathTune returns the heuristic at the knobs' initial values.
+func NewIOPathTune(cfg Config) (*IOPathTune, error) {
+	if cfg.Knobs == nil {
+		cfg.Knobs = LustreKnobs()
+	}
+	if cfg.Interval == 0 {
+		cfg.Interval = 10 * time.Second
+	}
+	if cfg.DirtyGrowth == 0 {
+		cfg.DirtyGrowth = 0.2
+	}
+	if len(cfg.Knobs) == 0 || cfg.Interval < 0 || cfg.DirtyGrowth < 0 {
+		return nil, fmt.Errorf("%w: %d knobs, interval %v", ErrConfig, len(cfg.Knobs), cfg.Interval)
+	}
+	for _, k := range cfg.Knobs {
+		if k.Min < 1 || k.Max < k.Min || k.Value < k.Min || k.Value > k.Max {
+			return nil, fmt.Errorf("%w: knob %s: value %d outside [%d, %d] (or a bound below 1)", ErrConfig, k.Name, k.Value, k.Min, k.Max)
+		}
+	}
+	t := &IOPathTune{cfg: cfg, knobs: append([]Knob(nil), cfg.Knobs...), dir: make([]int, len(cfg.Knobs)), last: -1}
+	return t, nil
+}
+
+// Knobs returns the knobs at their current values.
+func (t *IOPathTune) Knobs() []Knob { return append([]Knob(nil), t.knobs...) }
+
+// set moves knob i by direction d (x2 or /2) within its range; it
+// reports whether the value changed.
+func (t *IOPathTune) set(i, d int) bool {
+	k := &t.knobs[i]
+	v := k.Value * 2
+	if d < 0 {
+		v = k.Value / 2
+	}
+	v = min(max(v, k.Min), k.Max)
+	if v == k.Value {
+		return false
+	}
+	k.Value = v
+	return true
+}
+
+// Step decides at the end of an interval. Before Interval has passed
+// since the last decision it only watches. Then the last change is judged
+// by the bandwidth of the interval that followed it: under contention (the
+// cache filling while the bandwidth falls) it is reverted at once; if the
+// bandwidth rose, that knob will move the same way next time, otherwise
+// the other way. Then the knob whose turn it is moves (doubling first; a
+// knob at a bound turns back).
+func (t *IOPathTune) Step(now time.Duration, o Observation) []Setting {
+	if !t.haveLast {
+		t.lastObs, t.haveLast, t.lastAt = o, true, now
+		return nil
+	}
+	if now-t.lastAt < t.cfg.Interval {
+		return nil
+	}
+	prev := t.lastObs
+	t.lastObs, t.lastAt = o, now
+	improved := o.Bandwidth > prev.Bandwidth
+	if t.last >= 0 {
+		i := t.last
+		contention := !improved && float64(o.DirtyBytes) > (1+t.cfg.DirtyGrowth)*float64(max(prev.DirtyBytes, 1))
+		if !improved {
+			t.dir[i] = -t.dir[i]
+		}
+		if contention {
+			t.last = -1
+			if t.set(i, t.dir[i]) {
+				t.Reverts++
+				return []Setting{{t.knobs[i].Name, t.knobs[i].Value}}
+			}
+		}
+	}
+	i := t.turn
+	t.turn = (t.turn + 1) % len(t.knobs)
+	d := t.dir[i]
+	if d == 0 {
+		d = +1
+	}
+	if !t.set(i, d) {
+		d = -d // at a bound: turn back
+		if !t.set(i, d) {
+			t.last = -1
+			return nil
+		}
+	}
+	t.dir[i], t.last = d, i
+	return []Setting{{t.knobs[i].Name, t.knobs[i].Value}}
+}
