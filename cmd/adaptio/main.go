@@ -41,6 +41,7 @@ Start with "adaptio demo".`,
 		newMountCmd(),
 		newBenchCmd(),
 		newDarshanCmd(),
+		newTuneCmd(),
 	)
 	return root
 }

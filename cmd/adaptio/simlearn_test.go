@@ -97,3 +97,39 @@ func TestSimRunDynamic(t *testing.T) {
 		t.Errorf("unknown scheduler in --select-from: %v", err)
 	}
 }
+
+// adaptio tune lustre on a fake client tree: shows every target, sets
+// within range, refuses outside it, and --dry-run changes nothing.
+func TestTuneLustreCommand(t *testing.T) {
+	root := t.TempDir()
+	dir := filepath.Join(root, "sys/fs/lustre/osc/lustre-OST0000-osc-ffff88")
+	os.MkdirAll(dir, 0o755)
+	for name, v := range map[string]string{"max_pages_per_rpc": "256\n", "max_rpcs_in_flight": "8\n", "max_dirty_mb": "32\n"} {
+		os.WriteFile(filepath.Join(dir, name), []byte(v), 0o644)
+	}
+	run := func(args ...string) (string, error) {
+		cmd := newRootCmd()
+		var out bytes.Buffer
+		cmd.SetOut(&out)
+		cmd.SetErr(&out)
+		cmd.SetArgs(append([]string{"tune", "lustre", "--root", root}, args...))
+		err := cmd.Execute()
+		return out.String(), err
+	}
+	out, err := run("--set", "max_rpcs_in_flight=32", "--dry-run")
+	if err != nil || !strings.Contains(out, "would set max_rpcs_in_flight 8 -> 32") {
+		t.Fatalf("dry run: %v\n%s", err, out)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "max_rpcs_in_flight")); string(b) != "8\n" {
+		t.Fatalf("--dry-run changed the parameter to %q", b)
+	}
+	if _, err := run("--set", "max_rpcs_in_flight=32"); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "max_rpcs_in_flight")); string(b) != "32\n" {
+		t.Fatalf("after --set: %q", b)
+	}
+	if _, err := run("--set", "max_rpcs_in_flight=1000"); err == nil || !strings.Contains(err.Error(), "range") {
+		t.Errorf("out of range: %v", err)
+	}
+}
