@@ -128,3 +128,7 @@ func (d *Daemon) control(f func(now time.Duration) error) error {
 	d.q.work.Broadcast()
 	return err
 }
+
+// BytesTotal is the number of bytes the daemon has acknowledged since it
+// started (read and written): a selector's or tuner's measure of progress.
+func (d *Daemon) BytesTotal() int64 { return d.m.bytesTotal() }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math/rand/v2"
 	"os"
 	"strings"
 	"time"
@@ -19,6 +20,7 @@ import (
 	"github.com/adaptio/adaptio/fwd"
 	"github.com/adaptio/adaptio/pfs"
 	"github.com/adaptio/adaptio/sched"
+	"github.com/adaptio/adaptio/selection"
 	"github.com/adaptio/adaptio/workload"
 )
 
@@ -29,6 +31,8 @@ type forwardConfig struct {
 	StripeSize    string
 	StripeCount   int
 	Scheduler     string
+	SelectFrom    string
+	SelectPeriod  time.Duration
 	Window        time.Duration
 	SkipEmpty     bool
 	IdleStart     bool
@@ -81,7 +85,9 @@ already received complete first.`,
 	f.StringVar(&cfg.Backend, "backend", "", "posix:DIR or pfs:ADDR,ADDR,... (required)")
 	f.StringVar(&cfg.StripeSize, "stripe-size", "64KiB", "stripe unit in bytes (suffixes KiB, MiB)")
 	f.IntVar(&cfg.StripeCount, "stripe-count", 4, "posix backend: number of data servers (scheduler queues) files are striped over")
-	f.StringVar(&cfg.Scheduler, "scheduler", fwd.DefaultScheduler, "scheduling algorithm: "+strings.Join(sched.Names(), ", "))
+	f.StringVar(&cfg.Scheduler, "scheduler", fwd.DefaultScheduler, "scheduling algorithm: "+strings.Join(sched.Names(), ", ")+", or dynamic: AGIOS's armed bandit chooses among --select-from every --select-period (docs/selection.md)")
+	f.StringVar(&cfg.SelectFrom, "select-from", "mlf,to-agg,sjf,to,noop", "with --scheduler dynamic: the algorithms to choose among")
+	f.DurationVar(&cfg.SelectPeriod, "select-period", time.Second, "with --scheduler dynamic: how often the algorithm may change")
 	f.DurationVar(&cfg.Window, "window", sched.DefaultWindow, "TWINS time window (e.g. 125us, 1ms, 8ms)")
 	f.BoolVar(&cfg.Aligned, "aligned", false, "TWINS: windows are slots of the wall clock (from the top of the hour), so forwarders whose clocks agree serve different data servers in every slot; --idle-start does not apply (default: the reference's windows, which drift apart forwarder by forwarder)")
 	f.BoolVar(&cfg.SkipEmpty, "skip-empty", false, "TWINS: move to the next data server with requests when the current one has none (default: wait for the window's end, as the reference)")
@@ -140,6 +146,22 @@ func runForward(cmd *cobra.Command, cfg forwardConfig) error {
 	if err := requirePositive(cmd, "interval"); err != nil {
 		return fmt.Errorf("forward: %w", err)
 	}
+	var selectNames []string
+	var driver *selection.Driver
+	selectRNG := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), uint64(cfg.Node)))
+	if cfg.Scheduler == "dynamic" {
+		var err error
+		if selectNames, err = selectSchedulers(cfg.SelectFrom); err != nil {
+			return fmt.Errorf("forward: %w", err)
+		}
+		if cfg.SelectPeriod <= 0 {
+			return fmt.Errorf("forward: --select-period %v: want a positive duration", cfg.SelectPeriod)
+		}
+		if driver, err = selection.NewDriver(selection.DriverConfig{Bandit: selection.BanditConfig{Schedulers: selectNames}, Period: cfg.SelectPeriod}, 1, selectRNG); err != nil {
+			return fmt.Errorf("forward: %w", err)
+		}
+		cfg.Scheduler = driver.Current(0)
+	}
 	level := slog.LevelInfo
 	if cfg.Verbose {
 		level = slog.LevelDebug
@@ -169,6 +191,10 @@ func runForward(cmd *cobra.Command, cfg forwardConfig) error {
 		cfg.Backend, strings.Join(d.Addrs(), ", "), cfg.Scheduler, be.Servers(), d.Workers(), workersWhy(cfg.Workers, d.Workers()))
 	if a := d.MetricsAddr(); a != "" {
 		fmt.Fprintf(cmd.ErrOrStderr(), "adaptio forward: metrics on http://%s/metrics\n", a)
+	}
+	if driver != nil {
+		fmt.Fprintf(cmd.ErrOrStderr(), "adaptio forward: dynamic selection among %s every %v\n", strings.Join(selectNames, ","), cfg.SelectPeriod)
+		go runSelection(cmd.Context(), d, driver, cfg.SelectPeriod, selectRNG, log, reg, selectNames)
 	}
 	stopAnnouncer, err := startAnnouncer(cmd, cfg, d, log, reg)
 	if err != nil {
