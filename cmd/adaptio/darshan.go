@@ -75,7 +75,7 @@ func newDarshanSummaryCmd() *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVar(&htmlOut, "html", "", "also write an HTML report to this file")
-	cmd.Flags().IntVar(&top, "files", 20, "files listed, largest first (0: all)")
+	cmd.Flags().IntVar(&top, "files", 20, "files and ranks listed (files largest first; 0: all)")
 	return cmd
 }
 
@@ -150,13 +150,46 @@ func writeSummary(w io.Writer, path string, s *summary.Summary, top int) {
 		}
 	}
 	if len(s.Phases) == 0 {
-		fmt.Fprintln(w, "\nphases: the log has no DXT trace (Darshan's DXT module, DXT_ENABLE_IO_TRACE=1, records one)")
+		fmt.Fprintln(w, "\nphases and ranks: the log has no DXT trace (Darshan's DXT module, DXT_ENABLE_IO_TRACE=1, records one)")
 		return
+	}
+	fmt.Fprintf(w, "\nranks (%d, from the trace): %s\n", len(s.Ranks), rankPatterns(s.Ranks))
+	for i, r := range s.Ranks {
+		if top > 0 && i == top {
+			fmt.Fprintf(w, "... %d more ranks (--files 0 lists all)\n", len(s.Ranks)-top)
+			break
+		}
+		fmt.Fprintf(w, "  rank %-5d write %-6s %10s  read %-6s %10s\n", r.Rank, patternOf(summary.OpStats{Pattern: r.Write.Pattern, Ops: r.Write.Ops}), sizeString(r.Write.Bytes),
+			patternOf(summary.OpStats{Pattern: r.Read.Pattern, Ops: r.Read.Ops}), sizeString(r.Read.Bytes))
 	}
 	fmt.Fprintf(w, "\nphases (%s, one I/O node's view, the Council's default model, 1 s):\n", s.Seconds[0].Sources)
 	for _, p := range s.Phases {
 		fmt.Fprintf(w, "  %14s  %-5s %-3s %10s\n", fmt.Sprintf("%.0f-%.0f s", p.Start, p.End), p.Op, p.Class, sizeString(p.Bytes))
 	}
+}
+
+// rankPatterns counts the ranks by their write and read patterns, e.g.
+// "write SS 32, read SS 32".
+func rankPatterns(ranks []summary.Rank) string {
+	var parts []string
+	for _, op := range []string{"write", "read"} {
+		n := map[summary.Pattern]int{}
+		for _, r := range ranks {
+			p := r.Write.Pattern
+			if op == "read" {
+				p = r.Read.Pattern
+			}
+			if p != "" {
+				n[p]++
+			}
+		}
+		for _, p := range []summary.Pattern{summary.FPP, summary.SC, summary.SS, summary.Random} {
+			if n[p] > 0 {
+				parts = append(parts, fmt.Sprintf("%s %s %d", op, p, n[p]))
+			}
+		}
+	}
+	return strings.Join(parts, ", ")
 }
 
 // summaryReport is the HTML form of the summary.
@@ -195,6 +228,12 @@ func summaryReport(path string, s *summary.Summary) (*eval.Report, error) {
 			}
 			figs = append(figs, fig)
 		}
+		ranks := eval.Table{Title: "Ranks (from the trace)", Note: rankPatterns(s.Ranks), Header: []string{"rank", "write", "written", "read", "read bytes"}}
+		for _, rk := range s.Ranks {
+			ranks.Rows = append(ranks.Rows, []string{fmt.Sprint(rk.Rank), patternOf(summary.OpStats{Pattern: rk.Write.Pattern, Ops: rk.Write.Ops}), sizeString(rk.Write.Bytes),
+				patternOf(summary.OpStats{Pattern: rk.Read.Pattern, Ops: rk.Read.Ops}), sizeString(rk.Read.Bytes)})
+		}
+		r.Sections = append(r.Sections, eval.Section{Title: "Ranks", Tables: []eval.Table{ranks}})
 		r.Sections = append([]eval.Section{{Title: "Phases as the Council would label them",
 			Text:   "From " + s.Seconds[0].Sources + ": every traced access, one second at a time, as one I/O node serving every rank would observe it, labelled by the Council's default detection model.",
 			Tables: []eval.Table{phases}, Figures: figs}}, r.Sections...)

@@ -77,6 +77,39 @@ type Phase struct {
 	Bytes      int64
 }
 
+// Rank is one rank's accesses, from the DXT trace: how its own accesses
+// follow each other in each file (the counters of a shared file are
+// reduced over the ranks and cannot tell this).
+type Rank struct {
+	Rank        int64
+	Read, Write RankOp
+}
+
+// RankOp is one operation of one rank.
+type RankOp struct {
+	Ops, Bytes  int64
+	Consec, Seq int64 // accesses to shared files continuing / moving forward from the rank's previous one in the file
+	Pattern     Pattern
+	ownBytes    int64 // bytes to files no other rank accesses
+	pairs       int64 // accesses to shared files that had a previous one in the same file
+}
+
+// rankPattern labels a rank's operation: its own files (FPP), or how its
+// accesses to shared files follow each other, as pattern does for files.
+func rankPattern(o RankOp) Pattern {
+	switch {
+	case o.Ops == 0:
+		return NoAcces
+	case o.ownBytes*2 > o.Bytes:
+		return FPP
+	case o.pairs == 0 || float64(o.Consec) >= 0.5*float64(o.pairs):
+		return SC
+	case float64(o.Seq) >= 0.9*float64(o.pairs):
+		return SS
+	}
+	return Random
+}
+
 // Summary is what Summarize found.
 type Summary struct {
 	Exe      string
@@ -87,6 +120,7 @@ type Summary struct {
 	Partial  []darshan.Module // modules whose records are incomplete
 	Files    []File           // by bytes moved, largest first
 	Seconds  []Second         // from DXT (nil without)
+	Ranks    []Rank           // from DXT (nil without), by rank
 	Phases   []Phase
 	Patterns map[Pattern]int64 // bytes moved per pattern
 }
@@ -187,6 +221,20 @@ func (s *Summary) traceSeconds(l *darshan.Log) error {
 	}
 	order := timeOrder{chunk: spillChunk}
 	hosts := map[string]uint32{}
+	ranks := map[int64]*Rank{}
+	sharedFile := map[uint64]bool{}
+	for _, f := range s.Files {
+		sharedFile[f.ID] = f.Shared
+	}
+	defer func() {
+		for _, r := range ranks {
+			for _, o := range []*RankOp{&r.Read, &r.Write} {
+				o.Pattern = rankPattern(*o)
+			}
+			s.Ranks = append(s.Ranks, *r)
+		}
+		slices.SortFunc(s.Ranks, func(a, b Rank) int { return cmp.Compare(a.Rank, b.Rank) })
+	}()
 	for tr, err := range l.Traces(mod) {
 		if err != nil {
 			return err
@@ -196,12 +244,39 @@ func (s *Summary) traceSeconds(l *darshan.Log) error {
 			h = uint32(len(hosts))
 			hosts[tr.Hostname] = h
 		}
+		rk := ranks[tr.Rank]
+		if rk == nil {
+			rk = &Rank{Rank: tr.Rank}
+			ranks[tr.Rank] = rk
+		}
+		var end [2]int64 // per operation, where the rank's previous access to this file ended
+		var started [2]bool
 		for sg, err := range tr.Segments() {
 			if err != nil {
 				return err
 			}
 			if sg.Offset < 0 || sg.Length <= 0 {
 				continue
+			}
+			w := 0
+			o := &rk.Read
+			if sg.Write {
+				w, o = 1, &rk.Write
+			}
+			o.Ops++
+			o.Bytes += sg.Length
+			if started[w] && sharedFile[tr.ID] { // how a rank moves in the files it shares
+				o.pairs++
+				if sg.Offset == end[w] {
+					o.Consec++
+				}
+				if sg.Offset >= end[w] {
+					o.Seq++
+				}
+			}
+			started[w], end[w] = true, sg.Offset+sg.Length
+			if !sharedFile[tr.ID] {
+				o.ownBytes += sg.Length
 			}
 			if err := order.add(segment{start: sg.Start, rank: tr.Rank, host: h, file: tr.ID, off: sg.Offset, len: sg.Length, write: sg.Write}); err != nil {
 				return err

@@ -118,6 +118,16 @@ func TestDXTSecondsLabelledByTheCouncilsModel(t *testing.T) {
 	if f := s.Files[0]; f.Write.Pattern != summary.SS || f.Read.Pattern != summary.SS {
 		t.Errorf("the shared file from counters: write %s (%s), read %s (%s), want SS", f.Write.Pattern, f.Write.Why, f.Read.Pattern, f.Read.Why)
 	}
+	// Per rank, from the trace: each of the 32 ranks strides through the
+	// shared file, writing and reading.
+	if len(s.Ranks) != 32 {
+		t.Fatalf("%d ranks from the trace, want 32", len(s.Ranks))
+	}
+	for _, r := range s.Ranks {
+		if r.Write.Pattern != summary.SS || r.Read.Pattern != summary.SS {
+			t.Errorf("rank %d: write %s %+v, read %s %+v; want SS", r.Rank, r.Write.Pattern, r.Write, r.Read.Pattern, r.Read)
+		}
+	}
 }
 
 // The workload of an IOR log is the run its command line describes: 256
