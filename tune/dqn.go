@@ -86,10 +86,8 @@ func NewDQN(cfg DQNConfig, rng *rand.Rand) (*DQN, error) {
 	if len(cfg.Knobs) == 0 || cfg.History < 1 || cfg.Hidden < 1 || cfg.Batch < 1 || cfg.Replay < cfg.Batch || cfg.Gamma < 0 || cfg.Gamma >= 1 || cfg.Rate <= 0 || rng == nil {
 		return nil, fmt.Errorf("%w: DQN %+v", ErrConfig, cfg)
 	}
-	for _, k := range cfg.Knobs {
-		if k.Min < 1 || k.Max < k.Min || k.Value < k.Min || k.Value > k.Max {
-			return nil, fmt.Errorf("%w: knob %s: value %d outside [%d, %d]", ErrConfig, k.Name, k.Value, k.Min, k.Max)
-		}
+	if err := validKnobs(cfg.Knobs); err != nil {
+		return nil, err
 	}
 	d := &DQN{cfg: cfg, knobs: append([]Knob(nil), cfg.Knobs...), rng: rng}
 	in := 3*cfg.History + len(cfg.Knobs)
@@ -135,16 +133,10 @@ func (d *DQN) apply(a int) (Setting, bool) {
 		dir = -1
 	}
 	k := &d.knobs[i]
-	v := k.Value * 2
-	if dir < 0 {
-		v = k.Value / 2
-	}
-	v = min(max(v, k.Min), k.Max)
-	if v == k.Value {
+	if !k.step(dir) {
 		return Setting{}, false
 	}
-	k.Value = v
-	return Setting{k.Name, v}, true
+	return Setting{k.Name, k.Value}, true
 }
 
 // Step takes the interval's observation and, once per Interval, learns

@@ -93,22 +93,29 @@ func NewIOPathTune(cfg Config) (*IOPathTune, error) {
 	if len(cfg.Knobs) == 0 || cfg.Interval < 0 || cfg.DirtyGrowth < 0 {
 		return nil, fmt.Errorf("%w: %d knobs, interval %v", ErrConfig, len(cfg.Knobs), cfg.Interval)
 	}
-	for _, k := range cfg.Knobs {
-		if k.Min < 1 || k.Max < k.Min || k.Value < k.Min || k.Value > k.Max {
-			return nil, fmt.Errorf("%w: knob %s: value %d outside [%d, %d] (or a bound below 1)", ErrConfig, k.Name, k.Value, k.Min, k.Max)
-		}
+	if err := validKnobs(cfg.Knobs); err != nil {
+		return nil, err
 	}
 	t := &IOPathTune{cfg: cfg, knobs: append([]Knob(nil), cfg.Knobs...), dir: make([]int, len(cfg.Knobs)), last: -1}
 	return t, nil
 }
 
+// validKnobs checks every knob's value lies in its range, bounds >= 1.
+func validKnobs(knobs []Knob) error {
+	for _, k := range knobs {
+		if k.Min < 1 || k.Max < k.Min || k.Value < k.Min || k.Value > k.Max {
+			return fmt.Errorf("%w: knob %s: value %d outside [%d, %d] (or a bound below 1)", ErrConfig, k.Name, k.Value, k.Min, k.Max)
+		}
+	}
+	return nil
+}
+
 // Knobs returns the knobs at their current values.
 func (t *IOPathTune) Knobs() []Knob { return append([]Knob(nil), t.knobs...) }
 
-// set moves knob i by direction d (x2 or /2) within its range; it
-// reports whether the value changed.
-func (t *IOPathTune) set(i, d int) bool {
-	k := &t.knobs[i]
+// step doubles the knob (d > 0) or halves it (d < 0), within its range;
+// it reports whether the value changed.
+func (k *Knob) step(d int) bool {
 	v := k.Value * 2
 	if d < 0 {
 		v = k.Value / 2
@@ -120,6 +127,9 @@ func (t *IOPathTune) set(i, d int) bool {
 	k.Value = v
 	return true
 }
+
+// set moves knob i by direction d within its range (Knob.step).
+func (t *IOPathTune) set(i, d int) bool { return t.knobs[i].step(d) }
 
 // Step decides at the end of an interval. Before Interval has passed
 // since the last decision it only watches. Then the last change is judged
