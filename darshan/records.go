@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"io"
 	"iter"
+	"maps"
 	"math"
+	"slices"
 )
 
 // Record is one record of a counter module (POSIX, MPI-IO, STDIO): one
@@ -204,12 +206,4 @@ func (l *Log) Records(m Module) iter.Seq2[Record, error] {
 	}
 }
 
-func keys(m map[uint32]layout) []uint32 {
-	var out []uint32
-	for v := range uint32(16) {
-		if _, ok := m[v]; ok {
-			out = append(out, v)
-		}
-	}
-	return out
-}
+func keys(m map[uint32]layout) []uint32 { return slices.Sorted(maps.Keys(m)) }

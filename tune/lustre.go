@@ -147,10 +147,8 @@ func parseRPCStats(name string, sc *bufio.Scanner) (RPCStats, error) {
 			hist = s.PagesPerRPC
 		case strings.HasPrefix(t, "rpcs in flight"):
 			hist = s.InFlight
-		case strings.HasPrefix(t, "offset") || strings.HasPrefix(t, "read") && strings.Contains(t, "write") && !hasColon:
-			if strings.HasPrefix(t, "offset") {
-				hist = nil // a histogram adaptio does not use
-			}
+		case strings.HasPrefix(t, "offset"):
+			hist = nil // a histogram adaptio does not use
 		case key == "read RPCs in flight":
 			s.ReadInFlight, err = num()
 		case key == "write RPCs in flight":

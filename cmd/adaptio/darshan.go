@@ -102,11 +102,12 @@ func histogram(o summary.OpStats) string {
 	return strings.Join(parts, " ")
 }
 
-func patternOf(o summary.OpStats) string {
-	if o.Pattern == "" {
+// patternOf names a pattern, "-" for no access.
+func patternOf(p summary.Pattern) string {
+	if p == summary.NoAccess {
 		return "-"
 	}
-	return string(o.Pattern)
+	return string(p)
 }
 
 func writeSummary(w io.Writer, path string, s *summary.Summary, top int) {
@@ -139,7 +140,7 @@ func writeSummary(w io.Writer, path string, s *summary.Summary, top int) {
 			fmt.Fprintf(w, "... %d more (--files 0 lists all)\n", len(s.Files)-top)
 			break
 		}
-		fmt.Fprintf(w, "%-7s %-7s %10s %10s  %s\n", patternOf(f.Write), patternOf(f.Read), sizeString(f.Write.Bytes), sizeString(f.Read.Bytes), f.Name)
+		fmt.Fprintf(w, "%-7s %-7s %10s %10s  %s\n", patternOf(f.Write.Pattern), patternOf(f.Read.Pattern), sizeString(f.Write.Bytes), sizeString(f.Read.Bytes), f.Name)
 		for _, o := range []struct {
 			op string
 			s  summary.OpStats
@@ -159,8 +160,8 @@ func writeSummary(w io.Writer, path string, s *summary.Summary, top int) {
 			fmt.Fprintf(w, "... %d more ranks (--files 0 lists all)\n", len(s.Ranks)-top)
 			break
 		}
-		fmt.Fprintf(w, "  rank %-5d write %-6s %10s  read %-6s %10s\n", r.Rank, patternOf(summary.OpStats{Pattern: r.Write.Pattern, Ops: r.Write.Ops}), sizeString(r.Write.Bytes),
-			patternOf(summary.OpStats{Pattern: r.Read.Pattern, Ops: r.Read.Ops}), sizeString(r.Read.Bytes))
+		fmt.Fprintf(w, "  rank %-5d write %-6s %10s  read %-6s %10s\n", r.Rank, patternOf(r.Write.Pattern), sizeString(r.Write.Bytes),
+			patternOf(r.Read.Pattern), sizeString(r.Read.Bytes))
 	}
 	fmt.Fprintf(w, "\nphases (%s, one I/O node's view, the Council's default model, 1 s):\n", s.Seconds[0].Sources)
 	for _, p := range s.Phases {
@@ -196,7 +197,7 @@ func rankPatterns(ranks []summary.Rank) string {
 func summaryReport(path string, s *summary.Summary) (*eval.Report, error) {
 	files := eval.Table{Title: "Files, largest first", Header: []string{"file", "write", "read", "written", "read", "write sizes", "read sizes", "why (write / read)"}}
 	for _, f := range s.Files {
-		files.Rows = append(files.Rows, []string{f.Name, patternOf(f.Write), patternOf(f.Read), sizeString(f.Write.Bytes), sizeString(f.Read.Bytes),
+		files.Rows = append(files.Rows, []string{f.Name, patternOf(f.Write.Pattern), patternOf(f.Read.Pattern), sizeString(f.Write.Bytes), sizeString(f.Read.Bytes),
 			histogram(f.Write), histogram(f.Read), strings.Trim(f.Write.Why+" / "+f.Read.Why, " /")})
 	}
 	sec := eval.Section{Title: "Files", Tables: []eval.Table{files}}
@@ -230,8 +231,8 @@ func summaryReport(path string, s *summary.Summary) (*eval.Report, error) {
 		}
 		ranks := eval.Table{Title: "Ranks (from the trace)", Note: rankPatterns(s.Ranks), Header: []string{"rank", "write", "written", "read", "read bytes"}}
 		for _, rk := range s.Ranks {
-			ranks.Rows = append(ranks.Rows, []string{fmt.Sprint(rk.Rank), patternOf(summary.OpStats{Pattern: rk.Write.Pattern, Ops: rk.Write.Ops}), sizeString(rk.Write.Bytes),
-				patternOf(summary.OpStats{Pattern: rk.Read.Pattern, Ops: rk.Read.Ops}), sizeString(rk.Read.Bytes)})
+			ranks.Rows = append(ranks.Rows, []string{fmt.Sprint(rk.Rank), patternOf(rk.Write.Pattern), sizeString(rk.Write.Bytes),
+				patternOf(rk.Read.Pattern), sizeString(rk.Read.Bytes)})
 		}
 		r.Sections = append(r.Sections, eval.Section{Title: "Ranks", Tables: []eval.Table{ranks}})
 		r.Sections = append([]eval.Section{{Title: "Phases as the Council would label them",

@@ -62,7 +62,11 @@ func (t *timeOrder) spill() error {
 		binary.LittleEndian.PutUint64(b[0:], math.Float64bits(s.start))
 		binary.LittleEndian.PutUint64(b[8:], uint64(s.seq))
 		binary.LittleEndian.PutUint64(b[16:], uint64(s.rank))
-		binary.LittleEndian.PutUint64(b[24:], uint64(s.host)<<1|map[bool]uint64{true: 1}[s.write])
+		hw := uint64(s.host) << 1
+		if s.write {
+			hw |= 1
+		}
+		binary.LittleEndian.PutUint64(b[24:], hw)
 		binary.LittleEndian.PutUint64(b[32:], s.file)
 		binary.LittleEndian.PutUint64(b[40:], uint64(s.off))
 		binary.LittleEndian.PutUint64(b[48:], uint64(s.len))

@@ -25,11 +25,11 @@ type Pattern string
 // The patterns: the Council's three classes, and random (the Council
 // labels it like 1D-strided: non-contiguous accesses to a shared file).
 const (
-	FPP     Pattern = "FPP"
-	SC      Pattern = "SC"
-	SS      Pattern = "SS"
-	Random  Pattern = "random"
-	NoAcces Pattern = ""
+	FPP      Pattern = "FPP"
+	SC       Pattern = "SC"
+	SS       Pattern = "SS"
+	Random   Pattern = "random"
+	NoAccess Pattern = ""
 )
 
 // SizeBins are the request-size bins of Darshan's POSIX counters.
@@ -99,12 +99,23 @@ type RankOp struct {
 func rankPattern(o RankOp) Pattern {
 	switch {
 	case o.Ops == 0:
-		return NoAcces
+		return NoAccess
 	case o.ownBytes*2 > o.Bytes:
 		return FPP
-	case o.pairs == 0 || float64(o.Consec) >= 0.5*float64(o.pairs):
+	case o.pairs == 0:
 		return SC
-	case float64(o.Seq) >= 0.9*float64(o.pairs):
+	}
+	return sharedPattern(float64(o.Consec)/float64(o.pairs), float64(o.Seq)/float64(o.pairs))
+}
+
+// sharedPattern labels accesses to a shared file from the shares that
+// continue the rank's previous access (consec) and that move forward from
+// it (seq): mostly contiguous SC, mostly forward SS, else random.
+func sharedPattern(consec, seq float64) Pattern {
+	switch {
+	case consec >= 0.5:
+		return SC
+	case seq >= 0.9:
 		return SS
 	}
 	return Random
@@ -186,22 +197,24 @@ func Summarize(l *darshan.Log) (*Summary, error) {
 // forward but not contiguously are 1D-strided; the rest random.
 func pattern(f *File, o *OpStats, procs int64) (Pattern, string) {
 	if o.Ops == 0 {
-		return NoAcces, ""
+		return NoAccess, ""
 	}
 	if !f.Shared {
 		return FPP, "one rank's file"
 	}
 	perRank := float64(o.Ops) / float64(max(procs, 1))
 	consec, seq := float64(o.Consec)/float64(o.Ops), float64(o.Seq)/float64(o.Ops)
-	switch {
-	case perRank <= 1:
+	if perRank <= 1 {
 		return SC, fmt.Sprintf("shared, %.1f access per rank: a block each", perRank)
-	case consec >= 0.5:
-		return SC, fmt.Sprintf("shared, %.0f%% of a rank's accesses continue its previous one", 100*consec)
-	case seq >= 0.9:
-		return SS, fmt.Sprintf("shared, %.0f%% contiguous, %.0f%% forward: a stride", 100*consec, 100*seq)
 	}
-	return Random, fmt.Sprintf("shared, %.0f%% contiguous, %.0f%% forward", 100*consec, 100*seq)
+	switch p := sharedPattern(consec, seq); p {
+	case SC:
+		return p, fmt.Sprintf("shared, %.0f%% of a rank's accesses continue its previous one", 100*consec)
+	case SS:
+		return p, fmt.Sprintf("shared, %.0f%% contiguous, %.0f%% forward: a stride", 100*consec, 100*seq)
+	default:
+		return p, fmt.Sprintf("shared, %.0f%% contiguous, %.0f%% forward", 100*consec, 100*seq)
+	}
 }
 
 // spillChunk is how many DXT segments the summary sorts in memory (64
