@@ -148,8 +148,9 @@ func runForward(cmd *cobra.Command, cfg forwardConfig) error {
 	}
 	var selectNames []string
 	var driver *selection.Driver
-	selectRNG := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), uint64(cfg.Node)))
+	var selectRNG *rand.Rand
 	if cfg.Scheduler == "dynamic" {
+		selectRNG = rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), uint64(cfg.Node)))
 		var err error
 		if selectNames, err = selectSchedulers(cfg.SelectFrom); err != nil {
 			return fmt.Errorf("forward: %w", err)
