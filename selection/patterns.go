@@ -343,7 +343,7 @@ func (kb *KnowledgeBase) UnmarshalJSON(b []byte) error {
 	if v.Transitions == nil {
 		v.Transitions = map[int]map[int]int{}
 	}
-	if kb.cfg.MinPatternSize == 0 { // a zero KnowledgeBase: AGIOS's parameters with ours
+	if kb.cfg.MinPatternSize == 0 { // a zero KnowledgeBase: the default parameters
 		if err := kb.cfg.defaults(); err != nil {
 			return err
 		}
