@@ -6,7 +6,7 @@ import (
 	"sort"
 	"time"
 
-	"github.com/adaptio/adaptio/sched"
+	"github.com/adaptio/adaptio/rw"
 )
 
 // Class is an access-pattern class as the papers define it.
@@ -71,7 +71,7 @@ type Observation struct {
 	DataServers int           // PFS data servers the node forwards to
 	Clients     int           // distinct client nodes seen in the interval
 	Processes   int           // distinct processes seen in the interval
-	Op          sched.Op      // majority operation (by bytes) in the interval
+	Op          rw.Op         // majority operation (by bytes) in the interval
 	FileHandles int           // distinct file handles accessed
 	ReqAvg      float64       // average request size
 	ReqMin      int64         // smallest request
@@ -152,7 +152,7 @@ func (o Observation) Validate() error {
 	}
 	if o.Requests > 0 {
 		if !o.Op.Valid() {
-			return fmt.Errorf("access: observation of node %d: %w", o.Node, sched.ErrBadOp)
+			return fmt.Errorf("access: observation of node %d: %w", o.Node, rw.ErrBadOp)
 		}
 		if o.ReqMin > o.ReqMax || o.ReqAvg < float64(o.ReqMin)-1e-6 || o.ReqAvg > float64(o.ReqMax)+1e-6 {
 			return fmt.Errorf("access: observation of node %d: request sizes min %d avg %.1f max %d out of order", o.Node, o.ReqMin, o.ReqAvg, o.ReqMax)
@@ -180,7 +180,7 @@ func (o Observation) Validate() error {
 // forwarder's path of every request (77 ns with seven map operations, about 1%
 // of a forwarded 32 KiB request's CPU; now a third of that).
 type Accumulator struct {
-	ops  [3]opAccumulator // by sched.Op (0: requests without a valid operation)
+	ops  [3]opAccumulator // by rw.Op (0: requests without a valid operation)
 	done int64
 }
 
@@ -219,7 +219,7 @@ type procFile struct{ process, file uint64 }
 // Request records one request received from a client. process identifies the
 // process uniquely across clients (a process always comes with the same
 // client).
-func (a *Accumulator) Request(client uint32, process uint64, file uint64, offset, length int64, op sched.Op) {
+func (a *Accumulator) Request(client uint32, process uint64, file uint64, offset, length int64, op rw.Op) {
 	k := 0
 	if op.Valid() {
 		k = int(op)
@@ -290,12 +290,12 @@ func (a *Accumulator) Done(bytes int64) { a.done += bytes }
 // same holds for the last offset per (process, file): memory is bounded by
 // the distinct (process, file) pairs of the last interval.
 func (a *Accumulator) Close(node int, start, interval time.Duration, dataServers int, window time.Duration) Observation {
-	var op sched.Op
-	switch r, w := a.ops[sched.Read].sum, a.ops[sched.Write].sum; {
+	var op rw.Op
+	switch r, w := a.ops[rw.Read].sum, a.ops[rw.Write].sum; {
 	case w > r:
-		op = sched.Write
+		op = rw.Write
 	case r > 0:
-		op = sched.Read
+		op = rw.Read
 	}
 	m := &a.ops[op]
 	o := Observation{

@@ -10,7 +10,7 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/adaptio/adaptio/access"
-	"github.com/adaptio/adaptio/sched"
+	"github.com/adaptio/adaptio/rw"
 )
 
 func TestAccumulatorInterval(t *testing.T) {
@@ -19,14 +19,14 @@ func TestAccumulatorInterval(t *testing.T) {
 	const sz = 32 << 10
 	for i := 0; i < 4; i++ {
 		for p := 0; p < 2; p++ {
-			a.Request(7, uint64(p), 42, int64(i*2+p)*sz, sz, sched.Read)
+			a.Request(7, uint64(p), 42, int64(i*2+p)*sz, sz, rw.Read)
 			a.Done(sz)
 		}
 	}
 	o := a.Close(3, time.Second, time.Second, 4, 2*time.Millisecond)
 	want := access.Observation{
 		Node: 3, Start: time.Second, Interval: time.Second, DataServers: 4, Clients: 1, Processes: 2,
-		Op: sched.Read, FileHandles: 1, ReqAvg: sz, ReqMin: sz, ReqMax: sz, OffsetDist: sz, ProcDist: 2 * sz,
+		Op: rw.Read, FileHandles: 1, ReqAvg: sz, ReqMin: sz, ReqMax: sz, OffsetDist: sz, ProcDist: 2 * sz,
 		Bandwidth: 8 * sz, Bytes: 8 * sz, Requests: 8, Window: 2 * time.Millisecond,
 	}
 	if o != want {
@@ -44,16 +44,16 @@ func TestAccumulatorInterval(t *testing.T) {
 
 func TestAccumulatorDistanceAcrossIntervals(t *testing.T) {
 	var a access.Accumulator
-	a.Request(0, 0, 1, 0, 100, sched.Write)
+	a.Request(0, 0, 1, 0, 100, rw.Write)
 	a.Close(0, 0, time.Second, 1, 0)
-	a.Request(0, 0, 1, 1000, 100, sched.Write)
+	a.Request(0, 0, 1, 1000, 100, rw.Write)
 	o := a.Close(0, time.Second, time.Second, 1, 0)
 	if o.OffsetDist != 1000 {
 		t.Fatalf("distance across intervals: got %v, want 1000", o.OffsetDist)
 	}
 	// A file unseen for a whole interval is forgotten: no distance next time.
 	a.Close(0, 2*time.Second, time.Second, 1, 0)
-	a.Request(0, 0, 1, 5000, 100, sched.Write)
+	a.Request(0, 0, 1, 5000, 100, rw.Write)
 	if o := a.Close(0, 3*time.Second, time.Second, 1, 0); o.OffsetDist != 0 {
 		t.Fatalf("stale distance kept: got %v, want 0", o.OffsetDist)
 	}
@@ -99,7 +99,7 @@ func TestProcDistInterleavings(t *testing.T) {
 			var a access.Accumulator
 			for i := range rounds {
 				for _, p := range tt.order(i) {
-					a.Request(uint32(p/2), uint64(p), 9, tt.offset(p, i), sz, sched.Write)
+					a.Request(uint32(p/2), uint64(p), 9, tt.offset(p, i), sz, rw.Write)
 				}
 			}
 			o := a.Close(0, 0, time.Second, 1, 0)
@@ -116,8 +116,8 @@ func TestProcDistInterleavings(t *testing.T) {
 func TestProcDistKeyedByProcessAndFile(t *testing.T) {
 	var a access.Accumulator
 	for i := range 4 {
-		a.Request(0, 1, 10, int64(i)*100, 100, sched.Read)           // file 10: step 100
-		a.Request(0, 1, 11, 1_000_000+int64(i)*300, 100, sched.Read) // file 11: step 300
+		a.Request(0, 1, 10, int64(i)*100, 100, rw.Read)           // file 10: step 100
+		a.Request(0, 1, 11, 1_000_000+int64(i)*300, 100, rw.Read) // file 11: step 300
 	}
 	if o := a.Close(0, 0, time.Second, 1, 0); o.ProcDist != 200 {
 		t.Fatalf("ProcDist %v, want 200 (mean of 100 and 300)", o.ProcDist)
@@ -126,15 +126,15 @@ func TestProcDistKeyedByProcessAndFile(t *testing.T) {
 
 func TestProcDistAcrossIntervals(t *testing.T) {
 	var a access.Accumulator
-	a.Request(0, 5, 1, 0, 100, sched.Write)
+	a.Request(0, 5, 1, 0, 100, rw.Write)
 	a.Close(0, 0, time.Second, 1, 0)
-	a.Request(0, 5, 1, 700, 100, sched.Write)
+	a.Request(0, 5, 1, 700, 100, rw.Write)
 	if o := a.Close(0, time.Second, time.Second, 1, 0); o.ProcDist != 700 {
 		t.Fatalf("distance across intervals: got %v, want 700", o.ProcDist)
 	}
 	// A (process, file) unseen for a whole interval is forgotten.
 	a.Close(0, 2*time.Second, time.Second, 1, 0)
-	a.Request(0, 5, 1, 5000, 100, sched.Write)
+	a.Request(0, 5, 1, 5000, 100, rw.Write)
 	if o := a.Close(0, 3*time.Second, time.Second, 1, 0); o.ProcDist != 0 {
 		t.Fatalf("stale distance kept: got %v, want 0", o.ProcDist)
 	}
@@ -142,16 +142,16 @@ func TestProcDistAcrossIntervals(t *testing.T) {
 
 func TestMajorityOpByBytes(t *testing.T) {
 	var a access.Accumulator
-	a.Request(0, 0, 1, 0, 10, sched.Read)
-	a.Request(0, 0, 1, 0, 10, sched.Read)
-	a.Request(0, 1, 2, 0, 100, sched.Write)
-	if o := a.Close(0, 0, time.Second, 1, 0); o.Op != sched.Write {
+	a.Request(0, 0, 1, 0, 10, rw.Read)
+	a.Request(0, 0, 1, 0, 10, rw.Read)
+	a.Request(0, 1, 2, 0, 100, rw.Write)
+	if o := a.Close(0, 0, time.Second, 1, 0); o.Op != rw.Write {
 		t.Fatalf("majority op: got %v, want write", o.Op)
 	}
 }
 
 func TestValidateRejects(t *testing.T) {
-	good := access.Observation{Requests: 1, Op: sched.Read, ReqMin: 1, ReqMax: 3, ReqAvg: 2}
+	good := access.Observation{Requests: 1, Op: rw.Read, ReqMin: 1, ReqMax: 3, ReqAvg: 2}
 	if err := good.Validate(); err != nil {
 		t.Fatalf("good observation rejected: %v", err)
 	}
@@ -180,7 +180,7 @@ func TestValidateRejects(t *testing.T) {
 	}
 	bad := good
 	bad.Op = 0
-	if err := bad.Validate(); !errors.Is(err, sched.ErrBadOp) {
+	if err := bad.Validate(); !errors.Is(err, rw.ErrBadOp) {
 		t.Fatalf("got %v, want ErrBadOp", err)
 	}
 }
@@ -205,8 +205,8 @@ func TestClassRoundTrip(t *testing.T) {
 
 func ExampleAccumulator() {
 	var a access.Accumulator
-	a.Request(0, 0, 1, 0, 4096, sched.Write)
-	a.Request(0, 0, 1, 4096, 4096, sched.Write)
+	a.Request(0, 0, 1, 0, 4096, rw.Write)
+	a.Request(0, 0, 1, 4096, 4096, rw.Write)
 	a.Done(8192)
 	o := a.Close(0, 0, time.Second, 4, time.Millisecond)
 	fmt.Println(o.FileHandles, o.ReqAvg, o.OffsetDist, o.Bandwidth, o.Op)
@@ -222,7 +222,7 @@ func BenchmarkAccumulatorRequest(b *testing.B) {
 	b.ReportAllocs()
 	for i := 0; i < b.N; i++ {
 		p := uint64(i % 16)
-		a.Request(1, p, p, int64(i/16)*32<<10, 32<<10, sched.Write)
+		a.Request(1, p, p, int64(i/16)*32<<10, 32<<10, rw.Write)
 		a.Done(32 << 10)
 		if i%100000 == 99999 {
 			a.Close(0, 0, time.Second, 4, time.Millisecond)
@@ -237,33 +237,33 @@ func BenchmarkAccumulatorRequest(b *testing.B) {
 // all requests'. The Accumulator must agree with it on every sequence.
 type refAccumulator struct {
 	reqs     []refReq
-	lastFile map[sched.Op]map[uint64]int64
-	lastProc map[sched.Op]map[[2]uint64]int64
+	lastFile map[rw.Op]map[uint64]int64
+	lastProc map[rw.Op]map[[2]uint64]int64
 }
 
 type refReq struct {
 	client         uint32
 	process, file  uint64
 	offset, length int64
-	op             sched.Op
+	op             rw.Op
 }
 
 func (r *refAccumulator) close() (clients, processes, files int, dist, pdist float64, n int64) {
 	if r.lastFile == nil {
-		r.lastFile, r.lastProc = map[sched.Op]map[uint64]int64{}, map[sched.Op]map[[2]uint64]int64{}
+		r.lastFile, r.lastProc = map[rw.Op]map[uint64]int64{}, map[rw.Op]map[[2]uint64]int64{}
 	}
-	bytes := map[sched.Op]int64{}
+	bytes := map[rw.Op]int64{}
 	for _, q := range r.reqs {
 		bytes[q.op] += q.length
 	}
-	var major sched.Op
+	var major rw.Op
 	switch {
-	case bytes[sched.Write] > bytes[sched.Read]:
-		major = sched.Write
-	case bytes[sched.Read] > 0:
-		major = sched.Read
+	case bytes[rw.Write] > bytes[rw.Read]:
+		major = rw.Write
+	case bytes[rw.Read] > 0:
+		major = rw.Read
 	}
-	for _, op := range []sched.Op{sched.Read, sched.Write} {
+	for _, op := range []rw.Op{rw.Read, rw.Write} {
 		cs, ps, fs := map[uint32]bool{}, map[uint64]bool{}, map[uint64]bool{}
 		var dSum, pSum float64
 		var dN, pN int
@@ -330,7 +330,7 @@ func TestAccumulatorMatchesDefinition(t *testing.T) {
 					file:    uint64(rapid.IntRange(0, 3).Draw(t, "file")),
 					offset:  rapid.Int64Range(0, 1<<20).Draw(t, "offset"),
 					length:  rapid.Int64Range(1, 1<<16).Draw(t, "length"),
-					op:      sched.Op(rapid.IntRange(int(sched.Read), int(sched.Write)).Draw(t, "op")),
+					op:      rw.Op(rapid.IntRange(int(rw.Read), int(rw.Write)).Draw(t, "op")),
 				}
 				a.Request(q.client, q.process, q.file, q.offset, q.length, q.op)
 				ref.reqs = append(ref.reqs, q)

@@ -8,7 +8,7 @@
 // clients and every completed byte, then close the interval.
 //
 //	var acc access.Accumulator
-//	acc.Request(clientID, processID, fileHandle, offset, length, sched.Write)
+//	acc.Request(clientID, processID, fileHandle, offset, length, rw.Write)
 //	acc.Done(length)
 //	obs := acc.Close(node, start, time.Second, dataServers, window)
 package access

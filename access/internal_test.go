@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/adaptio/adaptio/sched"
+	"github.com/adaptio/adaptio/rw"
 )
 
 // TestAccumulatorMemoryBound: the offsets kept across intervals are those
@@ -12,11 +12,11 @@ import (
 // however many came before.
 func TestAccumulatorMemoryBound(t *testing.T) {
 	var acc Accumulator
-	a := &acc.ops[sched.Read]
+	a := &acc.ops[rw.Read]
 	// Interval 1: 1,000 processes on 10 files each.
 	for p := range 1000 {
 		for f := range 10 {
-			acc.Request(0, uint64(p), uint64(f), int64(p), 1, sched.Read)
+			acc.Request(0, uint64(p), uint64(f), int64(p), 1, rw.Read)
 		}
 	}
 	acc.Close(0, 0, time.Second, 1, 0)
@@ -25,7 +25,7 @@ func TestAccumulatorMemoryBound(t *testing.T) {
 	}
 	// Interval 2: 3 processes on file 0 only.
 	for p := range 3 {
-		acc.Request(0, uint64(p), 0, 0, 1, sched.Read)
+		acc.Request(0, uint64(p), 0, 0, 1, rw.Read)
 	}
 	acc.Close(0, time.Second, time.Second, 1, 0)
 	if len(a.procs) != 3 || len(a.files) != 1 {
@@ -67,24 +67,24 @@ func TestIntervalDescribesItsMajorityOperation(t *testing.T) {
 	// Shared 1D-strided read of 16 processes, 8 rounds: most of the bytes.
 	for round := range 8 {
 		for p := range 16 {
-			a.Request(0, uint64(p), 1, int64(round*16+p)*req, req, sched.Read)
+			a.Request(0, uint64(p), 1, int64(round*16+p)*req, req, rw.Read)
 		}
 	}
 	// The next phase starts: 16 processes each write their own file once.
 	for p := range 16 {
-		a.Request(0, uint64(p), uint64(100+p), 0, req, sched.Write)
+		a.Request(0, uint64(p), uint64(100+p), 0, req, rw.Write)
 	}
 	o := a.Close(0, 0, time.Second, 4, 0)
-	if o.Op != sched.Read || o.FileHandles != 1 || o.ProcDist != 16*req || o.Requests != 8*16+16 {
+	if o.Op != rw.Read || o.FileHandles != 1 || o.ProcDist != 16*req || o.Requests != 8*16+16 {
 		t.Errorf("mixed interval: op %v, %d file handles, per-process distance %v, %d requests; want read, 1, %d, %d",
 			o.Op, o.FileHandles, o.ProcDist, o.Requests, 16*req, 8*16+16)
 	}
 	// The following interval, all writes, is the writes' alone, with the
 	// offsets each file's previous write left.
 	for p := range 16 {
-		a.Request(0, uint64(p), uint64(100+p), req, req, sched.Write)
+		a.Request(0, uint64(p), uint64(100+p), req, req, rw.Write)
 	}
-	if o := a.Close(0, time.Second, time.Second, 4, 0); o.Op != sched.Write || o.FileHandles != 16 || o.ProcDist != req {
+	if o := a.Close(0, time.Second, time.Second, 4, 0); o.Op != rw.Write || o.FileHandles != 16 || o.ProcDist != req {
 		t.Errorf("write interval: op %v, %d file handles, per-process distance %v; want write, 16, %d", o.Op, o.FileHandles, o.ProcDist, req)
 	}
 }

@@ -18,7 +18,7 @@ import (
 	"github.com/adaptio/adaptio/council"
 	"github.com/adaptio/adaptio/council/service"
 	"github.com/adaptio/adaptio/internal/poll"
-	"github.com/adaptio/adaptio/sched"
+	"github.com/adaptio/adaptio/rw"
 )
 
 // daemon is a stand-in forwarding daemon: busy FPP writes whose bandwidth
@@ -34,7 +34,7 @@ func (d *daemon) CloseInterval(now time.Time) access.Observation {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	bw := 1e8 / (1 + d.window.Seconds()*1000)
-	return access.Observation{Interval: 50 * time.Millisecond, Processes: 4, Op: sched.Write, FileHandles: 4,
+	return access.Observation{Interval: 50 * time.Millisecond, Processes: 4, Op: rw.Write, FileHandles: 4,
 		ReqAvg: 1 << 20, ReqMin: 1 << 20, ReqMax: 1 << 20, Bandwidth: bw, Bytes: int64(bw), Requests: 10, Window: d.window}
 }
 

@@ -7,7 +7,7 @@ import (
 
 	"github.com/adaptio/adaptio/access"
 	"github.com/adaptio/adaptio/council/wire"
-	"github.com/adaptio/adaptio/sched"
+	"github.com/adaptio/adaptio/rw"
 )
 
 // BenchmarkObserve is the core's cost per report with the default detector.
@@ -16,7 +16,7 @@ func BenchmarkObserve(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	o := obs(0, access.SS, sched.Write, c.Window(), 1e8)
+	o := obs(0, access.SS, rw.Write, c.Window(), 1e8)
 	o.FileHandles, o.OffsetDist, o.ProcDist = 1, 64*32768, 64*32768
 	seq := uint64(0)
 	for b.Loop() {
@@ -39,7 +39,7 @@ func BenchmarkRound768(b *testing.B) {
 	for b.Loop() {
 		seq++
 		for n := range msgs {
-			o := obs(n, access.Classes[n%3], sched.Write, c.Window(), 1e8)
+			o := obs(n, access.Classes[n%3], rw.Write, c.Window(), 1e8)
 			o.FileHandles = []int{64, 1, 1}[n%3]
 			msgs[n], _ = wire.AppendReport(msgs[n][:0], wire.Report{Instance: 1, Seq: seq, Obs: o})
 		}

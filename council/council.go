@@ -13,6 +13,7 @@ import (
 	"github.com/adaptio/adaptio/bandit"
 	"github.com/adaptio/adaptio/council/wire"
 	"github.com/adaptio/adaptio/detect"
+	"github.com/adaptio/adaptio/rw"
 	"github.com/adaptio/adaptio/sched"
 )
 
@@ -248,9 +249,9 @@ func (c *Council) Known() int { return c.known }
 func (c *Council) arm(w time.Duration) int { return slices.Index(c.cfg.Windows, w) }
 
 // Context returns the bandit context of a pattern and operation, such as "SS/write".
-func Context(p access.Class, op sched.Op) string {
+func Context(p access.Class, op rw.Op) string {
 	switch op {
-	case sched.Read:
+	case rw.Read:
 		switch p {
 		case access.FPP:
 			return "FPP/read"
@@ -259,7 +260,7 @@ func Context(p access.Class, op sched.Op) string {
 		case access.SS:
 			return "SS/read"
 		}
-	case sched.Write:
+	case rw.Write:
 		switch p {
 		case access.FPP:
 			return "FPP/write"

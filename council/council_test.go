@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/adaptio/adaptio/access"
+	"github.com/adaptio/adaptio/rw"
 	"github.com/adaptio/adaptio/sched"
 	"pgregory.net/rapid"
 )
@@ -27,7 +28,7 @@ func (classByHandles) Detect(o access.Observation) (access.Class, [3]float64) {
 }
 
 // obs returns a busy observation of node under window w with pattern class.
-func obs(node int, class access.Class, op sched.Op, w time.Duration, bw float64) access.Observation {
+func obs(node int, class access.Class, op rw.Op, w time.Duration, bw float64) access.Observation {
 	return access.Observation{
 		Node: node, Interval: time.Second, DataServers: 4, Clients: 8, Processes: 64, Op: op,
 		FileHandles: int(class), ReqAvg: 32768, ReqMin: 32768, ReqMax: 32768, Bandwidth: bw,
@@ -71,12 +72,12 @@ func TestRoundClosesWhenAllKnownNodesReport(t *testing.T) {
 	var rp reporter
 	w := c.Window()
 	for n := range 2 {
-		mustObserve(t, c, time.Duration(n)*time.Millisecond, rp.report(obs(n, access.SS, sched.Write, w, 1e8), 0))
+		mustObserve(t, c, time.Duration(n)*time.Millisecond, rp.report(obs(n, access.SS, rw.Write, w, 1e8), 0))
 		if _, ok, wake := c.Poll(time.Duration(n) * time.Millisecond); ok || wake != DefaultTimeout {
 			t.Fatalf("after %d of 3 reports: ok=%v wake=%v, want not due until %v", n+1, ok, wake, DefaultTimeout)
 		}
 	}
-	mustObserve(t, c, 3*time.Millisecond, rp.report(obs(2, access.SS, sched.Write, w, 1e8), 0))
+	mustObserve(t, c, 3*time.Millisecond, rp.report(obs(2, access.SS, rw.Write, w, 1e8), 0))
 	d, ok, _ := c.Poll(3 * time.Millisecond)
 	if !ok || d.Reason != "all" || d.Round != 1 || len(d.Nodes) != 3 || d.Voters != 3 || len(d.Missing) != 0 {
 		t.Fatalf("got ok=%v %+v, want round 1 closed by all 3 nodes", ok, d)
@@ -93,7 +94,7 @@ func TestDeadNodeDoesNotStall(t *testing.T) {
 	for round := uint64(1); round <= 3; round++ {
 		now = time.Duration(round) * time.Second
 		for n := range 2 { // node 2 is dead
-			mustObserve(t, c, now, rp.report(obs(n, access.FPP, sched.Read, c.Window(), 1e8), round-1))
+			mustObserve(t, c, now, rp.report(obs(n, access.FPP, rw.Read, c.Window(), 1e8), round-1))
 		}
 		d, ok, wake := c.Poll(now)
 		if round <= 2 {
@@ -112,7 +113,7 @@ func TestDeadNodeDoesNotStall(t *testing.T) {
 		}
 	}
 	// The dead node comes back: known again.
-	mustObserve(t, c, now+time.Second, rp.report(obs(2, access.FPP, sched.Read, c.Window(), 1e8), 3))
+	mustObserve(t, c, now+time.Second, rp.report(obs(2, access.FPP, rw.Read, c.Window(), 1e8), 3))
 	if c.Known() != 3 {
 		t.Fatalf("known = %d after node 2 returned, want 3", c.Known())
 	}
@@ -125,7 +126,7 @@ func TestRewardCreditedToWindowInForce(t *testing.T) {
 	// The node's pattern just changed to SC and it still ran 250us (an older
 	// decision): the reward goes to (SC, write, 250us), whatever the Council
 	// decided last.
-	mustObserve(t, c, 0, rp.report(obs(0, access.SC, sched.Write, w250, 3e8), 0))
+	mustObserve(t, c, 0, rp.report(obs(0, access.SC, rw.Write, w250, 3e8), 0))
 	st := c.Status()
 	if len(st.Contexts) != 1 || st.Contexts[0].Context != "SC/write" {
 		t.Fatalf("contexts %+v, want only SC/write", st.Contexts)
@@ -141,7 +142,7 @@ func TestIdleAndForeignWindowTeachNothing(t *testing.T) {
 	var rp reporter
 	idle := access.Observation{Node: 0, Interval: time.Second, Window: c.Window()}
 	mustObserve(t, c, 0, rp.report(idle, 0))
-	foreign := obs(1, access.SS, sched.Read, 3*time.Millisecond, 5e8) // not an arm
+	foreign := obs(1, access.SS, rw.Read, 3*time.Millisecond, 5e8) // not an arm
 	mustObserve(t, c, 0, rp.report(foreign, 0))
 	d, ok, _ := c.Poll(0)
 	if !ok || d.Reason != "all" {
@@ -192,10 +193,10 @@ func TestNoVotesKeepsWindow(t *testing.T) {
 func TestRejectsWithoutChangingState(t *testing.T) {
 	c := newCouncil(t, Config{})
 	var rp reporter
-	good := rp.report(obs(0, access.SS, sched.Write, c.Window(), 1e8), 0)
+	good := rp.report(obs(0, access.SS, rw.Write, c.Window(), 1e8), 0)
 	mustObserve(t, c, 0, good)
 	before, _ := c.Snapshot()
-	bad := obs(1, access.SS, sched.Write, c.Window(), 1e8)
+	bad := obs(1, access.SS, rw.Write, c.Window(), 1e8)
 	bad.ReqMin = 1 << 20 // min > avg
 	tests := []struct {
 		name string
@@ -236,9 +237,9 @@ func TestConsensus(t *testing.T) {
 		t.Run(tt.rule, func(t *testing.T) {
 			c := newCouncil(t, Config{Nodes: 3, Consensus: tt.rule, Policy: "greedy"})
 			var rp reporter
-			mustObserve(t, c, 0, rp.report(obs(0, access.SS, sched.Read, w4, 1e7), 0))
-			mustObserve(t, c, 0, rp.report(obs(1, access.SS, sched.Read, w4, 1e7), 0))
-			mustObserve(t, c, 0, rp.report(obs(2, access.FPP, sched.Write, w125, 1e9), 0))
+			mustObserve(t, c, 0, rp.report(obs(0, access.SS, rw.Read, w4, 1e7), 0))
+			mustObserve(t, c, 0, rp.report(obs(1, access.SS, rw.Read, w4, 1e7), 0))
+			mustObserve(t, c, 0, rp.report(obs(2, access.FPP, rw.Write, w125, 1e9), 0))
 			d, ok, _ := c.Poll(0)
 			if !ok || d.Window != tt.want || d.Explore || d.Prob != 1 {
 				t.Fatalf("got ok=%v window %v explore %v prob %v, want %v exploited with prob 1", ok, d.Window, d.Explore, d.Prob, tt.want)
@@ -257,14 +258,14 @@ func TestPropensity(t *testing.T) {
 	c := newCouncil(t, Config{Nodes: 1, Policy: "egreedy", Options: banditEps(0.3)})
 	var rp reporter
 	w4 := sched.Windows[5]
-	mustObserve(t, c, 0, rp.report(obs(0, access.SS, sched.Read, w4, 1e7), 0))
+	mustObserve(t, c, 0, rp.report(obs(0, access.SS, rw.Read, w4, 1e7), 0))
 	c.Poll(0)
 	const rounds = 20000
 	freq := map[time.Duration]int{}
 	prob := map[time.Duration]float64{}
 	for range rounds {
 		// Idle-free reports under a foreign window: no learning, same state.
-		mustObserve(t, c, 0, rp.report(obs(0, access.SS, sched.Read, 3*time.Millisecond, 1e7), c.Round()))
+		mustObserve(t, c, 0, rp.report(obs(0, access.SS, rw.Read, 3*time.Millisecond, 1e7), c.Round()))
 		d, _, _ := c.Poll(0)
 		freq[d.Window]++
 		if p, seen := prob[d.Window]; seen && p != d.Prob {
@@ -297,7 +298,7 @@ func TestDeterministic(t *testing.T) {
 		for round := range 50 {
 			for n := range 4 {
 				cls := access.Classes[(n+round/10)%3]
-				mustObserve(t, c, time.Duration(round)*time.Second, rp.report(obs(n, cls, sched.Write, c.Window(), 1e8*rng.Float64()+1), uint64(round)))
+				mustObserve(t, c, time.Duration(round)*time.Second, rp.report(obs(n, cls, rw.Write, c.Window(), 1e8*rng.Float64()+1), uint64(round)))
 			}
 			d, ok, _ := c.Poll(time.Duration(round) * time.Second)
 			if !ok {
@@ -321,7 +322,7 @@ func TestSnapshotRestoreContinues(t *testing.T) {
 	var rp reporter
 	for round := range 20 {
 		for n := range 2 {
-			mustObserve(t, a, 0, rp.report(obs(n, access.FPP, sched.Write, a.Window(), float64(1e8*(n+1))), uint64(round)))
+			mustObserve(t, a, 0, rp.report(obs(n, access.FPP, rw.Write, a.Window(), float64(1e8*(n+1))), uint64(round)))
 		}
 		a.Poll(0)
 	}
@@ -338,7 +339,7 @@ func TestSnapshotRestoreContinues(t *testing.T) {
 		t.Fatalf("restored status %+v, want %+v", sb, sa)
 	}
 	// Learning continues: the next reward adds to the restored counts.
-	mustObserve(t, b, 0, rp.report(obs(0, access.FPP, sched.Write, b.Window(), 1e8), 20))
+	mustObserve(t, b, 0, rp.report(obs(0, access.FPP, rw.Write, b.Window(), 1e8), 20))
 	d, ok, _ := b.Poll(time.Hour)
 	if !ok || d.Round != 21 {
 		t.Fatalf("round after restore: ok=%v round %d, want 21", ok, d.Round)
@@ -402,7 +403,7 @@ func TestRapidInvariants(t *testing.T) {
 		for range rapid.IntRange(1, 100).Draw(t, "steps") {
 			now += time.Duration(rapid.Int64Range(0, int64(time.Second)).Draw(t, "dt"))
 			node := rapid.IntRange(0, 6).Draw(t, "node")
-			o := obs(node, access.Class(rapid.IntRange(0, 4).Draw(t, "class")), sched.Op(rapid.IntRange(0, 3).Draw(t, "op")),
+			o := obs(node, access.Class(rapid.IntRange(0, 4).Draw(t, "class")), rw.Op(rapid.IntRange(0, 3).Draw(t, "op")),
 				rapid.SampledFrom(append([]time.Duration{0, 3 * time.Millisecond}, sched.Windows...)).Draw(t, "win"),
 				rapid.Float64Range(0, 1e10).Draw(t, "bw"))
 			switch rapid.IntRange(0, 2).Draw(t, "idle") {
@@ -436,7 +437,7 @@ func TestRapidInvariants(t *testing.T) {
 
 func TestContextNames(t *testing.T) {
 	for _, c := range access.Classes {
-		for _, op := range []sched.Op{sched.Read, sched.Write} {
+		for _, op := range []rw.Op{rw.Read, rw.Write} {
 			if got, want := Context(c, op), c.String()+"/"+op.String(); got != want {
 				t.Errorf("Context(%v, %v) = %q, want %q", c, op, got, want)
 			}
@@ -450,17 +451,17 @@ func TestContextNames(t *testing.T) {
 func TestDiscoveryRound(t *testing.T) {
 	c := newCouncil(t, Config{Timeout: 100 * time.Millisecond, Policy: "greedy"})
 	var rp reporter
-	mustObserve(t, c, 0, rp.report(obs(0, access.FPP, sched.Write, c.Window(), 1e8), 0))
+	mustObserve(t, c, 0, rp.report(obs(0, access.FPP, rw.Write, c.Window(), 1e8), 0))
 	if _, ok, wake := c.Poll(0); ok || wake != 100*time.Millisecond {
 		t.Fatalf("discovery round closed at the first report (ok=%v wake=%v)", ok, wake)
 	}
-	mustObserve(t, c, 50*time.Millisecond, rp.report(obs(1, access.FPP, sched.Write, c.Window(), 1e8), 0))
+	mustObserve(t, c, 50*time.Millisecond, rp.report(obs(1, access.FPP, rw.Write, c.Window(), 1e8), 0))
 	d, ok, _ := c.Poll(100 * time.Millisecond)
 	if !ok || d.Reason != "deadline" || len(d.Nodes) != 2 {
 		t.Fatalf("discovery round: ok=%v %+v", ok, d)
 	}
 	for n := range 2 {
-		mustObserve(t, c, time.Second, rp.report(obs(n, access.FPP, sched.Write, c.Window(), 1e8), 1))
+		mustObserve(t, c, time.Second, rp.report(obs(n, access.FPP, rw.Write, c.Window(), 1e8), 1))
 	}
 	if d, ok, _ := c.Poll(time.Second); !ok || d.Reason != "all" {
 		t.Fatalf("second round: ok=%v %+v, want closed by all", ok, d)
@@ -473,9 +474,9 @@ func TestRecommendationsUseEstimatesAtClose(t *testing.T) {
 	w125, w4 := sched.Windows[0], sched.Windows[5]
 	c := newCouncil(t, Config{Nodes: 3, Policy: "greedy"})
 	var rp reporter
-	mustObserve(t, c, 0, rp.report(obs(0, access.SS, sched.Read, w125, 1e8), 0))
-	mustObserve(t, c, 0, rp.report(obs(1, access.SS, sched.Read, w125, 1.1e8), 0))
-	mustObserve(t, c, 0, rp.report(obs(2, access.SS, sched.Read, w4, 5e8), 0))
+	mustObserve(t, c, 0, rp.report(obs(0, access.SS, rw.Read, w125, 1e8), 0))
+	mustObserve(t, c, 0, rp.report(obs(1, access.SS, rw.Read, w125, 1.1e8), 0))
+	mustObserve(t, c, 0, rp.report(obs(2, access.SS, rw.Read, w4, 5e8), 0))
 	d, ok, _ := c.Poll(0)
 	if !ok || d.Window != w4 {
 		t.Fatalf("got ok=%v window %v, want %v (the best estimate when the round closed)", ok, d.Window, w4)
@@ -495,19 +496,19 @@ func TestStragglerDoesNotShiftRounds(t *testing.T) {
 	var rp reporter
 	w := c.Window()
 	for n := range 2 {
-		mustObserve(t, c, 0, rp.report(obs(n, access.FPP, sched.Write, w, 1e8), 0))
+		mustObserve(t, c, 0, rp.report(obs(n, access.FPP, rw.Write, w, 1e8), 0))
 	}
 	if d, ok, _ := c.Poll(0); !ok || d.Round != 1 {
 		t.Fatalf("round 1 not closed: %+v", d)
 	}
 	// Round 2: node 1 is slow; the round closes at its deadline.
-	mustObserve(t, c, time.Second, rp.report(obs(0, access.FPP, sched.Write, w, 1e8), 1))
+	mustObserve(t, c, time.Second, rp.report(obs(0, access.FPP, rw.Write, w, 1e8), 1))
 	if d, ok, _ := c.Poll(time.Second + 100*time.Millisecond); !ok || d.Reason != "deadline" {
 		t.Fatalf("round 2: ok=%v %+v, want closed by deadline", ok, d)
 	}
 	// Node 1's report for round 2 arrives now: credited, but no round opens.
 	before := totalCounts(c)
-	mustObserve(t, c, time.Second+150*time.Millisecond, rp.report(obs(1, access.FPP, sched.Write, w, 1e8), 1))
+	mustObserve(t, c, time.Second+150*time.Millisecond, rp.report(obs(1, access.FPP, rw.Write, w, 1e8), 1))
 	if got := totalCounts(c); got != before+1 {
 		t.Fatalf("late report credited %d rewards, want 1", got-before)
 	}
@@ -516,7 +517,7 @@ func TestStragglerDoesNotShiftRounds(t *testing.T) {
 	}
 	// Round 3: both nodes, in step again.
 	for n := range 2 {
-		mustObserve(t, c, 2*time.Second, rp.report(obs(n, access.FPP, sched.Write, w, 1e8), 2))
+		mustObserve(t, c, 2*time.Second, rp.report(obs(n, access.FPP, rw.Write, w, 1e8), 2))
 	}
 	d, ok, _ := c.Poll(2 * time.Second)
 	if !ok || d.Round != 3 || d.Reason != "all" || len(d.Nodes) != 2 || len(d.Late) != 1 || d.Late[0].Node != 1 || !d.Late[0].Late {

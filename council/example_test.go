@@ -7,7 +7,7 @@ import (
 
 	"github.com/adaptio/adaptio/access"
 	"github.com/adaptio/adaptio/council"
-	"github.com/adaptio/adaptio/sched"
+	"github.com/adaptio/adaptio/rw"
 )
 
 // sharedStrided is a stand-in detector: every busy interval is SS.
@@ -24,7 +24,7 @@ func Example() {
 	}
 	report := func(node int, seq uint64, bw float64) council.Report {
 		return council.Report{Instance: uint64(node + 1), Seq: seq, Obs: access.Observation{
-			Node: node, Interval: time.Second, Processes: 16, Op: sched.Write, FileHandles: 1,
+			Node: node, Interval: time.Second, Processes: 16, Op: rw.Write, FileHandles: 1,
 			ReqAvg: 32 << 10, ReqMin: 32 << 10, ReqMax: 32 << 10, Bandwidth: bw, Bytes: int64(bw), Requests: 100,
 			Window: c.Window(), // the window in force during the interval
 		}}

@@ -25,7 +25,7 @@ import (
 
 	"github.com/adaptio/adaptio/disk"
 	"github.com/adaptio/adaptio/internal/ring"
-	"github.com/adaptio/adaptio/sched"
+	"github.com/adaptio/adaptio/rw"
 )
 
 // ErrBadConfig is wrapped by every configuration error.
@@ -114,10 +114,10 @@ func (c Config) Validate() error {
 
 // Access is one request a data server serves.
 type Access struct {
-	Node   int      // I/O node that sent it (negative: unknown, one node)
-	File   uint64   // file handle (disk placement and page-cache key)
-	Op     sched.Op // Read or Write
-	Offset int64    // in the server's local (object) bytes of the file
+	Node   int    // I/O node that sent it (negative: unknown, one node)
+	File   uint64 // file handle (disk placement and page-cache key)
+	Op     rw.Op  // Read or Write
+	Offset int64  // in the server's local (object) bytes of the file
 	Length int64
 	Tag    int64 // the caller's, returned unchanged
 }
@@ -261,7 +261,7 @@ func (s *Server) Stats() Stats {
 	return st
 }
 
-func (s *Server) device(now time.Duration, op sched.Op, addr, length int64) time.Duration {
+func (s *Server) device(now time.Duration, op rw.Op, addr, length int64) time.Duration {
 	if s.dev == nil {
 		return 0
 	}
@@ -276,7 +276,7 @@ func (s *Server) access(now time.Duration, a Access) time.Duration {
 	}
 	first, last := a.Offset/ra, (a.Offset+a.Length-1)/ra
 	key := a.File << 40
-	if a.Op == sched.Write {
+	if a.Op == rw.Write {
 		for c := first; c <= last; c++ {
 			delete(s.cache, key|uint64(c))
 		}
@@ -310,7 +310,7 @@ func (s *Server) access(now time.Duration, a Access) time.Duration {
 			s.cache[key|uint64(x)] = struct{}{}
 		}
 		s.st.PageMisses++
-		d += s.device(now+d, sched.Read, s.place.Addr(a.File, b*ra), (e-b+1)*ra)
+		d += s.device(now+d, rw.Read, s.place.Addr(a.File, b*ra), (e-b+1)*ra)
 		c = e + 1
 	}
 	return d
@@ -325,7 +325,7 @@ func (s *Server) cached(chunk uint64) bool {
 // chunk of a (queued-read merging).
 func (s *Server) demand(a Access, delta int32) {
 	ra := s.cfg.ReadAheadBytes
-	if ra <= 0 || s.cfg.ReadMerge <= 1 || a.Op != sched.Read || a.Length <= 0 {
+	if ra <= 0 || s.cfg.ReadMerge <= 1 || a.Op != rw.Read || a.Length <= 0 {
 		return
 	}
 	key := a.File << 40

@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/adaptio/adaptio/disk"
-	"github.com/adaptio/adaptio/sched"
+	"github.com/adaptio/adaptio/rw"
 )
 
 func newServer(t *testing.T, cfg Config, dev disk.Device) *Server {
@@ -35,7 +35,7 @@ func serve(s *Server, as ...Access) []time.Duration {
 func TestSwitchCostOnlyWhenTheIONodeChanges(t *testing.T) {
 	s := newServer(t, Config{Overhead: 10 * time.Microsecond, SwitchCost: 300 * time.Microsecond, TokenCost: 50 * time.Microsecond, ReadAheadBytes: -1}, nil)
 	w := func(node int, file uint64) Access {
-		return Access{Node: node, File: file, Op: sched.Write, Offset: 0, Length: 4096}
+		return Access{Node: node, File: file, Op: rw.Write, Offset: 0, Length: 4096}
 	}
 	got := serve(s, w(0, 1), w(0, 2), w(1, 2), w(1, 1), w(0, 3))
 	us := time.Microsecond
@@ -53,7 +53,7 @@ func TestSwitchCostOnlyWhenTheIONodeChanges(t *testing.T) {
 func TestContentionCountsOtherNodesWithWork(t *testing.T) {
 	s := newServer(t, Config{Overhead: -1, SwitchCost: -1, Contention: 100 * time.Microsecond, ReadAheadBytes: -1}, nil)
 	for node := range 3 {
-		s.Arrive(Access{Node: node, File: 1, Op: sched.Write, Length: 1})
+		s.Arrive(Access{Node: node, File: 1, Op: rw.Write, Length: 1})
 	}
 	_, d, ok := s.Start(0)
 	if !ok || d != 200*time.Microsecond {
@@ -67,12 +67,12 @@ func TestContentionCountsOtherNodesWithWork(t *testing.T) {
 func TestPageCacheHitsAfterAMissAndWritesInvalidate(t *testing.T) {
 	dev := disk.None{}
 	s := newServer(t, Config{Overhead: -1, SwitchCost: -1, ReadAheadBytes: 128 << 10, CacheCopyBytesPerSec: 1e9}, dev)
-	r := func(off int64) Access { return Access{File: 7, Op: sched.Read, Offset: off, Length: 32 << 10} }
+	r := func(off int64) Access { return Access{File: 7, Op: rw.Read, Offset: off, Length: 32 << 10} }
 	serve(s, r(0), r(32<<10), r(96<<10))
 	if st := s.Stats(); st.PageMisses != 1 || st.PageHits != 2 {
 		t.Fatalf("three reads inside one 128 KiB chunk: %d misses %d hits, want 1 and 2", st.PageMisses, st.PageHits)
 	}
-	serve(s, Access{File: 7, Op: sched.Write, Offset: 0, Length: 1}, r(0))
+	serve(s, Access{File: 7, Op: rw.Write, Offset: 0, Length: 1}, r(0))
 	if st := s.Stats(); st.PageMisses != 2 {
 		t.Errorf("a read after a write to its chunk: %d misses in all, want 2 (the write invalidates)", st.PageMisses)
 	}
@@ -85,7 +85,7 @@ func TestQueuedReadsMergeIntoOneDeviceRead(t *testing.T) {
 	}{{8, 1}, {-1, 4}} {
 		s := newServer(t, Config{Overhead: -1, SwitchCost: -1, ReadMerge: tt.merge}, disk.None{})
 		for k := range 4 {
-			s.Arrive(Access{File: 1, Op: sched.Read, Offset: int64(k) * 128 << 10, Length: 128 << 10})
+			s.Arrive(Access{File: 1, Op: rw.Read, Offset: int64(k) * 128 << 10, Length: 128 << 10})
 		}
 		for s.Len() > 0 {
 			s.Start(0)
@@ -104,7 +104,7 @@ func TestElevatorServesInAddressOrder(t *testing.T) {
 	}{{false, []int64{3, 1, 2}}, {true, []int64{1, 2, 3}}} {
 		s := newServer(t, Config{Elevator: tt.elevator, ReadAheadBytes: -1}, nil)
 		for _, off := range []int64{3, 1, 2} {
-			s.Arrive(Access{File: 1, Op: sched.Write, Offset: off << 20, Length: 1, Tag: off})
+			s.Arrive(Access{File: 1, Op: rw.Write, Offset: off << 20, Length: 1, Tag: off})
 		}
 		var got []int64
 		for s.Len() > 0 {
@@ -123,10 +123,10 @@ func TestElevatorServesInAddressOrder(t *testing.T) {
 
 func TestTimeScaleMultipliesEveryServiceTime(t *testing.T) {
 	as := []Access{
-		{Node: 0, File: 1, Op: sched.Write, Offset: 0, Length: 1 << 20},
-		{Node: 1, File: 1, Op: sched.Write, Offset: 1 << 20, Length: 32 << 10},
-		{Node: 0, File: 2, Op: sched.Read, Offset: 0, Length: 32 << 10},
-		{Node: 0, File: 2, Op: sched.Read, Offset: 32 << 10, Length: 32 << 10},
+		{Node: 0, File: 1, Op: rw.Write, Offset: 0, Length: 1 << 20},
+		{Node: 1, File: 1, Op: rw.Write, Offset: 1 << 20, Length: 32 << 10},
+		{Node: 0, File: 2, Op: rw.Read, Offset: 0, Length: 32 << 10},
+		{Node: 0, File: 2, Op: rw.Read, Offset: 32 << 10, Length: 32 << 10},
 	}
 	one := serve(newServer(t, Config{}, nil), as...)
 	three := serve(newServer(t, Config{TimeScale: 3}, nil), as...)

@@ -6,7 +6,7 @@ import (
 
 	"github.com/adaptio/adaptio/dataserver"
 	"github.com/adaptio/adaptio/disk"
-	"github.com/adaptio/adaptio/sched"
+	"github.com/adaptio/adaptio/rw"
 )
 
 // Two I/O nodes interleaving at a server pay the switch cost at every
@@ -15,7 +15,7 @@ func Example() {
 	s, _ := dataserver.New(dataserver.Config{ReadAheadBytes: -1}, disk.None{}, disk.DefaultPlacement(1<<40), nil)
 	var now time.Duration
 	for i, node := range []int{0, 1, 1, 0} {
-		s.Arrive(dataserver.Access{Node: node, File: 1, Op: sched.Write, Offset: int64(i) << 16, Length: 1 << 16})
+		s.Arrive(dataserver.Access{Node: node, File: 1, Op: rw.Write, Offset: int64(i) << 16, Length: 1 << 16})
 		_, d, _ := s.Start(now)
 		s.Done()
 		now += d

@@ -25,7 +25,7 @@ import (
 	"time"
 
 	"github.com/adaptio/adaptio/access"
-	"github.com/adaptio/adaptio/sched"
+	"github.com/adaptio/adaptio/rw"
 	"github.com/adaptio/adaptio/workload"
 )
 
@@ -202,7 +202,7 @@ func (w *Writer) Experiment(e Experiment) error {
 // Flush flushes buffered rows and returns any write error.
 func (w *Writer) Flush() error { w.w.Flush(); return w.w.Error() }
 
-func opString(o sched.Op) string {
+func opString(o rw.Op) string {
 	if !o.Valid() {
 		return ""
 	}
@@ -257,7 +257,7 @@ func (f *fields) run() Run {
 	if s.Spatiality, err = workload.ParseSpatiality(f.str("spatiality")); err != nil && f.err == nil {
 		f.err = fmt.Errorf("%w: line %d: %w", ErrFormat, f.line, err)
 	}
-	if s.Op, err = sched.ParseOp(f.str("op")); err != nil && f.err == nil {
+	if s.Op, err = rw.ParseOp(f.str("op")); err != nil && f.err == nil {
 		f.err = fmt.Errorf("%w: line %d: %w", ErrFormat, f.line, err)
 	}
 	s.RequestSize = f.int64("request_size")
@@ -324,7 +324,7 @@ func ReadObservations(rd io.Reader, fn func(Row) error) error {
 		o.Clients = int(f.int64("clients"))
 		o.Processes = int(f.int64("procs_seen"))
 		if s := f.str("obs_op"); s != "" {
-			if o.Op, err = sched.ParseOp(s); err != nil && f.err == nil {
+			if o.Op, err = rw.ParseOp(s); err != nil && f.err == nil {
 				f.err = fmt.Errorf("%w: line %d: %w", ErrFormat, r.line, err)
 			}
 		}

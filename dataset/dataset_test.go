@@ -11,14 +11,14 @@ import (
 
 	"github.com/adaptio/adaptio/access"
 	"github.com/adaptio/adaptio/dataset"
-	"github.com/adaptio/adaptio/sched"
+	"github.com/adaptio/adaptio/rw"
 	"github.com/adaptio/adaptio/workload"
 )
 
 func sampleRun() dataset.Run {
 	return dataset.Run{
 		Scenario: workload.Scenario{Pattern: workload.Pattern{Processes: 128, Layout: workload.Shared,
-			Spatiality: workload.Strided, Op: sched.Read, RequestSize: 32 << 10, TotalBytes: 4 << 30}, IONodes: 4},
+			Spatiality: workload.Strided, Op: rw.Read, RequestSize: 32 << 10, TotalBytes: 4 << 30}, IONodes: 4},
 		Scheduler: "twins", Window: 2 * time.Millisecond,
 	}
 }
@@ -27,7 +27,7 @@ func TestObservationRoundTrip(t *testing.T) {
 	rows := []dataset.Row{
 		{Run: sampleRun(), Second: 3, Class: access.SS, Obs: access.Observation{
 			Node: 2, Start: 3 * time.Second, Interval: time.Second, DataServers: 4, Clients: 8, Processes: 32,
-			Op: sched.Read, FileHandles: 1, ReqAvg: 32768, ReqMin: 32768, ReqMax: 32768, OffsetDist: 65536.5,
+			Op: rw.Read, FileHandles: 1, ReqAvg: 32768, ReqMin: 32768, ReqMax: 32768, OffsetDist: 65536.5,
 			ProcDist: 131072, Bandwidth: 1.25e8, Bytes: 125000000, Requests: 3815, Window: 2 * time.Millisecond}},
 		{Run: sampleRun(), Second: 4, Class: access.SS, Obs: access.Observation{Node: 2, Start: 4 * time.Second,
 			Interval: time.Second, Window: 2 * time.Millisecond}},
@@ -61,7 +61,7 @@ func TestObservationRoundTrip(t *testing.T) {
 // the column but not a number in it is refused.
 func TestReadWithoutProcOffsetDist(t *testing.T) {
 	row := dataset.Row{Run: sampleRun(), Second: 1, Class: access.SS, Obs: access.Observation{
-		Node: 1, Start: time.Second, Interval: time.Second, Clients: 1, Processes: 2, Op: sched.Read,
+		Node: 1, Start: time.Second, Interval: time.Second, Clients: 1, Processes: 2, Op: rw.Read,
 		FileHandles: 1, ReqAvg: 10, ReqMin: 10, ReqMax: 10, OffsetDist: 10, ProcDist: 20, Requests: 4,
 		Window: 2 * time.Millisecond}}
 	var buf bytes.Buffer
@@ -251,7 +251,7 @@ func TestMeanOverReps(t *testing.T) {
 func FuzzReadObservations(f *testing.F) {
 	var buf bytes.Buffer
 	w := dataset.NewObservationWriter(&buf)
-	w.Row(dataset.Row{Run: sampleRun(), Class: access.SS, Obs: access.Observation{Requests: 1, Op: sched.Read, ReqMin: 1, ReqMax: 1, ReqAvg: 1}})
+	w.Row(dataset.Row{Run: sampleRun(), Class: access.SS, Obs: access.Observation{Requests: 1, Op: rw.Read, ReqMin: 1, ReqMax: 1, ReqAvg: 1}})
 	w.Flush()
 	f.Add(buf.String())
 	f.Add("scenario\n1\n")
@@ -269,7 +269,7 @@ func FuzzReadObservations(f *testing.F) {
 	w.IncludeRep()
 	r := sampleRun()
 	r.Rep = 2
-	w.Row(dataset.Row{Run: r, Class: access.SS, Obs: access.Observation{Requests: 1, Op: sched.Read, ReqMin: 1, ReqMax: 1, ReqAvg: 1}})
+	w.Row(dataset.Row{Run: r, Class: access.SS, Obs: access.Observation{Requests: 1, Op: rw.Read, ReqMin: 1, ReqMax: 1, ReqAvg: 1}})
 	w.Flush()
 	f.Add(buf.String())
 	f.Fuzz(func(t *testing.T, in string) {

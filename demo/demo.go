@@ -21,6 +21,7 @@ import (
 	"github.com/adaptio/adaptio/demo/record"
 	"github.com/adaptio/adaptio/demo/report"
 	"github.com/adaptio/adaptio/internal/statelock"
+	"github.com/adaptio/adaptio/rw"
 	"github.com/adaptio/adaptio/sched"
 	"github.com/adaptio/adaptio/workload"
 )
@@ -186,13 +187,13 @@ func (c Config) Phases() []Phase {
 	p := workload.Pattern{Processes: c.Processes, Layout: workload.Shared, Spatiality: workload.Strided,
 		RequestSize: c.RequestSize, TotalBytes: c.PhaseBytes}
 	w, r := p, p
-	w.Op, r.Op = sched.Write, sched.Read
+	w.Op, r.Op = rw.Write, rw.Read
 	out := []Phase{{"SS write", w}, {"SS read", r}}
 	if c.Mix {
 		f := p
-		f.Layout, f.Spatiality, f.Op = workload.FilePerProcess, workload.Contiguous, sched.Write
+		f.Layout, f.Spatiality, f.Op = workload.FilePerProcess, workload.Contiguous, rw.Write
 		s := p
-		s.Spatiality, s.Op = workload.Contiguous, sched.Read
+		s.Spatiality, s.Op = workload.Contiguous, rw.Read
 		out = append(out, Phase{"FPP write", f}, Phase{"SC read", s})
 	}
 	return out

@@ -26,6 +26,7 @@ import (
 	"github.com/adaptio/adaptio/fwd/bench"
 	"github.com/adaptio/adaptio/internal/atomicfile"
 	"github.com/adaptio/adaptio/pfs"
+	"github.com/adaptio/adaptio/rw"
 	"github.com/adaptio/adaptio/sched"
 )
 
@@ -376,7 +377,7 @@ func realLoop(ctx context.Context, cfg Config, rec *record.Recorder, st *stack, 
 			var ph bench.Phase
 			var err error
 			switch {
-			case p.Pattern.Op == sched.Write:
+			case p.Pattern.Op == rw.Write:
 				o := opt
 				o.NoVerify = true
 				o.Keep = p.Pattern.Files() == 1 // the shared file is read back by the read phases

@@ -11,7 +11,7 @@ import (
 
 	"github.com/adaptio/adaptio/access"
 	"github.com/adaptio/adaptio/dataset"
-	"github.com/adaptio/adaptio/sched"
+	"github.com/adaptio/adaptio/rw"
 	"github.com/adaptio/adaptio/workload"
 )
 
@@ -21,7 +21,7 @@ import (
 type Set struct {
 	X  [][access.NumFeatures]float64
 	Y  []access.Class
-	Op []sched.Op
+	Op []rw.Op
 	// Seq numbers the interval sequences rows belong to (one per experiment
 	// and I/O node, rows in time order), for EvaluateSmoothed.
 	Seq []int32
@@ -40,7 +40,7 @@ func (s *Set) add(o access.Observation, c access.Class, seq int) {
 // Subset returns the rows idx, in that order (sharing no slices with s).
 func (s Set) Subset(idx []int) Set {
 	out := Set{X: make([][access.NumFeatures]float64, len(idx)), Y: make([]access.Class, len(idx)),
-		Op: make([]sched.Op, len(idx)), Seq: make([]int32, len(idx))}
+		Op: make([]rw.Op, len(idx)), Seq: make([]int32, len(idx))}
 	for k, i := range idx {
 		out.X[k], out.Y[k], out.Op[k], out.Seq[k] = s.X[i], s.Y[i], s.Op[i], s.Seq[i]
 	}

@@ -15,7 +15,7 @@ import (
 
 	"github.com/adaptio/adaptio/access"
 	"github.com/adaptio/adaptio/dataset"
-	"github.com/adaptio/adaptio/sched"
+	"github.com/adaptio/adaptio/rw"
 	"github.com/adaptio/adaptio/workload"
 )
 
@@ -117,7 +117,7 @@ func TestDetect(t *testing.T) {
 		t.Errorf("Detect(idle) = %v %v, want unknown and zero probabilities", c, p)
 	}
 	// A busy node with one shared file accessed in adjacent 32 KiB pieces.
-	o := access.Observation{Requests: 512, Bytes: 512 << 15, Op: sched.Read, FileHandles: 1,
+	o := access.Observation{Requests: 512, Bytes: 512 << 15, Op: rw.Read, FileHandles: 1,
 		ReqAvg: 32 << 10, ReqMin: 32 << 10, ReqMax: 32 << 10, OffsetDist: 40 * (32 << 10)}
 	if c, _ := m.Detect(o); c != access.SS {
 		t.Errorf("Detect(shared strided) = %v, want SS", c)
@@ -447,7 +447,7 @@ func TestCenterRows(t *testing.T) {
 	var rows []dataset.Row
 	for _, run := range []dataset.Run{{Scenario: sc, Scheduler: "twins", Window: 1000}, {Scenario: sc, Scheduler: "fifo"}} {
 		for s := range 10 {
-			o := access.Observation{FileHandles: s, Requests: 1, Bytes: 1, Op: sched.Write, ReqAvg: 1, ReqMin: 1, ReqMax: 1}
+			o := access.Observation{FileHandles: s, Requests: 1, Bytes: 1, Op: rw.Write, ReqAvg: 1, ReqMin: 1, ReqMax: 1}
 			if s == 4 {
 				o.Requests, o.Bytes = 0, 0 // idle: dropped
 			}
@@ -536,7 +536,7 @@ func TestDefaultSmallJobs(t *testing.T) {
 	var acc access.Accumulator
 	for seg := range 64 {
 		for p := range 8 {
-			acc.Request(1, uint64(p), 1, int64(seg*8+p)*32<<10, 32<<10, sched.Write)
+			acc.Request(1, uint64(p), 1, int64(seg*8+p)*32<<10, 32<<10, rw.Write)
 			acc.Done(32 << 10)
 		}
 	}

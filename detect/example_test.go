@@ -7,7 +7,7 @@ import (
 
 	"github.com/adaptio/adaptio/access"
 	"github.com/adaptio/adaptio/detect"
-	"github.com/adaptio/adaptio/sched"
+	"github.com/adaptio/adaptio/rw"
 	"github.com/adaptio/adaptio/workload"
 )
 
@@ -42,7 +42,7 @@ func ExampleTrain() {
 // Detect the pattern of one interval with the embedded model.
 func ExampleModel_Detect() {
 	obs := access.Observation{
-		Requests: 1024, Bytes: 1024 * 32 << 10, Op: sched.Write,
+		Requests: 1024, Bytes: 1024 * 32 << 10, Op: rw.Write,
 		FileHandles: 32, // one file per process
 		ReqAvg:      32 << 10, ReqMin: 32 << 10, ReqMax: 32 << 10,
 		OffsetDist: 32 << 10,

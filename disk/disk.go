@@ -7,7 +7,7 @@ import (
 	"math/rand/v2"
 	"time"
 
-	"github.com/adaptio/adaptio/sched"
+	"github.com/adaptio/adaptio/rw"
 )
 
 // Device is a storage device in virtual (or wall-clock) time.
@@ -16,7 +16,7 @@ type Device interface {
 	// starts at time now (device idle), and updates head/cache state.
 	// now must not go backwards between calls; the caller must not start the
 	// next access before now+returned duration. rng may be nil (no jitter).
-	Service(now time.Duration, op sched.Op, addr, length int64, rng *rand.Rand) time.Duration
+	Service(now time.Duration, op rw.Op, addr, length int64, rng *rand.Rand) time.Duration
 }
 
 // Kinds of device.
@@ -201,7 +201,7 @@ type None struct{}
 var _ Device = None{}
 
 // Service implements Device: zero.
-func (None) Service(time.Duration, sched.Op, int64, int64, *rand.Rand) time.Duration { return 0 }
+func (None) Service(time.Duration, rw.Op, int64, int64, *rand.Rand) time.Duration { return 0 }
 
 // SSD serves each access in a fixed latency plus its transfer; the command
 // overhead is hidden for back-to-back commands.
@@ -213,7 +213,7 @@ type SSD struct {
 var _ Device = (*SSD)(nil)
 
 // Service implements Device.
-func (s *SSD) Service(now time.Duration, op sched.Op, _ int64, length int64, _ *rand.Rand) time.Duration {
+func (s *SSD) Service(now time.Duration, op rw.Op, _ int64, length int64, _ *rand.Rand) time.Duration {
 	if length <= 0 {
 		return 0
 	}
@@ -221,7 +221,7 @@ func (s *SSD) Service(now time.Duration, op sched.Op, _ int64, length int64, _ *
 	if now != s.last {
 		d = s.cfg.CommandOverhead
 	}
-	if op == sched.Write {
+	if op == rw.Write {
 		d += s.cfg.WriteLatency + rateDur(length, s.cfg.WriteRateBytesPerSec)
 	} else {
 		d += s.cfg.ReadLatency + rateDur(length, s.cfg.ReadRateBytesPerSec)
@@ -240,11 +240,11 @@ type Array struct{ cfg Config }
 var _ Device = Array{}
 
 // Service implements Device.
-func (a Array) Service(_ time.Duration, op sched.Op, _ int64, length int64, _ *rand.Rand) time.Duration {
+func (a Array) Service(_ time.Duration, op rw.Op, _ int64, length int64, _ *rand.Rand) time.Duration {
 	if length <= 0 {
 		return 0
 	}
-	if op == sched.Write && length <= a.cfg.SmallWriteBytes {
+	if op == rw.Write && length <= a.cfg.SmallWriteBytes {
 		return a.cfg.SmallWriteLatency + rateDur(length, a.cfg.SmallWriteBytesPerSec)
 	}
 	return a.cfg.LargeLatency + rateDur(length, a.cfg.LargeBytesPerSec)
@@ -326,7 +326,7 @@ func (h *HDD) rotWait(t float64, addr int64) float64 {
 }
 
 // seek is the time to move from address a to b.
-func (h *HDD) seek(a, b int64, op sched.Op, rng *rand.Rand) float64 {
+func (h *HDD) seek(a, b int64, op rw.Op, rng *rand.Rand) float64 {
 	d := b - a
 	if d < 0 {
 		d = -d
@@ -338,7 +338,7 @@ func (h *HDD) seek(a, b int64, op sched.Op, rng *rand.Rand) float64 {
 	if h.cfg.SeekJitter > 0 && rng != nil {
 		s *= 1 + h.cfg.SeekJitter*(2*rng.Float64()-1)
 	}
-	if op == sched.Write {
+	if op == rw.Write {
 		s += float64(h.cfg.WriteSettle)
 	}
 	return s
@@ -369,7 +369,7 @@ func (h *HDD) stopPrefetch(t int64) int64 {
 }
 
 // Service implements Device.
-func (h *HDD) Service(now time.Duration, op sched.Op, addr, length int64, rng *rand.Rand) time.Duration {
+func (h *HDD) Service(now time.Duration, op rw.Op, addr, length int64, rng *rand.Rand) time.Duration {
 	if length <= 0 {
 		return 0
 	}
@@ -393,7 +393,7 @@ func (h *HDD) Service(now time.Duration, op sched.Op, addr, length int64, rng *r
 	h.stamp++
 	end := addr + length
 	var done float64
-	if op == sched.Read {
+	if op == rw.Read {
 		// Cache hit: in a segment (the active one up to its frontier).
 		for i := range h.segs {
 			s := &h.segs[i]

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/adaptio/adaptio/sched"
+	"github.com/adaptio/adaptio/rw"
 )
 
 func mustHDD(t *testing.T) Device {
@@ -24,7 +24,7 @@ func mustHDD(t *testing.T) Device {
 
 // run serves n accesses produced by next, each starting gap after the
 // previous one ends, and returns the mean service time.
-func run(d Device, n int, gap time.Duration, next func(i int) (sched.Op, int64, int64)) time.Duration {
+func run(d Device, n int, gap time.Duration, next func(i int) (rw.Op, int64, int64)) time.Duration {
 	rng := rand.New(rand.NewPCG(1, 2))
 	var now, total time.Duration
 	for i := range n {
@@ -46,27 +46,27 @@ func TestHDDServiceTimes(t *testing.T) {
 	tests := []struct {
 		name     string
 		gap      time.Duration
-		next     func(i int) (sched.Op, int64, int64)
+		next     func(i int) (rw.Op, int64, int64)
 		lo, hi   time.Duration
 		describe string
 	}{
 		{"sequential reads back to back", 0,
-			func(i int) (sched.Op, int64, int64) { return sched.Read, int64(i) * k32, k32 },
+			func(i int) (rw.Op, int64, int64) { return rw.Read, int64(i) * k32, k32 },
 			100 * time.Microsecond, 250 * time.Microsecond, "about 32 KiB at 200 MB/s (164 µs)"},
 		{"sequential reads with idle gaps hit the read-ahead", time.Millisecond,
-			func(i int) (sched.Op, int64, int64) { return sched.Read, int64(i) * k32, k32 },
+			func(i int) (rw.Op, int64, int64) { return rw.Read, int64(i) * k32, k32 },
 			100 * time.Microsecond, 200 * time.Microsecond, "overhead + interface transfer"},
 		{"random reads", 0,
-			func(i int) (sched.Op, int64, int64) { return sched.Read, randomAddrs[i], k32 },
+			func(i int) (rw.Op, int64, int64) { return rw.Read, randomAddrs[i], k32 },
 			6 * time.Millisecond, 8 * time.Millisecond, "average seek 3.6 ms + 3 ms rotation + transfer"},
 		{"sequential writes back to back stream", 0,
-			func(i int) (sched.Op, int64, int64) { return sched.Write, int64(i) * k32, k32 },
+			func(i int) (rw.Op, int64, int64) { return rw.Write, int64(i) * k32, k32 },
 			100 * time.Microsecond, 250 * time.Microsecond, "media rate"},
 		{"sequential writes with gaps lose a revolution", 200 * time.Microsecond,
-			func(i int) (sched.Op, int64, int64) { return sched.Write, int64(i) * k32, k32 },
+			func(i int) (rw.Op, int64, int64) { return rw.Write, int64(i) * k32, k32 },
 			5500 * time.Microsecond, 6500 * time.Microsecond, "6 ms revolution"},
 		{"random writes", 0,
-			func(i int) (sched.Op, int64, int64) { return sched.Write, randomAddrs[i], k32 },
+			func(i int) (rw.Op, int64, int64) { return rw.Write, randomAddrs[i], k32 },
 			6500 * time.Microsecond, 8500 * time.Microsecond, "write seek + rotation"},
 	}
 	for _, tt := range tests {
@@ -83,17 +83,17 @@ func TestHDDInterleavedStreamsUseSegments(t *testing.T) {
 	// Four sequential streams in far apart regions, read round robin with
 	// idle gaps: after the first round each read is a read-ahead hit.
 	const k32 = 32 << 10
-	next := func(i int) (sched.Op, int64, int64) {
+	next := func(i int) (rw.Op, int64, int64) {
 		s := int64(i % 4)
-		return sched.Read, s*10e9 + int64(i/4)*k32, k32
+		return rw.Read, s*10e9 + int64(i/4)*k32, k32
 	}
 	if got := run(mustHDD(t), 400, 2*time.Millisecond, next); got > time.Millisecond {
 		t.Errorf("mean service %v with 4 streams and 16 segments, want < 1ms (cache hits)", got)
 	}
 	// 64 streams thrash 16 segments.
-	next64 := func(i int) (sched.Op, int64, int64) {
+	next64 := func(i int) (rw.Op, int64, int64) {
 		s := int64(i % 64)
-		return sched.Read, s*1e9 + int64(i/64)*k32, k32
+		return rw.Read, s*1e9 + int64(i/64)*k32, k32
 	}
 	if got := run(mustHDD(t), 2000, 0, next64); got < 2*time.Millisecond {
 		t.Errorf("mean service %v with 64 streams and 16 segments, want >= 2ms (misses)", got)
@@ -101,10 +101,10 @@ func TestHDDInterleavedStreamsUseSegments(t *testing.T) {
 }
 
 func TestHDDDeterministic(t *testing.T) {
-	next := func(i int) (sched.Op, int64, int64) {
-		op := sched.Read
+	next := func(i int) (rw.Op, int64, int64) {
+		op := rw.Read
 		if i%3 == 0 {
-			op = sched.Write
+			op = rw.Write
 		}
 		return op, int64(i*7919%1000) * 1 << 20, 64 << 10
 	}
@@ -121,13 +121,13 @@ func TestSSDAndNone(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := d.Service(0, sched.Read, 0, 450e3, nil)
+	got := d.Service(0, rw.Read, 0, 450e3, nil)
 	want := cfg.CommandOverhead + cfg.ReadLatency + time.Millisecond*900/1000
 	if got != want {
 		t.Errorf("SSD read of 450 kB: got %v, want %v", got, want)
 	}
 	n, _ := New(Config{Kind: KindNone, CapacityBytes: 1})
-	if got := n.Service(0, sched.Write, 5, 1<<20, nil); got != 0 {
+	if got := n.Service(0, rw.Write, 5, 1<<20, nil); got != 0 {
 		t.Errorf("none: got %v, want 0", got)
 	}
 }
@@ -177,14 +177,14 @@ func TestArraySmallAndLargeWrites(t *testing.T) {
 		t.Fatal(err)
 	}
 	tests := []struct {
-		op     sched.Op
+		op     rw.Op
 		length int64
 		want   time.Duration
 	}{
-		{sched.Write, 256 << 10, cfg.SmallWriteLatency + rateDur(256<<10, cfg.SmallWriteBytesPerSec)},
-		{sched.Write, 256<<10 + 1, cfg.LargeLatency + rateDur(256<<10+1, cfg.LargeBytesPerSec)},
-		{sched.Read, 4096, cfg.LargeLatency + rateDur(4096, cfg.LargeBytesPerSec)},
-		{sched.Write, 0, 0},
+		{rw.Write, 256 << 10, cfg.SmallWriteLatency + rateDur(256<<10, cfg.SmallWriteBytesPerSec)},
+		{rw.Write, 256<<10 + 1, cfg.LargeLatency + rateDur(256<<10+1, cfg.LargeBytesPerSec)},
+		{rw.Read, 4096, cfg.LargeLatency + rateDur(4096, cfg.LargeBytesPerSec)},
+		{rw.Write, 0, 0},
 	}
 	for _, tt := range tests {
 		if got := d.Service(0, tt.op, 0, tt.length, nil); got != tt.want {

@@ -12,7 +12,7 @@
 //	cfg, _ := disk.DefaultConfig("hdd")
 //	d, _ := disk.New(cfg)
 //	pl := disk.DefaultPlacement(cfg.CapacityBytes)
-//	took := d.Service(now, sched.Read, pl.Addr(file, local), 32<<10, rng)
+//	took := d.Service(now, rw.Read, pl.Addr(file, local), 32<<10, rng)
 //	now += took // the device is idle again at now
 //
 // The hard-disk model (see HDD) has a seek time growing with the square root

@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/adaptio/adaptio/disk"
-	"github.com/adaptio/adaptio/sched"
+	"github.com/adaptio/adaptio/rw"
 )
 
 // A write that arrives after its sector has passed under the head waits
@@ -16,11 +16,11 @@ func Example() {
 	d, _ := disk.New(cfg)
 	pl := disk.DefaultPlacement(cfg.CapacityBytes)
 	var now time.Duration
-	first := d.Service(now, sched.Write, pl.Addr(1, 0), 64<<10, nil)
+	first := d.Service(now, rw.Write, pl.Addr(1, 0), 64<<10, nil)
 	now += first
-	queued := d.Service(now, sched.Write, pl.Addr(1, 64<<10), 64<<10, nil)
+	queued := d.Service(now, rw.Write, pl.Addr(1, 64<<10), 64<<10, nil)
 	now += queued + 100*time.Microsecond
-	late := d.Service(now, sched.Write, pl.Addr(1, 128<<10), 64<<10, nil)
+	late := d.Service(now, rw.Write, pl.Addr(1, 128<<10), 64<<10, nil)
 	fmt.Println(queued < 500*time.Microsecond, late > 5*time.Millisecond)
 	// Output: true true
 }

@@ -6,7 +6,7 @@ import (
 
 	"github.com/adaptio/adaptio/access"
 	"github.com/adaptio/adaptio/dataset"
-	"github.com/adaptio/adaptio/sched"
+	"github.com/adaptio/adaptio/rw"
 	"github.com/adaptio/adaptio/workload"
 )
 
@@ -30,7 +30,7 @@ func TestCountDecisions(t *testing.T) {
 	}
 	row := func(s workload.Scenario) dataset.Row {
 		return dataset.Row{Run: dataset.Run{Scenario: s, Scheduler: "twins", Window: Baseline}, Class: s.Class(),
-			Obs: access.Observation{Requests: 1, Op: sched.Read}}
+			Obs: access.Observation{Requests: 1, Op: rw.Read}}
 	}
 	rows := []dataset.Row{row(ss), row(ss), row(sc), {Run: dataset.Run{Scenario: ss, Scheduler: "fifo"}, Obs: access.Observation{Requests: 1}}}
 	// A detector that always answers SC.

@@ -15,7 +15,7 @@ import (
 	"github.com/adaptio/adaptio/access"
 	"github.com/adaptio/adaptio/bandit"
 	"github.com/adaptio/adaptio/dataset"
-	"github.com/adaptio/adaptio/sched"
+	"github.com/adaptio/adaptio/rw"
 	"github.com/adaptio/adaptio/workload"
 )
 
@@ -34,7 +34,7 @@ func synthRows(n int, rng *rand.Rand) []dataset.Row {
 	extra := TableIII()[0].Scenario
 	extra.Processes = 256
 	scen = append(scen, extra)
-	extra.Op = sched.Write
+	extra.Op = rw.Write
 	scen = append(scen, extra)
 	var rows []dataset.Row
 	for i, s := range scen {

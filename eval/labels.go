@@ -16,7 +16,7 @@ import (
 	"github.com/adaptio/adaptio/access"
 	"github.com/adaptio/adaptio/dataset"
 	"github.com/adaptio/adaptio/demo/record"
-	"github.com/adaptio/adaptio/sched"
+	"github.com/adaptio/adaptio/rw"
 	"github.com/adaptio/adaptio/workload"
 )
 
@@ -184,7 +184,7 @@ func LabelledRows(phases []Phase, r io.Reader, skip time.Duration) ([]dataset.Ro
 		if err != nil {
 			return nil, fmt.Errorf("%w: phase %q: %w", ErrBadLabels, p.Name, err)
 		}
-		o, err := sched.ParseOp(op)
+		o, err := rw.ParseOp(op)
 		if err != nil {
 			return nil, fmt.Errorf("%w: phase %q: %w", ErrBadLabels, p.Name, err)
 		}
@@ -217,7 +217,7 @@ func LabelledRows(phases []Phase, r io.Reader, skip time.Duration) ([]dataset.Ro
 			if len(n.Features) != access.NumMeasuredFeatures {
 				return fmt.Errorf("%w: decision log line %d: node %d has %d features, want %d", ErrBadLabels, line, n.Node, len(n.Features), access.NumMeasuredFeatures)
 			}
-			op, err := sched.ParseOp(n.Op)
+			op, err := rw.ParseOp(n.Op)
 			if err != nil {
 				return fmt.Errorf("%w: decision log line %d: node %d: %w", ErrBadLabels, line, n.Node, err)
 			}

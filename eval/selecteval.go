@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/adaptio/adaptio/access"
-	"github.com/adaptio/adaptio/sched"
+	"github.com/adaptio/adaptio/rw"
 	"github.com/adaptio/adaptio/selection"
 	"github.com/adaptio/adaptio/sim"
 	"github.com/adaptio/adaptio/workload"
@@ -84,7 +84,7 @@ func RunSelect(ctx context.Context, cfg SelectConfig) ([]SelectRow, error) {
 	var rows []SelectRow
 	for _, p := range SelectTests() {
 		p.TotalBytes = max(cfg.Total/(p.RequestSize*int64(p.Processes)), 1) * p.RequestSize * int64(p.Processes)
-		p.Op = sched.Write
+		p.Op = rw.Write
 		base := sim.Config{Patterns: sim.WriteRead(p, cfg.Repeat), IONodes: cfg.IONodes, Threads: cfg.Threads, Seed: cfg.Seed, MaxTime: 30 * 24 * time.Hour}
 		row := SelectRow{Test: strings.Replace(p.String(), "-write", "", 1), Static: map[string]time.Duration{}}
 		var bestBW float64

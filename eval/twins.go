@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/adaptio/adaptio/dataset"
-	"github.com/adaptio/adaptio/sched"
+	"github.com/adaptio/adaptio/rw"
 	"github.com/adaptio/adaptio/workload"
 )
 
@@ -115,16 +115,16 @@ type Pattern struct {
 
 // TableIII returns patterns A-F of seed 000 Table III (4 GiB each).
 func TableIII() []Pattern {
-	mk := func(name string, ion, procs int, l workload.Layout, s workload.Spatiality, op sched.Op) Pattern {
+	mk := func(name string, ion, procs int, l workload.Layout, s workload.Spatiality, op rw.Op) Pattern {
 		return Pattern{name, workload.Scenario{IONodes: ion, Pattern: workload.Pattern{
 			Processes: procs, Layout: l, Spatiality: s, Op: op, RequestSize: 32 << 10, TotalBytes: 4 << 30}}}
 	}
 	return []Pattern{
-		mk("A", 8, 128, workload.Shared, workload.Strided, sched.Read),
-		mk("B", 2, 128, workload.Shared, workload.Contiguous, sched.Write),
-		mk("C", 8, 512, workload.Shared, workload.Contiguous, sched.Read),
-		mk("D", 1, 128, workload.Shared, workload.Strided, sched.Write),
-		mk("E", 1, 128, workload.FilePerProcess, workload.Contiguous, sched.Write),
-		mk("F", 4, 128, workload.Shared, workload.Strided, sched.Read),
+		mk("A", 8, 128, workload.Shared, workload.Strided, rw.Read),
+		mk("B", 2, 128, workload.Shared, workload.Contiguous, rw.Write),
+		mk("C", 8, 512, workload.Shared, workload.Contiguous, rw.Read),
+		mk("D", 1, 128, workload.Shared, workload.Strided, rw.Write),
+		mk("E", 1, 128, workload.FilePerProcess, workload.Contiguous, rw.Write),
+		mk("F", 4, 128, workload.Shared, workload.Strided, rw.Read),
 	}
 }

@@ -17,7 +17,7 @@ import (
 
 	"github.com/adaptio/adaptio/backend"
 	"github.com/adaptio/adaptio/fwd/wire"
-	"github.com/adaptio/adaptio/sched"
+	"github.com/adaptio/adaptio/rw"
 )
 
 var errSplit = fmt.Errorf("%w: backend split does not cover the range", backend.ErrBadArgument)
@@ -438,9 +438,9 @@ func (c *conn) io(m *wire.Msg, frame []byte, viaRing bool) {
 		op.frame = getBuf(int(m.Length))
 		op.buf = op.frame
 	}
-	sop := sched.Read
+	sop := rw.Read
 	if op.write {
-		sop = sched.Write
+		sop = rw.Write
 	}
 	if d.observe.Load() {
 		d.accMu.Lock()

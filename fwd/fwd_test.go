@@ -27,6 +27,7 @@ import (
 	"github.com/adaptio/adaptio/fwd"
 	"github.com/adaptio/adaptio/fwd/fwdtest"
 	"github.com/adaptio/adaptio/fwd/wire"
+	"github.com/adaptio/adaptio/rw"
 	"github.com/adaptio/adaptio/sched"
 )
 
@@ -550,10 +551,10 @@ func TestWindowObservationAndMetrics(t *testing.T) {
 		reqs                                 int64
 		min, max                             int64
 		bytes                                int64
-		op                                   sched.Op
+		op                                   rw.Op
 		window                               time.Duration
 		dist                                 float64
-	}{1, 4, 1, 1, 1, 5, 8 << 10, 8 << 10, 48 << 10, sched.Write, 250 * time.Microsecond, 8192}
+	}{1, 4, 1, 1, 1, 5, 8 << 10, 8 << 10, 48 << 10, rw.Write, 250 * time.Microsecond, 8192}
 	// Sizes and distances are the majority operation's (the writes'); the
 	// request count and the bytes are all of them.
 	got := want

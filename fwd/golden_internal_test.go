@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/adaptio/adaptio/pfs"
+	"github.com/adaptio/adaptio/rw"
 	"github.com/adaptio/adaptio/sched"
 	"github.com/adaptio/adaptio/sim"
 	"github.com/adaptio/adaptio/workload"
@@ -33,13 +34,13 @@ func TestGoldenDispatchDaemonVsSimulator(t *testing.T) {
 		ionodes   int
 	}{
 		{"shared strided 32KiB writes, TWINS 1ms, 2 I/O nodes", "twins", time.Millisecond,
-			workload.Pattern{Processes: 32, Layout: workload.Shared, Spatiality: workload.Strided, Op: sched.Write, RequestSize: 32 << 10, TotalBytes: 16 << 20}, 2},
+			workload.Pattern{Processes: 32, Layout: workload.Shared, Spatiality: workload.Strided, Op: rw.Write, RequestSize: 32 << 10, TotalBytes: 16 << 20}, 2},
 		{"shared contiguous 32KiB reads, TWINS 250us, 4 I/O nodes", "twins", 250 * time.Microsecond,
-			workload.Pattern{Processes: 32, Layout: workload.Shared, Spatiality: workload.Contiguous, Op: sched.Read, RequestSize: 32 << 10, TotalBytes: 16 << 20}, 4},
+			workload.Pattern{Processes: 32, Layout: workload.Shared, Spatiality: workload.Contiguous, Op: rw.Read, RequestSize: 32 << 10, TotalBytes: 16 << 20}, 4},
 		{"file per process 256KiB writes (4 pieces each), FIFO", "fifo", time.Millisecond,
-			workload.Pattern{Processes: 16, Layout: workload.FilePerProcess, Spatiality: workload.Contiguous, Op: sched.Write, RequestSize: 256 << 10, TotalBytes: 32 << 20}, 2},
+			workload.Pattern{Processes: 16, Layout: workload.FilePerProcess, Spatiality: workload.Contiguous, Op: rw.Write, RequestSize: 256 << 10, TotalBytes: 32 << 20}, 2},
 		{"shared strided 1MiB reads (two stripes per server), TWINS 4ms", "twins", 4 * time.Millisecond,
-			workload.Pattern{Processes: 8, Layout: workload.Shared, Spatiality: workload.Strided, Op: sched.Read, RequestSize: 1 << 20, TotalBytes: 32 << 20}, 2},
+			workload.Pattern{Processes: 8, Layout: workload.Shared, Spatiality: workload.Strided, Op: rw.Read, RequestSize: 1 << 20, TotalBytes: 32 << 20}, 2},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			cfg := sim.Config{Scheduler: tt.scheduler, Window: tt.window, IONodes: tt.ionodes, Servers: 4, ClientNodes: 8,
@@ -110,7 +111,7 @@ func replay(t *testing.T, cfg sim.Config, node int, events []sim.NodeEvent) int 
 				c = &conn{d: d, clientID: uint32(e.Client)}
 				conns[e.Client] = c
 			}
-			op := &ioOp{c: c, write: e.Op == sched.Write, path: e.File, file: e.FileID, off: e.Offset, buf: zero[:e.Length]}
+			op := &ioOp{c: c, write: e.Op == rw.Write, path: e.File, file: e.FileID, off: e.Offset, buf: zero[:e.Length]}
 			if err := d.submit(op); err != nil {
 				t.Fatalf("%s: submit: %v", where, err)
 			}
@@ -165,7 +166,7 @@ func simAccessString(e sim.NodeEvent) string {
 	return describe(a.Queue, a.File, a.Op, a.Offset, a.Length, a.Requests, a.Batches)
 }
 
-func describe(q int, f uint64, op sched.Op, off, n int64, reqs int, bs []sched.Batch) string {
+func describe(q int, f uint64, op rw.Op, off, n int64, reqs int, bs []sched.Batch) string {
 	s := fmt.Sprintf("server %d file %d %v [%d,+%d) %d requests:", q, f, op, off, n, reqs)
 	for _, b := range bs {
 		s += fmt.Sprintf(" %d+%d", b.Offset, b.Length)

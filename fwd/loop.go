@@ -10,6 +10,7 @@ import (
 	"github.com/adaptio/adaptio/backend"
 	"github.com/adaptio/adaptio/fwd/wire"
 	"github.com/adaptio/adaptio/ionode"
+	"github.com/adaptio/adaptio/rw"
 	"github.com/adaptio/adaptio/sched"
 )
 
@@ -50,9 +51,9 @@ type piece struct {
 }
 
 func (p *piece) request(now time.Duration) sched.Request {
-	op := sched.Read
+	op := rw.Read
 	if p.op.write {
-		op = sched.Write
+		op = rw.Write
 	}
 	return sched.Request{
 		ID: p.id, Queue: p.server, File: p.op.file, Offset: p.soff, Length: int64(len(p.buf)),
@@ -362,7 +363,7 @@ func (d *Daemon) run(j *job) completion {
 		n, err = d.runSpan(j, path)
 	case len(j.pieces) == 1:
 		p := j.pieces[0]
-		if b.Op == sched.Write {
+		if b.Op == rw.Write {
 			n, err = d.be.WriteAt(d.ctx, path, b.Queue, p.buf, p.off)
 		} else {
 			n, err = d.be.ReadAt(d.ctx, path, b.Queue, p.buf, p.off)
@@ -370,7 +371,7 @@ func (d *Daemon) run(j *job) completion {
 		p.n = n
 	default:
 		buf := getBuf(int(b.Length))
-		if b.Op == sched.Write {
+		if b.Op == rw.Write {
 			for _, p := range j.pieces {
 				copy(buf[p.off-b.Offset:], p.buf)
 			}
@@ -413,7 +414,7 @@ func (d *Daemon) runSpan(j *job, path string) (n int, err error) {
 		return 0, fmt.Errorf("%w: span of %d bytes at %d not in one buffer", backend.ErrBadArgument, b.Length, b.Offset)
 	}
 	buf = buf[:b.Length]
-	if b.Op == sched.Write {
+	if b.Op == rw.Write {
 		n, err = d.span.WriteSpan(d.ctx, path, buf, b.Offset)
 	} else {
 		n, err = d.span.ReadSpan(d.ctx, path, buf, b.Offset)
@@ -435,7 +436,7 @@ func (d *Daemon) runLocal(j *job, path string) (n int, err error) {
 		buf = getBuf(int(b.Length))
 		defer putBuf(buf)
 	}
-	if b.Op == sched.Write {
+	if b.Op == rw.Write {
 		if len(j.pieces) > 1 {
 			for _, p := range j.pieces {
 				copy(buf[p.soff-b.Offset:], p.buf)

@@ -9,13 +9,13 @@ import (
 	"github.com/adaptio/adaptio/disk"
 	"github.com/adaptio/adaptio/fwd"
 	"github.com/adaptio/adaptio/pfs"
-	"github.com/adaptio/adaptio/sched"
+	"github.com/adaptio/adaptio/rw"
 )
 
 // stallDevice blocks every access until its gate is closed.
 type stallDevice struct{ gate chan struct{} }
 
-func (d stallDevice) Service(time.Duration, sched.Op, int64, int64, *rand.Rand) time.Duration {
+func (d stallDevice) Service(time.Duration, rw.Op, int64, int64, *rand.Rand) time.Duration {
 	<-d.gate
 	return 0
 }
@@ -23,7 +23,7 @@ func (d stallDevice) Service(time.Duration, sched.Op, int64, int64, *rand.Rand) 
 // freeDevice costs nothing.
 type freeDevice struct{}
 
-func (freeDevice) Service(time.Duration, sched.Op, int64, int64, *rand.Rand) time.Duration { return 0 }
+func (freeDevice) Service(time.Duration, rw.Op, int64, int64, *rand.Rand) time.Duration { return 0 }
 
 // A stalled data server (its disk blocks, the server stays up) holds only
 // the requests that touch it: with more of them outstanding than the

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/adaptio/adaptio/ionode"
+	"github.com/adaptio/adaptio/rw"
 	"github.com/adaptio/adaptio/sched"
 )
 
@@ -24,7 +25,7 @@ func node(t *testing.T, cfg ionode.Config) *ionode.Node {
 
 // req is request id on server q of file f at offset off (32 KiB).
 func req(id uint64, q int, f uint64, off int64) sched.Request {
-	return sched.Request{ID: id, Queue: q, File: f, Offset: off, Length: 32 << 10, Op: sched.Write}
+	return sched.Request{ID: id, Queue: q, File: f, Offset: off, Length: 32 << 10, Op: rw.Write}
 }
 
 // ids lists an access's request ids, e.g. "1+2".

@@ -22,7 +22,7 @@ import (
 	"github.com/adaptio/adaptio/disk"
 	"github.com/adaptio/adaptio/pfs"
 	"github.com/adaptio/adaptio/pfs/wire"
-	"github.com/adaptio/adaptio/sched"
+	"github.com/adaptio/adaptio/rw"
 )
 
 func startCluster(t *testing.T, opts pfs.ClusterOptions) (*pfs.Cluster, *pfs.Client) {
@@ -167,7 +167,7 @@ type blockingDevice struct {
 	entered chan struct{}
 }
 
-func (d *blockingDevice) Service(time.Duration, sched.Op, int64, int64, *rand.Rand) time.Duration {
+func (d *blockingDevice) Service(time.Duration, rw.Op, int64, int64, *rand.Rand) time.Duration {
 	d.entered <- struct{}{}
 	<-d.gate
 	return 0
@@ -175,7 +175,7 @@ func (d *blockingDevice) Service(time.Duration, sched.Op, int64, int64, *rand.Ra
 
 type constDevice time.Duration
 
-func (d constDevice) Service(time.Duration, sched.Op, int64, int64, *rand.Rand) time.Duration {
+func (d constDevice) Service(time.Duration, rw.Op, int64, int64, *rand.Rand) time.Duration {
 	return time.Duration(d)
 }
 
@@ -209,7 +209,7 @@ type recordingDevice struct {
 	backToBack int
 }
 
-func (d *recordingDevice) Service(now time.Duration, op sched.Op, addr, length int64, rng *rand.Rand) time.Duration {
+func (d *recordingDevice) Service(now time.Duration, op rw.Op, addr, length int64, rng *rand.Rand) time.Duration {
 	svc := d.inner.Service(now, op, addr, length, rng)
 	d.mu.Lock()
 	defer d.mu.Unlock()

@@ -21,7 +21,7 @@ import (
 	"github.com/adaptio/adaptio/dataserver"
 	"github.com/adaptio/adaptio/disk"
 	"github.com/adaptio/adaptio/pfs/wire"
-	"github.com/adaptio/adaptio/sched"
+	"github.com/adaptio/adaptio/rw"
 )
 
 // Errors.
@@ -387,14 +387,14 @@ func (s *Server) exec(node int, r *wire.Request, recycle *[]byte) (wire.Status, 
 		}
 		buf := getBuf(int(r.B))
 		*recycle = buf
-		n, err := s.access(node, sched.Read, r.Path, r.A, len(buf), func() (int, error) { return s.fs.ReadAt(r.Path, buf, r.A) })
+		n, err := s.access(node, rw.Read, r.Path, r.A, len(buf), func() (int, error) { return s.fs.ReadAt(r.Path, buf, r.A) })
 		if err != nil {
 			return fail(err)
 		}
 		s.readBytes.Add(int64(n))
 		return wire.StatusOK, int64(n), buf[:n]
 	case wire.OpWrite:
-		n, err := s.access(node, sched.Write, r.Path, r.A, len(r.Data), func() (int, error) { return s.fs.WriteAt(r.Path, r.Data, r.A) })
+		n, err := s.access(node, rw.Write, r.Path, r.A, len(r.Data), func() (int, error) { return s.fs.WriteAt(r.Path, r.Data, r.A) })
 		if err != nil {
 			return fail(err)
 		}
@@ -468,7 +468,7 @@ type grant struct{ end, svc time.Duration }
 // when that one ends (back to back, as from a disk's command queue), so
 // oversleeping is paid back by later accesses and the long-run pace
 // follows the model; time spent in the real I/O counts towards the delay.
-func (s *Server) access(node int, op sched.Op, path string, local int64, n int, do func() (int, error)) (int, error) {
+func (s *Server) access(node int, op rw.Op, path string, local int64, n int, do func() (int, error)) (int, error) {
 	if s.model == nil {
 		return do()
 	}

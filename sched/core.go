@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"time"
+
+	"github.com/adaptio/adaptio/rw"
 )
 
 // Tunable is a scheduler whose parameters can change at run time. SetParams
@@ -125,7 +127,7 @@ func (c *core) admit(now time.Duration, r *Request) (uint64, error) {
 	case r.Queue < 0 || r.Queue >= c.cfg.Servers:
 		return 0, fmt.Errorf("%w: request %d has queue %d, servers are [0, %d)", ErrBadQueue, r.ID, r.Queue, c.cfg.Servers)
 	case !r.Op.Valid():
-		return 0, fmt.Errorf("%w: request %d has %v", ErrBadOp, r.ID, r.Op)
+		return 0, fmt.Errorf("%w: request %d has %v", rw.ErrBadOp, r.ID, r.Op)
 	case r.Offset > maxOffset-r.Length:
 		return 0, fmt.Errorf("%w: request %d ends beyond %d", ErrBadOffset, r.ID, int64(maxOffset))
 	}

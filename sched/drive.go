@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/adaptio/adaptio/backend"
+	"github.com/adaptio/adaptio/rw"
 )
 
 // StreamConfig describes a synthetic request stream for benchmarks.
@@ -47,9 +48,9 @@ func Stream(sc StreamConfig) []Request {
 		f := rng.IntN(sc.Files)
 		off := cursor[f]
 		cursor[f] += sc.Size
-		op := Read
+		op := rw.Read
 		if f%2 == 1 {
-			op = Write
+			op = rw.Write
 		}
 		out[i] = Request{
 			ID: uint64(i + 1), Queue: layout.Split(piece[:0], sc.Servers, first[f], off, 1)[0].Server,

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/adaptio/adaptio/rw"
 	"github.com/adaptio/adaptio/sched"
 )
 
@@ -13,9 +14,9 @@ func ExampleNew() {
 		panic(err)
 	}
 	// Two contiguous writes to file 7 on server 0, one read on server 1.
-	s.Add(0, sched.Request{ID: 1, Queue: 0, File: 7, Offset: 0, Length: 4096, Op: sched.Write})
-	s.Add(1, sched.Request{ID: 2, Queue: 1, File: 9, Offset: 0, Length: 4096, Op: sched.Read})
-	s.Add(2, sched.Request{ID: 3, Queue: 0, File: 7, Offset: 4096, Length: 4096, Op: sched.Write})
+	s.Add(0, sched.Request{ID: 1, Queue: 0, File: 7, Offset: 0, Length: 4096, Op: rw.Write})
+	s.Add(1, sched.Request{ID: 2, Queue: 1, File: 9, Offset: 0, Length: 4096, Op: rw.Read})
+	s.Add(2, sched.Request{ID: 3, Queue: 0, File: 7, Offset: 4096, Length: 4096, Op: rw.Write})
 	for {
 		b, ok, _ := s.Next(3)
 		if !ok {
@@ -36,7 +37,7 @@ func ExampleNew() {
 // server 1's queue empty it waits for the window's end.
 func ExampleNew_twins() {
 	s, _ := sched.New("twins", sched.Config{Servers: 2, Node: 1, Nodes: 2, Window: time.Millisecond})
-	s.Add(0, sched.Request{ID: 1, Queue: 0, Length: 512, Op: sched.Read})
+	s.Add(0, sched.Request{ID: 1, Queue: 0, Length: 512, Op: rw.Read})
 	_, ok, retry := s.Next(0)
 	fmt.Println(ok, retry)
 	b, ok, _ := s.Next(retry)
@@ -49,7 +50,7 @@ func ExampleNew_twins() {
 func ExampleSwitcher() {
 	sw, _ := sched.NewSwitcher("twins", sched.Config{Servers: 4})
 	for i := range 4 {
-		sw.Add(0, sched.Request{ID: uint64(i), Queue: 3 - i, Length: 1, Op: sched.Write})
+		sw.Add(0, sched.Request{ID: uint64(i), Queue: 3 - i, Length: 1, Op: rw.Write})
 	}
 	b, _, _ := sw.Next(0) // TWINS serves server 0 first: the last request
 	// The Council picks another algorithm: the queue moves over in arrival order.
@@ -79,7 +80,7 @@ func ExampleNames() {
 // one, set them back. Queued requests stay.
 func ExampleSwitcher_SetParams() {
 	sw, _ := sched.NewSwitcher("twins", sched.Config{Servers: 2})
-	sw.Add(0, sched.Request{ID: 1, Queue: 1, Length: 4096, Op: sched.Read})
+	sw.Add(0, sched.Request{ID: 1, Queue: 1, Length: 4096, Op: rw.Read})
 	_, _, retry := sw.Next(0) // server 0's window, its queue is empty
 	fmt.Println("wait until", retry)
 	p := sw.Params()

@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"testing"
 	"time"
+
+	"github.com/adaptio/adaptio/rw"
 )
 
 // FuzzSchedulers interprets the input as a program of calls (valid and
@@ -53,7 +55,7 @@ func fuzzProgram(t *testing.T, data []byte) {
 					File:   uint64(b[2] % 4),
 					Offset: int64(int16(binary.LittleEndian.Uint16(b[3:5]))) * 512,
 					Length: int64(int8(b[5])) * 512,
-					Op:     Op(b[6] % 4),
+					Op:     rw.Op(b[6] % 4),
 				}
 				if err := sw.Add(now, r); err == nil {
 					accepted++

@@ -1,5 +1,7 @@
 package sched
 
+import "github.com/adaptio/adaptio/rw"
+
 // Access is one access to a data server built from batches a scheduler
 // released one after another: the I/O node's aggregation (seed 000 V-A,
 // IOFSL "aggregating up to 16 requests in dispatch"). The daemon (package
@@ -8,7 +10,7 @@ package sched
 type Access struct {
 	Queue    int
 	File     uint64
-	Op       Op
+	Op       rw.Op
 	Offset   int64 // the lowest offset of the batches joined
 	Length   int64
 	Requests int // requests of the batches joined

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/adaptio/adaptio/rw"
 	"pgregory.net/rapid"
 )
 
@@ -126,7 +127,7 @@ func (m *model) add() {
 	r := Request{
 		Queue:  rapid.IntRange(0, cfg.Servers-1).Draw(t, "queue"),
 		File:   uint64(rapid.IntRange(0, 3).Draw(t, "file")),
-		Op:     rapid.SampledFrom([]Op{Read, Write}).Draw(t, "op"),
+		Op:     rapid.SampledFrom([]rw.Op{rw.Read, rw.Write}).Draw(t, "op"),
 		Length: int64(rapid.IntRange(1, 8).Draw(t, "lenKiB")) << 10,
 		App:    uint32(rapid.IntRange(0, 2).Draw(t, "app")),
 	}

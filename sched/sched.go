@@ -2,43 +2,10 @@ package sched
 
 import (
 	"errors"
-	"fmt"
 	"time"
+
+	"github.com/adaptio/adaptio/rw"
 )
-
-// Op is the operation of a request. The zero value is invalid, so a request
-// that was never filled in is rejected rather than silently treated as a read.
-type Op uint8
-
-const (
-	Read  Op = 1
-	Write Op = 2
-)
-
-// String returns "read" or "write" (or "op(N)" for an invalid value).
-func (o Op) String() string {
-	switch o {
-	case Read:
-		return "read"
-	case Write:
-		return "write"
-	}
-	return fmt.Sprintf("op(%d)", uint8(o))
-}
-
-// ParseOp parses "read" or "write" (also "r", "w").
-func ParseOp(s string) (Op, error) {
-	switch s {
-	case "read", "r", "READ", "Read":
-		return Read, nil
-	case "write", "w", "WRITE", "Write":
-		return Write, nil
-	}
-	return 0, fmt.Errorf("%w: %q", ErrBadOp, s)
-}
-
-// Valid reports whether o is Read or Write.
-func (o Op) Valid() bool { return o == Read || o == Write }
 
 // Request is one request to a PFS data server, as the I/O node's scheduler
 // sees it. Offsets and lengths are in bytes; Arrival is the scheduler's clock
@@ -50,7 +17,7 @@ type Request struct {
 	File    uint64        // file handle
 	Offset  int64         // byte offset in the file
 	Length  int64         // bytes, > 0
-	Op      Op            // Read or Write
+	Op      rw.Op         // Read or Write
 	Arrival time.Duration // when the request reached the scheduler
 	App     uint32        // application / client id (for fairness and statistics)
 }
@@ -69,7 +36,7 @@ type Batch struct {
 	ID       uint64 // unique among in-flight batches; pass it to Complete
 	Queue    int
 	File     uint64
-	Op       Op
+	Op       rw.Op
 	Offset   int64
 	Length   int64
 	Requests []Request
@@ -106,7 +73,6 @@ var (
 	ErrBadLength    = errors.New("sched: request length must be positive")
 	ErrBadOffset    = errors.New("sched: request offset must not be negative")
 	ErrBadQueue     = errors.New("sched: queue id out of range")
-	ErrBadOp        = errors.New("sched: unknown operation")
 	ErrDuplicateID  = errors.New("sched: duplicate request id")
 	ErrUnknownBatch = errors.New("sched: completion for unknown batch")
 	ErrUnknownAlgo  = errors.New("sched: unknown algorithm")

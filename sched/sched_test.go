@@ -4,10 +4,12 @@ import (
 	"errors"
 	"testing"
 	"time"
+
+	"github.com/adaptio/adaptio/rw"
 )
 
 func TestAddErrors(t *testing.T) {
-	ok := Request{ID: 1, Queue: 0, File: 1, Offset: 0, Length: 10, Op: Read}
+	ok := Request{ID: 1, Queue: 0, File: 1, Offset: 0, Length: 10, Op: rw.Read}
 	tests := []struct {
 		name string
 		mod  func(r *Request)
@@ -19,8 +21,8 @@ func TestAddErrors(t *testing.T) {
 		{"huge end", func(r *Request) { r.Offset = 1 << 62 }, ErrBadOffset},
 		{"negative queue", func(r *Request) { r.Queue = -1 }, ErrBadQueue},
 		{"queue beyond servers", func(r *Request) { r.Queue = 4 }, ErrBadQueue},
-		{"zero op", func(r *Request) { r.Op = 0 }, ErrBadOp},
-		{"unknown op", func(r *Request) { r.Op = 7 }, ErrBadOp},
+		{"zero op", func(r *Request) { r.Op = 0 }, rw.ErrBadOp},
+		{"unknown op", func(r *Request) { r.Op = 7 }, rw.ErrBadOp},
 		{"duplicate id", func(r *Request) { r.ID = 100 }, ErrDuplicateID},
 	}
 	for _, name := range Names() {
@@ -56,7 +58,7 @@ func TestCompleteUnknownBatch(t *testing.T) {
 			if err := s.Complete(0, 12345, 0, 0); !errors.Is(err, ErrUnknownBatch) {
 				t.Fatalf("unknown id: got %v, want ErrUnknownBatch", err)
 			}
-			if err := s.Add(0, Request{ID: 1, Length: 4, Op: Write}); err != nil {
+			if err := s.Add(0, Request{ID: 1, Length: 4, Op: rw.Write}); err != nil {
 				t.Fatal(err)
 			}
 			b, ok, _ := nextWithin(s, 0, time.Second)
@@ -113,7 +115,7 @@ func TestStats(t *testing.T) {
 	s, _ := New("fifo", Config{Servers: 1})
 	ms := time.Millisecond
 	for i := range 3 {
-		if err := s.Add(time.Duration(i)*ms, Request{ID: uint64(i), Length: 100, Op: Read}); err != nil {
+		if err := s.Add(time.Duration(i)*ms, Request{ID: uint64(i), Length: 100, Op: rw.Read}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -153,14 +155,14 @@ func TestStats(t *testing.T) {
 func TestBatchBufferReuse(t *testing.T) {
 	s, _ := New("hbrr", Config{Servers: 1})
 	for i := range 4 {
-		s.Add(0, Request{ID: uint64(i), File: 1, Offset: int64(i) * 10, Length: 10, Op: Write})
+		s.Add(0, Request{ID: uint64(i), File: 1, Offset: int64(i) * 10, Length: 10, Op: rw.Write})
 	}
 	b, _, _ := s.Next(0)
 	if len(b.Requests) != 4 {
 		t.Fatalf("batch of %d, want 4 merged", len(b.Requests))
 	}
 	keep := append([]Request(nil), b.Requests...)
-	s.Add(1, Request{ID: 9, File: 2, Length: 10, Op: Write})
+	s.Add(1, Request{ID: 9, File: 2, Length: 10, Op: rw.Write})
 	if b2, ok, _ := s.Next(1); !ok || b2.Requests[0].ID != 9 {
 		t.Fatalf("second batch: %+v", b2)
 	}
@@ -172,7 +174,7 @@ func TestBatchBufferReuse(t *testing.T) {
 	allocs := testing.AllocsPerRun(100, func() {
 		s.Complete(2, b.ID, 40, 1)
 		for i := range 4 {
-			s.Add(2, Request{ID: uint64(100 + i), File: 1, Offset: int64(i) * 10, Length: 10, Op: Write})
+			s.Add(2, Request{ID: uint64(100 + i), File: 1, Offset: int64(i) * 10, Length: 10, Op: rw.Write})
 		}
 		b, _, _ = s.Next(2)
 	})

@@ -4,6 +4,8 @@ import (
 	"cmp"
 	"slices"
 	"time"
+
+	"github.com/adaptio/adaptio/rw"
 )
 
 // skey identifies a stream: the requests of one file, one operation, to one
@@ -12,7 +14,7 @@ import (
 type skey struct {
 	queue int
 	file  uint64
-	op    Op
+	op    rw.Op
 }
 
 // stream holds one stream's queued requests in offset order (ties by

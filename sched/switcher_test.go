@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/adaptio/adaptio/rw"
 	"pgregory.net/rapid"
 )
 
@@ -135,7 +136,7 @@ func TestSwitcherChain(t *testing.T) {
 			case 0, 1:
 				added++
 				r := Request{ID: uint64(added), Queue: rapid.IntRange(0, 1).Draw(t, "q"), File: 1,
-					Offset: int64(added) * 10, Length: 10, Op: Read}
+					Offset: int64(added) * 10, Length: 10, Op: rw.Read}
 				if err := sw.Add(now, r); err != nil {
 					t.Fatal(err)
 				}
@@ -251,8 +252,8 @@ func TestIDSet(t *testing.T) {
 // when a Switch moves it.
 func TestSwitchKeepsArrival(t *testing.T) {
 	sw, _ := NewSwitcher("fifo", Config{Servers: 1})
-	sw.Add(0, Request{ID: 1, Length: 1, Op: Read})
-	sw.Add(5, Request{ID: 2, Length: 1, Op: Read})
+	sw.Add(0, Request{ID: 1, Length: 1, Op: rw.Read})
+	sw.Add(5, Request{ID: 2, Length: 1, Op: rw.Read})
 	if err := sw.Switch(10, "sw"); err != nil {
 		t.Fatal(err)
 	}

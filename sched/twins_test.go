@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/adaptio/adaptio/rw"
 	"pgregory.net/rapid"
 )
 
@@ -85,7 +86,7 @@ func TestTWINSWaitBound(t *testing.T) {
 		for i := range reqs {
 			at += time.Duration(rapid.IntRange(0, 3000).Draw(t, "gapUs")) * time.Microsecond
 			reqs[i] = Request{ID: uint64(i + 1), Queue: rapid.IntRange(0, cfg.Servers-1).Draw(t, "queue"),
-				Length: 4096, Op: Read, Arrival: at + 1}
+				Length: 4096, Op: rw.Read, Arrival: at + 1}
 		}
 		bound := time.Duration(cfg.Servers) * cfg.Window
 		got := 0
@@ -111,7 +112,7 @@ func TestTWINSGolden(t *testing.T) {
 	for i := range 80 {
 		at += time.Duration(rng.IntN(400)) * time.Microsecond
 		reqs = append(reqs, Request{ID: uint64(i + 1), Queue: rng.IntN(4), File: uint64(rng.IntN(3)),
-			Offset: int64(i) << 12, Length: 4096, Op: Write, Arrival: at + 1})
+			Offset: int64(i) << 12, Length: 4096, Op: rw.Write, Arrival: at + 1})
 	}
 	var buf bytes.Buffer
 	for _, skip := range []bool{false, true} {
@@ -176,7 +177,7 @@ func TestTWINSSetWindow(t *testing.T) {
 	s, _ := New("twins", Config{Servers: 2, Window: 4 * time.Millisecond})
 	tw := s.(*twins)
 	for i := range 4 {
-		if err := s.Add(0, Request{ID: uint64(i), Queue: i % 2, Length: 1, Op: Read}); err != nil {
+		if err := s.Add(0, Request{ID: uint64(i), Queue: i % 2, Length: 1, Op: rw.Read}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -231,7 +232,7 @@ func TestTWINSIdleStart(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := s.Add(0, Request{ID: 1, Queue: 2, Op: Read, Length: 4096}); err != nil {
+			if err := s.Add(0, Request{ID: 1, Queue: 2, Op: rw.Read, Length: 4096}); err != nil {
 				t.Fatal(err)
 			}
 			first, b1 := dispatchAt(t, s, 0, 1)
@@ -239,7 +240,7 @@ func TestTWINSIdleStart(t *testing.T) {
 				t.Fatalf("lone request dispatched at %v, want %v", first, tc.lone)
 			}
 			// The second arrives while the first is in flight: not idle.
-			if err := s.Add(first, Request{ID: 2, Queue: 3, Op: Read, Length: 4096}); err != nil {
+			if err := s.Add(first, Request{ID: 2, Queue: 3, Op: rw.Read, Length: 4096}); err != nil {
 				t.Fatal(err)
 			}
 			b, ok, _ := s.Next(first)
@@ -313,7 +314,7 @@ func TestTWINSAlignedNodesNeverShareAServer(t *testing.T) {
 			s := scheds[n]
 			for q := range servers { // every queue gains one request per call and loses at most one
 				id++
-				if err := s.Add(now, Request{ID: id, Queue: q, File: id, Length: 32 << 10, Op: Read}); err != nil {
+				if err := s.Add(now, Request{ID: id, Queue: q, File: id, Length: 32 << 10, Op: rw.Read}); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -348,7 +349,7 @@ func TestTWINSAlignedNodesNeverShareAServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	for q := range servers {
-		if err := s.Add(0, Request{ID: uint64(q + 1), Queue: q, File: 1, Length: 1, Op: Write}); err != nil {
+		if err := s.Add(0, Request{ID: uint64(q + 1), Queue: q, File: 1, Length: 1, Op: rw.Write}); err != nil {
 			t.Fatal(err)
 		}
 	}

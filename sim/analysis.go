@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/adaptio/adaptio/dataset"
+	"github.com/adaptio/adaptio/rw"
 	"github.com/adaptio/adaptio/sched"
 	"github.com/adaptio/adaptio/workload"
 )
@@ -107,7 +108,7 @@ func (r Fig1Row) Gain() float64 {
 // Fig1Pattern reports whether s is seed 000 Fig. 1's pattern.
 func Fig1Pattern(p workload.Pattern) bool {
 	return p.Processes == 128 && p.Layout == workload.Shared && p.Spatiality == workload.Strided &&
-		p.Op == sched.Read && p.RequestSize == 32<<10
+		p.Op == rw.Read && p.RequestSize == 32<<10
 }
 
 // Analyse measures the findings on a summary.

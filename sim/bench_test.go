@@ -4,7 +4,7 @@ import (
 	"context"
 	"testing"
 
-	"github.com/adaptio/adaptio/sched"
+	"github.com/adaptio/adaptio/rw"
 	"github.com/adaptio/adaptio/workload"
 )
 
@@ -26,13 +26,13 @@ func benchRun(b *testing.B, cfg Config) {
 // file (target: <= 2 s).
 func BenchmarkExperiment512p8ION(b *testing.B) {
 	benchRun(b, Config{Patterns: []workload.Pattern{{Processes: 512, Layout: workload.Shared, Spatiality: workload.Strided,
-		Op: sched.Read, RequestSize: 32 << 10, TotalBytes: 4 << 30}}, IONodes: 8})
+		Op: rw.Read, RequestSize: 32 << 10, TotalBytes: 4 << 30}}, IONodes: 8})
 }
 
 // BenchmarkEventsFPPWrite measures events per second on file-per-process writes.
 func BenchmarkEventsFPPWrite(b *testing.B) {
 	benchRun(b, Config{Patterns: []workload.Pattern{{Processes: 256, Layout: workload.FilePerProcess, Spatiality: workload.Contiguous,
-		Op: sched.Write, RequestSize: 32 << 10, TotalBytes: 1 << 30}}, IONodes: 4, Scheduler: "fifo"})
+		Op: rw.Write, RequestSize: 32 << 10, TotalBytes: 1 << 30}}, IONodes: 4, Scheduler: "fifo"})
 }
 
 // BenchmarkScale is the scale mode: 768 I/O nodes and 49,152 processes
@@ -40,5 +40,5 @@ func BenchmarkEventsFPPWrite(b *testing.B) {
 // requests of 32 KiB per process.
 func BenchmarkScale(b *testing.B) {
 	benchRun(b, Config{Patterns: []workload.Pattern{{Processes: 49152, Layout: workload.Shared, Spatiality: workload.Strided,
-		Op: sched.Write, RequestSize: 32 << 10, TotalBytes: 49152 * 8 * 32 << 10}}, IONodes: 768, ClientNodes: 6144, Servers: 64})
+		Op: rw.Write, RequestSize: 32 << 10, TotalBytes: 49152 * 8 * 32 << 10}}, IONodes: 768, ClientNodes: 6144, Servers: 64})
 }

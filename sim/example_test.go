@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/adaptio/adaptio/access"
-	"github.com/adaptio/adaptio/sched"
+	"github.com/adaptio/adaptio/rw"
 	"github.com/adaptio/adaptio/sim"
 	"github.com/adaptio/adaptio/workload"
 )
@@ -15,7 +15,7 @@ import (
 // first simulated second.
 func ExampleRun() {
 	p := workload.Pattern{Processes: 128, Layout: workload.Shared, Spatiality: workload.Strided,
-		Op: sched.Read, RequestSize: 32 << 10, TotalBytes: 512 << 20}
+		Op: rw.Read, RequestSize: 32 << 10, TotalBytes: 512 << 20}
 	intervals := 0
 	res, err := sim.Run(context.Background(), sim.Config{Patterns: []workload.Pattern{p}, IONodes: 4},
 		sim.Hooks{OnInterval: func(now time.Duration, obs []access.Observation) (time.Duration, bool) {
@@ -33,7 +33,7 @@ func ExampleRun() {
 // Step through an experiment one simulated second at a time.
 func ExampleSim_Step() {
 	p := workload.Pattern{Processes: 64, Layout: workload.FilePerProcess, Spatiality: workload.Contiguous,
-		Op: sched.Write, RequestSize: 256 << 10, TotalBytes: 256 << 20}
+		Op: rw.Write, RequestSize: 256 << 10, TotalBytes: 256 << 20}
 	s, _ := sim.New(sim.Config{Patterns: []workload.Pattern{p}, IONodes: 2}, nil)
 	var files int
 	for {

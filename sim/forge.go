@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/adaptio/adaptio/disk"
-	"github.com/adaptio/adaptio/sched"
+	"github.com/adaptio/adaptio/rw"
 	"github.com/adaptio/adaptio/workload"
 )
 
@@ -297,7 +297,7 @@ func summariseForge(pts []ForgePoint) ForgeReport {
 // forgePoint runs one pattern for the stonewall time and returns MiB/s.
 func forgePoint(base Config, p ForgePoint, stonewall time.Duration) (float64, error) {
 	cfg := base
-	cfg.Patterns = []workload.Pattern{{Processes: p.Processes, Layout: p.Layout, Spatiality: p.Spatiality, Op: sched.Write,
+	cfg.Patterns = []workload.Pattern{{Processes: p.Processes, Layout: p.Layout, Spatiality: p.Spatiality, Op: rw.Write,
 		RequestSize: p.RequestBytes, TotalBytes: int64(p.Processes) * (128 << 30)}} // FORGE: 128 GiB per process, stopped by the stonewall
 	cfg.IONodes = p.Forwarders
 	cfg.ClientNodes = p.Clients

@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/adaptio/adaptio/sched"
+	"github.com/adaptio/adaptio/rw"
 	"github.com/adaptio/adaptio/workload"
 )
 
@@ -41,9 +41,9 @@ func TestPageCacheReadsOnlyDemandedChunks(t *testing.T) {
 		name string
 		p    workload.Pattern
 	}{
-		{"shared contiguous", pattern(64, workload.Shared, workload.Contiguous, sched.Read, 32<<10, 128<<20)},
-		{"shared strided", pattern(64, workload.Shared, workload.Strided, sched.Read, 32<<10, 128<<20)},
-		{"file per process", pattern(32, workload.FilePerProcess, workload.Contiguous, sched.Read, 32<<10, 64<<20)},
+		{"shared contiguous", pattern(64, workload.Shared, workload.Contiguous, rw.Read, 32<<10, 128<<20)},
+		{"shared strided", pattern(64, workload.Shared, workload.Strided, rw.Read, 32<<10, 128<<20)},
+		{"file per process", pattern(32, workload.FilePerProcess, workload.Contiguous, rw.Read, 32<<10, 64<<20)},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -81,7 +81,7 @@ func TestPageCacheReadsOnlyDemandedChunks(t *testing.T) {
 // reading only each access's own chunks leaves the disk seeking between
 // out-of-order 128 KiB reads.
 func TestReadMergeStreamsStridedReads(t *testing.T) {
-	p := pattern(128, workload.Shared, workload.Strided, sched.Read, 32<<10, 512<<20)
+	p := pattern(128, workload.Shared, workload.Strided, rw.Read, 32<<10, 512<<20)
 	run := func(merge int) Result {
 		r, err := Run(t.Context(), Config{Patterns: []workload.Pattern{p}, Scheduler: "fifo", ReadMerge: merge, Seed: 5}, Hooks{})
 		if err != nil {

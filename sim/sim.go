@@ -13,6 +13,7 @@ import (
 	"github.com/adaptio/adaptio/dataserver"
 	"github.com/adaptio/adaptio/disk"
 	"github.com/adaptio/adaptio/ionode"
+	"github.com/adaptio/adaptio/rw"
 	"github.com/adaptio/adaptio/sched"
 	"github.com/adaptio/adaptio/workload"
 )
@@ -132,7 +133,7 @@ type NodeEvent struct {
 	Client  int    // client node (the scheduler's App)
 	File    string // the file's name (workload.Pattern.FileName)
 	FileID  uint64 // the scheduler's file id
-	Op      sched.Op
+	Op      rw.Op
 	Offset  int64
 	Length  int64
 	Process int
@@ -312,7 +313,7 @@ func (s *Sim) issue(i int) {
 	pr.next++
 	pr.start = s.now
 	size := s.cfg.HeaderBytes
-	if p.Op == sched.Write {
+	if p.Op == rw.Write {
 		size += p.RequestSize
 	}
 	c := &s.clients[pr.client]
@@ -387,7 +388,7 @@ func (s *Sim) dispatch(k int) {
 		th.acc = a
 		th.sent = s.now
 		size := s.cfg.HeaderBytes
-		if a.Op == sched.Write {
+		if a.Op == rw.Write {
 			size += a.Length
 		}
 		sv := &s.servers[a.Queue]
@@ -467,7 +468,7 @@ func (s *Sim) step(e event) {
 		th := &s.threads[tid]
 		file := th.acc.File
 		size := s.cfg.HeaderBytes
-		if th.acc.Op == sched.Read {
+		if th.acc.Op == rw.Read {
 			size += th.acc.Length
 		}
 		at := s.send(s.now, &sv.tx, &s.ions[th.ion].rx, size)
@@ -505,7 +506,7 @@ func (s *Sim) step(e event) {
 				if pr.pending == 0 {
 					n.acc.Done(p.RequestSize)
 					size := s.cfg.HeaderBytes
-					if p.Op == sched.Read {
+					if p.Op == rw.Read {
 						size += p.RequestSize
 					}
 					c := &s.clients[pr.client]
@@ -662,7 +663,7 @@ func WriteRead(p workload.Pattern, iterations int) []workload.Pattern {
 	var out []workload.Pattern
 	for range iterations {
 		w, r := p, p
-		w.Op, r.Op = sched.Write, sched.Read
+		w.Op, r.Op = rw.Write, rw.Read
 		out = append(out, w, r)
 	}
 	return out

@@ -17,19 +17,20 @@ import (
 	"github.com/adaptio/adaptio/backend"
 	"github.com/adaptio/adaptio/dataset"
 	"github.com/adaptio/adaptio/disk"
+	"github.com/adaptio/adaptio/rw"
 	"github.com/adaptio/adaptio/sched"
 	"github.com/adaptio/adaptio/workload"
 )
 
-func pattern(procs int, l workload.Layout, sp workload.Spatiality, op sched.Op, size, total int64) workload.Pattern {
+func pattern(procs int, l workload.Layout, sp workload.Spatiality, op rw.Op, size, total int64) workload.Pattern {
 	return workload.Pattern{Processes: procs, Layout: l, Spatiality: sp, Op: op, RequestSize: size, TotalBytes: total}
 }
 
 func TestEveryByteIsServedAndObserved(t *testing.T) {
 	pats := []workload.Pattern{
-		pattern(128, workload.Shared, workload.Strided, sched.Read, 32<<10, 64<<20),
-		pattern(64, workload.FilePerProcess, workload.Contiguous, sched.Write, 256<<10, 64<<20),
-		pattern(32, workload.Shared, workload.Contiguous, sched.Write, 100<<10, 32<<20), // crosses stripes unaligned
+		pattern(128, workload.Shared, workload.Strided, rw.Read, 32<<10, 64<<20),
+		pattern(64, workload.FilePerProcess, workload.Contiguous, rw.Write, 256<<10, 64<<20),
+		pattern(32, workload.Shared, workload.Contiguous, rw.Write, 100<<10, 32<<20), // crosses stripes unaligned
 	}
 	for _, p := range pats {
 		for _, sc := range []string{"twins", "fifo", "hbrr", "twins+elevator", "fifo+file-concurrency"} {
@@ -115,7 +116,7 @@ func hashRun(t *testing.T, cfg Config) [32]byte {
 }
 
 func TestSameSeedSameBytes(t *testing.T) {
-	cfg := Config{Patterns: []workload.Pattern{pattern(256, workload.Shared, workload.Strided, sched.Write, 32<<10, 64<<20)},
+	cfg := Config{Patterns: []workload.Pattern{pattern(256, workload.Shared, workload.Strided, rw.Write, 32<<10, 64<<20)},
 		IONodes: 8, Interval: 50 * time.Millisecond, Seed: 42}
 	a, b := hashRun(t, cfg), hashRun(t, cfg)
 	if a != b {
@@ -213,7 +214,7 @@ func TestGridDeterministicAndResumable(t *testing.T) {
 }
 
 func TestHooksChangeTheWindow(t *testing.T) {
-	cfg := Config{Patterns: []workload.Pattern{pattern(64, workload.Shared, workload.Strided, sched.Read, 32<<10, 32<<20)},
+	cfg := Config{Patterns: []workload.Pattern{pattern(64, workload.Shared, workload.Strided, rw.Read, 32<<10, 32<<20)},
 		IONodes: 2, Interval: 20 * time.Millisecond}
 	var seen []time.Duration
 	calls := 0
@@ -262,7 +263,7 @@ func TestHooksChangeTheWindow(t *testing.T) {
 }
 
 func TestWriteThenRead(t *testing.T) {
-	p := pattern(32, workload.FilePerProcess, workload.Contiguous, sched.Write, 64<<10, 16<<20)
+	p := pattern(32, workload.FilePerProcess, workload.Contiguous, rw.Write, 64<<10, 16<<20)
 	res, err := Run(context.Background(), Config{Patterns: WriteRead(p, 2), IONodes: 2}, Hooks{})
 	if err != nil {
 		t.Fatal(err)
@@ -356,7 +357,7 @@ func TestEventQueueOrder(t *testing.T) {
 }
 
 func TestConfigErrors(t *testing.T) {
-	p := pattern(8, workload.Shared, workload.Contiguous, sched.Read, 4096, 1<<20)
+	p := pattern(8, workload.Shared, workload.Contiguous, rw.Read, 4096, 1<<20)
 	tests := []struct {
 		name string
 		cfg  Config

@@ -4,7 +4,7 @@
 // pattern means the same thing in virtual time and on real bytes.
 //
 //	p := workload.Pattern{Processes: 128, Layout: workload.Shared, Spatiality: workload.Strided,
-//		Op: sched.Read, RequestSize: 32 << 10, TotalBytes: 4 << 30}
+//		Op: rw.Read, RequestSize: 32 << 10, TotalBytes: 4 << 30}
 //	for i := 0; i < p.RequestsPerProcess(); i++ {
 //		file, off := p.Request(proc, i)
 //		...
@@ -17,7 +17,7 @@ import (
 	"strings"
 
 	"github.com/adaptio/adaptio/access"
-	"github.com/adaptio/adaptio/sched"
+	"github.com/adaptio/adaptio/rw"
 )
 
 // Layout is the file layout of a workload.
@@ -82,7 +82,7 @@ type Pattern struct {
 	Processes   int
 	Layout      Layout
 	Spatiality  Spatiality
-	Op          sched.Op
+	Op          rw.Op
 	RequestSize int64 // bytes
 	TotalBytes  int64 // bytes over all processes (default 4 GiB in the papers)
 }
@@ -100,7 +100,7 @@ func (p Pattern) Validate() error {
 	case p.TotalBytes < p.RequestSize*int64(p.Processes):
 		return fmt.Errorf("%w: total %d bytes is less than one %d-byte request per process for %d processes", ErrBadPattern, p.TotalBytes, p.RequestSize, p.Processes)
 	case !p.Op.Valid():
-		return fmt.Errorf("%w: %w", ErrBadPattern, sched.ErrBadOp)
+		return fmt.Errorf("%w: %w", ErrBadPattern, rw.ErrBadOp)
 	case p.Layout > Shared || p.Spatiality > Strided:
 		return fmt.Errorf("%w: unknown layout or spatiality", ErrBadPattern)
 	}
@@ -238,7 +238,7 @@ func grid(processes, ionodes []int, validation bool) []Scenario {
 	var out []Scenario
 	for _, procs := range processes {
 		for _, x := range []ls{{FilePerProcess, Contiguous}, {Shared, Contiguous}, {Shared, Strided}} {
-			for _, op := range []sched.Op{sched.Write, sched.Read} {
+			for _, op := range []rw.Op{rw.Write, rw.Read} {
 				for _, size := range sizes {
 					for _, ion := range ionodes {
 						out = append(out, Scenario{Pattern: Pattern{

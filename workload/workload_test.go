@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/adaptio/adaptio/access"
-	"github.com/adaptio/adaptio/sched"
+	"github.com/adaptio/adaptio/rw"
 	"github.com/adaptio/adaptio/workload"
 )
 
@@ -12,7 +12,7 @@ import (
 func TestRequestsTileFiles(t *testing.T) {
 	for _, l := range []workload.Layout{workload.FilePerProcess, workload.Shared} {
 		for _, s := range []workload.Spatiality{workload.Contiguous, workload.Strided} {
-			p := workload.Pattern{Processes: 6, Layout: l, Spatiality: s, Op: sched.Write, RequestSize: 8, TotalBytes: 6 * 8 * 5}
+			p := workload.Pattern{Processes: 6, Layout: l, Spatiality: s, Op: rw.Write, RequestSize: 8, TotalBytes: 6 * 8 * 5}
 			if err := p.Validate(); err != nil {
 				t.Fatal(err)
 			}
@@ -38,7 +38,7 @@ func TestRequestsTileFiles(t *testing.T) {
 }
 
 func TestStridedInterleavesProcesses(t *testing.T) {
-	p := workload.Pattern{Processes: 4, Layout: workload.Shared, Spatiality: workload.Strided, Op: sched.Read, RequestSize: 10, TotalBytes: 160}
+	p := workload.Pattern{Processes: 4, Layout: workload.Shared, Spatiality: workload.Strided, Op: rw.Read, RequestSize: 10, TotalBytes: 160}
 	for i := 0; i < 2; i++ {
 		for proc := 0; proc < 4; proc++ {
 			if _, off := p.Request(proc, i); off != int64(i*4+proc)*10 {
@@ -81,14 +81,14 @@ func TestGrid(t *testing.T) {
 }
 
 func TestValidate(t *testing.T) {
-	base := workload.Pattern{Processes: 2, Op: sched.Read, RequestSize: 4, TotalBytes: 8}
+	base := workload.Pattern{Processes: 2, Op: rw.Read, RequestSize: 4, TotalBytes: 8}
 	if err := base.Validate(); err != nil {
 		t.Fatal(err)
 	}
 	for name, p := range map[string]workload.Pattern{
-		"no processes": {Processes: 0, Op: sched.Read, RequestSize: 4, TotalBytes: 8},
-		"no size":      {Processes: 2, Op: sched.Read, RequestSize: 0, TotalBytes: 8},
-		"too little":   {Processes: 2, Op: sched.Read, RequestSize: 4, TotalBytes: 7},
+		"no processes": {Processes: 0, Op: rw.Read, RequestSize: 4, TotalBytes: 8},
+		"no size":      {Processes: 2, Op: rw.Read, RequestSize: 0, TotalBytes: 8},
+		"too little":   {Processes: 2, Op: rw.Read, RequestSize: 4, TotalBytes: 7},
 		"no op":        {Processes: 2, RequestSize: 4, TotalBytes: 8},
 	} {
 		if err := p.Validate(); err == nil {
@@ -129,7 +129,7 @@ func TestParseSize(t *testing.T) {
 }
 
 func TestNamesDistinguishTotals(t *testing.T) {
-	p := workload.Pattern{Processes: 128, Layout: workload.Shared, Spatiality: workload.Strided, Op: sched.Read, RequestSize: 32 << 10, TotalBytes: workload.DefaultTotal}
+	p := workload.Pattern{Processes: 128, Layout: workload.Shared, Spatiality: workload.Strided, Op: rw.Read, RequestSize: 32 << 10, TotalBytes: workload.DefaultTotal}
 	small := p
 	small.TotalBytes = 512 << 20
 	if p.String() != "128p-shared-strided-read-32k" || small.String() != "128p-shared-strided-read-32k-512m" {

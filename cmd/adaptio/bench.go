@@ -8,7 +8,7 @@ import (
 
 	"github.com/adaptio/adaptio/fwd"
 	"github.com/adaptio/adaptio/fwd/bench"
-	"github.com/adaptio/adaptio/sched"
+	"github.com/adaptio/adaptio/rw"
 	"github.com/adaptio/adaptio/workload"
 )
 
@@ -231,7 +231,7 @@ func (cfg benchConfig) pattern() (workload.Pattern, error) {
 	if p.Spatiality, err = workload.ParseSpatiality(cfg.Spatiality); err != nil {
 		return p, err
 	}
-	if p.Op, err = sched.ParseOp(cfg.Op); err != nil {
+	if p.Op, err = rw.ParseOp(cfg.Op); err != nil {
 		return p, err
 	}
 	if p.RequestSize, err = workload.ParseSize(cfg.RequestSize); err != nil {
@@ -243,7 +243,7 @@ func (cfg benchConfig) pattern() (workload.Pattern, error) {
 	if cfg.Conns < 1 {
 		return p, fmt.Errorf("--conns %d: want >= 1", cfg.Conns)
 	}
-	if p.Op == sched.Read && cfg.NoVerify {
+	if p.Op == rw.Read && cfg.NoVerify {
 		return p, fmt.Errorf("--op read needs the read phase; drop --no-verify")
 	}
 	p.Processes = cfg.Processes

@@ -17,6 +17,7 @@ import (
 	"github.com/adaptio/adaptio/dataset"
 	"github.com/adaptio/adaptio/disk"
 	"github.com/adaptio/adaptio/eval"
+	"github.com/adaptio/adaptio/rw"
 	"github.com/adaptio/adaptio/sched"
 	"github.com/adaptio/adaptio/selection"
 	"github.com/adaptio/adaptio/sim"
@@ -131,7 +132,7 @@ for a run long enough to learn.`,
 			if p.Spatiality, err = workload.ParseSpatiality(spat); err != nil {
 				return fmt.Errorf("sim run: --spatiality: %w", err)
 			}
-			if p.Op, err = sched.ParseOp(op); err != nil {
+			if p.Op, err = rw.ParseOp(op); err != nil {
 				return fmt.Errorf("sim run: --op: %w", err)
 			}
 			if p.RequestSize, err = workload.ParseSize(size); err != nil {

@@ -22,6 +22,7 @@ import (
 	"github.com/adaptio/adaptio/council"
 	"github.com/adaptio/adaptio/council/service"
 	"github.com/adaptio/adaptio/council/wire"
+	"github.com/adaptio/adaptio/rw"
 	"github.com/adaptio/adaptio/sched"
 )
 
@@ -429,7 +430,7 @@ func (s *source) CloseInterval(now time.Time) access.Observation {
 	s.last = now
 	const req = 1 << 20
 	o := access.Observation{Node: s.node, Interval: iv, DataServers: 4, Clients: 8, Processes: 64,
-		Op: sched.Write, ReqAvg: req, ReqMin: req, ReqMax: req, Window: s.window}
+		Op: rw.Write, ReqAvg: req, ReqMin: req, ReqMax: req, Window: s.window}
 	switch s.node % 3 {
 	case 0: // file per process
 		o.FileHandles, o.OffsetDist, o.ProcDist = 64, req, req

@@ -25,6 +25,7 @@ import (
 	"github.com/adaptio/adaptio/council"
 	"github.com/adaptio/adaptio/council/wire"
 	"github.com/adaptio/adaptio/internal/poll"
+	"github.com/adaptio/adaptio/rw"
 	"github.com/adaptio/adaptio/sched"
 )
 
@@ -65,7 +66,7 @@ type node struct {
 func (n *node) report(t *testing.T, w time.Duration, bw float64) {
 	t.Helper()
 	n.seq++
-	o := access.Observation{Node: n.id, Interval: time.Second, Processes: 8, Op: sched.Write, FileHandles: 8,
+	o := access.Observation{Node: n.id, Interval: time.Second, Processes: 8, Op: rw.Write, FileHandles: 8,
 		ReqAvg: 1 << 20, ReqMin: 1 << 20, ReqMax: 1 << 20, Bandwidth: bw, Bytes: int64(bw), Requests: 100, Window: w}
 	b, err := wire.MarshalReport(wire.Report{Instance: uint64(n.id + 1), Seq: n.seq, Obs: o})
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/adaptio/adaptio/access"
 	"github.com/adaptio/adaptio/council"
+	"github.com/adaptio/adaptio/rw"
 	"github.com/adaptio/adaptio/sched"
 )
 
@@ -34,7 +35,7 @@ func TestSaveLoad(t *testing.T) {
 	for k := range 3 {
 		now := time.Duration(k+1) * time.Second
 		o := access.Observation{Start: now - time.Second, Interval: time.Second, DataServers: 4, Processes: 8,
-			Op: sched.Write, FileHandles: 8, ReqAvg: 32 << 10, ReqMin: 32 << 10, ReqMax: 32 << 10,
+			Op: rw.Write, FileHandles: 8, ReqAvg: 32 << 10, ReqMin: 32 << 10, ReqMax: 32 << 10,
 			OffsetDist: 32 << 10, ProcDist: 32 << 10, Bandwidth: 1e8, Bytes: 1e8, Requests: 3000, Window: time.Millisecond}
 		if err := c.Observe(now, council.Report{Instance: 1, Seq: uint64(k + 1), Round: c.Round(), Obs: o}); err != nil {
 			t.Fatal(err)

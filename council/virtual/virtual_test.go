@@ -9,6 +9,7 @@ import (
 	"github.com/adaptio/adaptio/access"
 	"github.com/adaptio/adaptio/council"
 	"github.com/adaptio/adaptio/council/virtual"
+	"github.com/adaptio/adaptio/rw"
 	"github.com/adaptio/adaptio/sched"
 	"github.com/adaptio/adaptio/sim"
 	"github.com/adaptio/adaptio/workload"
@@ -32,7 +33,7 @@ func TestIntervalClosesTheRound(t *testing.T) {
 	}
 	obs := make([]access.Observation, 2)
 	for i := range obs {
-		obs[i] = access.Observation{Node: i, Start: 0, Interval: time.Second, DataServers: 4, Processes: 16, Op: sched.Read,
+		obs[i] = access.Observation{Node: i, Start: 0, Interval: time.Second, DataServers: 4, Processes: 16, Op: rw.Read,
 			FileHandles: 1, ReqAvg: 32 << 10, ReqMin: 32 << 10, ReqMax: 32 << 10, OffsetDist: 1 << 20, ProcDist: 512 << 10,
 			Bandwidth: 5e7, Bytes: 5e7, Requests: 1500, Window: time.Millisecond}
 	}

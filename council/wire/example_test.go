@@ -6,13 +6,13 @@ import (
 
 	"github.com/adaptio/adaptio/access"
 	"github.com/adaptio/adaptio/council/wire"
-	"github.com/adaptio/adaptio/sched"
+	"github.com/adaptio/adaptio/rw"
 )
 
 func Example() {
 	s := wire.Subjects{Prefix: "adaptio.rack7"}
 	obs := access.Observation{Node: 3, Interval: time.Second, DataServers: 4, Clients: 2, Processes: 16,
-		Op: sched.Write, FileHandles: 1, ReqAvg: 32768, ReqMin: 32768, ReqMax: 32768, OffsetDist: 524288, ProcDist: 32768,
+		Op: rw.Write, FileHandles: 1, ReqAvg: 32768, ReqMin: 32768, ReqMax: 32768, OffsetDist: 524288, ProcDist: 32768,
 		Bandwidth: 2.5e8, Bytes: 250000000, Requests: 7630, Window: time.Millisecond}
 	b, _ := wire.MarshalReport(wire.Report{Instance: 7, Seq: 12, Round: 11, Obs: obs})
 	fmt.Println(s.Report(3))

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/adaptio/adaptio/access"
-	"github.com/adaptio/adaptio/sched"
+	"github.com/adaptio/adaptio/rw"
 )
 
 // Version is the message format version this package writes and the only
@@ -113,24 +113,24 @@ type decisionJSON struct {
 	Reason  string  `json:"reason"`
 }
 
-func opString(o sched.Op) string {
+func opString(o rw.Op) string {
 	switch o {
-	case sched.Read:
+	case rw.Read:
 		return "read"
-	case sched.Write:
+	case rw.Write:
 		return "write"
 	}
 	return ""
 }
 
-func parseOp(s string) (sched.Op, error) {
+func parseOp(s string) (rw.Op, error) {
 	switch s {
 	case "":
 		return 0, nil
 	case "read":
-		return sched.Read, nil
+		return rw.Read, nil
 	case "write":
-		return sched.Write, nil
+		return rw.Write, nil
 	}
 	return 0, fmt.Errorf("%w: op %q", ErrInvalid, s)
 }

@@ -8,14 +8,14 @@ import (
 	"time"
 
 	"github.com/adaptio/adaptio/access"
-	"github.com/adaptio/adaptio/sched"
+	"github.com/adaptio/adaptio/rw"
 	"pgregory.net/rapid"
 )
 
 func sampleReport() Report {
 	return Report{Instance: 42, Seq: 7, Round: 6, Obs: access.Observation{
 		Node: 3, Start: 6 * time.Second, Interval: time.Second, DataServers: 4, Clients: 32, Processes: 128,
-		Op: sched.Write, FileHandles: 1, ReqAvg: 32768, ReqMin: 32768, ReqMax: 32768, OffsetDist: 4.1943e6, ProcDist: 32768,
+		Op: rw.Write, FileHandles: 1, ReqAvg: 32768, ReqMin: 32768, ReqMax: 32768, OffsetDist: 4.1943e6, ProcDist: 32768,
 		Bandwidth: 3.5e8, Bytes: 350000000, Requests: 10681, Window: time.Millisecond,
 	}}
 }
@@ -25,10 +25,10 @@ func TestReportRoundTrip(t *testing.T) {
 		reqs := rapid.Int64Range(0, 1<<40).Draw(t, "reqs")
 		mn := rapid.Int64Range(0, 1<<30).Draw(t, "min")
 		mx := mn + rapid.Int64Range(0, 1<<30).Draw(t, "span")
-		op := sched.Op(0)
+		op := rw.Op(0)
 		avg := 0.0
 		if reqs > 0 {
-			op = rapid.SampledFrom([]sched.Op{sched.Read, sched.Write}).Draw(t, "op")
+			op = rapid.SampledFrom([]rw.Op{rw.Read, rw.Write}).Draw(t, "op")
 			avg = float64(mn) + rapid.Float64Range(0, 1).Draw(t, "frac")*float64(mx-mn)
 		}
 		r := Report{

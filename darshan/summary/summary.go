@@ -16,7 +16,7 @@ import (
 	"github.com/adaptio/adaptio/access"
 	"github.com/adaptio/adaptio/darshan"
 	"github.com/adaptio/adaptio/detect"
-	"github.com/adaptio/adaptio/sched"
+	"github.com/adaptio/adaptio/rw"
 )
 
 // Pattern is a file's access pattern for one operation.
@@ -59,7 +59,7 @@ type File struct {
 // Second is one second of the job as the Council would label it.
 type Second struct {
 	At      float64 // seconds since the job started
-	Op      sched.Op
+	Op      rw.Op
 	Class   access.Class
 	Bytes   int64
 	Reqs    int64
@@ -72,7 +72,7 @@ type Second struct {
 // Phase is a run of consecutive seconds with one label.
 type Phase struct {
 	Start, End float64 // seconds since the job started
-	Op         sched.Op
+	Op         rw.Op
 	Class      access.Class
 	Bytes      int64
 }
@@ -317,9 +317,9 @@ func (s *Summary) traceSeconds(l *darshan.Log) error {
 			}
 			cur = sec
 		}
-		op := sched.Read
+		op := rw.Read
 		if g.write {
-			op = sched.Write
+			op = rw.Write
 		}
 		acc.Request(g.host, uint64(g.rank), g.file, g.off, g.len, op)
 		acc.Done(g.len)

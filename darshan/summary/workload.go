@@ -3,7 +3,7 @@ package summary
 import (
 	"fmt"
 
-	"github.com/adaptio/adaptio/sched"
+	"github.com/adaptio/adaptio/rw"
 	"github.com/adaptio/adaptio/workload"
 )
 
@@ -15,12 +15,12 @@ import (
 // strided: non-contiguous accesses to a shared file).
 func (s *Summary) Workload(maxBytes int64, maxProcs int) ([]workload.Pattern, error) {
 	var out []workload.Pattern
-	for _, op := range []sched.Op{sched.Write, sched.Read} {
+	for _, op := range []rw.Op{rw.Write, rw.Read} {
 		bytes := map[Pattern]int64{}
 		var ops, total int64
 		for _, f := range s.Files {
 			o := f.Write
-			if op == sched.Read {
+			if op == rw.Read {
 				o = f.Read
 			}
 			bytes[o.Pattern] += o.Bytes

@@ -14,7 +14,7 @@ import (
 
 	"github.com/adaptio/adaptio/fwd"
 	"github.com/adaptio/adaptio/internal/cpustat"
-	"github.com/adaptio/adaptio/sched"
+	"github.com/adaptio/adaptio/rw"
 	"github.com/adaptio/adaptio/workload"
 )
 
@@ -59,7 +59,7 @@ type Options struct {
 // Phase is the outcome of one access phase, timed like IOR: the makespan
 // runs from the start of the first process to the end of the last.
 type Phase struct {
-	Op        sched.Op
+	Op        rw.Op
 	Bytes     int64
 	Requests  int64
 	Makespan  time.Duration
@@ -103,7 +103,7 @@ type Result struct {
 
 // Measured is the phase of the pattern's operation.
 func (r Result) Measured() Phase {
-	if r.Pattern.Op == sched.Read {
+	if r.Pattern.Op == rw.Read {
 		return r.Read
 	}
 	return r.Write
@@ -167,7 +167,7 @@ func Verify(ctx context.Context, c *fwd.Client, p workload.Pattern, o Options) (
 	if err := p.Validate(); err != nil {
 		return Phase{}, err
 	}
-	return phase(ctx, forwarder(append([]*fwd.Client{c}, o.Clients...)), fwdDir(o), p, o, sched.Read)
+	return phase(ctx, forwarder(append([]*fwd.Client{c}, o.Clients...)), fwdDir(o), p, o, rw.Read)
 }
 
 // VerifyDirect is Verify for the files a RunDirect on dir left (Keep).
@@ -176,7 +176,7 @@ func VerifyDirect(ctx context.Context, dir string, p workload.Pattern, o Options
 		return Phase{}, err
 	}
 	o.ForwarderCPU = nil
-	return phase(ctx, direct{}, dir, p, o, sched.Read)
+	return phase(ctx, direct{}, dir, p, o, rw.Read)
 }
 
 // fwdDir is the forwarder's directory of the files.
@@ -202,13 +202,13 @@ func run(ctx context.Context, t target, dir string, p workload.Pattern, o Option
 		}
 	}
 	var err error
-	res.Write, err = phase(ctx, t, dir, p, o, sched.Write)
+	res.Write, err = phase(ctx, t, dir, p, o, rw.Write)
 	if err != nil {
 		return res, err
 	}
 	progress(o.Progress, res.Write)
 	if !o.NoVerify {
-		res.Read, err = phase(ctx, t, dir, p, o, sched.Read)
+		res.Read, err = phase(ctx, t, dir, p, o, rw.Read)
 		if err != nil {
 			return res, err
 		}
@@ -233,7 +233,7 @@ func progress(w io.Writer, ph Phase) {
 
 // phase runs one access phase of the pattern on t, every process in a
 // goroutine of its own.
-func phase(ctx context.Context, t target, dir string, p workload.Pattern, o Options, op sched.Op) (Phase, error) {
+func phase(ctx context.Context, t target, dir string, p workload.Pattern, o Options, op rw.Op) (Phase, error) {
 	n := p.RequestsPerProcess()
 	var (
 		wg      sync.WaitGroup
@@ -305,7 +305,7 @@ func phase(ctx context.Context, t target, dir string, p workload.Pattern, o Opti
 				}
 				file, off := p.Request(proc, i)
 				t0 := time.Now()
-				if op == sched.Write {
+				if op == rw.Write {
 					if !o.NoFill || i == 0 {
 						Fill(buf, o.Seed, file, off)
 					}
@@ -329,7 +329,7 @@ func phase(ctx context.Context, t target, dir string, p workload.Pattern, o Opti
 						break
 					}
 				}
-				if op == sched.Read && !o.NoFill {
+				if op == rw.Read && !o.NoFill {
 					Fill(want, o.Seed, file, off)
 					if string(buf) != string(want) {
 						fail(fmt.Errorf("%w: process %d, %s bytes [%d, %d)", ErrVerify, proc, FileName(dir, p, file), off, off+int64(len(buf))))

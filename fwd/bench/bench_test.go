@@ -16,6 +16,7 @@ import (
 	"github.com/adaptio/adaptio/fwd"
 	"github.com/adaptio/adaptio/fwd/bench"
 	"github.com/adaptio/adaptio/fwd/fwdtest"
+	"github.com/adaptio/adaptio/rw"
 	"github.com/adaptio/adaptio/sched"
 	"github.com/adaptio/adaptio/workload"
 )
@@ -74,14 +75,14 @@ func TestRunPatterns(t *testing.T) {
 	tests := []struct {
 		layout workload.Layout
 		spat   workload.Spatiality
-		op     sched.Op
+		op     rw.Op
 		size   int64
 	}{
-		{workload.FilePerProcess, workload.Contiguous, sched.Write, 32 << 10},
-		{workload.FilePerProcess, workload.Strided, sched.Read, 12 << 10},
-		{workload.Shared, workload.Contiguous, sched.Read, 32 << 10},
-		{workload.Shared, workload.Strided, sched.Write, 12 << 10},
-		{workload.Shared, workload.Strided, sched.Read, 64 << 10},
+		{workload.FilePerProcess, workload.Contiguous, rw.Write, 32 << 10},
+		{workload.FilePerProcess, workload.Strided, rw.Read, 12 << 10},
+		{workload.Shared, workload.Contiguous, rw.Read, 32 << 10},
+		{workload.Shared, workload.Strided, rw.Write, 12 << 10},
+		{workload.Shared, workload.Strided, rw.Read, 64 << 10},
 	}
 	for _, tg := range targets {
 		for _, tt := range tests {
@@ -138,7 +139,7 @@ func checkFiles(t *testing.T, dir string, p workload.Pattern, seed uint64) {
 func TestVerifyDetectsCorruption(t *testing.T) {
 	addr, dir := startForwarder(t)
 	c := dial(t, addr)
-	p := workload.Pattern{Processes: 2, Layout: workload.Shared, Spatiality: workload.Contiguous, Op: sched.Write, RequestSize: 4096, TotalBytes: 8 * 4096}
+	p := workload.Pattern{Processes: 2, Layout: workload.Shared, Spatiality: workload.Contiguous, Op: rw.Write, RequestSize: 4096, TotalBytes: 8 * 4096}
 	if _, err := bench.Run(context.Background(), c, p, bench.Options{Keep: true, NoVerify: true}); err != nil {
 		t.Fatal(err)
 	}

@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"github.com/adaptio/adaptio/fwd/bench"
-	"github.com/adaptio/adaptio/sched"
+	"github.com/adaptio/adaptio/rw"
 	"github.com/adaptio/adaptio/workload"
 )
 
@@ -22,7 +22,7 @@ func TestCompare(t *testing.T) {
 	addr, backendDir := startForwarder(t)
 	c := dial(t, addr)
 	dir := t.TempDir()
-	p := workload.Pattern{Processes: 4, Layout: workload.FilePerProcess, Spatiality: workload.Contiguous, Op: sched.Write, RequestSize: 16 << 10, TotalBytes: 4 * 8 * (16 << 10)}
+	p := workload.Pattern{Processes: 4, Layout: workload.FilePerProcess, Spatiality: workload.Contiguous, Op: rw.Write, RequestSize: 16 << 10, TotalBytes: 4 * 8 * (16 << 10)}
 	var progress bytes.Buffer
 	cmp, err := bench.Compare(context.Background(), c, dir, p, bench.Options{Progress: &progress}, 3)
 	if err != nil {
@@ -98,17 +98,17 @@ func TestMedian(t *testing.T) {
 // are named, and the median of the others is given apart; a real
 // comparison on Linux records each phase's steal.
 func TestNoisyRounds(t *testing.T) {
-	phase := func(op sched.Op, bw, steal float64) bench.Phase {
+	phase := func(op rw.Op, bw, steal float64) bench.Phase {
 		return bench.Phase{Op: op, Bytes: 1 << 20, Bandwidth: bw, Steal: steal, StealKnown: true}
 	}
 	round := func(fwdBW, steal float64) bench.Pair {
 		return bench.Pair{
-			Forwarded: bench.Result{Write: phase(sched.Write, fwdBW, steal), Read: phase(sched.Read, fwdBW, 0)},
-			Direct:    bench.Result{Write: phase(sched.Write, 100, 0.01), Read: phase(sched.Read, 100, 0.01)},
+			Forwarded: bench.Result{Write: phase(rw.Write, fwdBW, steal), Read: phase(rw.Read, fwdBW, 0)},
+			Direct:    bench.Result{Write: phase(rw.Write, 100, 0.01), Read: phase(rw.Read, 100, 0.01)},
 		}
 	}
 	cmp := bench.Comparison{
-		Pattern: workload.Pattern{Processes: 1, Layout: workload.FilePerProcess, Spatiality: workload.Contiguous, Op: sched.Write, RequestSize: 1 << 20, TotalBytes: 1 << 20},
+		Pattern: workload.Pattern{Processes: 1, Layout: workload.FilePerProcess, Spatiality: workload.Contiguous, Op: rw.Write, RequestSize: 1 << 20, TotalBytes: 1 << 20},
 		Rounds:  []bench.Pair{round(80, 0.02), round(40, 0.19), round(70, 0.049), round(30, 0.05)},
 	}
 	if got, want := cmp.QuietRatios(false, bench.NoisySteal), []float64{0.8, 0.7}; !slices.Equal(got, want) {
@@ -133,7 +133,7 @@ func TestNoisyRounds(t *testing.T) {
 	}
 	addr, _ := startForwarder(t)
 	c := dial(t, addr)
-	p := workload.Pattern{Processes: 2, Layout: workload.FilePerProcess, Spatiality: workload.Contiguous, Op: sched.Write, RequestSize: 16 << 10, TotalBytes: 2 * 4 * (16 << 10)}
+	p := workload.Pattern{Processes: 2, Layout: workload.FilePerProcess, Spatiality: workload.Contiguous, Op: rw.Write, RequestSize: 16 << 10, TotalBytes: 2 * 4 * (16 << 10)}
 	real, err := bench.Compare(context.Background(), c, t.TempDir(), p, bench.Options{}, 1)
 	if err != nil {
 		t.Fatal(err)

@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/adaptio/adaptio/fwd/bench"
-	"github.com/adaptio/adaptio/sched"
+	"github.com/adaptio/adaptio/rw"
 	"github.com/adaptio/adaptio/workload"
 )
 
@@ -21,7 +21,7 @@ func TestRunDirectRemovesFiles(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, layout := range []workload.Layout{workload.FilePerProcess, workload.Shared} {
-		p := workload.Pattern{Processes: 3, Layout: layout, Spatiality: workload.Contiguous, Op: sched.Write, RequestSize: 4096, TotalBytes: 3 * 2 * 4096}
+		p := workload.Pattern{Processes: 3, Layout: layout, Spatiality: workload.Contiguous, Op: rw.Write, RequestSize: 4096, TotalBytes: 3 * 2 * 4096}
 		if _, err := bench.RunDirect(context.Background(), dir, p, bench.Options{}); err != nil {
 			t.Fatal(err)
 		}
@@ -48,7 +48,7 @@ func TestVerifyDirectDetectsCorruption(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := t.TempDir()
-			p := workload.Pattern{Processes: 2, Layout: workload.Shared, Spatiality: workload.Strided, Op: sched.Write, RequestSize: 4096, TotalBytes: 8 * 4096}
+			p := workload.Pattern{Processes: 2, Layout: workload.Shared, Spatiality: workload.Strided, Op: rw.Write, RequestSize: 4096, TotalBytes: 8 * 4096}
 			if _, err := bench.RunDirect(context.Background(), dir, p, bench.Options{Keep: true, NoVerify: true}); err != nil {
 				t.Fatal(err)
 			}
@@ -78,7 +78,7 @@ func fillByte(off int64) byte {
 }
 
 func TestRunDirectBadDirectory(t *testing.T) {
-	p := workload.Pattern{Processes: 2, Layout: workload.FilePerProcess, Spatiality: workload.Contiguous, Op: sched.Write, RequestSize: 4096, TotalBytes: 2 * 4096}
+	p := workload.Pattern{Processes: 2, Layout: workload.FilePerProcess, Spatiality: workload.Contiguous, Op: rw.Write, RequestSize: 4096, TotalBytes: 2 * 4096}
 	missing := filepath.Join(t.TempDir(), "missing")
 	_, err := bench.RunDirect(context.Background(), missing, p, bench.Options{})
 	if !errors.Is(err, fs.ErrNotExist) || !strings.Contains(err.Error(), missing) || !strings.Contains(err.Error(), "does not exist") {
@@ -103,7 +103,7 @@ func TestRunDirectBadDirectory(t *testing.T) {
 func TestRunDirectCancelled(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	p := workload.Pattern{Processes: 2, Layout: workload.Shared, Spatiality: workload.Contiguous, Op: sched.Write, RequestSize: 4096, TotalBytes: 2 * 4096}
+	p := workload.Pattern{Processes: 2, Layout: workload.Shared, Spatiality: workload.Contiguous, Op: rw.Write, RequestSize: 4096, TotalBytes: 2 * 4096}
 	if _, err := bench.RunDirect(ctx, t.TempDir(), p, bench.Options{}); !errors.Is(err, context.Canceled) {
 		t.Fatalf("got %v, want context.Canceled", err)
 	}
@@ -115,7 +115,7 @@ func TestRunDirectCancelled(t *testing.T) {
 func TestNoFill(t *testing.T) {
 	dir := t.TempDir()
 	const size = 4096
-	p := workload.Pattern{Processes: 2, Layout: workload.FilePerProcess, Spatiality: workload.Contiguous, Op: sched.Write, RequestSize: size, TotalBytes: 2 * 4 * size}
+	p := workload.Pattern{Processes: 2, Layout: workload.FilePerProcess, Spatiality: workload.Contiguous, Op: rw.Write, RequestSize: size, TotalBytes: 2 * 4 * size}
 	res, err := bench.RunDirect(context.Background(), dir, p, bench.Options{NoFill: true, Keep: true})
 	if err != nil {
 		t.Fatal(err)

@@ -7,7 +7,7 @@
 // forwarder over direct ratios.
 //
 //	p := workload.Pattern{Processes: 16, Layout: workload.Shared, Spatiality: workload.Strided,
-//		Op: sched.Write, RequestSize: 32 << 10, TotalBytes: 64 << 20}
+//		Op: rw.Write, RequestSize: 32 << 10, TotalBytes: 64 << 20}
 //	c, _ := fwd.Dial(addr)
 //	res, err := bench.Run(ctx, c, p, bench.Options{})
 //	res.Print(os.Stdout)

@@ -9,7 +9,7 @@ import (
 	"github.com/adaptio/adaptio/backend/posix"
 	"github.com/adaptio/adaptio/fwd"
 	"github.com/adaptio/adaptio/fwd/bench"
-	"github.com/adaptio/adaptio/sched"
+	"github.com/adaptio/adaptio/rw"
 	"github.com/adaptio/adaptio/workload"
 )
 
@@ -28,7 +28,7 @@ func ExampleRun() {
 	defer c.Close()
 
 	p := workload.Pattern{Processes: 4, Layout: workload.Shared, Spatiality: workload.Strided,
-		Op: sched.Write, RequestSize: 32 << 10, TotalBytes: 1 << 20}
+		Op: rw.Write, RequestSize: 32 << 10, TotalBytes: 1 << 20}
 	res, err := bench.Run(context.Background(), c, p, bench.Options{})
 	if err != nil {
 		fmt.Println(err)
@@ -42,7 +42,7 @@ func ExampleRunDirect() {
 	dir, _ := os.MkdirTemp("", "bench-direct")
 	defer os.RemoveAll(dir)
 	p := workload.Pattern{Processes: 4, Layout: workload.FilePerProcess, Spatiality: workload.Contiguous,
-		Op: sched.Write, RequestSize: 32 << 10, TotalBytes: 1 << 20}
+		Op: rw.Write, RequestSize: 32 << 10, TotalBytes: 1 << 20}
 	res, err := bench.RunDirect(context.Background(), dir, p, bench.Options{})
 	if err != nil {
 		fmt.Println(err)

@@ -15,7 +15,7 @@ import (
 	"github.com/adaptio/adaptio/fwd"
 	"github.com/adaptio/adaptio/fwd/bench"
 	"github.com/adaptio/adaptio/fwd/fwdtest"
-	"github.com/adaptio/adaptio/sched"
+	"github.com/adaptio/adaptio/rw"
 	"github.com/adaptio/adaptio/workload"
 )
 
@@ -36,7 +36,7 @@ func TestCPU(t *testing.T) {
 	c := dial(t, d.Addr())
 	// Enough bytes, generated and checked, for the daemon's counter (in
 	// ticks of 10 ms; here the daemon is this process) to move.
-	p := workload.Pattern{Processes: 4, Layout: workload.FilePerProcess, Spatiality: workload.Contiguous, Op: sched.Write, RequestSize: 256 << 10, TotalBytes: 256 << 20}
+	p := workload.Pattern{Processes: 4, Layout: workload.FilePerProcess, Spatiality: workload.Contiguous, Op: rw.Write, RequestSize: 256 << 10, TotalBytes: 256 << 20}
 	probe := bench.MetricsCPU("http://" + d.MetricsAddr() + "/metrics")
 	cmp, err := bench.Compare(context.Background(), c, t.TempDir(), p, bench.Options{ForwarderCPU: probe}, 1)
 	if err != nil {

@@ -16,7 +16,7 @@ import (
 	"github.com/adaptio/adaptio/fwd/bench"
 	"github.com/adaptio/adaptio/fwd/fwdtest"
 	"github.com/adaptio/adaptio/internal/testproc"
-	"github.com/adaptio/adaptio/sched"
+	"github.com/adaptio/adaptio/rw"
 	"github.com/adaptio/adaptio/workload"
 )
 
@@ -111,7 +111,7 @@ func compareProcesses(b *testing.B, req int64, noFill bool) {
 		b.Fatal(err)
 	}
 	p := workload.Pattern{Processes: 16, Layout: workload.FilePerProcess, Spatiality: workload.Contiguous,
-		Op: sched.Write, RequestSize: req, TotalBytes: 1 << 30}
+		Op: rw.Write, RequestSize: req, TotalBytes: 1 << 30}
 	o := bench.Options{NoFill: noFill, ForwarderCPU: bench.MetricsCPU(metricsURL)}
 	b.ResetTimer()
 	cmp, err := bench.Compare(context.Background(), c, directDir, p, o, b.N)

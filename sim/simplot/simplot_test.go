@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/adaptio/adaptio/dataset"
+	"github.com/adaptio/adaptio/rw"
 	"github.com/adaptio/adaptio/sched"
 	"github.com/adaptio/adaptio/workload"
 )
@@ -15,7 +16,7 @@ func TestAllWritesEveryFigure(t *testing.T) {
 	var exps []dataset.Experiment
 	for _, ion := range []int{1, 2} {
 		sc := workload.Scenario{Pattern: workload.Pattern{Processes: 128, Layout: workload.Shared, Spatiality: workload.Strided,
-			Op: sched.Read, RequestSize: 32 << 10, TotalBytes: 4 << 30}, IONodes: ion}
+			Op: rw.Read, RequestSize: 32 << 10, TotalBytes: 4 << 30}, IONodes: ion}
 		for i, w := range sched.Windows {
 			exps = append(exps, dataset.Experiment{Run: dataset.Run{Scenario: sc, Scheduler: "twins", Window: w}, Makespan: time.Duration(10+i) * time.Second})
 		}
