@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/adaptio/adaptio/bandit"
 	"github.com/adaptio/adaptio/dataset"
 	"github.com/adaptio/adaptio/internal/atomicfile"
 )
@@ -171,6 +172,73 @@ type GeneraliseRow struct {
 	LastMedian float64
 	Worst      float64
 	WorstEnv   string
+	// Prior is how well the file's contexts predict each other's best arm:
+	// the same for every row of a file.
+	Prior PriorQuality
+}
+
+// PriorQuality measures what sharing can give on a file, independently of
+// any policy: every pattern's prior is built (as the shared mode builds
+// it) from its nearest neighbours, each known perfectly (its arms' true
+// means), and judged against the pattern's own means.
+type PriorQuality struct {
+	Hit       float64 // share of patterns whose prior favours their best arm
+	Favourite float64 // mean relative value of the prior's favourite arm
+	TopTwo    float64 // mean relative value of the better of the prior's two favourites
+}
+
+// PriorQualityOf computes the PriorQuality of envs with the given number
+// of neighbours. A first bin (the prior's favourite pulled first, then
+// learning) above Favourite needs the pattern's own rewards to correct the
+// prior within the bin; above TopTwo, to try beyond the prior's two
+// favourites and still exploit within it.
+func PriorQualityOf(envs []*Env, neighbors int) (PriorQuality, error) {
+	if len(envs) == 0 {
+		return PriorQuality{}, fmt.Errorf("%w: no environments", ErrNoData)
+	}
+	k := len(envs[0].Arms)
+	known, err := bandit.NewContextual("greedy", k, bandit.Options{Neighbors: neighbors})
+	if err != nil {
+		return PriorQuality{}, err
+	}
+	for _, e := range envs {
+		p := known.PolicyWith(e.Key, e.Features)
+		for a, m := range e.Means {
+			p.Update(a, m)
+		}
+	}
+	var q PriorQuality
+	var n float64
+	for _, e := range envs {
+		rel := known.Prior(e.Features, e.Key)
+		if rel == nil {
+			continue
+		}
+		first, second := -1, -1
+		for a, v := range rel {
+			switch {
+			case first < 0 || v > rel[first]:
+				first, second = a, first
+			case second < 0 || v > rel[second]:
+				second = a
+			}
+		}
+		n++
+		if first == e.Best {
+			q.Hit++
+		}
+		q.Favourite += e.Relative(first)
+		top := e.Relative(first)
+		if second >= 0 {
+			top = max(top, e.Relative(second))
+		}
+		q.TopTwo += top
+	}
+	if n == 0 {
+		return PriorQuality{}, fmt.Errorf("%w: no pattern has features to find neighbours by", ErrNoData)
+	}
+	q.Hit, q.Favourite, q.TopTwo = q.Hit/n, q.Favourite/n, q.TopTwo/n
+	return q, nil
 }
 
 // Met reports whether r meets the three targets.
@@ -238,6 +306,10 @@ func RunGeneralise(ctx context.Context, cfg GeneraliseConfig) ([]GeneraliseRow, 
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", f.name, err)
 		}
+		pq, err := PriorQualityOf(f.envs, cfg.Neighbors)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", f.name, err)
+		}
 		for i, s := range r.Specs {
 			for _, mode := range []struct {
 				name string
@@ -245,7 +317,7 @@ func RunGeneralise(ctx context.Context, cfg GeneraliseConfig) ([]GeneraliseRow, 
 			}{{"cold", r.Cold[i]}, {"shared", r.Shared[i]}} {
 				first, last, _, _ := curveStats(mode.cs)
 				row := GeneraliseRow{File: f.name, Arms: f.envs[0].Arms, Patterns: len(f.envs), Label: s.Label, Mode: mode.name,
-					FirstMean: first.Mean, LastMedian: last.Median, Worst: math.Inf(1)}
+					FirstMean: first.Mean, LastMedian: last.Median, Worst: math.Inf(1), Prior: pq}
 				for _, c := range mode.cs {
 					if _, p := c.Last(); p < row.Worst {
 						row.Worst, row.WorstEnv = p, c.Env
@@ -268,11 +340,13 @@ func loadTwins(dir string) (*TwinsData, error) {
 }
 
 func writeGeneralise(cfg GeneraliseConfig, rows []GeneraliseRow) error {
-	header := []string{"file", "arms", "patterns", "policy", "mode", "first-bin mean", "last-bin median", "worst pattern", "worst pattern's name", "targets met"}
+	header := []string{"file", "arms", "patterns", "policy", "mode", "first-bin mean", "last-bin median", "worst pattern", "worst pattern's name", "targets met",
+		"prior hit", "prior favourite", "prior top two"}
 	var csvRows [][]string
 	for _, r := range rows {
 		csvRows = append(csvRows, []string{r.File, strings.Join(r.Arms, " "), strconv.Itoa(r.Patterns), r.Label, r.Mode,
-			f3(r.FirstMean), f3(r.LastMedian), f3(r.Worst), r.WorstEnv, strconv.FormatBool(r.Met())})
+			f3(r.FirstMean), f3(r.LastMedian), f3(r.Worst), r.WorstEnv, strconv.FormatBool(r.Met()),
+			f3(r.Prior.Hit), f3(r.Prior.Favourite), f3(r.Prior.TopTwo)})
 	}
 	if err := WriteCSV(cfg.Out, "generalise_summary.csv", header, csvRows); err != nil {
 		return err
@@ -288,7 +362,19 @@ func writeGeneralise(cfg GeneraliseConfig, rows []GeneraliseRow) error {
 		}
 		byKey[k] = append(byKey[k], r)
 	}
-	var tables []Table
+	priors := Table{Title: "What the neighbours predict (independent of the policy)",
+		Note: "Each pattern's prior built from its nearest patterns, each known perfectly. Hit: the prior favours the pattern's best arm. " +
+			"Favourite: the relative value of the prior's favourite arm, what a first bin that only followed the prior would score. " +
+			"Top two: the better of its two favourites. A first-bin mean above these needs the pattern's own rewards to correct the prior within the bin.",
+		Header: []string{"file", "arms", "prior hit", "prior favourite", "prior top two"}}
+	seen := map[string]bool{}
+	for _, r := range rows {
+		if !seen[r.File] {
+			seen[r.File] = true
+			priors.Rows = append(priors.Rows, []string{r.File, strings.Join(r.Arms, " "), f3(r.Prior.Hit), f3(r.Prior.Favourite), f3(r.Prior.TopTwo)})
+		}
+	}
+	tables := []Table{priors}
 	var met []string
 	for _, k := range keys {
 		t := Table{Title: k.label + ", " + k.mode, Header: []string{"file", "arms", "patterns", "first-bin mean", "last-bin median", "worst pattern", "", "targets"}}

@@ -3,6 +3,7 @@ package eval_test
 import (
 	"bytes"
 	"context"
+	"math"
 	"os"
 	"path/filepath"
 	"testing"
@@ -95,5 +96,46 @@ func TestGeneraliseJudgesEveryFile(t *testing.T) {
 		if r.Label == "egreedy eps=0.15 (papers)" && r.Met() {
 			t.Errorf("egreedy 0.15 meets the targets on %s (last %.3f): its exploration alone should cost more", r.File, r.LastMedian)
 		}
+	}
+}
+
+// TestPriorQuality: neighbours that share a pattern's best arm predict it
+// (hit 1, favourite 1); neighbours that rank the arms in reverse put the
+// prior's favourite on the pattern's worst arm.
+func TestPriorQuality(t *testing.T) {
+	env := func(key string, x float64, means ...float64) *eval.Env {
+		samples := make([][]float64, len(means))
+		for a, m := range means {
+			samples[a] = []float64{m}
+		}
+		e, err := eval.NewEnv(key, []string{"1", "2", "4"}, samples)
+		if err != nil {
+			t.Fatal(err)
+		}
+		e.Features = []float64{x}
+		return e
+	}
+	for _, tt := range []struct {
+		name                   string
+		envs                   []*eval.Env
+		hit, favourite, topTwo float64
+	}{
+		{"alike", []*eval.Env{env("a", 0, 1, 2, 4), env("b", 1, 2, 3, 5), env("c", 2, 1, 1, 3)}, 1, 1, 1},
+		{"two kinds far apart", []*eval.Env{env("a", 0, 4, 2, 1), env("b", 0.1, 8, 4, 2), env("c", 10, 1, 2, 4), env("d", 10.1, 2, 4, 8)}, 1, 1, 1},
+		// Each pattern's nearest is of the other kind: favourite = its worst arm (1/4), second = its middle (1/2).
+		{"reversed", []*eval.Env{env("a", 0, 4, 2, 1), env("b", 1, 1, 2, 4)}, 0, 0.25, 0.5},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			q, err := eval.PriorQualityOf(tt.envs, 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if math.Abs(q.Hit-tt.hit) > 1e-9 || math.Abs(q.Favourite-tt.favourite) > 1e-9 || math.Abs(q.TopTwo-tt.topTwo) > 1e-9 {
+				t.Errorf("got %+v, want hit %v favourite %v top two %v", q, tt.hit, tt.favourite, tt.topTwo)
+			}
+		})
+	}
+	if _, err := eval.PriorQualityOf(nil, 3); err == nil {
+		t.Error("no environments: no error")
 	}
 }

@@ -246,6 +246,15 @@ stdout marks the targets each policy meets.`,
 				}
 				fmt.Fprintf(w, "%-26s %-7s %-30s %8.3f %8.3f %8.3f  %s\n", r.Label, r.Mode, r.File, r.FirstMean, r.LastMedian, r.Worst, ok)
 			}
+			fmt.Fprintf(w, "\nwhat the neighbours predict (each known perfectly; a first bin above these needs the pattern's own rewards):\n")
+			fmt.Fprintf(w, "%-30s %9s %15s %13s\n", "file", "prior hit", "prior favourite", "prior top two")
+			seen := map[string]bool{}
+			for _, r := range rows {
+				if !seen[r.File] {
+					seen[r.File] = true
+					fmt.Fprintf(w, "%-30s %9.3f %15.3f %13.3f\n", r.File, r.Prior.Hit, r.Prior.Favourite, r.Prior.TopTwo)
+				}
+			}
 			fmt.Fprintf(os.Stderr, "wrote %s/report.html\n", cfg.Out)
 			return nil
 		},
