@@ -3,10 +3,7 @@ package detect
 import (
 	"bytes"
 	_ "embed"
-	"math/rand/v2"
 	"sync"
-
-	"github.com/adaptio/adaptio/workload"
 )
 
 // defaultModel is the embedded model behind Default: a tree trained on the
@@ -20,37 +17,25 @@ import (
 var defaultModel []byte
 
 var loadDefault = sync.OnceValues(func() (*Model, error) {
-	m, err := Load(bytes.NewReader(defaultModel))
-	if err == nil {
-		return m, nil
-	}
-	// The embedded file does not fit this build (say, the features
-	// changed): fall back to a tree trained on a synthetic grid, so callers
-	// keep working; DefaultError reports it and TestDefault fails.
-	rng := rand.New(rand.NewPCG(1, 0xdefa))
-	s, serr := Synthetic(workload.Grid(false), SyntheticOptions{PerScenario: 21, MaxRequests: 512}, rng)
-	if serr != nil {
-		panic("detect: default model fallback: " + serr.Error())
-	}
-	fb, terr := Train("tree", s.X, s.Y, TrainOptions{Source: "synthetic fallback"}, rng)
-	if terr != nil {
-		panic("detect: default model fallback: " + terr.Error())
-	}
-	return fb, err
+	return Load(bytes.NewReader(defaultModel))
 })
 
 // Default returns the embedded model (a pruned decision tree); see
-// Model.Info for the data it was trained on. The model is loaded once and
-// shared; it is immutable and safe for concurrent use. If the embedded file
-// cannot be loaded by this build, Default returns a tree trained on a
-// Synthetic grid instead and DefaultError says why.
+// Model.Info for the data it was trained on. The model is decoded once and
+// shared; it is immutable and safe for concurrent use. An embedded file
+// this build cannot decode (say, the features changed and
+// default_model.json was not regenerated) is a programmer error: Default
+// panics with DefaultError's reason, and TestDefault fails.
 func Default() *Model {
-	m, _ := loadDefault()
+	m, err := loadDefault()
+	if err != nil {
+		panic("detect: embedded default model: " + err.Error() + " (regenerate detect/default_model.json with adaptio detect train)")
+	}
 	return m
 }
 
-// DefaultError returns nil when Default is the embedded model, or the
-// reason the embedded model file could not be loaded.
+// DefaultError returns nil when the embedded model file decodes, or the
+// reason it does not (Default then panics).
 func DefaultError() error {
 	_, err := loadDefault()
 	return err

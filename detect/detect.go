@@ -3,9 +3,6 @@ package detect
 import (
 	"errors"
 	"fmt"
-	"math"
-	"math/rand/v2"
-	"runtime"
 	"sort"
 
 	"github.com/adaptio/adaptio/access"
@@ -39,8 +36,9 @@ type Classifier interface {
 	Probs(x [access.NumFeatures]float64) [NumClasses]float64
 }
 
-// TrainOptions tunes training. The zero value means the defaults given per
-// field; Train records the effective options in the model's metadata.
+// TrainOptions tunes training (package detect/learn). The zero value means
+// the defaults given per field; learn.Train records the effective options in
+// the model's metadata, so a model file carries them (Model.Info).
 type TrainOptions struct {
 	// Features names the features the classifier may use, a subset of
 	// access.FeatureNames in any order; default all of them. PaperFeatures
@@ -81,74 +79,6 @@ type TrainOptions struct {
 	// Metadata only: recorded in the model file.
 	Seed   uint64 `json:"seed"`             // the seed the caller derived rng from
 	Source string `json:"source,omitempty"` // description of the training data
-}
-
-func (o TrainOptions) withDefaults() TrainOptions {
-	def := func(v *int, d int) {
-		if *v == 0 {
-			*v = d
-		}
-	}
-	def(&o.MinLeaf, 1)
-	def(&o.MaxDepth, 40)
-	def(&o.Folds, 5)
-	def(&o.Trees, 500)
-	def(&o.Mtry, 3)
-	def(&o.Workers, runtime.GOMAXPROCS(0))
-	def(&o.Hidden, 5)
-	def(&o.Epochs, 50)
-	def(&o.Batch, 32)
-	if o.LearningRate == 0 {
-		o.LearningRate = 0.001
-	}
-	if o.Rho == 0 {
-		o.Rho = 0.9
-	}
-	if o.Init == "" {
-		o.Init = "normal"
-	}
-	return o
-}
-
-func (o TrainOptions) validate() error {
-	switch {
-	case o.MinLeaf < 1:
-		return fmt.Errorf("%w: min leaf %d, want >= 1", ErrOptions, o.MinLeaf)
-	case o.MaxDepth < 1 || o.MaxDepth > 200:
-		return fmt.Errorf("%w: max depth %d, want 1..200", ErrOptions, o.MaxDepth)
-	case o.Folds < -1 || o.Folds == 1:
-		return fmt.Errorf("%w: folds %d, want -1 (no pruning) or >= 2", ErrOptions, o.Folds)
-	case o.Trees < 1:
-		return fmt.Errorf("%w: trees %d, want >= 1", ErrOptions, o.Trees)
-	case o.Mtry < 1 || o.Mtry > access.NumFeatures:
-		return fmt.Errorf("%w: mtry %d, want 1..%d", ErrOptions, o.Mtry, access.NumFeatures)
-	case o.Workers < 1:
-		return fmt.Errorf("%w: workers %d, want >= 1", ErrOptions, o.Workers)
-	case o.Hidden < 1 || o.Hidden > maxHidden:
-		return fmt.Errorf("%w: hidden %d, want 1..%d", ErrOptions, o.Hidden, maxHidden)
-	case o.Epochs < 1:
-		return fmt.Errorf("%w: epochs %d, want >= 1", ErrOptions, o.Epochs)
-	case o.Batch < 1:
-		return fmt.Errorf("%w: batch %d, want >= 1", ErrOptions, o.Batch)
-	case !(o.LearningRate > 0) || math.IsInf(o.LearningRate, 0):
-		return fmt.Errorf("%w: learning rate %v, want > 0", ErrOptions, o.LearningRate)
-	case !(o.Rho > 0 && o.Rho < 1):
-		return fmt.Errorf("%w: rho %v, want in (0, 1)", ErrOptions, o.Rho)
-	case o.Init != "he" && o.Init != "normal":
-		return fmt.Errorf("%w: init %q, want he or normal", ErrOptions, o.Init)
-	}
-	return nil
-}
-
-// trainSet is the training data handed to a trainer: raw features, their
-// preprocessed form and class indices (0..2, access.Classes order).
-type trainSet struct {
-	X     [][access.NumFeatures]float64
-	Z     [][access.NumFeatures]float64 // excluded features zeroed
-	Y     []uint8
-	Pre   Preprocess
-	Use   featureMask
-	Feats []int // indices of the used features, increasing
 }
 
 // featureMask marks the features a model uses.
@@ -223,21 +153,31 @@ func maskOf(names []string, errBase error) (featureMask, error) {
 	return m, nil
 }
 
-// kindEntry is one classifier kind in the registry.
-type kindEntry struct {
-	train  func(d *trainSet, opt TrainOptions, rng *rand.Rand) (Classifier, error)
-	decode func(data []byte, pre Preprocess, use featureMask) (Classifier, error)
+// UsedFeatures checks the feature list of a training (TrainOptions.Features:
+// a non-empty subset of access.FeatureNames without repeats; nil: all) and
+// returns it in access.FeatureNames order. Unknown names wrap ErrFeatures,
+// an empty or repeated list ErrOptions.
+func UsedFeatures(names []string) ([]string, error) {
+	use, err := maskOf(names, ErrOptions)
+	if err != nil {
+		return nil, err
+	}
+	return use.names(), nil
 }
 
-// registry maps kind names to trainers and decoders; the one place where
-// classifier kinds are listed.
-var registry = map[string]kindEntry{
-	"tree":   {train: trainTree, decode: decodeTree},
-	"forest": {train: trainForest, decode: decodeForest},
-	"mlp":    {train: trainMLP, decode: decodeMLP},
+// decoder rebuilds a classifier of one kind from its part of a model file.
+type decoder func(data []byte, pre Preprocess, use featureMask) (Classifier, error)
+
+// registry maps kind names to decoders; the one place where classifier
+// kinds are listed (package detect/learn lists their trainers).
+var registry = map[string]decoder{
+	"tree":   decodeTree,
+	"forest": decodeForest,
+	"mlp":    decodeMLP,
 }
 
-// Kinds returns the classifier kinds Train accepts, sorted: "forest", "mlp", "tree".
+// Kinds returns the classifier kinds a model file may hold, sorted:
+// "forest", "mlp", "tree".
 func Kinds() []string {
 	out := make([]string, 0, len(registry))
 	for k := range registry {
@@ -265,67 +205,26 @@ type Model struct {
 	info TrainInfo
 }
 
-// Train fits the preprocessing on X and trains a classifier of the given kind
-// ("tree", "forest" or "mlp"; see Kinds) on X labelled y. All randomness
-// comes from rng, so equal inputs and an equally seeded rng give an equal
-// model (and equal Save bytes), whatever opt.Workers is.
-func Train(kind string, X [][access.NumFeatures]float64, y []access.Class, opt TrainOptions, rng *rand.Rand) (*Model, error) {
-	ent, ok := registry[kind]
-	if !ok {
+// NewModel assembles a trained model from its parts: clf, built by
+// NewTree, NewForest or NewMLP on the features info.Options.Features names
+// (nil: all) and, for the network, on pre; the fitted preprocessing pre; and
+// the training metadata info. It checks the parts as Load checks a model
+// file: ErrUnknownKind for a classifier kind without a decoder, ErrModel or
+// ErrFeatures for a bad preprocessing or feature list. Package detect/learn
+// calls it at the end of training.
+func NewModel(clf Classifier, pre Preprocess, info TrainInfo) (*Model, error) {
+	kind := clf.Kind()
+	if _, ok := registry[kind]; !ok {
 		return nil, fmt.Errorf("%w: %q (want one of %v)", ErrUnknownKind, kind, Kinds())
 	}
-	if rng == nil {
-		return nil, fmt.Errorf("%w: nil rng", ErrOptions)
-	}
-	if opt.MinLeaf == 0 && kind == "forest" {
-		opt.MinLeaf = 20
-	}
-	mtrySet := opt.Mtry != 0
-	opt = opt.withDefaults()
-	if err := opt.validate(); err != nil {
-		return nil, err
-	}
-	use, err := maskOf(opt.Features, ErrOptions)
+	use, err := maskOf(info.Options.Features, ErrModel)
 	if err != nil {
 		return nil, err
 	}
-	opt.Features = use.names()
-	if n := len(opt.Features); opt.Mtry > n && !mtrySet {
-		opt.Mtry = n
-	} else if opt.Mtry > n {
-		return nil, fmt.Errorf("%w: mtry %d, want at most the %d features used", ErrOptions, opt.Mtry, n)
-	}
-	if len(X) != len(y) {
-		return nil, fmt.Errorf("%w: %d feature rows but %d labels", ErrData, len(X), len(y))
-	}
-	d := &trainSet{X: X, Y: make([]uint8, len(y)), Use: use, Feats: use.indices()}
-	info := TrainInfo{Rows: len(X), Options: opt}
-	for i, c := range y {
-		k := c.Index()
-		if k < 0 {
-			return nil, fmt.Errorf("%w: row %d has label %v, want FPP, SC or SS", ErrData, i, c)
-		}
-		for j, v := range X[i] {
-			if math.IsNaN(v) || math.IsInf(v, 0) {
-				return nil, fmt.Errorf("%w: row %d feature %s is %v", ErrData, i, access.FeatureNames[j], v)
-			}
-		}
-		d.Y[i] = uint8(k)
-		info.ClassCounts[k]++
-	}
-	pre, err := FitPreprocess(X)
-	if err != nil {
+	if err := pre.Validate(); err != nil {
 		return nil, err
 	}
-	d.Pre = pre
-	d.Z = make([][access.NumFeatures]float64, len(X))
-	for i := range X {
-		d.Z[i] = use.zero(pre.Apply(X[i]))
-	}
-	clf, err := ent.train(d, opt, rng)
-	if err != nil {
-		return nil, err
-	}
+	info.Options.Features = use.names()
 	return &Model{kind: kind, use: use, pre: pre, clf: clf, info: info}, nil
 }
 
@@ -349,6 +248,9 @@ func (m *Model) Features() []string { return m.use.names() }
 
 // Preprocess returns the fitted preprocessing.
 func (m *Model) Preprocess() Preprocess { return m.pre }
+
+// Classifier returns the model's classifier (a *Tree, *Forest or *MLP).
+func (m *Model) Classifier() Classifier { return m.clf }
 
 // Info returns the training metadata. Its Extra map is shared: do not modify it.
 func (m *Model) Info() TrainInfo { return m.info }

@@ -16,39 +16,32 @@
 // TrainOptions.Features selects the features a model uses (PaperFeatures
 // for the papers' five, for comparison); the model file records them.
 //
-// A Model is a fitted preprocessing (Yeo-Johnson with per-feature
-// maximum-likelihood lambda, centring, scaling) plus one of three
-// classifiers behind the Classifier interface, chosen by name:
+// Package detect is inference only, what the Council links: a Model is a
+// fitted preprocessing (Yeo-Johnson with per-feature lambda, centring,
+// scaling) plus one of three classifiers behind the Classifier interface,
+// decoded from a model file by kind:
 //
-//   - "tree": CART (Gini) with minimal cost-complexity pruning, its parameter
-//     chosen by 5-fold cross-validation;
-//   - "forest": a random forest of 500 unpruned CART trees on bootstrap
-//     samples, mtry 3, at least 20 rows per leaf, grown on parallel goroutines with per-tree generators
-//     derived from the caller's rng (results do not depend on scheduling);
+//   - "tree": a CART decision tree (Tree);
+//   - "forest": a random forest, the mean of its trees' leaf proportions
+//     (Forest);
 //   - "mlp": the papers' network, 6 -> 5 ReLU -> 5 ReLU -> 3 softmax (the
 //     papers' 5 inputs when trained on PaperFeatures: excluded features
-//     enter as 0), RMSProp
-//     (learning rate 0.001, rho 0.9), categorical cross-entropy, batch 32,
-//     50 epochs.
+//     enter as 0) (MLP).
 //
-// Evaluate computes the papers' metrics (confusion matrix, accuracy, Cohen's
-// kappa, one-vs-rest sensitivity and specificity); CenterRows, Split and
-// LoadSet sample a simulator dataset as the papers do (the same number of
-// rows from the centre of each experiment, 70/30 stratified split);
-// Synthetic builds a set from the workload patterns alone. Smoother is an
-// optional per-node moving average of the probabilities of consecutive
-// intervals.
+// It is pure: no files, goroutines or clocks; Load decodes a model from a
+// reader, Default the embedded one. Package detect/learn trains the
+// classifiers (CART with cost-complexity pruning, the forest on parallel
+// goroutines, RMSProp for the network), evaluates them, builds the data
+// sets and reads and writes model files; it assembles what it trains with
+// NewTree, NewForest, NewMLP and NewModel. Smoother is an optional
+// per-node moving average of the probabilities of consecutive intervals.
 //
 // Trees split on raw feature values (a tree is invariant under the monotone
 // preprocessing), so their predictions skip it; the network uses it.
-// Training is deterministic given the rng; prediction is allocation-free.
-// Models are saved as versioned JSON; Default returns an embedded tree
-// trained on the simulator's dataset.
+// Prediction is allocation-free. Models are saved as versioned JSON;
+// Default returns an embedded tree trained on the simulator's dataset.
 //
-//	m, err := detect.Train("tree", train.X, train.Y, detect.TrainOptions{}, rand.New(rand.NewPCG(seed, 0)))
-//	report := detect.Evaluate(m, test.X, test.Y) // confusion matrix, accuracy, kappa, ...
-//	err = m.SaveFile("tree.json")
-//	...
-//	m, err = detect.LoadFile("tree.json") // or detect.Default()
-//	class, probs := m.Detect(obs)        // per interval, at the Council
+//	m, err := detect.Load(r)     // a model file (learn.LoadFile reads one from a path)
+//	m = detect.Default()         // or the embedded model
+//	class, probs := m.Detect(obs) // per interval, at the Council
 package detect

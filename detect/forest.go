@@ -4,9 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"math/rand/v2"
-	"sync"
-	"sync/atomic"
 
 	"github.com/adaptio/adaptio/access"
 )
@@ -91,67 +88,14 @@ func (t *Forest) Probs(x [access.NumFeatures]float64) [NumClasses]float64 {
 	return [NumClasses]float64{s0 / n, s1 / n, s2 / n}
 }
 
-// trainForest grows opt.Trees trees on opt.Workers goroutines. Tree t uses
-// its own generator seeded from the t-th pair of numbers drawn from rng
-// before any tree starts, so the forest does not depend on scheduling.
-func trainForest(d *trainSet, opt TrainOptions, rng *rand.Rand) (Classifier, error) {
-	n := len(d.X)
-	if n == 0 {
-		return nil, fmt.Errorf("%w: no training rows", ErrData)
-	}
-	seeds := make([][2]uint64, opt.Trees)
-	for i := range seeds {
-		seeds[i] = [2]uint64{rng.Uint64(), rng.Uint64()}
-	}
-	c := newColumns(d.X, d.Y)
-	p := cartParams{feats: d.Feats, mtry: opt.Mtry, minLeaf: float64(opt.MinLeaf), maxDepth: opt.MaxDepth}
-	grown := make([][]growNode, opt.Trees)
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	var progressMu sync.Mutex
-	done := 0
-	for range min(opt.Workers, opt.Trees) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			w := make([]float64, n)
-			for {
-				t := int(next.Add(1) - 1)
-				if t >= opt.Trees {
-					return
-				}
-				r := rand.New(rand.NewPCG(seeds[t][0], seeds[t][1]))
-				clear(w)
-				for range n {
-					w[r.IntN(n)]++
-				}
-				grown[t] = append([]growNode(nil), newGrower(c, w, p, r).grow()...)
-				if opt.Progress != nil {
-					progressMu.Lock()
-					done++
-					opt.Progress(done, opt.Trees)
-					progressMu.Unlock()
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	fr := &Forest{mtry: opt.Mtry}
-	for _, nodes := range grown {
-		fr.f.appendTree(nodes)
-	}
-	fr.prepare()
-	return fr, nil
-}
-
 type forestJSON struct {
 	Mtry int `json:"mtry"`
-	flatJSON
+	Flat
 }
 
 // MarshalJSON encodes the forest for a model file.
 func (t *Forest) MarshalJSON() ([]byte, error) {
-	return json.Marshal(forestJSON{Mtry: t.mtry, flatJSON: t.f.toJSON()})
+	return json.Marshal(forestJSON{Mtry: t.mtry, Flat: t.f.toJSON()})
 }
 
 func decodeForest(data []byte, _ Preprocess, use featureMask) (Classifier, error) {
@@ -159,11 +103,31 @@ func decodeForest(data []byte, _ Preprocess, use featureMask) (Classifier, error
 	if err := json.Unmarshal(data, &j); err != nil {
 		return nil, fmt.Errorf("%w: forest: %w", ErrModel, err)
 	}
+	fr, err := newForest(j.Flat, j.Mtry, use)
+	if err != nil {
+		return nil, err // not a nil *Forest in a non-nil Classifier
+	}
+	return fr, nil
+}
+
+// NewForest returns the forest f (its trees at f.Roots), grown trying mtry
+// features per split (metadata), splitting only on features (names as in
+// TrainOptions.Features; nil: all). It checks f as Load checks a model file
+// (errors wrap ErrModel or ErrFeatures) and takes ownership of its slices.
+func NewForest(f Flat, mtry int, features []string) (*Forest, error) {
+	use, err := maskOf(features, ErrModel)
+	if err != nil {
+		return nil, err
+	}
+	return newForest(f, mtry, use)
+}
+
+func newForest(j Flat, mtry int, use featureMask) (*Forest, error) {
 	f, err := j.toFlat(use)
 	if err != nil {
 		return nil, err
 	}
-	fr := &Forest{f: *f, mtry: j.Mtry}
+	fr := &Forest{f: *f, mtry: mtry}
 	fr.prepare()
 	return fr, nil
 }

@@ -1,4 +1,4 @@
-package detect
+package detect_test
 
 import (
 	"bytes"
@@ -6,38 +6,43 @@ import (
 	"testing"
 
 	"github.com/adaptio/adaptio/access"
+	"github.com/adaptio/adaptio/detect"
+	"github.com/adaptio/adaptio/detect/learn"
+	"github.com/adaptio/adaptio/workload"
 )
 
 // FuzzLoad feeds Load arbitrary bytes: it must return a model or an error,
 // never panic, and a model it returns must predict without panicking and
-// survive a save/load round trip.
+// survive a save/load round trip. The seeds are files of every kind
+// (trained by package detect/learn on a small synthetic set) and of a
+// network on the papers' five features.
 func FuzzLoad(f *testing.F) {
-	for _, kind := range Kinds() {
-		var b bytes.Buffer
-		if err := trainKind(f, kind).Save(&b); err != nil {
-			f.Fatal(err)
-		}
-		if kind != "forest" {
-			f.Add(b.Bytes())
-		}
-	}
-	f.Add(DefaultModelJSON())
-	f.Add([]byte(`{"format":"adaptio-detect-model","version":1}`))
-	// A network on the papers' five features: its file's "uses" lists them.
-	tr, _, _ := sets(f)
-	opt := smallOpts
-	opt.Features, opt.Epochs = PaperFeatures(), 2
-	m, err := Train("mlp", tr.X, tr.Y, opt, rand.New(rand.NewPCG(5, 6)))
+	s, err := learn.Synthetic(workload.Grid(false), learn.SyntheticOptions{PerScenario: 5, MaxRequests: 256}, rand.New(rand.NewPCG(11, 12)))
 	if err != nil {
 		f.Fatal(err)
 	}
-	var b bytes.Buffer
-	if err := m.Save(&b); err != nil {
-		f.Fatal(err)
+	save := func(kind string, opt detect.TrainOptions) []byte {
+		m, err := learn.Train(kind, s.X, s.Y, opt, rand.New(rand.NewPCG(5, 6)))
+		if err != nil {
+			f.Fatal(err)
+		}
+		var b bytes.Buffer
+		if err := m.Save(&b); err != nil {
+			f.Fatal(err)
+		}
+		return b.Bytes()
 	}
-	f.Add(b.Bytes())
+	for _, kind := range detect.Kinds() {
+		if kind != "forest" {
+			f.Add(save(kind, detect.TrainOptions{Epochs: 2}))
+		}
+	}
+	f.Add(detect.DefaultModelJSON())
+	f.Add([]byte(`{"format":"adaptio-detect-model","version":1}`))
+	// A network on the papers' five features: its file's "uses" lists them.
+	f.Add(save("mlp", detect.TrainOptions{Features: detect.PaperFeatures(), Epochs: 2}))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		m, err := Load(bytes.NewReader(data))
+		m, err := detect.Load(bytes.NewReader(data))
 		if err != nil {
 			return
 		}
@@ -48,7 +53,7 @@ func FuzzLoad(f *testing.F) {
 		if err := m.Save(&b); err != nil {
 			t.Fatalf("save of a loaded model: %v", err)
 		}
-		if _, err := Load(&b); err != nil {
+		if _, err := detect.Load(&b); err != nil {
 			t.Fatalf("reload of a saved model: %v", err)
 		}
 	})

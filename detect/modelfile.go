@@ -1,11 +1,9 @@
 package detect
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 
 	"github.com/adaptio/adaptio/access"
 )
@@ -65,22 +63,10 @@ func (m *Model) Save(w io.Writer) error {
 	return err
 }
 
-// SaveFile writes the model to path (created or truncated).
-func (m *Model) SaveFile(path string) error {
-	var buf bytes.Buffer
-	if err := m.Save(&buf); err != nil {
-		return err
-	}
-	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
-		return fmt.Errorf("detect: %w", err)
-	}
-	return nil
-}
-
-// Load reads a model written by Save. It fails with ErrVersion for another
-// format version, ErrFeatures when the feature or class names differ from
-// this build's, ErrUnknownKind for an unknown classifier, and ErrModel for
-// anything malformed.
+// Load reads a model written by Save from r (learn.LoadFile opens a path
+// for it). It fails with ErrVersion for another format version, ErrFeatures
+// when the feature or class names differ from this build's, ErrUnknownKind
+// for an unknown classifier, and ErrModel for anything malformed.
 func Load(r io.Reader) (*Model, error) {
 	data, err := io.ReadAll(r)
 	if err != nil {
@@ -116,39 +102,25 @@ func Load(r io.Reader) (*Model, error) {
 	if err != nil {
 		return nil, err
 	}
-	ent, ok := registry[f.Kind]
+	decode, ok := registry[f.Kind]
 	if !ok {
 		return nil, fmt.Errorf("%w: %q in model file (want one of %v)", ErrUnknownKind, f.Kind, Kinds())
 	}
 	if f.Preprocess == nil {
 		return nil, fmt.Errorf("%w: no preprocessing", ErrModel)
 	}
-	if err := f.Preprocess.validate(); err != nil {
+	if err := f.Preprocess.Validate(); err != nil {
 		return nil, err
 	}
 	if len(f.Classifier) == 0 {
 		return nil, fmt.Errorf("%w: no classifier", ErrModel)
 	}
-	clf, err := ent.decode(f.Classifier, *f.Preprocess, use)
+	clf, err := decode(f.Classifier, *f.Preprocess, use)
 	if err != nil {
 		return nil, err
 	}
 	f.Training.Options.Features = use.names()
 	return &Model{kind: f.Kind, use: use, pre: *f.Preprocess, clf: clf, info: f.Training}, nil
-}
-
-// LoadFile loads a model from a file written by Save or SaveFile.
-func LoadFile(path string) (*Model, error) {
-	fh, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("detect: %w", err)
-	}
-	defer fh.Close()
-	m, err := Load(fh)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return m, nil
 }
 
 func equalStrings(a, b []string) bool {

@@ -58,29 +58,3 @@ func argmax(p [NumClasses]float64) access.Class {
 	}
 	return access.Classes[best]
 }
-
-// EvaluateSmoothed is Evaluate with a Smoother of weight w run along each
-// sequence of s (rows with equal Seq, in row order), as a Council would see
-// an I/O node's consecutive intervals.
-func EvaluateSmoothed(m *Model, s Set, w float64) (Report, error) {
-	sm, err := NewSmoother(w)
-	if err != nil {
-		return Report{}, err
-	}
-	var r Report
-	for i, x := range s.X {
-		_, p := m.Predict(x)
-		seq := 0
-		if i < len(s.Seq) {
-			seq = int(s.Seq[i])
-		}
-		c, _ := sm.Update(seq, p)
-		if s.Y[i].Index() < 0 {
-			r.Skipped++
-			continue
-		}
-		r.Confusion[s.Y[i].Index()][c.Index()]++
-	}
-	r.computeRates()
-	return r, nil
-}

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"math/rand/v2"
 
 	"github.com/adaptio/adaptio/access"
 )
@@ -42,43 +41,14 @@ func (f *flatForest) leafOf(root int32, x *[access.NumFeatures]float64) int32 {
 	}
 }
 
-// appendTree flattens a grown (possibly pruned) tree into f, breadth first
-// with siblings adjacent, and returns the number of leaves added.
-func (f *flatForest) appendTree(nodes []growNode) int {
-	root := int32(len(f.Nodes))
-	f.Roots = append(f.Roots, root)
-	f.Nodes = append(f.Nodes, flatNode{})
-	type item struct {
-		grow int
-		flat int32
-	}
-	queue := []item{{0, root}}
-	leaves := 0
-	for len(queue) > 0 {
-		it := queue[0]
-		queue = queue[1:]
-		n := &nodes[it.grow]
-		if n.isLeaf() {
-			var p [NumClasses]float64
-			w := n.weight()
-			for k := range p {
-				p[k] = n.counts[k] / w
-			}
-			f.Nodes[it.flat] = flatNode{Feat: -1, Kid: int32(len(f.Leaves))}
-			f.Leaves = append(f.Leaves, p)
-			leaves++
-			continue
-		}
-		kid := int32(len(f.Nodes))
-		f.Nodes = append(f.Nodes, flatNode{}, flatNode{})
-		f.Nodes[it.flat] = flatNode{Thr: n.thr, Feat: int32(n.feat), Kid: kid}
-		queue = append(queue, item{n.left, kid}, item{n.right, kid + 1})
-	}
-	return leaves
-}
-
-// flatJSON is the model-file form of a flatForest: parallel arrays.
-type flatJSON struct {
+// Flat is a tree or a forest as a model file stores it: parallel node
+// arrays. Node i splits on Feature[i] at Threshold[i], sending x to node
+// Kid[i] when x[Feature[i]] <= Threshold[i] and to Kid[i]+1 otherwise; a
+// leaf has Feature -1 and the index of its class probabilities (in
+// access.Classes order, summing to 1) in Leaves as Kid. Tree t starts at
+// node Roots[t]; children follow their parent. Package detect/learn builds
+// it from grown trees.
+type Flat struct {
 	Feature   []int32               `json:"feature"`
 	Threshold []float64             `json:"threshold"`
 	Kid       []int32               `json:"kid"`
@@ -86,8 +56,8 @@ type flatJSON struct {
 	Roots     []int32               `json:"roots"`
 }
 
-func (f *flatForest) toJSON() flatJSON {
-	j := flatJSON{Leaves: f.Leaves, Roots: f.Roots}
+func (f *flatForest) toJSON() Flat {
+	j := Flat{Leaves: f.Leaves, Roots: f.Roots}
 	for _, n := range f.Nodes {
 		j.Feature = append(j.Feature, n.Feat)
 		j.Threshold = append(j.Threshold, n.Thr)
@@ -99,7 +69,7 @@ func (f *flatForest) toJSON() flatJSON {
 // toFlat rebuilds and checks a flatForest: every walk must end at a leaf
 // (children lie after their parent), indices in range, splits only on used
 // features, values finite.
-func (j flatJSON) toFlat(use featureMask) (*flatForest, error) {
+func (j Flat) toFlat(use featureMask) (*flatForest, error) {
 	n := len(j.Feature)
 	if n == 0 || len(j.Threshold) != n || len(j.Kid) != n {
 		return nil, fmt.Errorf("%w: tree arrays have lengths %d/%d/%d", ErrModel, len(j.Feature), len(j.Threshold), len(j.Kid))
@@ -149,7 +119,7 @@ func (j flatJSON) toFlat(use featureMask) (*flatForest, error) {
 // Tree is a CART decision tree (Gini impurity, binary splits) pruned by
 // minimal cost-complexity pruning with the parameter chosen by k-fold
 // cross-validation (the one with the lowest cross-validated error; ties go
-// to the smaller tree). Splits are on raw feature values: a tree is
+// to the smaller tree; package detect/learn grows it). Splits are on raw feature values: a tree is
 // invariant under the monotone preprocessing, so predictions skip it.
 type Tree struct {
 	f      flatForest
@@ -170,97 +140,14 @@ func (t *Tree) Probs(x [access.NumFeatures]float64) [NumClasses]float64 {
 // Leaves returns the number of leaves.
 func (t *Tree) Leaves() int { return t.leaves }
 
-func trainTree(d *trainSet, opt TrainOptions, rng *rand.Rand) (Classifier, error) {
-	if len(d.X) == 0 {
-		return nil, fmt.Errorf("%w: no training rows", ErrData)
-	}
-	c := newColumns(d.X, d.Y)
-	p := cartParams{feats: d.Feats, mtry: len(d.Feats), minLeaf: float64(opt.MinLeaf), maxDepth: opt.MaxDepth}
-	ones := make([]float64, len(d.Y))
-	for i := range ones {
-		ones[i] = 1
-	}
-	full := newGrower(c, ones, p, nil).grow()
-	alpha := 0.0
-	if opt.Folds >= 2 && len(d.Y) >= 2*opt.Folds {
-		alpha = cvAlpha(c, full, p, opt.Folds, rng)
-	}
-	pruneAt(full, alpha)
-	t := &Tree{alpha: alpha}
-	t.leaves = t.f.appendTree(full)
-	return t, nil
-}
-
-// cvAlpha picks the pruning parameter by stratified k-fold cross-validation
-// over the geometric means of the full tree's critical alphas.
-func cvAlpha(c *columns, full []growNode, p cartParams, folds int, rng *rand.Rand) float64 {
-	alphas := ccpAlphas(full)
-	cands := make([]float64, len(alphas))
-	for i := range alphas {
-		if i+1 < len(alphas) {
-			cands[i] = math.Sqrt(alphas[i] * alphas[i+1])
-		} else {
-			cands[i] = alphas[i] * 2
-		}
-	}
-	// Stratified fold assignment.
-	n := len(c.y)
-	fold := make([]int, n)
-	var byClass [NumClasses][]int
-	for i, y := range c.y {
-		byClass[y] = append(byClass[y], i)
-	}
-	k := 0
-	for _, rows := range byClass {
-		rng.Shuffle(len(rows), func(a, b int) { rows[a], rows[b] = rows[b], rows[a] })
-		for _, r := range rows {
-			fold[r] = k % folds
-			k++
-		}
-	}
-	errs := make([]int, len(cands))
-	w := make([]float64, n)
-	var x [access.NumFeatures]float64
-	for f := range folds {
-		for i := range w {
-			w[i] = 1
-			if fold[i] == f {
-				w[i] = 0
-			}
-		}
-		nodes := newGrower(c, w, p, nil).grow()
-		for j, a := range cands {
-			pruneAt(nodes, a)
-			for i := range n {
-				if fold[i] != f {
-					continue
-				}
-				for ft := range x {
-					x[ft] = c.x[ft][i]
-				}
-				if classify(nodes, &x) != int(c.y[i]) {
-					errs[j]++
-				}
-			}
-		}
-	}
-	best := 0
-	for j := range errs {
-		if errs[j] <= errs[best] { // ties: larger alpha, smaller tree
-			best = j
-		}
-	}
-	return cands[best]
-}
-
 type treeJSON struct {
 	Alpha float64 `json:"ccp_alpha"`
-	flatJSON
+	Flat
 }
 
 // MarshalJSON encodes the tree for a model file.
 func (t *Tree) MarshalJSON() ([]byte, error) {
-	return json.Marshal(treeJSON{Alpha: t.alpha, flatJSON: t.f.toJSON()})
+	return json.Marshal(treeJSON{Alpha: t.alpha, Flat: t.f.toJSON()})
 }
 
 func decodeTree(data []byte, _ Preprocess, use featureMask) (Classifier, error) {
@@ -268,6 +155,27 @@ func decodeTree(data []byte, _ Preprocess, use featureMask) (Classifier, error) 
 	if err := json.Unmarshal(data, &j); err != nil {
 		return nil, fmt.Errorf("%w: tree: %w", ErrModel, err)
 	}
+	t, err := newTree(j.Flat, j.Alpha, use)
+	if err != nil {
+		return nil, err // not a nil *Tree in a non-nil Classifier
+	}
+	return t, nil
+}
+
+// NewTree returns the tree f (one root, at node 0), pruned with
+// cost-complexity parameter ccpAlpha (metadata), splitting only on features
+// (names as in TrainOptions.Features; nil: all). It checks f as Load checks
+// a model file (errors wrap ErrModel or ErrFeatures) and takes ownership of
+// its slices.
+func NewTree(f Flat, ccpAlpha float64, features []string) (*Tree, error) {
+	use, err := maskOf(features, ErrModel)
+	if err != nil {
+		return nil, err
+	}
+	return newTree(f, ccpAlpha, use)
+}
+
+func newTree(j Flat, alpha float64, use featureMask) (*Tree, error) {
 	f, err := j.toFlat(use)
 	if err != nil {
 		return nil, err
@@ -275,5 +183,5 @@ func decodeTree(data []byte, _ Preprocess, use featureMask) (Classifier, error) 
 	if len(f.Roots) != 1 || f.Roots[0] != 0 {
 		return nil, fmt.Errorf("%w: a tree has exactly one root at node 0", ErrModel)
 	}
-	return &Tree{f: *f, alpha: j.Alpha, leaves: len(f.Leaves)}, nil
+	return &Tree{f: *f, alpha: alpha, leaves: len(f.Leaves)}, nil
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/adaptio/adaptio/access"
 	"github.com/adaptio/adaptio/dataset"
 	"github.com/adaptio/adaptio/detect"
+	"github.com/adaptio/adaptio/detect/learn"
 	"github.com/adaptio/adaptio/workload"
 )
 
@@ -186,7 +187,7 @@ type DetectConfig struct {
 	Out        string   // output directory
 	Kinds      []string // classifiers to train (nil: tree, forest, mlp)
 	Default    bool     // also judge the embedded default model
-	PerExp     int      // training rows per experiment (detect.CenterRows; default 40)
+	PerExp     int      // training rows per experiment (learn.CenterRows; default 40)
 	Train      float64  // training share (default 0.7, the papers' split)
 	Seed       uint64
 	Trees      int       // forest size (0: detect's default, 500)
@@ -229,12 +230,12 @@ func RunDetect(ctx context.Context, cfg DetectConfig) (*DetectResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	set := detect.CenterRows(rows, detect.SetOptions{PerExperiment: cfg.PerExp, Schedulers: []string{"twins"}})
+	set := learn.CenterRows(rows, learn.SetOptions{PerExperiment: cfg.PerExp, Schedulers: []string{"twins"}})
 	if set.Len() == 0 {
 		return nil, fmt.Errorf("%w: %s has no labelled TWINS observations", ErrNoData, cfg.Data)
 	}
 	rng := rand.New(rand.NewPCG(cfg.Seed, 0xde7ec7))
-	train, _, err := detect.Split(set, cfg.Train, rng)
+	train, _, err := learn.Split(set, cfg.Train, rng)
 	if err != nil {
 		return nil, err
 	}
@@ -247,7 +248,7 @@ func RunDetect(ctx context.Context, cfg DetectConfig) (*DetectResult, error) {
 		}
 		logf("training %s on %d rows", k, train.Len())
 		start := time.Now()
-		m, err := detect.Train(k, train.X, train.Y, detect.TrainOptions{Trees: cfg.Trees, Seed: cfg.Seed}, rand.New(rand.NewPCG(cfg.Seed, uint64(len(k)))))
+		m, err := learn.Train(k, train.X, train.Y, detect.TrainOptions{Trees: cfg.Trees, Seed: cfg.Seed}, rand.New(rand.NewPCG(cfg.Seed, uint64(len(k)))))
 		if err != nil {
 			return nil, err
 		}

@@ -23,7 +23,7 @@ import (
 	"github.com/adaptio/adaptio/council"
 	"github.com/adaptio/adaptio/council/bench"
 	"github.com/adaptio/adaptio/council/service"
-	"github.com/adaptio/adaptio/detect"
+	"github.com/adaptio/adaptio/detect/learn"
 	"github.com/adaptio/adaptio/internal/statelock"
 	"github.com/adaptio/adaptio/sched"
 )
@@ -86,7 +86,7 @@ func (c councilConfig) core() (council.Config, error) {
 		Consensus: c.Consensus, Reward: c.Reward, Timeout: c.Timeout, Nodes: c.Nodes, Forget: c.Forget, MaxNodes: c.MaxNodes,
 	}
 	if c.Model != "" {
-		m, err := detect.LoadFile(c.Model)
+		m, err := learn.LoadFile(c.Model)
 		if err != nil {
 			return cc, fmt.Errorf("--model: %w", err)
 		}

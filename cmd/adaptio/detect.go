@@ -18,6 +18,7 @@ import (
 
 	"github.com/adaptio/adaptio/access"
 	"github.com/adaptio/adaptio/detect"
+	"github.com/adaptio/adaptio/detect/learn"
 )
 
 // newDetectCmd groups the access-pattern detection tools.
@@ -84,13 +85,13 @@ func (s detectSplit) extra() map[string]string {
 	}
 }
 
-func (s detectSplit) load(stderr io.Writer) (all, train, test detect.Set, err error) {
+func (s detectSplit) load(stderr io.Writer) (all, train, test learn.Set, err error) {
 	fmt.Fprintf(stderr, "detect: loading %s (%d rows from the centre of each experiment; schedulers %v)...\n", s.data, s.perExperiment, s.schedulers)
-	all, err = detect.LoadSet(s.data, detect.SetOptions{PerExperiment: s.perExperiment, Schedulers: s.schedulers}, s.seed)
+	all, err = learn.LoadSet(s.data, learn.SetOptions{PerExperiment: s.perExperiment, Schedulers: s.schedulers}, s.seed)
 	if err != nil {
 		return
 	}
-	train, test, err = detect.Split(all, s.trainFraction, rand.New(rand.NewPCG(s.seed, 0x5b1)))
+	train, test, err = learn.Split(all, s.trainFraction, rand.New(rand.NewPCG(s.seed, 0x5b1)))
 	return
 }
 
@@ -157,13 +158,13 @@ func runDetectTrain(cfg detectTrainConfig, stdout, stderr io.Writer) error {
 	cfg.Opt.Source = cfg.Data
 	cfg.Opt.Progress = detectProgress(stderr, cfg.Kind)
 	start := time.Now()
-	m, err := detect.Train(cfg.Kind, train.X, train.Y, cfg.Opt, rand.New(rand.NewPCG(cfg.Seed, 0x7a1)))
+	m, err := learn.Train(cfg.Kind, train.X, train.Y, cfg.Opt, rand.New(rand.NewPCG(cfg.Seed, 0x7a1)))
 	if err != nil {
 		return fmt.Errorf("detect train: %w", err)
 	}
 	trainTime := time.Since(start)
 	m = m.WithExtra(split.extra())
-	if err := m.SaveFile(cfg.Out); err != nil {
+	if err := learn.SaveFile(m, cfg.Out); err != nil {
 		return fmt.Errorf("detect train: %w", err)
 	}
 	fmt.Fprintf(stdout, "model %s (features %v) written to %s; training took %v on %d rows\n", cfg.Kind, m.Features(), cfg.Out, trainTime.Round(time.Microsecond), train.Len())
@@ -186,15 +187,15 @@ func detectProgress(stderr io.Writer, kind string) func(done, total int) {
 	}
 }
 
-func detectReports(m *detect.Model, train, test detect.Set, validation string, validationPer int, split detectSplit, smooth float64, stdout, stderr io.Writer) error {
-	report := func(s detect.Set) error {
-		if err := detect.Evaluate(m, s.X, s.Y).Write(stdout); err != nil {
+func detectReports(m *detect.Model, train, test learn.Set, validation string, validationPer int, split detectSplit, smooth float64, stdout, stderr io.Writer) error {
+	report := func(s learn.Set) error {
+		if err := learn.Evaluate(m, s.X, s.Y).Write(stdout); err != nil {
 			return err
 		}
 		if smooth == 0 {
 			return nil
 		}
-		r, err := detect.EvaluateSmoothed(m, s, smooth)
+		r, err := learn.EvaluateSmoothed(m, s, smooth)
 		if err != nil {
 			return err
 		}
@@ -203,7 +204,7 @@ func detectReports(m *detect.Model, train, test detect.Set, validation string, v
 	}
 	for _, part := range []struct {
 		name string
-		s    detect.Set
+		s    learn.Set
 	}{{"training split", train}, {"test split", test}} {
 		fmt.Fprintf(stdout, "\n== %s (%s) ==\n", part.name, split.data)
 		if err := report(part.s); err != nil {
@@ -214,7 +215,7 @@ func detectReports(m *detect.Model, train, test detect.Set, validation string, v
 		return nil
 	}
 	fmt.Fprintf(stderr, "detect: loading validation set %s...\n", validation)
-	v, err := detect.LoadSet(validation, detect.SetOptions{PerExperiment: validationPer, Schedulers: split.schedulers}, split.seed+1)
+	v, err := learn.LoadSet(validation, learn.SetOptions{PerExperiment: validationPer, Schedulers: split.schedulers}, split.seed+1)
 	if err != nil {
 		return err
 	}
@@ -267,7 +268,7 @@ func detectLoadModel(path string) (*detect.Model, error) {
 	if path == "" {
 		return detect.Default(), nil
 	}
-	return detect.LoadFile(path)
+	return learn.LoadFile(path)
 }
 
 func runDetectEval(cfg detectEvalConfig, stdout, stderr io.Writer) error {
@@ -302,7 +303,7 @@ func runDetectEval(cfg detectEvalConfig, stdout, stderr io.Writer) error {
 		opt := info.Options
 		opt.Progress = detectProgress(stderr, m.Kind())
 		start := time.Now()
-		if _, err := detect.Train(m.Kind(), train.X, train.Y, opt, rand.New(rand.NewPCG(opt.Seed, 0x7a1))); err != nil {
+		if _, err := learn.Train(m.Kind(), train.X, train.Y, opt, rand.New(rand.NewPCG(opt.Seed, 0x7a1))); err != nil {
 			return fmt.Errorf("detect eval: retraining: %w", err)
 		}
 		fmt.Fprintf(stdout, "training time: %v on %d rows\n", time.Since(start).Round(time.Microsecond), train.Len())

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/adaptio/adaptio/detect"
+	"github.com/adaptio/adaptio/detect/learn"
 	"github.com/adaptio/adaptio/workload"
 )
 
@@ -17,11 +18,11 @@ import (
 // synthetic set.
 func papersModel(t *testing.T) *detect.Model {
 	t.Helper()
-	s, err := detect.Synthetic(workload.Grid(false), detect.SyntheticOptions{PerScenario: 10, MaxRequests: 256}, rand.New(rand.NewPCG(1, 2)))
+	s, err := learn.Synthetic(workload.Grid(false), learn.SyntheticOptions{PerScenario: 10, MaxRequests: 256}, rand.New(rand.NewPCG(1, 2)))
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := detect.Train("tree", s.X, s.Y, detect.TrainOptions{Features: detect.PaperFeatures()}, rand.New(rand.NewPCG(3, 4)))
+	m, err := learn.Train("tree", s.X, s.Y, detect.TrainOptions{Features: detect.PaperFeatures()}, rand.New(rand.NewPCG(3, 4)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,7 +86,7 @@ func TestDetectPredictCSV(t *testing.T) {
 func TestDetectTrainEvalSynthetic(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "tree.json")
 	var stdout, stderr bytes.Buffer
-	cfg := detectTrainConfig{Data: detect.SyntheticDir, Kind: "tree", Out: out, Seed: 3, PerExperiment: 2, TrainFraction: 0.7}
+	cfg := detectTrainConfig{Data: learn.SyntheticDir, Kind: "tree", Out: out, Seed: 3, PerExperiment: 2, TrainFraction: 0.7}
 	if err := runDetectTrain(cfg, &stdout, &stderr); err != nil {
 		t.Fatalf("train: %v\n%s", err, stderr.String())
 	}
@@ -97,7 +98,7 @@ func TestDetectTrainEvalSynthetic(t *testing.T) {
 		t.Fatal(err)
 	}
 	stdout.Reset()
-	if err := runDetectEval(detectEvalConfig{Data: detect.SyntheticDir, ModelFile: out, Retrain: true}, &stdout, &stderr); err != nil {
+	if err := runDetectEval(detectEvalConfig{Data: learn.SyntheticDir, ModelFile: out, Retrain: true}, &stdout, &stderr); err != nil {
 		t.Fatalf("eval: %v\n%s", err, stderr.String())
 	}
 	// Eval rebuilds the same split: its test report equals train's.
@@ -117,11 +118,11 @@ func TestDetectTrainEvalSynthetic(t *testing.T) {
 func TestDetectTrainPapersFeatures(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "tree.json")
 	var stdout, stderr bytes.Buffer
-	cfg := detectTrainConfig{Data: detect.SyntheticDir, Kind: "tree", Out: out, Seed: 3, PerExperiment: 2, TrainFraction: 0.7, FeatureSet: "papers"}
+	cfg := detectTrainConfig{Data: learn.SyntheticDir, Kind: "tree", Out: out, Seed: 3, PerExperiment: 2, TrainFraction: 0.7, FeatureSet: "papers"}
 	if err := runDetectTrain(cfg, &stdout, &stderr); err != nil {
 		t.Fatalf("train: %v\n%s", err, stderr.String())
 	}
-	m, err := detect.LoadFile(out)
+	m, err := learn.LoadFile(out)
 	if err != nil {
 		t.Fatal(err)
 	}

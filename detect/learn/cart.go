@@ -1,10 +1,11 @@
-package detect
+package learn
 
 import (
 	"math/rand/v2"
 	"sort"
 
 	"github.com/adaptio/adaptio/access"
+	"github.com/adaptio/adaptio/detect"
 )
 
 // columns is training data in column-major form with per-feature sort
@@ -35,8 +36,8 @@ type growNode struct {
 	feat        int // -1: leaf
 	thr         float64
 	left, right int
-	counts      [NumClasses]float64 // training weight per class
-	collapsed   bool                // pruned: treat as a leaf
+	counts      [detect.NumClasses]float64 // training weight per class
+	collapsed   bool                       // pruned: treat as a leaf
 }
 
 func (n *growNode) weight() float64 { return n.counts[0] + n.counts[1] + n.counts[2] }
@@ -100,7 +101,7 @@ func (g *grower) grow() []growNode {
 }
 
 func (g *grower) split(lo, hi, depth int) int {
-	var counts [NumClasses]float64
+	var counts [detect.NumClasses]float64
 	for _, r := range g.idx[0][lo:hi] {
 		counts[g.c.y[r]] += g.w[r]
 	}
@@ -127,7 +128,7 @@ func (g *grower) split(lo, hi, depth int) int {
 		}
 		col := g.c.x[f]
 		seg := g.idx[f][lo:hi]
-		var l [NumClasses]float64
+		var l [detect.NumClasses]float64
 		lw := 0.0
 		for i := 0; i < len(seg)-1; i++ {
 			r := seg[i]
@@ -295,10 +296,50 @@ func classify(nodes []growNode, x *[access.NumFeatures]float64) int {
 	}
 	c := nodes[i].counts
 	best := 0
-	for k := 1; k < NumClasses; k++ {
+	for k := 1; k < detect.NumClasses; k++ {
 		if c[k] > c[best] {
 			best = k
 		}
 	}
 	return best
+}
+
+// appendTree flattens a grown (possibly pruned) tree into f, breadth first
+// with siblings adjacent, and returns the number of leaves added.
+func appendTree(f *detect.Flat, nodes []growNode) int {
+	newNode := func() int32 {
+		f.Feature = append(f.Feature, 0)
+		f.Threshold = append(f.Threshold, 0)
+		f.Kid = append(f.Kid, 0)
+		return int32(len(f.Feature) - 1)
+	}
+	root := newNode()
+	f.Roots = append(f.Roots, root)
+	type item struct {
+		grow int
+		flat int32
+	}
+	queue := []item{{0, root}}
+	leaves := 0
+	for len(queue) > 0 {
+		it := queue[0]
+		queue = queue[1:]
+		n := &nodes[it.grow]
+		if n.isLeaf() {
+			var p [detect.NumClasses]float64
+			w := n.weight()
+			for k := range p {
+				p[k] = n.counts[k] / w
+			}
+			f.Feature[it.flat], f.Kid[it.flat] = -1, int32(len(f.Leaves))
+			f.Leaves = append(f.Leaves, p)
+			leaves++
+			continue
+		}
+		kid := newNode()
+		newNode()
+		f.Feature[it.flat], f.Threshold[it.flat], f.Kid[it.flat] = int32(n.feat), n.thr, kid
+		queue = append(queue, item{n.left, kid}, item{n.right, kid + 1})
+	}
+	return leaves
 }

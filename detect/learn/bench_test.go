@@ -1,4 +1,4 @@
-package detect
+package learn
 
 import (
 	"math/rand/v2"
@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"sync"
 	"testing"
+
+	"github.com/adaptio/adaptio/detect"
 )
 
 // benchSet is the synthetic grid at the papers' size: 40 rows from each of
@@ -18,9 +20,11 @@ var benchSet = sync.OnceValue(func() Set {
 	return s
 })
 
-func benchTrain(b *testing.B, kind string, opt TrainOptions) { benchTrainOn(b, benchSet(), kind, opt) }
+func benchTrain(b *testing.B, kind string, opt detect.TrainOptions) {
+	benchTrainOn(b, benchSet(), kind, opt)
+}
 
-func benchTrainOn(b *testing.B, s Set, kind string, opt TrainOptions) {
+func benchTrainOn(b *testing.B, s Set, kind string, opt detect.TrainOptions) {
 	b.ResetTimer()
 	cpu0 := processCPU()
 	n := 0
@@ -37,9 +41,9 @@ func benchTrainOn(b *testing.B, s Set, kind string, opt TrainOptions) {
 }
 
 // Targets on 2 cores with ~40,000 rows: tree <= 0.5 s, forest <= 20 s, network <= 10 s.
-func BenchmarkTrainTree(b *testing.B)   { benchTrain(b, "tree", TrainOptions{}) }
-func BenchmarkTrainForest(b *testing.B) { benchTrain(b, "forest", TrainOptions{}) }
-func BenchmarkTrainMLP(b *testing.B)    { benchTrain(b, "mlp", TrainOptions{}) }
+func BenchmarkTrainTree(b *testing.B)   { benchTrain(b, "tree", detect.TrainOptions{}) }
+func BenchmarkTrainForest(b *testing.B) { benchTrain(b, "forest", detect.TrainOptions{}) }
+func BenchmarkTrainMLP(b *testing.B)    { benchTrain(b, "mlp", detect.TrainOptions{}) }
 
 // BenchmarkPreprocessFit is the Yeo-Johnson fit shared by all kinds.
 func BenchmarkPreprocessFit(b *testing.B) {
@@ -55,12 +59,12 @@ var benchModels sync.Map
 
 func benchPredict(b *testing.B, kind string) {
 	s := benchSet()
-	var m *Model
+	var m *detect.Model
 	if v, ok := benchModels.Load(kind); ok {
-		m = v.(*Model)
+		m = v.(*detect.Model)
 	} else {
 		var err error
-		m, err = Train(kind, s.X, s.Y, TrainOptions{}, rand.New(rand.NewPCG(1, 1)))
+		m, err = Train(kind, s.X, s.Y, detect.TrainOptions{}, rand.New(rand.NewPCG(1, 1)))
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -71,7 +75,7 @@ func benchPredict(b *testing.B, kind string) {
 
 // loopPredict predicts the rows in turn and reports CPU ns per prediction
 // (cpu-ns/op) beside the wall time.
-func loopPredict(b *testing.B, m *Model, s Set) {
+func loopPredict(b *testing.B, m *detect.Model, s Set) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	cpu0 := processCPU()
@@ -97,7 +101,7 @@ func BenchmarkPredictMLP(b *testing.B)    { benchPredict(b, "mlp") }
 // BenchmarkPredictDefault measures the embedded model.
 func BenchmarkPredictDefault(b *testing.B) {
 	s := benchSet()
-	loopPredict(b, Default(), s)
+	loopPredict(b, detect.Default(), s)
 }
 
 // gridSet is the simulator's dataset as the papers sample it (TWINS
@@ -133,24 +137,32 @@ func gridOrSkip(b *testing.B) Set {
 	return *s
 }
 
-func BenchmarkTrainGridTree(b *testing.B)   { benchTrainOn(b, gridOrSkip(b), "tree", TrainOptions{}) }
-func BenchmarkTrainGridForest(b *testing.B) { benchTrainOn(b, gridOrSkip(b), "forest", TrainOptions{}) }
-func BenchmarkTrainGridMLP(b *testing.B)    { benchTrainOn(b, gridOrSkip(b), "mlp", TrainOptions{}) }
+func BenchmarkTrainGridTree(b *testing.B) {
+	benchTrainOn(b, gridOrSkip(b), "tree", detect.TrainOptions{})
+}
+func BenchmarkTrainGridForest(b *testing.B) {
+	benchTrainOn(b, gridOrSkip(b), "forest", detect.TrainOptions{})
+}
+func BenchmarkTrainGridMLP(b *testing.B) {
+	benchTrainOn(b, gridOrSkip(b), "mlp", detect.TrainOptions{})
+}
 
 // The same on the papers' five features, for comparison.
 func BenchmarkTrainGridTreePapers(b *testing.B) {
-	benchTrainOn(b, gridOrSkip(b), "tree", TrainOptions{Features: PaperFeatures()})
+	benchTrainOn(b, gridOrSkip(b), "tree", detect.TrainOptions{Features: detect.PaperFeatures()})
 }
 func BenchmarkTrainGridForestPapers(b *testing.B) {
-	benchTrainOn(b, gridOrSkip(b), "forest", TrainOptions{Features: PaperFeatures()})
+	benchTrainOn(b, gridOrSkip(b), "forest", detect.TrainOptions{Features: detect.PaperFeatures()})
 }
 func BenchmarkTrainGridMLPPapers(b *testing.B) {
-	benchTrainOn(b, gridOrSkip(b), "mlp", TrainOptions{Features: PaperFeatures()})
+	benchTrainOn(b, gridOrSkip(b), "mlp", detect.TrainOptions{Features: detect.PaperFeatures()})
 }
 
-func benchPredictOn(b *testing.B, s Set, kind string) { benchPredictOpt(b, s, kind, TrainOptions{}) }
+func benchPredictOn(b *testing.B, s Set, kind string) {
+	benchPredictOpt(b, s, kind, detect.TrainOptions{})
+}
 
-func benchPredictOpt(b *testing.B, s Set, kind string, opt TrainOptions) {
+func benchPredictOpt(b *testing.B, s Set, kind string, opt detect.TrainOptions) {
 	m, err := Train(kind, s.X, s.Y, opt, rand.New(rand.NewPCG(1, 1)))
 	if err != nil {
 		b.Fatal(err)
@@ -163,11 +175,11 @@ func BenchmarkPredictGridForest(b *testing.B) { benchPredictOn(b, gridOrSkip(b),
 func BenchmarkPredictGridMLP(b *testing.B)    { benchPredictOn(b, gridOrSkip(b), "mlp") }
 
 func BenchmarkPredictGridTreePapers(b *testing.B) {
-	benchPredictOpt(b, gridOrSkip(b), "tree", TrainOptions{Features: PaperFeatures()})
+	benchPredictOpt(b, gridOrSkip(b), "tree", detect.TrainOptions{Features: detect.PaperFeatures()})
 }
 func BenchmarkPredictGridForestPapers(b *testing.B) {
-	benchPredictOpt(b, gridOrSkip(b), "forest", TrainOptions{Features: PaperFeatures()})
+	benchPredictOpt(b, gridOrSkip(b), "forest", detect.TrainOptions{Features: detect.PaperFeatures()})
 }
 func BenchmarkPredictGridMLPPapers(b *testing.B) {
-	benchPredictOpt(b, gridOrSkip(b), "mlp", TrainOptions{Features: PaperFeatures()})
+	benchPredictOpt(b, gridOrSkip(b), "mlp", detect.TrainOptions{Features: detect.PaperFeatures()})
 }

@@ -1,7 +1,8 @@
-package detect
+package learn
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"math/rand/v2"
 	"slices"
@@ -9,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/adaptio/adaptio/access"
+	"github.com/adaptio/adaptio/detect"
 )
 
 func allFeats() []int {
@@ -19,22 +21,21 @@ func allFeats() []int {
 	return out
 }
 
-func TestFeatureSets(t *testing.T) {
-	for _, tt := range []struct {
-		name string
-		want []string
-	}{
-		{"papers", []string{"file_handles", "req_avg", "req_min", "req_max", "offset_dist"}},
-		{"all", []string{"file_handles", "req_avg", "req_min", "req_max", "offset_dist", "proc_offset_dist", "proc_dist_ratio"}},
-	} {
-		got, err := FeatureSet(tt.name)
-		if err != nil || !slices.Equal(got, tt.want) {
-			t.Errorf("FeatureSet(%q) = %v, %v; want %v", tt.name, got, err, tt.want)
-		}
+// splitFeatures returns the feature each node of a tree's or forest's model
+// file splits on (-1: a leaf); nil for a network.
+func splitFeatures(t testing.TB, m *detect.Model) []int32 {
+	t.Helper()
+	var b bytes.Buffer
+	if err := m.Save(&b); err != nil {
+		t.Fatal(err)
 	}
-	if _, err := FeatureSet("some"); !errors.Is(err, ErrOptions) {
-		t.Errorf("FeatureSet(some): %v, want ErrOptions", err)
+	var f struct {
+		Classifier detect.Flat `json:"classifier"`
 	}
+	if err := json.Unmarshal(b.Bytes(), &f); err != nil {
+		t.Fatal(err)
+	}
+	return f.Classifier.Feature
 }
 
 // TestPaperFeatureModels trains every kind on the papers' five features and
@@ -44,26 +45,19 @@ func TestFeatureSets(t *testing.T) {
 func TestPaperFeatureModels(t *testing.T) {
 	tr, te, _ := sets(t)
 	const excluded = access.NumFeatures - 1
-	for _, kind := range Kinds() {
+	for _, kind := range detect.Kinds() {
 		t.Run(kind, func(t *testing.T) {
 			opt := smallOpts
-			opt.Features = PaperFeatures()
+			opt.Features = detect.PaperFeatures()
 			m, err := Train(kind, tr.X, tr.Y, opt, rand.New(rand.NewPCG(1, 2)))
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !slices.Equal(m.Features(), PaperFeatures()) || !slices.Equal(m.Info().Options.Features, PaperFeatures()) {
-				t.Fatalf("Features() %v, options %v, want %v", m.Features(), m.Info().Options.Features, PaperFeatures())
+			if !slices.Equal(m.Features(), detect.PaperFeatures()) || !slices.Equal(m.Info().Options.Features, detect.PaperFeatures()) {
+				t.Fatalf("Features() %v, options %v, want %v", m.Features(), m.Info().Options.Features, detect.PaperFeatures())
 			}
-			var nodes []flatNode
-			switch c := m.clf.(type) {
-			case *Tree:
-				nodes = c.f.Nodes
-			case *Forest:
-				nodes = c.f.Nodes
-			}
-			for i, n := range nodes {
-				if n.Feat == excluded {
+			for i, f := range splitFeatures(t, m) {
+				if f == excluded {
 					t.Fatalf("node %d splits on the excluded feature", i)
 				}
 			}
@@ -82,15 +76,15 @@ func TestPaperFeatureModels(t *testing.T) {
 			if !strings.Contains(buf.String(), `"uses":["file_handles","req_avg","req_min","req_max","offset_dist"]`) {
 				t.Fatalf("model file does not list the used features")
 			}
-			l, err := Load(bytes.NewReader(buf.Bytes()))
+			l, err := detect.Load(bytes.NewReader(buf.Bytes()))
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !slices.Equal(l.Features(), PaperFeatures()) {
+			if !slices.Equal(l.Features(), detect.PaperFeatures()) {
 				t.Fatalf("loaded Features() %v", l.Features())
 			}
 			for i := range min(te.Len(), 50) {
-				if _, p := m.Predict(te.X[i]); p != func() [NumClasses]float64 { _, q := l.Predict(te.X[i]); return q }() {
+				if _, p := m.Predict(te.X[i]); p != func() [detect.NumClasses]float64 { _, q := l.Predict(te.X[i]); return q }() {
 					t.Fatalf("row %d: loaded model predicts differently", i)
 				}
 			}
@@ -108,17 +102,10 @@ func TestLoadRefusesSplitOnUnusedFeature(t *testing.T) {
 			t.Fatal(err)
 		}
 		// Drop from "uses" one feature the classifier splits on.
-		var nodes []flatNode
-		switch c := m.clf.(type) {
-		case *Tree:
-			nodes = c.f.Nodes
-		case *Forest:
-			nodes = c.f.Nodes
-		}
 		used := -1
-		for _, n := range nodes {
-			if n.Feat >= 0 {
-				used = int(n.Feat)
+		for _, f := range splitFeatures(t, m) {
+			if f >= 0 {
+				used = int(f)
 				break
 			}
 		}
@@ -135,7 +122,7 @@ func TestLoadRefusesSplitOnUnusedFeature(t *testing.T) {
 		if file == buf.String() {
 			t.Fatal("test did not change the file")
 		}
-		if _, err := Load(strings.NewReader(file)); !errors.Is(err, ErrModel) {
+		if _, err := detect.Load(strings.NewReader(file)); !errors.Is(err, detect.ErrModel) {
 			t.Errorf("%s splitting on unused %s: Load: %v, want ErrModel", kind, access.FeatureNames[used], err)
 		}
 	}
@@ -145,13 +132,13 @@ func TestTrainRejectsFeatureOptions(t *testing.T) {
 	tr, _, _ := sets(t)
 	for _, tt := range []struct {
 		name string
-		opt  TrainOptions
+		opt  detect.TrainOptions
 		want error
 	}{
-		{"unknown feature", TrainOptions{Features: []string{"file_handles", "colour"}}, ErrFeatures},
-		{"repeated feature", TrainOptions{Features: []string{"req_avg", "req_avg"}}, ErrOptions},
-		{"empty features", TrainOptions{Features: []string{}}, ErrOptions},
-		{"mtry above features", TrainOptions{Features: []string{"req_avg", "offset_dist"}, Mtry: 3, Trees: 2}, ErrOptions},
+		{"unknown feature", detect.TrainOptions{Features: []string{"file_handles", "colour"}}, detect.ErrFeatures},
+		{"repeated feature", detect.TrainOptions{Features: []string{"req_avg", "req_avg"}}, detect.ErrOptions},
+		{"empty features", detect.TrainOptions{Features: []string{}}, detect.ErrOptions},
+		{"mtry above features", detect.TrainOptions{Features: []string{"req_avg", "offset_dist"}, Mtry: 3, Trees: 2}, detect.ErrOptions},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			if _, err := Train("forest", tr.X[:100], tr.Y[:100], tt.opt, rand.New(rand.NewPCG(1, 1))); !errors.Is(err, tt.want) {
@@ -160,7 +147,7 @@ func TestTrainRejectsFeatureOptions(t *testing.T) {
 		})
 	}
 	// The default mtry (3) shrinks to fit fewer features.
-	m, err := Train("forest", tr.X, tr.Y, TrainOptions{Features: []string{"offset_dist", "proc_offset_dist"}, Trees: 4}, rand.New(rand.NewPCG(1, 1)))
+	m, err := Train("forest", tr.X, tr.Y, detect.TrainOptions{Features: []string{"offset_dist", "proc_offset_dist"}, Trees: 4}, rand.New(rand.NewPCG(1, 1)))
 	if err != nil {
 		t.Fatal(err)
 	}

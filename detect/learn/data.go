@@ -1,4 +1,4 @@
-package detect
+package learn
 
 import (
 	"fmt"
@@ -11,6 +11,7 @@ import (
 
 	"github.com/adaptio/adaptio/access"
 	"github.com/adaptio/adaptio/dataset"
+	"github.com/adaptio/adaptio/detect"
 	"github.com/adaptio/adaptio/rw"
 	"github.com/adaptio/adaptio/workload"
 )
@@ -48,8 +49,8 @@ func (s Set) Subset(idx []int) Set {
 }
 
 // Counts returns the rows per class in access.Classes order.
-func (s Set) Counts() [NumClasses]int {
-	var c [NumClasses]int
+func (s Set) Counts() [detect.NumClasses]int {
+	var c [detect.NumClasses]int
 	for _, y := range s.Y {
 		if k := y.Index(); k >= 0 {
 			c[k]++
@@ -110,9 +111,9 @@ func CenterRows(rows []dataset.Row, opt SetOptions) Set {
 // proportion. Both parts keep s's row order.
 func Split(s Set, frac float64, rng *rand.Rand) (train, test Set, err error) {
 	if !(frac > 0 && frac < 1) {
-		return Set{}, Set{}, fmt.Errorf("%w: train fraction %v, want in (0, 1)", ErrOptions, frac)
+		return Set{}, Set{}, fmt.Errorf("%w: train fraction %v, want in (0, 1)", detect.ErrOptions, frac)
 	}
-	var byClass [NumClasses + 1][]int
+	var byClass [detect.NumClasses + 1][]int
 	for i, y := range s.Y {
 		byClass[y.Index()+1] = append(byClass[y.Index()+1], i)
 	}
@@ -161,7 +162,7 @@ func Synthetic(scenarios []workload.Scenario, opt SyntheticOptions, rng *rand.Ra
 		opt.MaxRequests = 2048
 	}
 	if opt.PerScenario < 0 || opt.MinRequests < 1 || opt.MaxRequests < opt.MinRequests {
-		return Set{}, fmt.Errorf("%w: synthetic options %+v", ErrOptions, opt)
+		return Set{}, fmt.Errorf("%w: synthetic options %+v", detect.ErrOptions, opt)
 	}
 	var s Set
 	for _, sc := range scenarios {
@@ -238,7 +239,7 @@ func LoadSet(dir string, opt SetOptions, seed uint64) (Set, error) {
 	if i := strings.LastIndex(dir, "*"); i >= 0 && !strings.Contains(dir, ",") {
 		n, err := strconv.Atoi(dir[i+1:])
 		if err != nil || n < 1 || n > 10000 {
-			return Set{}, fmt.Errorf("%w: source %q: the weight after * must be an integer in [1, 10000]", ErrData, dir)
+			return Set{}, fmt.Errorf("%w: source %q: the weight after * must be an integer in [1, 10000]", detect.ErrData, dir)
 		}
 		s, err := LoadSet(dir[:i], opt, seed)
 		if err != nil {
@@ -300,7 +301,7 @@ func LoadSet(dir string, opt SetOptions, seed uint64) (Set, error) {
 	}
 	s := CenterRows(rows, opt)
 	if s.Len() == 0 {
-		return Set{}, fmt.Errorf("%w: %s has no labelled, non-idle observations (schedulers %v)", ErrData, dir, opt.Schedulers)
+		return Set{}, fmt.Errorf("%w: %s has no labelled, non-idle observations (schedulers %v)", detect.ErrData, dir, opt.Schedulers)
 	}
 	return s, nil
 }
