@@ -24,6 +24,7 @@ import (
 	"github.com/adaptio/adaptio/demo/record"
 	"github.com/adaptio/adaptio/fwd"
 	"github.com/adaptio/adaptio/fwd/bench"
+	"github.com/adaptio/adaptio/fwd/client"
 	"github.com/adaptio/adaptio/internal/atomicfile"
 	"github.com/adaptio/adaptio/pfs"
 	"github.com/adaptio/adaptio/rw"
@@ -83,7 +84,7 @@ type stack struct {
 	daemons  []*fwd.Daemon
 	anns     []*announce.Announcer
 	svc      *service.Service
-	clients  []*fwd.Client
+	clients  []*client.Client
 	pfsDir   string
 }
 
@@ -190,7 +191,7 @@ func startStack(ctx context.Context, cfg Config, sink *decisionSink) (*stack, er
 		if err := a.Start(ctx); err != nil {
 			return fail(fmt.Errorf("demo: announcer %d: %w", i, err))
 		}
-		c, err := fwd.Dial(d.Addr())
+		c, err := client.Dial(d.Addr())
 		if err != nil {
 			return fail(fmt.Errorf("demo: client of daemon %d: %w", i, err))
 		}

@@ -10,8 +10,8 @@ import (
 
 	"github.com/adaptio/adaptio/backend"
 	"github.com/adaptio/adaptio/fusemount"
-	"github.com/adaptio/adaptio/fwd"
 	"github.com/adaptio/adaptio/fwd/bench"
+	"github.com/adaptio/adaptio/fwd/client"
 	"github.com/adaptio/adaptio/fwd/fwdtest"
 	"github.com/adaptio/adaptio/internal/testproc"
 )
@@ -60,7 +60,7 @@ func TestDaemonKilledUnderMount(t *testing.T) {
 	for _, reconnect := range []time.Duration{20 * time.Second, 0} {
 		dir := t.TempDir()
 		p := testproc.StartProc(t, daemonEnv, dir, "the forwarding daemon")
-		c, err := fwd.DialOptions(p.Published, fwd.ClientOptions{Reconnect: reconnect})
+		c, err := client.DialOptions(p.Published, client.Options{Reconnect: reconnect})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -5,7 +5,7 @@
 // cache on the client), tagged with the calling process's id so the daemon
 // sees the real access pattern.
 //
-//	c, _ := fwd.Dial("127.0.0.1:7070")
+//	c, _ := client.Dial("127.0.0.1:7070")
 //	m, err := fusemount.Mount("/mnt/adaptio", c, fusemount.Options{})
 //	defer m.Unmount()
 //	m.Wait() // until unmounted (fusermount -u, umount)

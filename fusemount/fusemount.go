@@ -16,7 +16,7 @@ import (
 	gofs "github.com/hanwen/go-fuse/v2/fs"
 	"github.com/hanwen/go-fuse/v2/fuse"
 
-	"github.com/adaptio/adaptio/fwd"
+	"github.com/adaptio/adaptio/fwd/client"
 	"github.com/adaptio/adaptio/fwd/wire"
 )
 
@@ -59,7 +59,7 @@ type Server struct {
 
 // Mount mounts the forwarder reached through c at dir (an existing empty
 // directory) and serves it until Unmount. c must stay open meanwhile.
-func Mount(dir string, c *fwd.Client, o Options) (*Server, error) {
+func Mount(dir string, c *client.Client, o Options) (*Server, error) {
 	if c == nil {
 		return nil, errors.New("fusemount: nil client")
 	}
@@ -124,7 +124,7 @@ func (m *Server) Wait() { m.srv.Wait() }
 // node is a file or directory; its path is computed from the inode tree.
 type node struct {
 	gofs.Inode
-	c  *fwd.Client
+	c  *client.Client
 	o  *Options
 	wb *writeBehind // nil: write-through
 }
@@ -196,7 +196,7 @@ func errno(err error) syscall.Errno {
 		}
 		return syscall.EIO
 	}
-	if errors.Is(err, fwd.ErrClientClosed) {
+	if errors.Is(err, client.ErrClosed) {
 		return syscall.ENOTCONN
 	}
 	return syscall.EIO
@@ -205,7 +205,7 @@ func errno(err error) syscall.Errno {
 // fill describes a file as the backend reports it (allocated blocks,
 // owner, the three times); a backend that knows only size, mode and mtime
 // (Ino 0) gets the mounting user as owner and blocks from the size.
-func (n *node) fill(fi fwd.FileInfo, a *fuse.Attr) {
+func (n *node) fill(fi client.FileInfo, a *fuse.Attr) {
 	a.Size = uint64(fi.Size)
 	a.Blksize = 1 << 20
 	a.Mode = fileType(fi) | wire.UnixMode(fi.Mode)
@@ -235,7 +235,7 @@ func (n *node) fill(fi fwd.FileInfo, a *fuse.Attr) {
 }
 
 // fileType is the S_IF* type of a file.
-func fileType(fi fwd.FileInfo) uint32 {
+func fileType(fi client.FileInfo) uint32 {
 	switch {
 	case fi.IsDir:
 		return syscall.S_IFDIR
@@ -245,7 +245,7 @@ func fileType(fi fwd.FileInfo) uint32 {
 	return syscall.S_IFREG
 }
 
-func (n *node) child(ctx context.Context, fi fwd.FileInfo, out *fuse.EntryOut) *gofs.Inode {
+func (n *node) child(ctx context.Context, fi client.FileInfo, out *fuse.EntryOut) *gofs.Inode {
 	n.fill(fi, &out.Attr)
 	// The backend's inode number, where it has one, keeps one kernel inode
 	// per file across lookups (and for hard links).
@@ -274,7 +274,7 @@ func (n *node) Getattr(ctx context.Context, fh gofs.FileHandle, out *fuse.AttrOu
 // backend without attributes refuses the first three (ENOTSUP), never
 // pretending they were applied.
 func (n *node) Setattr(ctx context.Context, fh gofs.FileHandle, in *fuse.SetAttrIn, out *fuse.AttrOut) syscall.Errno {
-	var a fwd.Attr
+	var a client.Attr
 	set := false
 	if m, ok := in.GetMode(); ok {
 		mode := wire.FileMode(m)
@@ -476,8 +476,8 @@ func (n *node) Statfs(ctx context.Context, out *fuse.StatfsOut) syscall.Errno {
 
 // handle is an open file.
 type handle struct {
-	f *fwd.File
-	c *fwd.Client
+	f *client.File
+	c *client.Client
 	n *node // the file's node: its pending writes
 }
 
@@ -511,7 +511,7 @@ func (h *handle) Read(ctx context.Context, dest []byte, off int64) (fuse.ReadRes
 // /dev/fuse): the kernel copies the bytes from the region straight into
 // the reader's buffer, one copy fewer than reading into dest. b is freed
 // once the reply is written.
-func (h *handle) readShared(b *fwd.Buffer, off int64) (fuse.ReadResult, syscall.Errno) {
+func (h *handle) readShared(b *client.Buffer, off int64) (fuse.ReadResult, syscall.Errno) {
 	n, err := h.f.ReadBuffer(b, off)
 	if err != nil && !errors.Is(err, io.EOF) {
 		b.Free()
@@ -527,7 +527,7 @@ func (h *handle) readShared(b *fwd.Buffer, off int64) (fuse.ReadResult, syscall.
 // sharedRead is a read's reply data lying in the shared region. go-fuse
 // writes it with its vectored path (Slices) and calls Done after the write.
 type sharedRead struct {
-	b *fwd.Buffer
+	b *client.Buffer
 	n int
 }
 

@@ -19,6 +19,7 @@ import (
 	"github.com/adaptio/adaptio/fusemount"
 	"github.com/adaptio/adaptio/fwd"
 	"github.com/adaptio/adaptio/fwd/bench"
+	"github.com/adaptio/adaptio/fwd/client"
 	"github.com/adaptio/adaptio/fwd/fwdtest"
 )
 
@@ -46,7 +47,7 @@ func mountedOpts(t testing.TB, writeBehind int64) (mnt, root string) {
 
 // mountedClient is mountedWith that also returns the mount's client; mo,
 // if given, configures the mount.
-func mountedClient(t testing.TB, root string, opts fwd.Options, mo ...fusemount.Options) (mnt string, c *fwd.Client) {
+func mountedClient(t testing.TB, root string, opts fwd.Options, mo ...fusemount.Options) (mnt string, c *client.Client) {
 	t.Helper()
 	if _, err := os.Stat("/dev/fuse"); err != nil {
 		t.Skipf("FUSE unavailable (%v): install fuse3 / run with /dev/fuse to test the mount", err)
@@ -77,7 +78,7 @@ func mountedClient(t testing.TB, root string, opts fwd.Options, mo ...fusemount.
 		opts.Listen = []string{"unix:" + sockDir + "/fwd.sock"}
 	}
 	d := fwdtest.Start(t, opts)
-	c, err = fwd.Dial(d.Addr())
+	c, err = client.Dial(d.Addr())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -142,7 +143,7 @@ func TestReadsFromTheRegion(t *testing.T) {
 	// after writing it, so allow it a moment).
 	deadline := time.Now().Add(5 * time.Second)
 	for {
-		b, err := c.AllocBuffer(fwd.DefaultShmSize)
+		b, err := c.AllocBuffer(client.DefaultShmSize)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -317,7 +318,7 @@ func TestDaemonRestartUnderMount(t *testing.T) {
 	sock := "unix:" + filepath.Join(t.TempDir(), "fwd.sock")
 	start := func() *fwd.Daemon { return fwdtest.Start(t, fwd.Options{Backend: be, Listen: []string{sock}}) }
 	d := start()
-	c, err := fwd.DialOptions(sock, fwd.ClientOptions{Reconnect: 20 * time.Second})
+	c, err := client.DialOptions(sock, client.Options{Reconnect: 20 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}

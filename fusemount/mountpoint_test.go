@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/adaptio/adaptio/fusemount"
-	"github.com/adaptio/adaptio/fwd"
+	"github.com/adaptio/adaptio/fwd/client"
 )
 
 // A bad mount point is refused before anything is mounted, with its name.
@@ -19,7 +19,7 @@ func TestMountPointCheckedFirst(t *testing.T) {
 	if err := os.WriteFile(file, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	c := &fwd.Client{} // never used: the check comes first
+	c := &client.Client{} // never used: the check comes first
 	if _, err := fusemount.Mount(file, c, fusemount.Options{}); err == nil || !strings.Contains(err.Error(), "not a directory") {
 		t.Errorf("mount over a file: %v, want a refusal", err)
 	}

@@ -36,7 +36,7 @@ func startCouncil(t testing.TB) *service.Service {
 func TestAnnouncerAppliesCouncilWindows(t *testing.T) {
 	cs := startCouncil(t)
 	dir := t.TempDir()
-	d := startDaemon(t, newPosix(t, dir), fwd.Options{Observe: true, Sched: sched.Config{Window: 8 * time.Millisecond}})
+	d := startDaemon(t, fwdtest.Posix(t, dir), fwd.Options{Observe: true, Sched: sched.Config{Window: 8 * time.Millisecond}})
 	a, err := announce.New(announce.Options{URL: cs.ClientURL(), Node: 0, Interval: 20 * time.Millisecond, Source: d, Applier: d})
 	if err != nil {
 		t.Fatal(err)

@@ -16,6 +16,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/adaptio/adaptio/backend"
+	"github.com/adaptio/adaptio/fwd/internal/shm"
 	"github.com/adaptio/adaptio/fwd/wire"
 	"github.com/adaptio/adaptio/rw"
 )
@@ -187,7 +188,7 @@ func (c *conn) writer(done chan struct{}) {
 func (c *conn) wake() {
 	if c.wakeQueued.CompareAndSwap(false, true) {
 		c.d.m.wakes.Inc()
-		c.out <- outFrame{fixed: wakeRespFrame, wake: true}
+		c.out <- outFrame{fixed: shm.WakeRespFrame, wake: true}
 	}
 }
 
@@ -353,14 +354,14 @@ func (c *conn) mapShm(m *wire.Msg) {
 // runs on the reader, after the region is mapped.
 func (c *conn) mapRing(m *wire.Msg) {
 	var err error
-	size := int64(ringBytes(int(m.Length)))
+	size := int64(shm.RingBytes(int(m.Length)))
 	switch {
 	case c.shm == nil:
 		err = fmt.Errorf("%w: rings need a shared region first", ErrShm)
 	case c.ring != nil:
 		err = fmt.Errorf("%w: the connection already has rings", ErrShm)
-	case !validRingEntries(m.Length):
-		err = fmt.Errorf("%w: %d ring entries (a power of two, %d to %d)", ErrShm, m.Length, minRingEntries, maxRingEntries)
+	case !shm.ValidRingEntries(m.Length):
+		err = fmt.Errorf("%w: %d ring entries (a power of two, %d to %d)", ErrShm, m.Length, shm.MinRingEntries, shm.MaxRingEntries)
 	case m.ShmOff%64 != 0:
 		err = fmt.Errorf("%w: rings at offset %d (want a multiple of 64)", ErrShm, m.ShmOff)
 	default:
@@ -369,9 +370,9 @@ func (c *conn) mapRing(m *wire.Msg) {
 			err = fmt.Errorf("%w: rings [%d, +%d) outside the shared region of %d bytes", ErrShm, m.ShmOff, size, len(c.shm))
 			break
 		}
-		r := newRings(mem, int(m.Length))
-		for _, off := range []int{ringOffSQTail, ringOffSQHead, ringOffCQTail, ringOffCQHead} {
-			if r.counter(off).Load() != 0 {
+		r := shm.NewRings(mem, int(m.Length))
+		for _, off := range []int{shm.OffSQTail, shm.OffSQHead, shm.OffCQTail, shm.OffCQHead} {
+			if r.Counter(off).Load() != 0 {
 				err = fmt.Errorf("%w: ring counters must start at zero", ErrShm)
 			}
 		}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/adaptio/adaptio/backend"
 	"github.com/adaptio/adaptio/fwd"
+	"github.com/adaptio/adaptio/fwd/client"
 	"github.com/adaptio/adaptio/fwd/fwdtest"
 	"github.com/adaptio/adaptio/internal/testproc"
 )
@@ -40,18 +41,18 @@ func TestDaemonKilledMidWrites(t *testing.T) {
 	addr := p.Published
 
 	const chunk, chunks = 64 << 10, 400
-	writeAll := func(f *fwd.File, seed uint64, acked chan<- int) error {
+	writeAll := func(f *client.File, seed uint64, acked chan<- int) error {
 		defer close(acked)
 		for i := range chunks {
 			off := int64(i) * chunk
-			if _, err := f.WriteAt(content(seed, off, chunk), off); err != nil {
+			if _, err := f.WriteAt(fwdtest.Content(seed, off, chunk), off); err != nil {
 				return fmt.Errorf("chunk %d: %w", i, err)
 			}
 			acked <- i
 		}
 		return nil
 	}
-	verify := func(c *fwd.Client, name string, seed uint64, n int) {
+	verify := func(c *client.Client, name string, seed uint64, n int) {
 		t.Helper()
 		f, err := c.Open(name)
 		if err != nil {
@@ -64,14 +65,14 @@ func TestDaemonKilledMidWrites(t *testing.T) {
 		}
 		for i := range n {
 			off := int64(i) * chunk
-			if !bytes.Equal(got[off:off+chunk], content(seed, off, chunk)) {
+			if !bytes.Equal(got[off:off+chunk], fwdtest.Content(seed, off, chunk)) {
 				t.Fatalf("%s: acknowledged chunk %d differs after the crash", name, i)
 			}
 		}
 	}
 
 	// With Reconnect: the writer survives the crash.
-	c, err := fwd.DialOptions(addr, fwd.ClientOptions{Reconnect: 20 * time.Second})
+	c, err := client.DialOptions(addr, client.Options{Reconnect: 20 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,7 +103,7 @@ func TestDaemonKilledMidWrites(t *testing.T) {
 	f.Close()
 
 	// Without Reconnect: the outstanding write fails at once.
-	c2, err := fwd.Dial(p.Published)
+	c2, err := client.Dial(p.Published)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,8 +124,8 @@ func TestDaemonKilledMidWrites(t *testing.T) {
 	p.Kill()
 	select {
 	case err := <-errc:
-		if !errors.Is(err, fwd.ErrClientClosed) {
-			t.Fatalf("writer without Reconnect after the crash: %v, want ErrClientClosed", err)
+		if !errors.Is(err, client.ErrClosed) {
+			t.Fatalf("writer without Reconnect after the crash: %v, want ErrClosed", err)
 		}
 		if d := time.Since(killed); d > 5*time.Second {
 			t.Errorf("the outstanding write failed %v after the crash, want at once", d)
@@ -136,7 +137,7 @@ func TestDaemonKilledMidWrites(t *testing.T) {
 		last++
 	}
 	p = testproc.StartProc(t, daemonEnv, dir, "the forwarding daemon, started a third time")
-	c3, err := fwd.Dial(p.Published)
+	c3, err := client.Dial(p.Published)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -149,8 +150,8 @@ func TestDaemonKilledMidWrites(t *testing.T) {
 // (TestDaemonKilledMidWrites restarts on it).
 func TestSecondDaemonOnALiveSocketIsRefused(t *testing.T) {
 	sock := "unix:" + filepath.Join(t.TempDir(), "fwd.sock")
-	d := startDaemon(t, newPosix(t, t.TempDir()), fwd.Options{Listen: []string{sock}})
-	d2, err := fwd.New(fwd.Options{Backend: newPosix(t, t.TempDir()), Listen: []string{sock}})
+	d := startDaemon(t, fwdtest.Posix(t, t.TempDir()), fwd.Options{Listen: []string{sock}})
+	d2, err := fwd.New(fwd.Options{Backend: fwdtest.Posix(t, t.TempDir()), Listen: []string{sock}})
 	if err != nil {
 		t.Fatal(err)
 	}

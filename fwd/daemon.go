@@ -193,8 +193,8 @@ func New(opts Options) (*Daemon, error) {
 		opts.RingSpin = DefaultRingSpin
 	}
 	for _, a := range opts.Listen {
-		if _, _, err := splitListen(a); err != nil {
-			return nil, err
+		if _, _, ok := wire.SplitAddr(a); !ok {
+			return nil, fmt.Errorf("%w: %q", ErrBadListener, a)
 		}
 	}
 	cfg := opts.Sched
@@ -246,21 +246,6 @@ func New(opts Options) (*Daemon, error) {
 	return d, nil
 }
 
-func splitListen(a string) (network, addr string, err error) {
-	switch {
-	case strings.HasPrefix(a, "unix:"):
-		network, addr = "unix", strings.TrimPrefix(a, "unix:")
-	case strings.HasPrefix(a, "tcp:"):
-		network, addr = "tcp", strings.TrimPrefix(a, "tcp:")
-	default:
-		network, addr = "tcp", a
-	}
-	if addr == "" {
-		return "", "", fmt.Errorf("%w: %q", ErrBadListener, a)
-	}
-	return network, addr, nil
-}
-
 // Start opens the listeners and starts serving. It returns once every
 // listener is open; Ready reports the same.
 func (d *Daemon) Start() error {
@@ -270,7 +255,7 @@ func (d *Daemon) Start() error {
 		return errors.New("fwd: already started")
 	}
 	for _, a := range d.opts.Listen {
-		network, addr, _ := splitListen(a)
+		network, addr, _ := wire.SplitAddr(a)
 		if network == "unix" {
 			if fi, err := os.Lstat(addr); err == nil && fi.Mode()&fs.ModeSocket != 0 {
 				if c, err := net.DialTimeout("unix", addr, time.Second); err == nil {

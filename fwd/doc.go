@@ -1,7 +1,7 @@
-// Package fwd is the forwarding daemon of an I/O node and its client
-// library. Clients send reads, writes and metadata operations over TCP or a
-// Unix socket (protocol: package fwd/wire, docs/protocol.md). The daemon
-// splits each read and write into pieces per PFS data server
+// Package fwd is the forwarding daemon of an I/O node (`adaptio forward`).
+// Clients (package fwd/client) send reads, writes and metadata operations
+// over TCP or a Unix socket (protocol: package fwd/wire, docs/protocol.md).
+// The daemon splits each read and write into pieces per PFS data server
 // (backend.Backend.Split), schedules them with a sched.Switcher (TWINS by
 // default) under one lock, and executes the batches on the backend with a
 // pool of workers that take the next batch as they finish one; a write is
@@ -14,18 +14,15 @@
 // client makes no system call per request ("Rings"). The daemon is the
 // Announcer's Source (per-interval access.Observation, collected when
 // Options.Observe or SetObserve is set) and Applier (the TWINS window,
-// changed live).
+// changed live); the package does not import announce: `adaptio forward`
+// joins the two, and checks there that the Daemon fits.
 //
 //	d, _ := fwd.New(fwd.Options{Backend: be, Listen: []string{"127.0.0.1:7070"}})
 //	d.Start()
 //	defer d.Shutdown()
-//	c, _ := fwd.Dial(d.Addr())
+//	c, _ := client.Dial(d.Addr())
 //	f, _ := c.Create("out/rank0")
 //	f.WriteAt(buf, off) // pipelined: any number of goroutines may call at once
-//
-//	b, _ := c.AllocBuffer(1 << 20) // node-local: in the shared region, no client copy
-//	f.WriteBuffer(b, off)
-//	b.Free()
 //
 //	a, _ := announce.New(announce.Options{URL: councilURL, Source: d, Applier: d}) // with Observe: true
 package fwd

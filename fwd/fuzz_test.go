@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/adaptio/adaptio/fwd"
+	"github.com/adaptio/adaptio/fwd/client"
 	"github.com/adaptio/adaptio/fwd/wire"
 )
 
@@ -58,7 +59,7 @@ func FuzzDaemonConn(f *testing.F) {
 		if _, err := io.Copy(io.Discard, nc); err != nil {
 			t.Fatalf("daemon did not close the connection after the client's EOF: %v", err)
 		}
-		c, err := fwd.Dial(fuzzAddr)
+		c, err := client.Dial(fuzzAddr)
 		if err != nil {
 			t.Fatalf("daemon stopped accepting: %v", err)
 		}

@@ -25,25 +25,14 @@ import (
 	"github.com/adaptio/adaptio/backend"
 	"github.com/adaptio/adaptio/backend/posix"
 	"github.com/adaptio/adaptio/fwd"
+	"github.com/adaptio/adaptio/fwd/client"
 	"github.com/adaptio/adaptio/fwd/fwdtest"
 	"github.com/adaptio/adaptio/fwd/wire"
 	"github.com/adaptio/adaptio/rw"
 	"github.com/adaptio/adaptio/sched"
 )
 
-// newPosix opens dir as a POSIX backend with small stripes over 4 servers,
-// so requests of a few KiB already span several data servers.
-func newPosix(t testing.TB, dir string) backend.Backend {
-	t.Helper()
-	b, err := posix.New(dir, backend.Layout{StripeSize: 4 << 10, StripeCount: 4})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { b.Close() })
-	return b
-}
-
-// newPosixDir is newPosix for callers without a testing.TB to clean up with.
+// newPosixDir is fwdtest.Posix for callers without a testing.TB to clean up with.
 func newPosixDir(dir string) backend.Backend {
 	b, err := posix.New(dir, backend.Layout{StripeSize: 4 << 10, StripeCount: 4})
 	if err != nil {
@@ -59,25 +48,14 @@ func startDaemon(t testing.TB, be backend.Backend, opts fwd.Options) *fwd.Daemon
 	return fwdtest.Start(t, opts)
 }
 
-func dial(t testing.TB, addr string) *fwd.Client {
+func dial(t testing.TB, addr string) *client.Client {
 	t.Helper()
-	c, err := fwd.Dial(addr)
+	c, err := client.Dial(addr)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { c.Close() })
 	return c
-}
-
-// content is deterministic bytes for (seed, offset): byte i of a file
-// written with seed s is contentByte(s, i), whatever the request sizes.
-func content(seed uint64, off int64, n int) []byte {
-	b := make([]byte, n)
-	for i := range b {
-		x := uint64(off+int64(i))*0x9E3779B97F4A7C15 ^ seed
-		b[i] = byte(x >> 56)
-	}
-	return b
 }
 
 // Reads and writes are exact over each transport: TCP, a Unix socket with
@@ -87,12 +65,12 @@ func TestReadWriteExact(t *testing.T) {
 	for _, tt := range []struct {
 		name string
 		unix bool
-		o    fwd.ClientOptions
+		o    client.Options
 	}{
-		{"tcp", false, fwd.ClientOptions{}},
-		{"unix-shm", true, fwd.ClientOptions{}},
-		{"unix-shm-small", true, fwd.ClientOptions{ShmSize: 64 << 10}},
-		{"unix-socket", true, fwd.ClientOptions{NoShm: true}},
+		{"tcp", false, client.Options{}},
+		{"unix-shm", true, client.Options{}},
+		{"unix-shm-small", true, client.Options{ShmSize: 64 << 10}},
+		{"unix-socket", true, client.Options{NoShm: true}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			listen := "127.0.0.1:0"
@@ -104,10 +82,10 @@ func TestReadWriteExact(t *testing.T) {
 	}
 }
 
-func readWriteExact(t *testing.T, listen string, o fwd.ClientOptions) {
+func readWriteExact(t *testing.T, listen string, o client.Options) {
 	dir := t.TempDir()
-	d := startDaemon(t, newPosix(t, dir), fwd.Options{Listen: []string{listen}})
-	c, err := fwd.DialOptions(d.Addr(), o)
+	d := startDaemon(t, fwdtest.Posix(t, dir), fwd.Options{Listen: []string{listen}})
+	c, err := client.DialOptions(d.Addr(), o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,7 +104,7 @@ func readWriteExact(t *testing.T, listen string, o fwd.ClientOptions) {
 	sizes := []int{1, 100, 4096, 4097, 12345, 64 << 10, 1 << 20, 5<<20 + 3}
 	var off int64
 	for _, n := range sizes {
-		data := content(7, off, n)
+		data := fwdtest.Content(7, off, n)
 		if got, err := f.WriteAt(data, off); err != nil || got != n {
 			t.Fatalf("WriteAt(%d bytes at %d) = %d, %v", n, off, got, err)
 		}
@@ -137,7 +115,7 @@ func readWriteExact(t *testing.T, listen string, o fwd.ClientOptions) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !bytes.Equal(onDisk, content(7, 0, int(off))) {
+	if !bytes.Equal(onDisk, fwdtest.Content(7, 0, int(off))) {
 		t.Fatalf("file on the backend differs from what was written (%d bytes, want %d)", len(onDisk), off)
 	}
 	// Random reads are exact; reads past the end are short with io.EOF.
@@ -150,7 +128,7 @@ func readWriteExact(t *testing.T, listen string, o fwd.ClientOptions) {
 		if got != want || (want < n) != (err == io.EOF) || (err != nil && err != io.EOF) {
 			t.Fatalf("ReadAt(%d at %d) = %d, %v; want %d", n, o, got, err, want)
 		}
-		if !bytes.Equal(buf[:got], content(7, o, got)) {
+		if !bytes.Equal(buf[:got], fwdtest.Content(7, o, got)) {
 			t.Fatalf("ReadAt(%d at %d): bytes differ", n, o)
 		}
 	}
@@ -193,7 +171,7 @@ func TestEverySchedulerConcurrentWriters(t *testing.T) {
 	for _, name := range sched.Names() {
 		t.Run(name, func(t *testing.T) {
 			dir := t.TempDir()
-			be := newPosix(t, dir)
+			be := fwdtest.Posix(t, dir)
 			d := startDaemon(t, be, fwd.Options{Scheduler: name, Workers: 4, Sched: sched.Config{Window: 200 * time.Microsecond}})
 			concurrentWriters(t, d.Addr(), dir, 8, 24)
 		})
@@ -204,7 +182,7 @@ func TestEverySchedulerConcurrentWriters(t *testing.T) {
 // write is on the backend and the file is exact.
 func TestConcurrentWritersShm(t *testing.T) {
 	dir := t.TempDir()
-	d := startDaemon(t, newPosix(t, dir), fwd.Options{Listen: []string{"unix:" + filepath.Join(t.TempDir(), "fwd.sock")},
+	d := startDaemon(t, fwdtest.Posix(t, dir), fwd.Options{Listen: []string{"unix:" + filepath.Join(t.TempDir(), "fwd.sock")},
 		Workers: 4, Sched: sched.Config{Window: 200 * time.Microsecond}})
 	concurrentWriters(t, d.Addr(), dir, 8, 24)
 }
@@ -233,7 +211,7 @@ func concurrentWriters(t *testing.T, addr, dir string, writers, perWriter int) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			c, err := fwd.Dial(addr)
+			c, err := client.Dial(addr)
 			if err != nil {
 				errs <- err
 				return
@@ -251,7 +229,7 @@ func concurrentWriters(t *testing.T, addr, dir string, writers, perWriter int) {
 			for i := 0; i < perWriter && off < region; i++ {
 				n := int64(1 + rng.IntN(24<<10))
 				n = min(n, region-off)
-				data := content(3, base+off, int(n))
+				data := fwdtest.Content(3, base+off, int(n))
 				if _, err := f.WriteAt(data, base+off); err != nil {
 					errs <- err
 					return
@@ -265,7 +243,7 @@ func concurrentWriters(t *testing.T, addr, dir string, writers, perWriter int) {
 			}
 			// Fill the rest of the region in one write.
 			if off < region {
-				if _, err := f.WriteAt(content(3, base+off, int(region-off)), base+off); err != nil {
+				if _, err := f.WriteAt(fwdtest.Content(3, base+off, int(region-off)), base+off); err != nil {
 					errs <- err
 				}
 			}
@@ -280,7 +258,7 @@ func concurrentWriters(t *testing.T, addr, dir string, writers, perWriter int) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := content(3, 0, writers*region); !bytes.Equal(all, want) {
+	if want := fwdtest.Content(3, 0, writers*region); !bytes.Equal(all, want) {
 		t.Fatalf("shared file: %d bytes, want %d; contents differ", len(all), len(want))
 	}
 }
@@ -288,7 +266,7 @@ func concurrentWriters(t *testing.T, addr, dir string, writers, perWriter int) {
 // One connection carries many outstanding requests; answers match calls.
 func TestPipelining(t *testing.T) {
 	dir := t.TempDir()
-	d := startDaemon(t, newPosix(t, dir), fwd.Options{})
+	d := startDaemon(t, fwdtest.Posix(t, dir), fwd.Options{})
 	c := dial(t, d.Addr())
 	const files = 8
 	var wg sync.WaitGroup
@@ -303,7 +281,7 @@ func TestPipelining(t *testing.T) {
 				errs <- err
 				return
 			}
-			data := content(uint64(i), 0, 40<<10+i)
+			data := fwdtest.Content(uint64(i), 0, 40<<10+i)
 			var iw sync.WaitGroup
 			for k := 0; k < 10; k++ {
 				iw.Add(1)
@@ -346,7 +324,7 @@ func TestPathConfinement(t *testing.T) {
 	if err := os.Symlink(filepath.Join(outside, "secret"), filepath.Join(root, "link")); err != nil {
 		t.Fatal(err)
 	}
-	d := startDaemon(t, newPosix(t, root), fwd.Options{})
+	d := startDaemon(t, fwdtest.Posix(t, root), fwd.Options{})
 	c := dial(t, d.Addr())
 	paths := []string{"../x", "a/../../x", "/etc/passwd", "escape/secret", "link", "escape/new", "x\x00y"}
 	for _, p := range paths {
@@ -387,7 +365,7 @@ func rawConn(t *testing.T, addr string) (net.Conn, *wire.Reader) {
 
 func TestBadFramesCloseOnlyTheirConnection(t *testing.T) {
 	dir := t.TempDir()
-	d := startDaemon(t, newPosix(t, dir), fwd.Options{MaxFrame: 64 << 10})
+	d := startDaemon(t, fwdtest.Posix(t, dir), fwd.Options{MaxFrame: 64 << 10})
 	good := dial(t, d.Addr())
 	hello := wire.Append(nil, &wire.Msg{Op: wire.OpHello, ID: 1, ClientID: 5})
 	oversized := make([]byte, wire.HeaderSize)
@@ -452,7 +430,7 @@ func TestBadFramesCloseOnlyTheirConnection(t *testing.T) {
 // corrupts nothing; a new daemon on the same root serves the same bytes.
 func TestShutdownMidLoadAndRestart(t *testing.T) {
 	dir := t.TempDir()
-	be := newPosix(t, dir)
+	be := fwdtest.Posix(t, dir)
 	d := startDaemon(t, be, fwd.Options{Workers: 4})
 	const writers, chunk = 6, 48 << 10
 	acked := make([]int64, writers) // bytes acknowledged per writer, from the start of its file
@@ -462,7 +440,7 @@ func TestShutdownMidLoadAndRestart(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			c, err := fwd.Dial(d.Addr())
+			c, err := client.Dial(d.Addr())
 			if err != nil {
 				t.Error(err)
 				return
@@ -475,7 +453,7 @@ func TestShutdownMidLoadAndRestart(t *testing.T) {
 			}
 			for i := 0; ; i++ {
 				off := int64(i) * chunk
-				if _, err := f.WriteAt(content(uint64(w), off, chunk), off); err != nil {
+				if _, err := f.WriteAt(fwdtest.Content(uint64(w), off, chunk), off); err != nil {
 					return // the daemon went away
 				}
 				acked[w] = off + chunk
@@ -501,14 +479,14 @@ func TestShutdownMidLoadAndRestart(t *testing.T) {
 		if n, err := f.ReadAt(got, 0); int64(n) != acked[w] {
 			t.Fatalf("writer %d: read %d of %d acknowledged bytes after restart: %v", w, n, acked[w], err)
 		}
-		if !bytes.Equal(got, content(uint64(w), 0, int(acked[w]))) {
+		if !bytes.Equal(got, fwdtest.Content(uint64(w), 0, int(acked[w]))) {
 			t.Fatalf("writer %d: acknowledged bytes differ after restart", w)
 		}
 		// Whatever landed beyond the acknowledged prefix is whole chunks of the right bytes.
 		fi, _ := f.Stat()
 		rest := make([]byte, fi.Size-acked[w])
 		f.ReadAt(rest, acked[w])
-		want := content(uint64(w), acked[w], len(rest))
+		want := fwdtest.Content(uint64(w), acked[w], len(rest))
 		for i := range rest {
 			if rest[i] != 0 && rest[i] != want[i] {
 				t.Fatalf("writer %d: byte %d beyond the acknowledged prefix is corrupt", w, acked[w]+int64(i))
@@ -520,7 +498,7 @@ func TestShutdownMidLoadAndRestart(t *testing.T) {
 func TestWindowObservationAndMetrics(t *testing.T) {
 	dir := t.TempDir()
 	reg := prometheus.NewRegistry()
-	d := startDaemon(t, newPosix(t, dir), fwd.Options{Registerer: reg, Observe: true, Sched: sched.Config{Node: 1, Nodes: 2}})
+	d := startDaemon(t, fwdtest.Posix(t, dir), fwd.Options{Registerer: reg, Observe: true, Sched: sched.Config{Node: 1, Nodes: 2}})
 	if d.Window() != time.Millisecond {
 		t.Fatalf("default window %v, want 1ms", d.Window())
 	}
@@ -598,7 +576,7 @@ adaptio_fwd_bytes_total{op="write"} 32768
 func TestUnixSocket(t *testing.T) {
 	dir := t.TempDir()
 	sock := filepath.Join(t.TempDir(), "fwd.sock")
-	d := startDaemon(t, newPosix(t, dir), fwd.Options{Listen: []string{"unix:" + sock, "127.0.0.1:0"}})
+	d := startDaemon(t, fwdtest.Posix(t, dir), fwd.Options{Listen: []string{"unix:" + sock, "127.0.0.1:0"}})
 	if got := d.Addrs(); len(got) != 2 || got[0] != "unix:"+sock {
 		t.Fatalf("Addrs = %v", got)
 	}
@@ -611,7 +589,7 @@ func TestUnixSocket(t *testing.T) {
 }
 
 func TestNewValidates(t *testing.T) {
-	be := newPosix(t, t.TempDir())
+	be := fwdtest.Posix(t, t.TempDir())
 	tests := []struct {
 		name string
 		opts fwd.Options
@@ -637,7 +615,7 @@ func TestNewValidates(t *testing.T) {
 // blocks the other clients nor Shutdown.
 func TestClientNotReading(t *testing.T) {
 	dir := t.TempDir()
-	be := newPosix(t, dir)
+	be := fwdtest.Posix(t, dir)
 	d := startDaemon(t, be, fwd.Options{})
 	if err := os.WriteFile(filepath.Join(dir, "big"), make([]byte, 1<<20), 0o644); err != nil {
 		t.Fatal(err)
@@ -693,23 +671,6 @@ func (g gated) WriteAt(ctx context.Context, p string, server int, b []byte, off 
 	return g.Backend.WriteAt(ctx, p, server, b, off)
 }
 
-func gauge(t *testing.T, reg *prometheus.Registry, name string) float64 {
-	t.Helper()
-	mfs, err := reg.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var sum float64
-	for _, mf := range mfs {
-		if mf.GetName() == name {
-			for _, m := range mf.GetMetric() {
-				sum += m.GetGauge().GetValue() + m.GetCounter().GetValue()
-			}
-		}
-	}
-	return sum
-}
-
 // With an aggregating scheduler, contiguous pieces of different clients are
 // executed as one backend access, and every byte still lands.
 func TestAggregation(t *testing.T) {
@@ -731,7 +692,7 @@ func TestAggregation(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			c, err := fwd.Dial(d.Addr())
+			c, err := client.Dial(d.Addr())
 			if err != nil {
 				t.Error(err)
 				return
@@ -748,7 +709,7 @@ func TestAggregation(t *testing.T) {
 				go func() {
 					defer iw.Done()
 					off := int64(i*writers+w) * size
-					if _, err := f.WriteAt(content(1, off, size), off); err != nil {
+					if _, err := f.WriteAt(fwdtest.Content(1, off, size), off); err != nil {
 						t.Error(err)
 					}
 				}()
@@ -759,89 +720,32 @@ func TestAggregation(t *testing.T) {
 	// Wait until every request but those of the batch the worker holds (the
 	// requests that had arrived when it was dispatched) is queued.
 	deadline := time.Now().Add(10 * time.Second)
-	for gauge(t, reg, "adaptio_fwd_queue_depth")+float64(be.held.Load()/size) < writers*per {
+	for fwdtest.Metric(t, reg, "adaptio_fwd_queue_depth")+float64(be.held.Load()/size) < writers*per {
 		if time.Now().After(deadline) {
-			t.Fatalf("queue depth %v + %d held, want %d", gauge(t, reg, "adaptio_fwd_queue_depth"), be.held.Load()/size, writers*per)
+			t.Fatalf("queue depth %v + %d held, want %d", fwdtest.Metric(t, reg, "adaptio_fwd_queue_depth"), be.held.Load()/size, writers*per)
 		}
 		time.Sleep(time.Millisecond)
 	}
 	openGate()
 	wg.Wait()
 	got, err := os.ReadFile(filepath.Join(dir, "agg"))
-	if err != nil || !bytes.Equal(got, content(1, 0, writers*per*size)) {
-		t.Fatalf("file after aggregated writes: %d bytes, %v; exact %v", len(got), err, bytes.Equal(got, content(1, 0, writers*per*size)))
+	if err != nil || !bytes.Equal(got, fwdtest.Content(1, 0, writers*per*size)) {
+		t.Fatalf("file after aggregated writes: %d bytes, %v; exact %v", len(got), err, bytes.Equal(got, fwdtest.Content(1, 0, writers*per*size)))
 	}
 	// 127 queued 4 KiB requests covering one range with one hole (the
 	// request the worker held), at most 16 per batch (MaxBatch): at least 9
 	// batches; fragments around the hole and the oldest request's position
 	// add a few, far fewer than one per request.
-	batches := gauge(t, reg, "adaptio_fwd_batches_total")
+	batches := fwdtest.Metric(t, reg, "adaptio_fwd_batches_total")
 	if batches < 9 || batches > 20 {
 		t.Fatalf("%v batches for %d requests, want 9..20 (aggregated by up to 16)", batches, writers*per)
-	}
-}
-
-// With Reconnect, a client rides through a daemon restart: writes in flight
-// are repeated, open files are reopened, and every byte lands.
-func TestClientReconnectAcrossRestart(t *testing.T) {
-	dir := t.TempDir()
-	be := newPosix(t, dir)
-	sock := "unix:" + filepath.Join(t.TempDir(), "fwd.sock")
-	start := func() *fwd.Daemon { return startDaemon(t, be, fwd.Options{Listen: []string{sock}}) }
-	d := start()
-	c, err := fwd.DialOptions(sock, fwd.ClientOptions{Reconnect: 10 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	f, err := c.Create("r")
-	if err != nil {
-		t.Fatal(err)
-	}
-	const chunk, chunks = 16 << 10, 200
-	errc := make(chan error, 1)
-	progress := make(chan int, chunks)
-	go func() {
-		for i := 0; i < chunks; i++ {
-			off := int64(i) * chunk
-			if _, err := f.WriteAt(content(4, off, chunk), off); err != nil {
-				errc <- fmt.Errorf("chunk %d: %w", i, err)
-				return
-			}
-			progress <- i
-		}
-		errc <- nil
-	}()
-	for i := range progress { // restart once a quarter is written
-		if i == chunks/4 {
-			break
-		}
-	}
-	d.Shutdown()
-	d2 := start()
-	defer d2.Shutdown()
-	if err := <-errc; err != nil {
-		t.Fatalf("writer across the restart: %v", err)
-	}
-	got := make([]byte, chunk*chunks)
-	if n, err := f.ReadAt(got, 0); n != len(got) || err != nil || !bytes.Equal(got, content(4, 0, len(got))) {
-		t.Fatalf("after the restart: read %d bytes, %v; exact %v", n, err, bytes.Equal(got, content(4, 0, len(got))))
-	}
-	if err := f.Close(); err != nil {
-		t.Fatal(err)
-	}
-	// Without Reconnect a lost connection fails clearly.
-	c2 := dial(t, d2.Addr())
-	d2.Shutdown()
-	if _, err := c2.Stat("r"); !errors.Is(err, fwd.ErrClientClosed) {
-		t.Fatalf("call after the daemon went away: got %v, want ErrClientClosed", err)
 	}
 }
 
 // Clients opening the same path get the same handle while it is open; the
 // daemon forgets a path once every open is closed or its connection gone.
 func TestSharedHandles(t *testing.T) {
-	d := startDaemon(t, newPosix(t, t.TempDir()), fwd.Options{})
+	d := startDaemon(t, fwdtest.Posix(t, t.TempDir()), fwd.Options{})
 	c1, c2 := dial(t, d.Addr()), dial(t, d.Addr())
 	f1, err := c1.Create("s")
 	if err != nil {
@@ -879,32 +783,11 @@ func TestSharedHandles(t *testing.T) {
 	}
 }
 
-// Clients size their requests to the frame limit the daemon announces.
-func TestClientFollowsFrameLimit(t *testing.T) {
-	d := startDaemon(t, newPosix(t, t.TempDir()), fwd.Options{MaxFrame: 64 << 10})
-	c := dial(t, d.Addr())
-	if c.Servers() != 4 {
-		t.Fatalf("Servers() = %d, want 4", c.Servers())
-	}
-	f, err := c.Create("big")
-	if err != nil {
-		t.Fatal(err)
-	}
-	data := content(8, 0, 1<<20)
-	if n, err := f.WriteAt(data, 0); err != nil || n != len(data) {
-		t.Fatalf("1 MiB write through 64 KiB frames: %d, %v", n, err)
-	}
-	got := make([]byte, len(data))
-	if n, err := f.ReadAt(got, 0); err != nil || n != len(got) || !bytes.Equal(got, data) {
-		t.Fatalf("1 MiB read through 64 KiB frames: %d, %v", n, err)
-	}
-}
-
 // Batches of a file with a batch executing are held back only while other
 // work is dispatchable: one client's request striped over four data servers
 // still runs on four workers at once.
 func TestOneFileStillSpreadsOverServers(t *testing.T) {
-	be := gated{Backend: newPosix(t, t.TempDir()), open: make(chan struct{}), held: new(atomic.Int64)}
+	be := gated{Backend: fwdtest.Posix(t, t.TempDir()), open: make(chan struct{}), held: new(atomic.Int64)}
 	var opened sync.Once
 	openGate := func() { opened.Do(func() { close(be.open) }) }
 	d := startDaemon(t, be, fwd.Options{Scheduler: "fifo", Workers: 4})
@@ -916,7 +799,7 @@ func TestOneFileStillSpreadsOverServers(t *testing.T) {
 	}
 	const n = 16 << 10 // four 4 KiB stripes, one per data server
 	errc := make(chan error, 1)
-	go func() { _, err := f.WriteAt(content(2, 0, n), 0); errc <- err }()
+	go func() { _, err := f.WriteAt(fwdtest.Content(2, 0, n), 0); errc <- err }()
 	deadline := time.Now().Add(10 * time.Second)
 	for be.held.Load() < n {
 		if time.Now().After(deadline) {
@@ -955,10 +838,10 @@ func (s slowFile) WriteAt(ctx context.Context, p string, server int, b []byte, o
 // none, so the poller must still sweep: another client's request through
 // the rings is served while the long one is still on the backend.
 func TestRingServedBehindLongBatch(t *testing.T) {
-	be := slowFile{Backend: newPosix(t, t.TempDir()), name: "slow", open: make(chan struct{}), entered: make(chan struct{}, 1)}
+	be := slowFile{Backend: fwdtest.Posix(t, t.TempDir()), name: "slow", open: make(chan struct{}), entered: make(chan struct{}, 1)}
 	d := startDaemon(t, be, fwd.Options{Listen: []string{"unix:" + filepath.Join(t.TempDir(), "fwd.sock")}, Scheduler: "fifo"})
-	dial := func() (*fwd.Client, *fwd.Buffer) {
-		c, err := fwd.Dial(d.Addr())
+	dial := func() (*client.Client, *client.Buffer) {
+		c, err := client.Dial(d.Addr())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -1028,7 +911,7 @@ func TestRingServedBehindLongBatch(t *testing.T) {
 // Observation switched on at run time counts from then on: bytes moved
 // while it was off belong to no interval.
 func TestSetObserveStartsCounting(t *testing.T) {
-	d := startDaemon(t, newPosix(t, t.TempDir()), fwd.Options{})
+	d := startDaemon(t, fwdtest.Posix(t, t.TempDir()), fwd.Options{})
 	c := dial(t, d.Addr())
 	f, err := c.Create("obs")
 	if err != nil {

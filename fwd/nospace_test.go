@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/adaptio/adaptio/fwd"
+	"github.com/adaptio/adaptio/fwd/fwdtest"
 	"github.com/adaptio/adaptio/fwd/wire"
 )
 
@@ -19,7 +20,7 @@ func TestBackendFullAnswersNoSpaceAndKeepsServing(t *testing.T) {
 		t.Skipf("cannot mount a small tmpfs for a full backend (needs root): %v", err)
 	}
 	t.Cleanup(func() { _ = syscall.Unmount(dir, syscall.MNT_DETACH) })
-	d := startDaemon(t, newPosix(t, dir), fwd.Options{})
+	d := startDaemon(t, fwdtest.Posix(t, dir), fwd.Options{})
 	c := dial(t, d.Addr())
 	write := func(name string, seed uint64, n int) error {
 		f, err := c.Create(name)
@@ -27,7 +28,7 @@ func TestBackendFullAnswersNoSpaceAndKeepsServing(t *testing.T) {
 			return err
 		}
 		defer f.Close()
-		_, err = f.WriteAt(content(seed, 0, n), 0)
+		_, err = f.WriteAt(fwdtest.Content(seed, 0, n), 0)
 		return err
 	}
 	if err := write("small", 1, 64<<10); err != nil {
@@ -43,7 +44,7 @@ func TestBackendFullAnswersNoSpaceAndKeepsServing(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := make([]byte, 64<<10)
-	if n, err := f.ReadAt(got, 0); n != len(got) || err != nil || !bytes.Equal(got, content(1, 0, len(got))) {
+	if n, err := f.ReadAt(got, 0); n != len(got) || err != nil || !bytes.Equal(got, fwdtest.Content(1, 0, len(got))) {
 		t.Fatalf("reading a file of the full backend: %d bytes, %v", n, err)
 	}
 	f.Close()

@@ -10,6 +10,8 @@ import (
 	"github.com/adaptio/adaptio/backend"
 	"github.com/adaptio/adaptio/backend/posix"
 	"github.com/adaptio/adaptio/fwd"
+	"github.com/adaptio/adaptio/fwd/client"
+	"github.com/adaptio/adaptio/fwd/fwdtest"
 	"github.com/adaptio/adaptio/fwd/wire"
 	"github.com/adaptio/adaptio/pfs"
 	"github.com/adaptio/adaptio/sched"
@@ -58,7 +60,7 @@ func TestPFSDeadServerAndRecovery(t *testing.T) {
 		t.Fatal(err)
 	}
 	const stripe = 64 << 10
-	whole := content(11, 0, 8*stripe)
+	whole := fwdtest.Content(11, 0, 8*stripe)
 	if _, err := f.WriteAt(whole, 0); err != nil {
 		t.Fatal(err)
 	}
@@ -75,7 +77,7 @@ func TestPFSDeadServerAndRecovery(t *testing.T) {
 	}
 	dead := pieces[0].Server
 	cl.Server(dead).Shutdown()
-	_, err = f.WriteAt(content(12, stripe, 100), stripe)
+	_, err = f.WriteAt(fwdtest.Content(12, stripe, 100), stripe)
 	var we *wire.Error
 	if !errors.As(err, &we) || we.Code != wire.CodeServerDown {
 		t.Fatalf("write to a dead data server: got %v, want CodeServerDown", err)
@@ -85,7 +87,7 @@ func TestPFSDeadServerAndRecovery(t *testing.T) {
 		t.Fatalf("read spanning a dead data server: got %v, want CodeServerDown", err)
 	}
 	// Stripes on the other servers are still served.
-	if _, err := f.WriteAt(content(11, 2*stripe, stripe), 2*stripe); err != nil {
+	if _, err := f.WriteAt(fwdtest.Content(11, 2*stripe, stripe), 2*stripe); err != nil {
 		t.Fatalf("write to a live data server while another is down: %v", err)
 	}
 	if n, err := f.ReadAt(got[:stripe], 0); err != nil || n != stripe || !bytes.Equal(got[:stripe], whole[:stripe]) {
@@ -97,7 +99,7 @@ func TestPFSDeadServerAndRecovery(t *testing.T) {
 	}
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		_, err := f.WriteAt(content(11, stripe, stripe), stripe)
+		_, err := f.WriteAt(fwdtest.Content(11, stripe, stripe), stripe)
 		if err == nil {
 			break
 		}
@@ -131,7 +133,7 @@ func TestPFSConcurrentWriters(t *testing.T) {
 	const region = 200 << 10
 	for w := 0; w < 6; w++ {
 		go func() {
-			cw, err := fwd.Dial(addr)
+			cw, err := client.Dial(addr)
 			if err != nil {
 				done <- err
 				return
@@ -144,7 +146,7 @@ func TestPFSConcurrentWriters(t *testing.T) {
 			}
 			for off := int64(0); off < region; off += 40 << 10 {
 				base := int64(w)*region + off
-				if _, err := fw.WriteAt(content(5, base, 40<<10), base); err != nil {
+				if _, err := fw.WriteAt(fwdtest.Content(5, base, 40<<10), base); err != nil {
 					done <- err
 					return
 				}
@@ -169,8 +171,8 @@ func TestPFSConcurrentWriters(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := make([]byte, 6*region)
-	if n, err := f2.ReadAt(got, 0); err != nil || n != len(got) || !bytes.Equal(got, content(5, 0, len(got))) {
-		t.Fatalf("read through another I/O node: %d bytes, %v; equal %v", n, err, bytes.Equal(got, content(5, 0, len(got))))
+	if n, err := f2.ReadAt(got, 0); err != nil || n != len(got) || !bytes.Equal(got, fwdtest.Content(5, 0, len(got))) {
+		t.Fatalf("read through another I/O node: %d bytes, %v; equal %v", n, err, bytes.Equal(got, fwdtest.Content(5, 0, len(got))))
 	}
 }
 
@@ -249,7 +251,7 @@ func TestPFSMergesContiguousBatchesPerServer(t *testing.T) {
 				t.Fatal(err)
 			}
 			before := serverRequests(cl)
-			want := content(5, 0, 1<<20)
+			want := fwdtest.Content(5, 0, 1<<20)
 			if n, err := f.WriteAt(want, 0); err != nil || n != len(want) {
 				t.Fatalf("WriteAt = %d, %v", n, err)
 			}

@@ -2,18 +2,18 @@ package fwd_test
 
 import (
 	"bytes"
-	"errors"
 	"io"
 	"net"
 	"os"
 	"path/filepath"
-	"sync"
 	"testing"
 	"time"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/adaptio/adaptio/fwd"
+	"github.com/adaptio/adaptio/fwd/client"
+	"github.com/adaptio/adaptio/fwd/fwdtest"
 	"github.com/adaptio/adaptio/fwd/wire"
 )
 
@@ -92,7 +92,7 @@ func (ru *rawUnix) do(m *wire.Msg, fd int) wire.Msg {
 // usable and in-range requests move the right bytes.
 func TestShmBoundsAndRefusals(t *testing.T) {
 	dir := t.TempDir()
-	d := startDaemon(t, newPosix(t, dir), fwd.Options{Listen: []string{"unix:" + filepath.Join(t.TempDir(), "s")}})
+	d := startDaemon(t, fwdtest.Posix(t, dir), fwd.Options{Listen: []string{"unix:" + filepath.Join(t.TempDir(), "s")}})
 	const size = 64 << 10
 
 	ru := dialRawUnix(t, d.Addr())
@@ -167,52 +167,6 @@ func mustOpen(t *testing.T, p string) *os.File {
 	return f
 }
 
-// Many goroutines share one client's region; requests that find no room
-// go over the socket; the bytes are exact either way.
-func TestShmConcurrentSmallRegion(t *testing.T) {
-	dir := t.TempDir()
-	d := startDaemon(t, newPosix(t, dir), fwd.Options{Listen: []string{"unix:" + filepath.Join(t.TempDir(), "s")}})
-	c, err := fwd.DialOptions(d.Addr(), fwd.ClientOptions{ShmSize: 256 << 10})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	f, err := c.Create("f")
-	if err != nil {
-		t.Fatal(err)
-	}
-	const per, n = 96 << 10, 32
-	var wg sync.WaitGroup
-	errc := make(chan error, n)
-	for i := 0; i < n; i++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			off := int64(i) * per
-			if _, err := f.WriteAt(content(3, off, per), off); err != nil {
-				errc <- err
-				return
-			}
-			buf := make([]byte, per)
-			if _, err := f.ReadAt(buf, off); err != nil {
-				errc <- err
-				return
-			}
-			if !bytes.Equal(buf, content(3, off, per)) {
-				errc <- errors.New("read back differs")
-			}
-		}()
-	}
-	wg.Wait()
-	close(errc)
-	for err := range errc {
-		t.Fatal(err)
-	}
-	if b, _ := os.ReadFile(filepath.Join(dir, "f")); !bytes.Equal(b, content(3, 0, n*per)) {
-		t.Fatal("file differs")
-	}
-}
-
 // FuzzDaemonShm sends arbitrary bytes, in two writes, on a Unix connection
 // that has said hello, offered a 128 KiB region and opened a file (handle
 // 1 on a fresh daemon): the daemon must answer or close, never touch
@@ -228,7 +182,7 @@ func FuzzDaemonShm(f *testing.F) {
 		f.Add(wire.Append(nil, &m))
 	}
 	// One daemon for the whole run.
-	d := startDaemon(f, newPosix(f, f.TempDir()), fwd.Options{MaxFrame: 1 << 20,
+	d := startDaemon(f, fwdtest.Posix(f, f.TempDir()), fwd.Options{MaxFrame: 1 << 20,
 		Listen: []string{"unix:" + filepath.Join(f.TempDir(), "s")}})
 	addr := d.Addr()
 	f.Fuzz(func(t *testing.T, data []byte) {
@@ -247,7 +201,7 @@ func FuzzDaemonShm(f *testing.F) {
 		if _, err := io.Copy(io.Discard, ru.uc); err != nil {
 			t.Fatalf("daemon did not close the connection after the client's EOF: %v", err)
 		}
-		c, err := fwd.Dial(addr)
+		c, err := client.Dial(addr)
 		if err != nil {
 			t.Fatalf("daemon stopped accepting: %v", err)
 		}

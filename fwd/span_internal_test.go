@@ -9,6 +9,7 @@ import (
 
 	"github.com/adaptio/adaptio/backend"
 	"github.com/adaptio/adaptio/backend/posix"
+	"github.com/adaptio/adaptio/fwd/client"
 	"github.com/adaptio/adaptio/internal/poll"
 	"github.com/adaptio/adaptio/sched"
 )
@@ -45,7 +46,7 @@ func TestSpanJobs(t *testing.T) {
 				be = piecesOnly{pb}
 			}
 			d := startInternal(t, Options{Backend: be, Scheduler: tt.scheduler})
-			c, err := Dial(d.Addr())
+			c, err := client.Dial(d.Addr())
 			if err != nil {
 				t.Fatal(err)
 			}

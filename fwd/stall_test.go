@@ -8,6 +8,7 @@ import (
 
 	"github.com/adaptio/adaptio/disk"
 	"github.com/adaptio/adaptio/fwd"
+	"github.com/adaptio/adaptio/fwd/fwdtest"
 	"github.com/adaptio/adaptio/pfs"
 	"github.com/adaptio/adaptio/rw"
 )
@@ -71,7 +72,7 @@ func TestStalledDataServerDoesNotBlockTheOthers(t *testing.T) {
 			stuck := make(chan error, len(onStalled))
 			for _, off := range onStalled {
 				go func() {
-					_, err := f.WriteAt(content(5, off, stripe), off)
+					_, err := f.WriteAt(fwdtest.Content(5, off, stripe), off)
 					stuck <- err
 				}()
 			}
@@ -79,7 +80,7 @@ func TestStalledDataServerDoesNotBlockTheOthers(t *testing.T) {
 			done := make(chan error, len(onOthers))
 			for _, off := range onOthers {
 				go func() {
-					_, err := f.WriteAt(content(5, off, stripe), off)
+					_, err := f.WriteAt(fwdtest.Content(5, off, stripe), off)
 					done <- err
 				}()
 			}

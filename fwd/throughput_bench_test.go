@@ -14,6 +14,7 @@ import (
 	"github.com/adaptio/adaptio/backend"
 	"github.com/adaptio/adaptio/backend/posix"
 	"github.com/adaptio/adaptio/fwd"
+	"github.com/adaptio/adaptio/fwd/client"
 	"github.com/adaptio/adaptio/fwd/fwdtest"
 	"github.com/adaptio/adaptio/internal/cpustat"
 	"github.com/adaptio/adaptio/sched"
@@ -126,7 +127,7 @@ func forwarderVsDirect(b *testing.B, req int, stripe int64, scheduler, transport
 		if _, err := osf.WriteAt(make([]byte, perClient), 0); err != nil {
 			b.Fatal(err)
 		}
-		c, err := fwd.DialOptions(d.Addr(), fwd.ClientOptions{NoShm: transport == "unixsock", NoRing: transport == "unixshm"})
+		c, err := client.DialOptions(d.Addr(), client.Options{NoShm: transport == "unixsock", NoRing: transport == "unixshm"})
 		if err != nil {
 			b.Fatal(err)
 		}

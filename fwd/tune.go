@@ -5,12 +5,6 @@ import (
 	"time"
 
 	"github.com/adaptio/adaptio/access"
-	"github.com/adaptio/adaptio/announce"
-)
-
-var (
-	_ announce.Source  = (*Daemon)(nil)
-	_ announce.Applier = (*Daemon)(nil)
 )
 
 // CloseInterval ends the current metrics interval at now and returns its

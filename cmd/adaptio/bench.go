@@ -6,8 +6,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/adaptio/adaptio/fwd"
 	"github.com/adaptio/adaptio/fwd/bench"
+	"github.com/adaptio/adaptio/fwd/client"
 	"github.com/adaptio/adaptio/rw"
 	"github.com/adaptio/adaptio/workload"
 )
@@ -148,22 +148,22 @@ each phase a second or more.`,
 	f.BoolVar(&cfg.NoShm, "no-shm", false, "with a unix: forwarder, send data over the socket instead of a shared-memory region (by default each process reads and writes through a buffer in the region, with no copy in the client)")
 	f.BoolVar(&cfg.NoRing, "no-ring", false, "with a unix: forwarder, send each request in the shared region as a frame on the socket instead of through the region's submission and completion rings (docs/protocol.md, Rings)")
 	f.StringVar(&cfg.ForwarderMetrics, "forwarder-metrics", "", "the daemon's Prometheus metrics URL (adaptio forward --metrics-addr), e.g. http://127.0.0.1:9090/metrics: each phase then also reports the daemon's CPU time per GiB, and --compare the CPU per GiB of both sides and their ratio, which another tenant's load on a shared machine moves less than bandwidth")
-	f.DurationVar(&cfg.RingSpin, "ring-spin", fwd.DefaultRingSpin, "least time the completion reaper keeps polling the rings after its last completion before it sleeps: on an idle node 50 sweeps pass in microseconds, and each request would then wait for a wake-up through the socket (negative: sleep after 50 empty sweeps)")
+	f.DurationVar(&cfg.RingSpin, "ring-spin", client.DefaultRingSpin, "least time the completion reaper keeps polling the rings after its last completion before it sleeps: on an idle node 50 sweeps pass in microseconds, and each request would then wait for a wake-up through the socket (negative: sleep after 50 empty sweeps)")
 	return cmd
 }
 
 // dial opens --conns connections to the forwarder: the first, and the
 // others in opts.Clients. closeAll closes them all.
-func (cfg benchConfig) dial(opts *bench.Options) (c *fwd.Client, closeAll func(), err error) {
-	copts := fwd.ClientOptions{Name: "bench", NoShm: cfg.NoShm, NoRing: cfg.NoRing, RingSpin: cfg.RingSpin}
-	var all []*fwd.Client
+func (cfg benchConfig) dial(opts *bench.Options) (c *client.Client, closeAll func(), err error) {
+	copts := client.Options{Name: "bench", NoShm: cfg.NoShm, NoRing: cfg.NoRing, RingSpin: cfg.RingSpin}
+	var all []*client.Client
 	closeAll = func() {
 		for _, x := range all {
 			x.Close()
 		}
 	}
 	for i := 0; i < cfg.Conns; i++ {
-		x, err := fwd.DialOptions(cfg.Forwarder, copts)
+		x, err := client.DialOptions(cfg.Forwarder, copts)
 		if err != nil {
 			closeAll()
 			return nil, nil, err

@@ -216,6 +216,14 @@ func workersWhy(flag, workers int) string {
 	return ""
 }
 
+// The daemon is the Announcer's Source and Applier; package fwd does not
+// import announce (its clients would link NATS), so the fit is checked
+// here, where the two are joined.
+var (
+	_ announce.Source  = (*fwd.Daemon)(nil)
+	_ announce.Applier = (*fwd.Daemon)(nil)
+)
+
 // startAnnouncer connects the daemon to the Council when --council is set:
 // every --interval it reports the daemon's observation and it applies the
 // windows the Council decides. It returns the function that stops it.

@@ -14,6 +14,7 @@ import (
 	"github.com/adaptio/adaptio/backend"
 	"github.com/adaptio/adaptio/backend/posix"
 	"github.com/adaptio/adaptio/fwd"
+	"github.com/adaptio/adaptio/fwd/client"
 	"github.com/adaptio/adaptio/selection"
 )
 
@@ -39,7 +40,7 @@ func TestForwardDynamicSelection(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer d.Shutdown()
-	c, err := fwd.Dial(d.Addrs()[0])
+	c, err := client.Dial(d.Addrs()[0])
 	if err != nil {
 		t.Fatal(err)
 	}

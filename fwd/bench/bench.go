@@ -12,7 +12,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/adaptio/adaptio/fwd"
+	"github.com/adaptio/adaptio/fwd/client"
 	"github.com/adaptio/adaptio/internal/cpustat"
 	"github.com/adaptio/adaptio/rw"
 	"github.com/adaptio/adaptio/workload"
@@ -31,7 +31,7 @@ type Options struct {
 	Dir string
 	// Clients are extra connections; processes are spread over the client
 	// passed to Run and these, round robin (default: just the one).
-	Clients []*fwd.Client
+	Clients []*client.Client
 	// Seed varies the content written (default 0).
 	Seed uint64
 	// NoVerify skips the read-back phase.
@@ -143,8 +143,8 @@ func Fill(b []byte, seed uint64, file int, off int64) {
 // phase checking every byte, and removes the files (unless Keep). An error
 // stops the run; a verification failure returns the result so far and an
 // error wrapping ErrVerify.
-func Run(ctx context.Context, c *fwd.Client, p workload.Pattern, o Options) (Result, error) {
-	return run(ctx, forwarder(append([]*fwd.Client{c}, o.Clients...)), fwdDir(o), p, o)
+func Run(ctx context.Context, c *client.Client, p workload.Pattern, o Options) (Result, error) {
+	return run(ctx, forwarder(append([]*client.Client{c}, o.Clients...)), fwdDir(o), p, o)
 }
 
 // RunDirect runs the pattern as Run does, on the local directory dir with
@@ -163,11 +163,11 @@ func RunDirect(ctx context.Context, dir string, p workload.Pattern, o Options) (
 
 // Verify reads the files a Run with the same pattern and options left
 // (Keep) and checks every byte, as Run's read phase does.
-func Verify(ctx context.Context, c *fwd.Client, p workload.Pattern, o Options) (Phase, error) {
+func Verify(ctx context.Context, c *client.Client, p workload.Pattern, o Options) (Phase, error) {
 	if err := p.Validate(); err != nil {
 		return Phase{}, err
 	}
-	return phase(ctx, forwarder(append([]*fwd.Client{c}, o.Clients...)), fwdDir(o), p, o, rw.Read)
+	return phase(ctx, forwarder(append([]*client.Client{c}, o.Clients...)), fwdDir(o), p, o, rw.Read)
 }
 
 // VerifyDirect is Verify for the files a RunDirect on dir left (Keep).

@@ -15,6 +15,7 @@ import (
 	"github.com/adaptio/adaptio/backend/posix"
 	"github.com/adaptio/adaptio/fwd"
 	"github.com/adaptio/adaptio/fwd/bench"
+	"github.com/adaptio/adaptio/fwd/client"
 	"github.com/adaptio/adaptio/fwd/fwdtest"
 	"github.com/adaptio/adaptio/rw"
 	"github.com/adaptio/adaptio/sched"
@@ -35,9 +36,9 @@ func startForwarder(t *testing.T) (string, string) {
 
 // dial connects to the forwarder at addr; the client is closed when the
 // test ends.
-func dial(t *testing.T, addr string) *fwd.Client {
+func dial(t *testing.T, addr string) *client.Client {
 	t.Helper()
-	c, err := fwd.Dial(addr)
+	c, err := client.Dial(addr)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,7 +59,7 @@ func TestRunPatterns(t *testing.T) {
 		run func(t *testing.T, p workload.Pattern, o bench.Options) (bench.Result, string, error)
 	}{
 		{"forwarder", func(t *testing.T, p workload.Pattern, o bench.Options) (bench.Result, string, error) {
-			o.Dir, o.Clients = "b", []*fwd.Client{extra}
+			o.Dir, o.Clients = "b", []*client.Client{extra}
 			res, err := bench.Run(ctx, c, p, o)
 			return res, filepath.Join(backendDir, "b"), err
 		}},

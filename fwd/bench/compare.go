@@ -7,7 +7,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/adaptio/adaptio/fwd"
+	"github.com/adaptio/adaptio/fwd/client"
 	"github.com/adaptio/adaptio/workload"
 )
 
@@ -60,7 +60,7 @@ type Comparison struct {
 // round are forwarder over direct, the figure the forwarder's speed targets
 // are stated in. dir should be on the file system the forwarder's backend
 // writes to. It stops at the first error.
-func Compare(ctx context.Context, c *fwd.Client, dir string, p workload.Pattern, o Options, rounds int) (Comparison, error) {
+func Compare(ctx context.Context, c *client.Client, dir string, p workload.Pattern, o Options, rounds int) (Comparison, error) {
 	cmp := Comparison{Pattern: p}
 	if rounds < 1 {
 		return cmp, fmt.Errorf("bench: %d comparison rounds: want >= 1", rounds)

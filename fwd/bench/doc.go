@@ -1,14 +1,14 @@
 // Package bench is an MPI-IO Test / IOR-style benchmark client for the
 // forwarding daemon: N processes (goroutines) issue the request stream of a
 // workload.Pattern (the same definitions the simulator uses) through
-// fwd.Client connections, writing deterministic content, then read it back
-// and verify every byte. RunDirect runs the same workload on a local
-// directory with os.File (pread, pwrite) and no forwarder: the baseline for
-// forwarder over direct ratios.
+// connections of the client library (fwd/client), writing deterministic
+// content, then read it back and verify every byte. RunDirect runs the same
+// workload on a local directory with os.File (pread, pwrite) and no
+// forwarder: the baseline for forwarder over direct ratios.
 //
 //	p := workload.Pattern{Processes: 16, Layout: workload.Shared, Spatiality: workload.Strided,
 //		Op: rw.Write, RequestSize: 32 << 10, TotalBytes: 64 << 20}
-//	c, _ := fwd.Dial(addr)
+//	c, _ := client.Dial(addr)
 //	res, err := bench.Run(ctx, c, p, bench.Options{})
 //	res.Print(os.Stdout)
 //	base, err := bench.RunDirect(ctx, "/dev/shm/bd", p, bench.Options{}) // no forwarder

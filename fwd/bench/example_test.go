@@ -9,6 +9,7 @@ import (
 	"github.com/adaptio/adaptio/backend/posix"
 	"github.com/adaptio/adaptio/fwd"
 	"github.com/adaptio/adaptio/fwd/bench"
+	"github.com/adaptio/adaptio/fwd/client"
 	"github.com/adaptio/adaptio/rw"
 	"github.com/adaptio/adaptio/workload"
 )
@@ -24,7 +25,7 @@ func ExampleRun() {
 		return
 	}
 	defer d.Shutdown()
-	c, _ := fwd.Dial(d.Addr())
+	c, _ := client.Dial(d.Addr())
 	defer c.Close()
 
 	p := workload.Pattern{Processes: 4, Layout: workload.Shared, Spatiality: workload.Strided,

@@ -14,6 +14,7 @@ import (
 	"github.com/adaptio/adaptio/backend/posix"
 	"github.com/adaptio/adaptio/fwd"
 	"github.com/adaptio/adaptio/fwd/bench"
+	"github.com/adaptio/adaptio/fwd/client"
 	"github.com/adaptio/adaptio/fwd/fwdtest"
 	"github.com/adaptio/adaptio/internal/testproc"
 	"github.com/adaptio/adaptio/rw"
@@ -101,7 +102,7 @@ func BenchmarkCompareProcesses(b *testing.B) {
 func compareProcesses(b *testing.B, req int64, noFill bool) {
 	parent := fwdtest.MemDir(b)
 	addr, metricsURL := startDaemonProcess(b, parent)
-	c, err := fwd.Dial(addr)
+	c, err := client.Dial(addr)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -6,7 +6,7 @@ import (
 	"io/fs"
 	"os"
 
-	"github.com/adaptio/adaptio/fwd"
+	"github.com/adaptio/adaptio/fwd/client"
 	"github.com/adaptio/adaptio/fwd/wire"
 )
 
@@ -46,7 +46,7 @@ var (
 
 // forwarder is the daemon's target: the clients, processes spread over them
 // round robin.
-type forwarder []*fwd.Client
+type forwarder []*client.Client
 
 func (t forwarder) prepare(dir string) error {
 	if err := t[0].Mkdir(dir, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
@@ -84,8 +84,8 @@ func (t forwarder) open(proc int, name string, n int) (handle, error) {
 func (t forwarder) remove(name string) error { return t[0].Unlink(name) }
 
 type fwdHandle struct {
-	f *fwd.File
-	b *fwd.Buffer
+	f *client.File
+	b *client.Buffer
 }
 
 func (h *fwdHandle) buf() []byte                    { return h.b.Bytes() }

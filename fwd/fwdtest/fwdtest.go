@@ -1,5 +1,7 @@
 // Package fwdtest starts forwarding daemons for tests of fwd and of the
-// packages built on it (the FUSE mount, the benchmark client).
+// packages built on it (the client library, the FUSE mount, the benchmark
+// client), and gives them backends and verifiable content. It does not
+// import the client library, so that library's own tests can use it.
 package fwdtest
 
 import (
@@ -7,6 +9,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/adaptio/adaptio/backend"
 	"github.com/adaptio/adaptio/backend/posix"
@@ -34,6 +38,69 @@ func Start(t testing.TB, opts fwd.Options) *fwd.Daemon {
 		t.Fatal("fwdtest: daemon not ready after 5 s")
 	}
 	return d
+}
+
+// Posix opens dir as a POSIX backend with small stripes (4 KiB) over 4
+// data servers, so requests of a few KiB already span several of them; it
+// is closed when the test ends.
+func Posix(t testing.TB, dir string) backend.Backend {
+	t.Helper()
+	return PosixLayout(t, dir, backend.Layout{StripeSize: 4 << 10, StripeCount: 4})
+}
+
+// PosixLayout opens dir as a POSIX backend with layout l; it is closed
+// when the test ends.
+func PosixLayout(t testing.TB, dir string, l backend.Layout) backend.Backend {
+	t.Helper()
+	b, err := posix.New(dir, l)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { b.Close() })
+	return b
+}
+
+// Content is deterministic bytes for (seed, offset): byte i of a file
+// written with seed s is the same whatever the request sizes that wrote
+// it, so any range read back can be checked.
+func Content(seed uint64, off int64, n int) []byte {
+	b := make([]byte, n)
+	for i := range b {
+		x := uint64(off+int64(i))*0x9E3779B97F4A7C15 ^ seed
+		b[i] = byte(x >> 56)
+	}
+	return b
+}
+
+// Metric sums the values of the series of metric name that g gathers
+// (counters and gauges) whose labels include every pair of labels (name,
+// value, name, value...).
+func Metric(t testing.TB, g prometheus.Gatherer, name string, labels ...string) float64 {
+	t.Helper()
+	mfs, err := g.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sum float64
+	for _, mf := range mfs {
+		if mf.GetName() != name {
+			continue
+		}
+	series:
+		for _, m := range mf.GetMetric() {
+			have := map[string]string{}
+			for _, l := range m.GetLabel() {
+				have[l.GetName()] = l.GetValue()
+			}
+			for i := 0; i+1 < len(labels); i += 2 {
+				if v, ok := have[labels[i]]; !ok || v != labels[i+1] {
+					continue series
+				}
+			}
+			sum += m.GetGauge().GetValue() + m.GetCounter().GetValue()
+		}
+	}
+	return sum
 }
 
 // MemDir is a fresh directory on tmpfs (/dev/shm) when the machine has one,

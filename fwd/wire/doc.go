@@ -1,8 +1,9 @@
 // Package wire is the binary protocol between forwarding clients (the FUSE
-// mount, the benchmark client, applications linking fwd.Client) and the
-// forwarding daemon: length-prefixed frames with a magic and a version,
-// client-chosen request ids, any number of outstanding requests per
-// connection, and responses in any order. docs/protocol.md specifies it.
+// mount, the benchmark client, applications linking fwd/client) and the
+// forwarding daemon (fwd): length-prefixed frames with a magic and a
+// version, client-chosen request ids, any number of outstanding requests
+// per connection, and responses in any order; and the daemon's addresses
+// (SplitAddr). docs/protocol.md specifies it.
 //
 //	r := wire.NewReader(conn, wire.DefaultMaxFrame)
 //	for {

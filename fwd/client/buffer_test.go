@@ -1,4 +1,4 @@
-package fwd_test
+package client_test
 
 import (
 	"bytes"
@@ -11,6 +11,8 @@ import (
 	"github.com/adaptio/adaptio/backend"
 	"github.com/adaptio/adaptio/backend/posix"
 	"github.com/adaptio/adaptio/fwd"
+	"github.com/adaptio/adaptio/fwd/client"
+	"github.com/adaptio/adaptio/fwd/fwdtest"
 )
 
 // Buffers move exact bytes over every transport: in the shared region on a
@@ -21,22 +23,22 @@ func TestBufferReadWriteExact(t *testing.T) {
 	for _, tt := range []struct {
 		name   string
 		unix   bool
-		o      fwd.ClientOptions
+		o      client.Options
 		shared bool
 	}{
-		{"tcp", false, fwd.ClientOptions{}, false},
-		{"unix-shm", true, fwd.ClientOptions{}, true},
-		{"unix-shm-split", true, fwd.ClientOptions{MaxIO: 20 << 10}, true},
-		{"unix-shm-full", true, fwd.ClientOptions{ShmSize: 64 << 10}, false}, // no room: ordinary memory
-		{"unix-socket", true, fwd.ClientOptions{NoShm: true}, false},
+		{"tcp", false, client.Options{}, false},
+		{"unix-shm", true, client.Options{}, true},
+		{"unix-shm-split", true, client.Options{MaxIO: 20 << 10}, true},
+		{"unix-shm-full", true, client.Options{ShmSize: 64 << 10}, false}, // no room: ordinary memory
+		{"unix-socket", true, client.Options{NoShm: true}, false},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			listen := "127.0.0.1:0"
 			if tt.unix {
 				listen = "unix:" + filepath.Join(t.TempDir(), "fwd.sock")
 			}
-			d := startDaemon(t, newPosix(t, t.TempDir()), fwd.Options{Listen: []string{listen}})
-			c, err := fwd.DialOptions(d.Addr(), tt.o)
+			d := fwdtest.Start(t, fwd.Options{Backend: fwdtest.Posix(t, t.TempDir()), Listen: []string{listen}})
+			c, err := client.DialOptions(d.Addr(), tt.o)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -56,25 +58,25 @@ func TestBufferReadWriteExact(t *testing.T) {
 			}
 			defer f.Close()
 			const off = 5000
-			copy(w.Bytes(), content(7, off, n))
+			copy(w.Bytes(), fwdtest.Content(7, off, n))
 			if k, err := f.WriteBuffer(w, off); k != n || err != nil {
 				t.Fatalf("WriteBuffer = %d, %v; want %d, nil", k, err, n)
 			}
 			got := make([]byte, n)
-			if k, err := f.ReadAt(got, off); k != n || err != nil || !bytes.Equal(got, content(7, off, n)) {
-				t.Fatalf("ReadAt after WriteBuffer = %d, %v, exact %v", k, err, bytes.Equal(got, content(7, off, n)))
+			if k, err := f.ReadAt(got, off); k != n || err != nil || !bytes.Equal(got, fwdtest.Content(7, off, n)) {
+				t.Fatalf("ReadAt after WriteBuffer = %d, %v, exact %v", k, err, bytes.Equal(got, fwdtest.Content(7, off, n)))
 			}
 			r, err := c.AllocBuffer(n)
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer r.Free()
-			if k, err := f.ReadBuffer(r, off); k != n || err != nil || !bytes.Equal(r.Bytes(), content(7, off, n)) {
-				t.Fatalf("ReadBuffer = %d, %v, exact %v", k, err, bytes.Equal(r.Bytes(), content(7, off, n)))
+			if k, err := f.ReadBuffer(r, off); k != n || err != nil || !bytes.Equal(r.Bytes(), fwdtest.Content(7, off, n)) {
+				t.Fatalf("ReadBuffer = %d, %v, exact %v", k, err, bytes.Equal(r.Bytes(), fwdtest.Content(7, off, n)))
 			}
 			// Past the end: short, io.EOF, the bytes that exist.
 			k, err := f.ReadBuffer(r, off+n-1000)
-			if k != 1000 || !errors.Is(err, io.EOF) || !bytes.Equal(r.Bytes()[:k], content(7, off+n-1000, 1000)) {
+			if k != 1000 || !errors.Is(err, io.EOF) || !bytes.Equal(r.Bytes()[:k], fwdtest.Content(7, off+n-1000, 1000)) {
 				t.Fatalf("ReadBuffer at the end = %d, %v; want 1000, io.EOF", k, err)
 			}
 		})
@@ -85,8 +87,8 @@ func TestBufferReadWriteExact(t *testing.T) {
 // is harmless twice, and makes later calls with the Buffer fail; a Buffer
 // still held does not hold up Close and stays usable memory until freed.
 func TestBufferLifetime(t *testing.T) {
-	d := startDaemon(t, newPosix(t, t.TempDir()), fwd.Options{Listen: []string{"unix:" + filepath.Join(t.TempDir(), "s")}})
-	c, err := fwd.DialOptions(d.Addr(), fwd.ClientOptions{ShmSize: 256 << 10})
+	d := fwdtest.Start(t, fwd.Options{Backend: fwdtest.Posix(t, t.TempDir()), Listen: []string{"unix:" + filepath.Join(t.TempDir(), "s")}})
+	c, err := client.DialOptions(d.Addr(), client.Options{ShmSize: 256 << 10})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,7 +105,7 @@ func TestBufferLifetime(t *testing.T) {
 	}
 	a.Free()
 	a.Free()
-	if _, err := f.WriteBuffer(a, 0); !errors.Is(err, fwd.ErrBufferFreed) {
+	if _, err := f.WriteBuffer(a, 0); !errors.Is(err, client.ErrBufferFreed) {
 		t.Fatalf("WriteBuffer with a freed buffer: %v, want ErrBufferFreed", err)
 	}
 	b, err := c.AllocBuffer(4096)
@@ -124,8 +126,8 @@ func TestBufferLifetime(t *testing.T) {
 	if string(b.Bytes()[:4]) != "held" {
 		t.Fatal("buffer memory changed by Close")
 	}
-	if _, err := f.WriteBuffer(b, 0); !errors.Is(err, fwd.ErrClientClosed) {
-		t.Fatalf("WriteBuffer on a closed client: %v, want ErrClientClosed", err)
+	if _, err := f.WriteBuffer(b, 0); !errors.Is(err, client.ErrClosed) {
+		t.Fatalf("WriteBuffer on a closed client: %v, want ErrClosed", err)
 	}
 	b.Free()
 }
@@ -133,10 +135,10 @@ func TestBufferLifetime(t *testing.T) {
 // A Buffer of a connection since replaced (daemon restart with Reconnect)
 // still works: its bytes go over the new connection as a plain write.
 func TestBufferAcrossReconnect(t *testing.T) {
-	be := newPosix(t, t.TempDir())
+	be := fwdtest.Posix(t, t.TempDir())
 	sock := "unix:" + filepath.Join(t.TempDir(), "fwd.sock")
-	d := startDaemon(t, be, fwd.Options{Listen: []string{sock}})
-	c, err := fwd.DialOptions(sock, fwd.ClientOptions{Reconnect: 10 * time.Second})
+	d := fwdtest.Start(t, fwd.Options{Backend: be, Listen: []string{sock}})
+	c, err := client.DialOptions(sock, client.Options{Reconnect: 10 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -150,19 +152,19 @@ func TestBufferAcrossReconnect(t *testing.T) {
 		t.Fatalf("buffer: shared %v, %v", buf.Shared(), err)
 	}
 	defer buf.Free()
-	copy(buf.Bytes(), content(3, 0, buf.Len()))
+	copy(buf.Bytes(), fwdtest.Content(3, 0, buf.Len()))
 	if _, err := f.WriteBuffer(buf, 0); err != nil {
 		t.Fatal(err)
 	}
 	d.Shutdown()
-	startDaemon(t, be, fwd.Options{Listen: []string{sock}})
-	copy(buf.Bytes(), content(4, 0, buf.Len()))
+	fwdtest.Start(t, fwd.Options{Backend: be, Listen: []string{sock}})
+	copy(buf.Bytes(), fwdtest.Content(4, 0, buf.Len()))
 	if _, err := f.WriteBuffer(buf, 0); err != nil {
 		t.Fatalf("WriteBuffer after the restart: %v", err)
 	}
 	clear(buf.Bytes())
-	if k, err := f.ReadBuffer(buf, 0); k != buf.Len() || err != nil || !bytes.Equal(buf.Bytes(), content(4, 0, buf.Len())) {
-		t.Fatalf("ReadBuffer after the restart = %d, %v, exact %v", k, err, bytes.Equal(buf.Bytes(), content(4, 0, buf.Len())))
+	if k, err := f.ReadBuffer(buf, 0); k != buf.Len() || err != nil || !bytes.Equal(buf.Bytes(), fwdtest.Content(4, 0, buf.Len())) {
+		t.Fatalf("ReadBuffer after the restart = %d, %v, exact %v", k, err, bytes.Equal(buf.Bytes(), fwdtest.Content(4, 0, buf.Len())))
 	}
 }
 
@@ -175,8 +177,8 @@ func TestRingWriteAllocations(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer be.Close()
-	d := startDaemon(t, be, fwd.Options{Listen: []string{"unix:" + filepath.Join(t.TempDir(), "fwd.sock")}, Scheduler: "fifo"})
-	c, err := fwd.Dial(d.Addr())
+	d := fwdtest.Start(t, fwd.Options{Backend: be, Listen: []string{"unix:" + filepath.Join(t.TempDir(), "fwd.sock")}, Scheduler: "fifo"})
+	c, err := client.Dial(d.Addr())
 	if err != nil {
 		t.Fatal(err)
 	}

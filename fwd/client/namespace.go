@@ -1,4 +1,4 @@
-package fwd
+package client
 
 import (
 	"fmt"

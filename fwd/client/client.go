@@ -1,4 +1,4 @@
-package fwd
+package client
 
 import (
 	"bufio"
@@ -15,14 +15,15 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/adaptio/adaptio/fwd/internal/shm"
 	"github.com/adaptio/adaptio/fwd/wire"
 )
 
-// ErrClientClosed is returned by calls on a closed (or broken) connection.
-var ErrClientClosed = errors.New("fwd: client connection closed")
+// ErrClosed is returned by calls on a closed (or broken) connection.
+var ErrClosed = errors.New("fwd: client connection closed")
 
-// ClientOptions configure Dial.
-type ClientOptions struct {
+// Options configure Dial.
+type Options struct {
 	// ClientID identifies the client node in the daemon's statistics
 	// (default: derived from the host name and process id).
 	ClientID uint32
@@ -60,7 +61,7 @@ type ClientOptions struct {
 	// without exclusive create) are sent again if the connection broke
 	// while they were outstanding. Unlink, mkdir and exclusive create are
 	// not repeated (a second attempt could report a wrong error); they fail
-	// with ErrClientClosed. Zero: a lost connection fails every later call.
+	// with ErrClosed. Zero: a lost connection fails every later call.
 	Reconnect time.Duration
 }
 
@@ -69,7 +70,7 @@ type ClientOptions struct {
 // outstanding at the same time on the one connection. Safe for concurrent use.
 type Client struct {
 	network, addr string
-	opts          ClientOptions
+	opts          Options
 
 	connMu sync.Mutex // guards conn, gen, closed; held while dialling
 	conn   *clientConn
@@ -112,13 +113,13 @@ type call struct {
 
 // Dial connects to a daemon at addr ("host:port", "tcp:host:port" or
 // "unix:/path") with default options.
-func Dial(addr string) (*Client, error) { return DialOptions(addr, ClientOptions{}) }
+func Dial(addr string) (*Client, error) { return DialOptions(addr, Options{}) }
 
 // DialOptions connects to a daemon and sends the hello.
-func DialOptions(addr string, o ClientOptions) (*Client, error) {
-	network, a, err := splitListen(addr)
-	if err != nil {
-		return nil, err
+func DialOptions(addr string, o Options) (*Client, error) {
+	network, a, ok := wire.SplitAddr(addr)
+	if !ok {
+		return nil, fmt.Errorf("fwd: bad address %q", addr)
 	}
 	if o.DialTimeout == 0 {
 		o.DialTimeout = 10 * time.Second
@@ -183,7 +184,7 @@ func (c *Client) dial() (*clientConn, error) {
 		rings := !c.opts.NoRing && !c.noRing
 		size := c.opts.ShmSize
 		if rings {
-			size = min(size+ringBytes(DefaultRingEntries), wire.MaxShm) // the rings' place is not taken from the data's
+			size = min(size+shm.RingBytes(DefaultRingEntries), wire.MaxShm) // the rings' place is not taken from the data's
 		}
 		if err := cc.offerShm(size); err != nil {
 			if cc.broken() == nil {
@@ -210,10 +211,10 @@ func (c *Client) dial() (*clientConn, error) {
 // region and asks the daemon to poll them; on refusal the connection goes
 // on without them.
 func (cc *clientConn) offerRing(n int) error {
-	size := ringBytes(n)
+	size := shm.RingBytes(n)
 	off, ok := cc.shm.allocHeld(size)
 	if !ok {
-		return fmt.Errorf("%w: no room for rings", ErrShm)
+		return fmt.Errorf("%w: no room for rings", shm.Err)
 	}
 	mem := cc.shm.mem[off : off+size]
 	clear(mem)
@@ -221,7 +222,7 @@ func (cc *clientConn) offerRing(n int) error {
 		cc.shm.freeHeld(off, size)
 		return err
 	}
-	cc.ring.Store(&clientRing{r: newRings(mem, n), off: off, slots: make(chan struct{}, n)})
+	cc.ring.Store(&clientRing{r: shm.NewRings(mem, n), off: off, slots: make(chan struct{}, n)})
 	return nil
 }
 
@@ -229,7 +230,7 @@ func (cc *clientConn) offerRing(n int) error {
 func (cc *clientConn) offerShm(size int) error {
 	uc, ok := cc.nc.(*net.UnixConn)
 	if !ok {
-		return fmt.Errorf("%w: not a Unix socket", ErrShm)
+		return fmt.Errorf("%w: not a Unix socket", shm.Err)
 	}
 	r, err := newRegion(size)
 	if err != nil {
@@ -253,14 +254,14 @@ func (c *Client) current() (*clientConn, error) {
 	c.connMu.Lock()
 	defer c.connMu.Unlock()
 	if c.closed {
-		return nil, ErrClientClosed
+		return nil, ErrClosed
 	}
 	if err := c.conn.broken(); err == nil || c.opts.Reconnect <= 0 {
 		return c.conn, err
 	}
 	cc, err := c.dial()
 	if err != nil {
-		return nil, fmt.Errorf("%w: reconnecting: %v", ErrClientClosed, err)
+		return nil, fmt.Errorf("%w: reconnecting: %v", ErrClosed, err)
 	}
 	c.conn.close()
 	c.conn, c.gen = cc, cc.gen
@@ -275,7 +276,7 @@ func (c *Client) maxIO() int {
 }
 
 // SharedMemory reports whether the current connection moves data through
-// a shared region (see ClientOptions.NoShm).
+// a shared region (see Options.NoShm).
 func (c *Client) SharedMemory() bool {
 	c.connMu.Lock()
 	defer c.connMu.Unlock()
@@ -289,7 +290,7 @@ func (c *Client) Servers() int {
 	return c.conn.servers
 }
 
-// Close closes the connection; outstanding calls fail with ErrClientClosed.
+// Close closes the connection; outstanding calls fail with ErrClosed.
 func (c *Client) Close() error {
 	c.connMu.Lock()
 	defer c.connMu.Unlock()
@@ -301,7 +302,7 @@ func (c *Client) Close() error {
 }
 
 func (cc *clientConn) close() error {
-	cc.fail(ErrClientClosed)
+	cc.fail(ErrClosed)
 	err := cc.nc.Close()
 	<-cc.done
 	if r := cc.ring.Load(); r != nil {
@@ -309,7 +310,7 @@ func (cc *clientConn) close() error {
 		// Calls still returning pin the region through their own ranges
 		// (a request's allocation or a Buffer), so the rings stay mapped
 		// until the last of them is done with them.
-		cc.shm.freeHeld(r.off, ringBytes(int(r.r.n)))
+		cc.shm.freeHeld(r.off, shm.RingBytes(int(r.r.Entries())))
 	}
 	cc.shm.close()
 	return err
@@ -363,7 +364,7 @@ func (c *Client) do(m *wire.Msg, dst []byte, prepare func(cc *clientConn) error)
 				return cl, nil
 			}
 		}
-		if c.opts.Reconnect <= 0 || !errors.Is(err, ErrClientClosed) || !repeatable(m) {
+		if c.opts.Reconnect <= 0 || !errors.Is(err, ErrClosed) || !repeatable(m) {
 			return nil, err
 		}
 		c.connMu.Lock()
@@ -450,7 +451,7 @@ func (cc *clientConn) send(m *wire.Msg, dst []byte, sendFixed func(hdr []byte) e
 	}
 	cc.wmu.Unlock()
 	if err != nil {
-		cc.fail(fmt.Errorf("%w: %v", ErrClientClosed, err))
+		cc.fail(fmt.Errorf("%w: %v", ErrClosed, err))
 		_ = cc.nc.Close()
 	}
 	<-cl.done
@@ -502,11 +503,11 @@ func (cc *clientConn) ringDo(r *clientRing, m *wire.Msg) (*call, error) {
 		procReaper.watch(r, cc)
 	}
 	if r.submit(m) {
-		_, err = cc.nc.Write(wakeFrame)
+		_, err = cc.nc.Write(shm.WakeFrame)
 	}
 	cc.wmu.Unlock()
 	if err != nil {
-		cc.fail(fmt.Errorf("%w: %v", ErrClientClosed, err))
+		cc.fail(fmt.Errorf("%w: %v", ErrClosed, err))
 		_ = cc.nc.Close()
 	}
 	<-cl.done
@@ -520,19 +521,19 @@ func (cc *clientConn) readLoop() {
 	var hdr [wire.HeaderSize]byte
 	for {
 		if _, err := io.ReadFull(br, hdr[:]); err != nil {
-			cc.fail(fmt.Errorf("%w: %v", ErrClientClosed, err))
+			cc.fail(fmt.Errorf("%w: %v", ErrClosed, err))
 			return
 		}
 		h, n, err := wire.ParseHeader(hdr[:], wire.DefaultMaxFrame)
 		if err != nil || !h.IsResponse() {
-			cc.fail(fmt.Errorf("%w: bad frame from daemon: %v", ErrClientClosed, err))
+			cc.fail(fmt.Errorf("%w: bad frame from daemon: %v", ErrClosed, err))
 			_ = cc.nc.Close()
 			return
 		}
 		if h.Op() == wire.OpWake {
 			// The daemon posted completions and a caller sleeps.
 			if _, err := br.Discard(n); err != nil {
-				cc.fail(fmt.Errorf("%w: %v", ErrClientClosed, err))
+				cc.fail(fmt.Errorf("%w: %v", ErrClosed, err))
 				return
 			}
 			if r := cc.ring.Load(); r != nil {
@@ -576,14 +577,14 @@ func (cc *clientConn) readLoop() {
 			if cl != nil {
 				cc.failCall(cl, err)
 			}
-			cc.fail(fmt.Errorf("%w: %v", ErrClientClosed, err))
+			cc.fail(fmt.Errorf("%w: %v", ErrClosed, err))
 			return
 		}
 		if cl == nil {
 			// A response to no request: a connection-level error (bad frame).
 			var m wire.Msg
 			if wire.Decode(h, p, &m) == nil && m.Code != wire.CodeOK {
-				cc.fail(fmt.Errorf("%w: %v", ErrClientClosed, &wire.Error{Code: m.Code, Msg: m.Err}))
+				cc.fail(fmt.Errorf("%w: %v", ErrClosed, &wire.Error{Code: m.Code, Msg: m.Err}))
 			}
 			continue
 		}
@@ -592,7 +593,7 @@ func (cc *clientConn) readLoop() {
 }
 
 func (cc *clientConn) failCall(cl *call, err error) {
-	cl.err = fmt.Errorf("%w: %v", ErrClientClosed, err)
+	cl.err = fmt.Errorf("%w: %v", ErrClosed, err)
 	close(cl.done)
 	cc.fail(cl.err)
 }
@@ -681,7 +682,7 @@ func (c *Client) ReadDir(path string) ([]FileInfo, error) {
 
 // File is an open file on the daemon. ReadAt and WriteAt may be called
 // concurrently; each call is pipelined in MaxIO chunks. With
-// ClientOptions.Reconnect the file is reopened by path (without creating or
+// Options.Reconnect the file is reopened by path (without creating or
 // truncating) on a new connection.
 type File struct {
 	c    *Client

@@ -1,4 +1,4 @@
-package fwd
+package client
 
 import (
 	"errors"
@@ -19,7 +19,7 @@ var ErrBufferFreed = errors.New("fwd: buffer already freed")
 // daemon pwrites from and preads into the Buffer's pages, so data moves
 // between the caller and the backend with one copy, as with pread and
 // pwrite on a local file (the same idea as io_uring's registered buffers or
-// MPI's shared windows). Otherwise (TCP, ClientOptions.NoShm, a region with
+// MPI's shared windows). Otherwise (TCP, Options.NoShm, a region with
 // no room, or a connection since replaced by a reconnect) it is ordinary
 // memory and the calls copy as ReadAt and WriteAt do.
 //
@@ -48,7 +48,7 @@ func (c *Client) AllocBuffer(n int) (*Buffer, error) {
 			return nil, err
 		}
 		// The daemon is away and may come back: ordinary memory, which the
-		// read or write then using it waits with (ClientOptions.Reconnect).
+		// read or write then using it waits with (Options.Reconnect).
 		return &Buffer{b: make([]byte, n)}, nil
 	}
 	if r := cc.shm; r != nil {
