@@ -12,6 +12,7 @@ import (
 	"github.com/adaptio/adaptio/demo/report"
 	"github.com/adaptio/adaptio/sched"
 	"github.com/adaptio/adaptio/sim"
+	"github.com/adaptio/adaptio/sim/experiment"
 )
 
 func (c Config) schedulerName() string {
@@ -61,7 +62,7 @@ func (r Ranking) Rho(p int) float64 {
 	for i := range r.Settings {
 		x[i], y[i] = r.Real[i][p], r.Sim[i][p]
 	}
-	return sim.Spearman(x, y)
+	return experiment.Spearman(x, y)
 }
 
 // Rank runs cfg's experiment (cfg.Compare iterations, default 2) under

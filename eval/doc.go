@@ -4,9 +4,10 @@
 //   - the bandit evaluation of seed 000 V-B on the simulator's dataset
 //     (TwinsEnvs, EvaluateBandit: Fig. 4, Fig. 5, Tables II and IV for every
 //     policy);
-//   - the same on real FORGE measurements (ForgeEnvs, EvaluateForge), where
-//     a context is an access pattern and the arms are numbers of forwarders,
-//     learned cold or from the nearest known patterns (SimulateShared);
+//   - the same on real FORGE measurements (read by package forge;
+//     ForgeEnvs, EvaluateForge), where a context is an access pattern and the
+//     arms are numbers of forwarders ("direct" for direct access), learned
+//     cold or from the nearest known patterns (SimulateShared);
 //   - detection-guided window choice against a fixed 1 ms window
 //     (seed 002 Tables VI and VII).
 //
@@ -15,6 +16,7 @@
 // (context, repetition) has its own seeded stream, so results do not depend
 // on the number of parallel workers.
 //
+//	rows, _ := eval.LoadForge(path) // forge.Load; ErrNoData when empty
 //	envs, _, _ := eval.ForgeEnvs(rows)
 //	curves, _ := eval.SimulateAll(ctx, envs, eval.DefaultSpecs(0), eval.Config{Reps: 100, Bin: 10, Steps: 200})
 //	first, _ := curves[0][0].First() // precision of the first bin

@@ -3,10 +3,10 @@ package eval
 import (
 	"context"
 	"errors"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/adaptio/adaptio/forge"
 )
 
 const forgeSample = `forwarders;clients;processes;layout;spatiality;odirect;stonewall;request;total;operation;time;transfered;bandwidth
@@ -18,6 +18,8 @@ const forgeSample = `forwarders;clients;processes;layout;spatiality;odirect;ston
 1;8;96;0;0;1;60;1024;131072;write;60.1;2643.8;10.0
 `
 
+// TestReadForge: ReadForge is forge.Read (package forge tests the format)
+// with eval's errors; ForgeEnvs makes one environment per complete pattern.
 func TestReadForge(t *testing.T) {
 	rows, err := ReadForge(strings.NewReader(forgeSample))
 	if err != nil {
@@ -41,37 +43,44 @@ func TestReadForge(t *testing.T) {
 	if e.Key != "c8-p96-shared-strided-32k-write" || e.Best != 1 || e.Means[1] != 90 || strings.Join(e.Arms, ",") != "1,2,4,8" {
 		t.Fatalf("env %s best %d means %v arms %v", e.Key, e.Best, e.Means, e.Arms)
 	}
-	for _, bad := range []string{
-		"",
-		"forwarders;clients\n1;2\n",
-		strings.Replace(forgeSample, ";40.0", ";x", 1),
-		strings.Replace(forgeSample, "1;8;96;1;1;1", "1;8;96;3;1;1", 1),
-		strings.Replace(forgeSample, ";40.0", ";-4", 1),
+	for _, tt := range []struct {
+		name, in string
+		want     error
+	}{
+		{"bad value", strings.Replace(forgeSample, ";40.0", ";x", 1), ErrForgeFormat},
+		{"no rows", strings.SplitAfter(forgeSample, "\n")[0], ErrNoData},
 	} {
-		if _, err := ReadForge(strings.NewReader(bad)); !errors.Is(err, ErrForgeFormat) {
-			t.Errorf("ReadForge(%.40q...) = %v, want ErrForgeFormat", bad, err)
-		}
+		t.Run(tt.name, func(t *testing.T) {
+			if _, err := ReadForge(strings.NewReader(tt.in)); !errors.Is(err, tt.want) {
+				t.Errorf("ReadForge = %v, want %v", err, tt.want)
+			}
+		})
 	}
 }
 
-// forgePath finds the shared FORGE file by walking up from the working directory.
-func forgePath(t *testing.T) string {
-	dir, _ := os.Getwd()
-	for {
-		p := filepath.Join(dir, "shared", "data", "forge", "marenostrum-4-results.csv")
-		if _, err := os.Stat(p); err == nil {
-			return p
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Skip("FORGE data (shared/data/forge/marenostrum-4-results.csv) not found above the working directory")
-		}
-		dir = parent
+// Direct access (0 forwarders) is an arm labelled "direct".
+func TestForgeEnvsDirectArm(t *testing.T) {
+	const in = "\ufeffforwarders;clients;processes;layout;spatiality;request;operation;bandwidth\n" +
+		"0;8;96;1;0;1024;write;5269\n2;8;96;1;0;1024;write;2249\n"
+	rows, err := ReadForge(strings.NewReader(in))
+	if err != nil {
+		t.Fatalf("BOM and direct access: %v", err)
+	}
+	envs, skipped, err := ForgeEnvs(rows)
+	if err != nil || len(skipped) != 0 || len(envs) != 1 {
+		t.Fatalf("ForgeEnvs: %d envs, skipped %v, %v", len(envs), skipped, err)
+	}
+	if arms := envs[0].Arms; len(arms) != 2 || arms[0] != "direct" || arms[1] != "2" {
+		t.Errorf("arms %v, want [direct 2]", arms)
 	}
 }
 
 func TestForgeReal(t *testing.T) {
-	rows, err := LoadForge(forgePath(t))
+	path, err := forge.Find()
+	if err != nil {
+		t.Skipf("FORGE data (shared/data/%s) not found above the working directory: %v", forge.File, err)
+	}
+	rows, err := LoadForge(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,39 +126,4 @@ func FuzzReadForge(f *testing.F) {
 			}
 		}
 	})
-}
-
-// FORGE files of any machine: direct access (0 forwarders) is an arm
-// labelled "direct"; a byte-order mark is skipped; a file with commas, or
-// without a header, gets a hint; a bad value names its line and column.
-func TestReadForgeAnyMachine(t *testing.T) {
-	const head = "forwarders;clients;processes;layout;spatiality;request;operation;bandwidth\n"
-	rows := "0;8;96;1;0;1024;write;5269\n2;8;96;1;0;1024;write;2249\n"
-	got, err := ReadForge(strings.NewReader("\ufeff" + head + rows))
-	if err != nil {
-		t.Fatalf("BOM and direct access: %v", err)
-	}
-	envs, skipped, err := ForgeEnvs(got)
-	if err != nil || len(skipped) != 0 || len(envs) != 1 {
-		t.Fatalf("ForgeEnvs: %d envs, skipped %v, %v", len(envs), skipped, err)
-	}
-	if arms := envs[0].Arms; len(arms) != 2 || arms[0] != "direct" || arms[1] != "2" {
-		t.Errorf("arms %v, want [direct 2]", arms)
-	}
-	for _, tt := range []struct {
-		name, in, want string
-	}{
-		{"commas", strings.ReplaceAll(head+rows, ";", ","), "';'-separated"},
-		{"no header", rows, "not a header"},
-		{"negative forwarders", head + "-1;8;96;1;0;1024;write;5\n", "line 2: column forwarders"},
-		{"zero processes", head + "1;8;0;1;0;1024;write;5\n", "line 2: column processes"},
-		{"missing column", "forwarders;clients\n1;2\n", `lacks column "processes"`},
-	} {
-		t.Run(tt.name, func(t *testing.T) {
-			_, err := ReadForge(strings.NewReader(tt.in))
-			if !errors.Is(err, ErrForgeFormat) || !strings.Contains(err.Error(), tt.want) {
-				t.Errorf("ReadForge: %v, want ErrForgeFormat mentioning %q", err, tt.want)
-			}
-		})
-	}
 }

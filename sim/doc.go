@@ -39,6 +39,8 @@
 //	res := s.Result()
 //
 // Config.Patterns runs patterns back to back on the same files (WriteRead
-// builds write-then-read iterations). RunGrid runs the papers' grid in
-// parallel and writes the dataset (package dataset).
+// builds write-then-read iterations). The engine runs on the caller's
+// goroutine and touches no files; package sim/experiment runs the papers'
+// grid in parallel and writes the dataset (package dataset), measures the
+// findings and checks the model against FORGE.
 package sim

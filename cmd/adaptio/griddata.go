@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 	"runtime"
 
-	"github.com/adaptio/adaptio/sim"
+	"github.com/adaptio/adaptio/sim/experiment"
 )
 
 // gridDir returns dir if it is set; otherwise the simulator's dataset (the
@@ -29,14 +29,14 @@ func gridDir(ctx context.Context, dir string, validation bool, w io.Writer) (str
 		name = "validation"
 	}
 	out := filepath.Join(cache, "adaptio", name)
-	if _, err := os.Stat(filepath.Join(out, sim.ReadyFile)); err == nil {
+	if _, err := os.Stat(filepath.Join(out, experiment.ReadyFile)); err == nil {
 		fmt.Fprintf(w, "no --data given: using the simulator's %s dataset in %s\n", name, out)
 		return out, nil
 	}
 	fmt.Fprintf(w, "no --data given: generating the simulator's %s dataset in %s (once, about a minute; adaptio sim grid does the same)\n", name, out)
 	_, err = os.Stat(filepath.Join(out, "summary.csv"))
 	resume := err == nil // an interrupted first use goes on where it stopped
-	if _, err := sim.RunGrid(ctx, sim.GridOptions{Out: out, Validation: validation, Workers: runtime.NumCPU(), Resume: resume, Seed: 1, Progress: w}); err != nil {
+	if _, err := experiment.RunGrid(ctx, experiment.GridOptions{Out: out, Validation: validation, Workers: runtime.NumCPU(), Resume: resume, Seed: 1, Progress: w}); err != nil {
 		return "", fmt.Errorf("generating the %s dataset in %s: %w", name, out, err)
 	}
 	return out, nil

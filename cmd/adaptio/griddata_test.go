@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/adaptio/adaptio/sim"
+	"github.com/adaptio/adaptio/sim/experiment"
 )
 
 // Without --data the evaluations use the simulator's grid from the user's
@@ -24,7 +24,7 @@ func TestGridDirDefaultsToTheCache(t *testing.T) {
 	if err := os.MkdirAll(want, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(want, sim.ReadyFile), nil, 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(want, experiment.ReadyFile), nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	got, err := gridDir(context.Background(), "", true, &msg)

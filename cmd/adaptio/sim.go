@@ -17,10 +17,12 @@ import (
 	"github.com/adaptio/adaptio/dataset"
 	"github.com/adaptio/adaptio/disk"
 	"github.com/adaptio/adaptio/eval"
+	"github.com/adaptio/adaptio/forge"
 	"github.com/adaptio/adaptio/rw"
 	"github.com/adaptio/adaptio/sched"
 	"github.com/adaptio/adaptio/selection"
 	"github.com/adaptio/adaptio/sim"
+	"github.com/adaptio/adaptio/sim/experiment"
 	"github.com/adaptio/adaptio/sim/simplot"
 	"github.com/adaptio/adaptio/workload"
 )
@@ -307,14 +309,14 @@ to stderr.`,
 			if repeat < 1 {
 				return fmt.Errorf("sim grid: --repeat %d: want at least 1", repeat)
 			}
-			o := sim.GridOptions{Out: out, Validation: validation, Workers: workers, Resume: resume, Repeat: repeat,
+			o := experiment.GridOptions{Out: out, Validation: validation, Workers: workers, Resume: resume, Repeat: repeat,
 				Base: cfg, Seed: m.seed, Progress: cmd.ErrOrStderr()}
 			if total != "" {
 				if o.TotalBytes, err = workload.ParseSize(total); err != nil {
 					return fmt.Errorf("--total: %w", err)
 				}
 			}
-			st, err := sim.RunGrid(cmd.Context(), o)
+			st, err := experiment.RunGrid(cmd.Context(), o)
 			if err != nil {
 				return fmt.Errorf("sim grid: %w", err)
 			}
@@ -357,7 +359,7 @@ prints the papers' three qualitative findings measured on the dataset.`,
 			if err != nil {
 				return fmt.Errorf("sim plot: %w", err)
 			}
-			sim.Analyse(exps).Report(cmd.OutOrStdout())
+			experiment.Analyse(exps).Report(cmd.OutOrStdout())
 			for _, f := range files {
 				fmt.Fprintln(cmd.ErrOrStderr(), "wrote", f)
 			}
@@ -379,35 +381,35 @@ func newSimForgeCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "forge",
 		Short: "Compare the model with FORGE measurements from MareNostrum 4",
-		Long: `forge runs the model configured for MareNostrum 4 (sim.ForgeConfig, see docs/simulator.md)
+		Long: `forge runs the model configured for MareNostrum 4 (experiment.ForgeConfig, see docs/simulator.md)
 on every write pattern of the FORGE results (file per process or shared, contiguous or
 1D-strided, 32 KiB to 8 MiB requests, 96 to 1536 processes on 8 to 32 client nodes) with
 1, 2, 4 and 8 forwarders, each for the --stonewall virtual time, and prints the Spearman
 rank correlation between measured (median of the repetitions) and modelled bandwidth over
 every (pattern, forwarders), and how often the model picks the measured best forwarder
-count. --data defaults to ../shared/data/forge/marenostrum-4-results.csv found from the
-working directory; --points FILE writes every point (CSV).`,
+count. Rows of direct access (0 forwarders) are left out: the model has no path that
+bypasses the I/O nodes. --data defaults to ../shared/data/forge/marenostrum-4-results.csv
+found from the working directory; --points FILE writes every point (CSV).`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			path := data
 			if path == "" {
 				var err error
-				if path, err = sim.FindForge(); err != nil {
+				if path, err = forge.Find(); err != nil {
 					return fmt.Errorf("sim forge: %w (give --data)", err)
 				}
 			}
-			f, err := os.Open(path)
+			rows, err := forge.Load(path)
 			if err != nil {
 				return fmt.Errorf("sim forge: %w", err)
 			}
-			pts, err := sim.LoadForge(f)
-			f.Close()
-			if err != nil {
-				return err
+			pts, direct := experiment.ForgePoints(rows)
+			if direct > 0 {
+				fmt.Fprintf(cmd.ErrOrStderr(), "sim forge: %d rows of direct access (0 forwarders) left out: the model always goes through I/O nodes\n", direct)
 			}
 			t0 := time.Now()
-			base := sim.ForgeConfig()
+			base := experiment.ForgeConfig()
 			base.FileConcurrency = fileConc
-			rep, err := sim.CompareForge(cmd.Context(), pts, sim.ForgeOptions{Base: base, Stonewall: stonewall, Workers: workers, Progress: cmd.ErrOrStderr()})
+			rep, err := experiment.CompareForge(cmd.Context(), pts, experiment.ForgeOptions{Base: base, Stonewall: stonewall, Workers: workers, Progress: cmd.ErrOrStderr()})
 			if err != nil {
 				return fmt.Errorf("sim forge: %w", err)
 			}
@@ -427,11 +429,11 @@ working directory; --points FILE writes every point (CSV).`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&data, "data", "", "FORGE results CSV (default: found as ../shared/data/"+sim.ForgeFile+")")
+	f.StringVar(&data, "data", "", "FORGE results CSV (default: found as ../shared/data/"+forge.File+")")
 	f.StringVar(&points, "points", "", "write every (pattern, forwarders) point, measured and modelled, to this CSV file")
 	f.DurationVar(&stonewall, "stonewall", 5*time.Second, "virtual time each point runs for (FORGE's runs stopped at 60 s)")
 	f.IntVar(&workers, "workers", runtime.NumCPU(), "points simulated in parallel")
-	f.IntVar(&fileConc, "file-concurrency", sim.ForgeConfig().FileConcurrency, "most accesses to one file served at once across servers (GPFS-like tokens; 0: no limit, PVFS-like)")
+	f.IntVar(&fileConc, "file-concurrency", experiment.ForgeConfig().FileConcurrency, "most accesses to one file served at once across servers (GPFS-like tokens; 0: no limit, PVFS-like)")
 	return cmd
 }
 

@@ -21,7 +21,7 @@ import (
 
 	"github.com/adaptio/adaptio/dataset"
 	"github.com/adaptio/adaptio/sched"
-	"github.com/adaptio/adaptio/sim"
+	"github.com/adaptio/adaptio/sim/experiment"
 )
 
 var (
@@ -55,8 +55,8 @@ func windowLabel(w time.Duration) string {
 // and HBRR (red) and TWINS with each window (blue): fig1-<n>ion.{svg,png}.
 func Fig1(exps []dataset.Experiment, dir string) ([]string, error) {
 	var files []string
-	for _, o := range sim.Outcomes(exps) {
-		if !sim.Fig1Pattern(o.Scenario.Pattern) {
+	for _, o := range experiment.Outcomes(exps) {
+		if !experiment.Fig1Pattern(o.Scenario.Pattern) {
 			continue
 		}
 		p := plot.New()
@@ -102,7 +102,7 @@ func Fig1(exps []dataset.Experiment, dir string) ([]string, error) {
 
 // BestWindow draws how many scenarios each window is the best for: best-window.{svg,png}.
 func BestWindow(exps []dataset.Experiment, dir string) ([]string, error) {
-	f := sim.Analyse(exps)
+	f := experiment.Analyse(exps)
 	p := plot.New()
 	p.Title.Text = "Best TWINS window per scenario"
 	p.Y.Label.Text = "scenarios"
@@ -134,7 +134,7 @@ func TwinsVsFIFO(exps []dataset.Experiment, dir string) ([]string, error) {
 	p.Y.Label.Text = "makespan ratio"
 	byN := map[int]plotter.XYs{}
 	var ns []int
-	for _, o := range sim.Outcomes(exps) {
+	for _, o := range experiment.Outcomes(exps) {
 		_, bm, ok := o.BestWindow()
 		fifo, ok2 := o.Baselines["fifo"]
 		if !ok || !ok2 || fifo <= 0 {

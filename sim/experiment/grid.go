@@ -1,4 +1,4 @@
-package sim
+package experiment
 
 import (
 	"bytes"
@@ -17,6 +17,7 @@ import (
 	"github.com/adaptio/adaptio/dataset"
 	"github.com/adaptio/adaptio/internal/atomicfile"
 	"github.com/adaptio/adaptio/sched"
+	"github.com/adaptio/adaptio/sim"
 	"github.com/adaptio/adaptio/workload"
 )
 
@@ -31,7 +32,7 @@ type GridOptions struct {
 	Resume     bool   // keep experiments already in Out/summary.csv and run the others
 	// Base holds the model parameters; its Patterns, IONodes, Scheduler,
 	// Window and Seed are set per experiment.
-	Base      Config
+	Base      sim.Config
 	Seed      uint64   // base seed; each experiment's seed derives from it and the experiment's key
 	Baselines []string // schedulers run once per scenario besides TWINS' windows (default fifo, hbrr; names the registry lacks are skipped with a warning)
 	Windows   []time.Duration
@@ -100,36 +101,37 @@ func RunSeed(base uint64, r dataset.Run) uint64 {
 }
 
 // runConfig is the configuration of run r on the model base.
-func runConfig(base Config, r dataset.Run, seed uint64) Config {
+func runConfig(base sim.Config, r dataset.Run, seed uint64) sim.Config {
 	cfg := base
 	cfg.Patterns = []workload.Pattern{r.Scenario.Pattern}
 	cfg.IONodes = r.Scenario.IONodes
 	cfg.Scheduler = r.Scheduler
 	cfg.Window = r.Window
 	if cfg.Window == 0 {
-		cfg.Window = DefaultWindow
+		cfg.Window = sim.DefaultWindow
 	}
 	cfg.Seed = seed
 	return cfg
 }
 
-// RunExperiment simulates one run and returns its summary and its non-idle
-// observation rows (one per I/O node per interval).
-func RunExperiment(ctx context.Context, base Config, r dataset.Run, seed uint64) (dataset.Experiment, []dataset.Row, Result, error) {
-	s, err := New(runConfig(base, r, seed), nil)
+// Run simulates one experiment of a grid on the model base and returns its
+// summary, its non-idle observation rows (one per I/O node per interval)
+// and the simulator's result.
+func Run(ctx context.Context, base sim.Config, r dataset.Run, seed uint64) (dataset.Experiment, []dataset.Row, sim.Result, error) {
+	s, err := sim.New(runConfig(base, r, seed), nil)
 	if err != nil {
-		return dataset.Experiment{}, nil, Result{}, err
+		return dataset.Experiment{}, nil, sim.Result{}, err
 	}
 	class := r.Scenario.Pattern.Class()
 	var rows []dataset.Row
 	second := 0
 	for {
 		if err := ctx.Err(); err != nil {
-			return dataset.Experiment{}, nil, Result{}, err
+			return dataset.Experiment{}, nil, sim.Result{}, err
 		}
 		obs, done, err := s.Step()
 		if err != nil {
-			return dataset.Experiment{}, nil, Result{}, fmt.Errorf("%s: %w", r.Key(), err)
+			return dataset.Experiment{}, nil, sim.Result{}, fmt.Errorf("%s: %w", r.Key(), err)
 		}
 		for _, o := range obs {
 			if o.Idle() {
@@ -254,7 +256,7 @@ func RunGrid(ctx context.Context, o GridOptions) (GridStats, error) {
 			defer wg.Done()
 			for i := range jobs {
 				r := todo[i]
-				exp, rows, res, err := RunExperiment(ctx, o.Base, r, RunSeed(o.Seed, r))
+				exp, rows, res, err := Run(ctx, o.Base, r, RunSeed(o.Seed, r))
 				select {
 				case results <- result{i: i, exp: exp, rows: rows, ev: res.Events, err: err}:
 				case <-ctx.Done():

@@ -1,13 +1,13 @@
-package sim
+package experiment
 
 import (
 	"context"
 	"math"
-	"os"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/adaptio/adaptio/forge"
 	"github.com/adaptio/adaptio/workload"
 )
 
@@ -33,20 +33,27 @@ func TestSpearman(t *testing.T) {
 	}
 }
 
-func TestLoadForgeMedians(t *testing.T) {
+// TestForgePointsMedians: one point per (pattern, forwarders) with the
+// median of its repetitions; reads and direct access are left out, the
+// direct rows counted.
+func TestForgePointsMedians(t *testing.T) {
 	in := `forwarders;clients;processes;layout;spatiality;odirect;stonewall;request;total;operation;time;transfered;bandwidth
 1;8;96;1;1;1;60;32;131072;write;60;1;30
 1;8;96;1;1;1;60;32;131072;write;60;1;10
 1;8;96;1;1;1;60;32;131072;write;60;1;20
 2;8;96;0;0;1;60;8192;131072;write;60;1;5
 2;8;96;0;0;1;60;8192;131072;write;60;1;7
+0;8;96;0;0;1;60;8192;131072;write;60;1;9
+0;8;96;0;0;1;60;8192;131072;write;60;1;11
+2;8;96;0;0;1;60;8192;131072;read;60;1;100
 `
-	pts, err := LoadForge(strings.NewReader(in))
+	rows, err := forge.Read(strings.NewReader(in))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(pts) != 2 {
-		t.Fatalf("%d points, want 2", len(pts))
+	pts, direct := ForgePoints(rows)
+	if len(pts) != 2 || direct != 2 {
+		t.Fatalf("%d points, %d direct rows; want 2 and 2", len(pts), direct)
 	}
 	// Sorted by pattern key: fpp before shared.
 	if p := pts[0]; p.Layout != workload.FilePerProcess || p.Forwarders != 2 || p.Measured != 6 || p.RequestBytes != 8<<20 || p.Repetitions != 2 {
@@ -55,27 +62,23 @@ func TestLoadForgeMedians(t *testing.T) {
 	if p := pts[1]; p.Spatiality != workload.Strided || p.Measured != 20 || p.Clients != 8 {
 		t.Errorf("second point %+v, want strided, median 20, 8 clients", p)
 	}
-	if _, err := LoadForge(strings.NewReader("a;b\n1;2\n")); err == nil {
-		t.Error("missing columns: no error")
-	}
 }
 
 // TestForgeShape runs a few FORGE patterns on the MareNostrum 4 setting:
 // file-per-process bandwidth grows with the forwarders, shared-file
 // bandwidth stays far below it, as measured.
 func TestForgeShape(t *testing.T) {
-	path, err := FindForge()
+	path, err := forge.Find()
 	if err != nil {
-		t.Skipf("FORGE data absent (../shared/data/%s): %v", ForgeFile, err)
+		t.Skipf("FORGE data absent (../shared/data/%s): %v", forge.File, err)
 	}
-	f, err := os.Open(path)
+	rows, err := forge.Load(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
-	pts, err := LoadForge(f)
-	if err != nil {
-		t.Fatal(err)
+	pts, direct := ForgePoints(rows)
+	if direct != 0 {
+		t.Errorf("%d direct-access rows in the MareNostrum 4 file, want none", direct)
 	}
 	if len(pts) < 700 {
 		t.Fatalf("%d points, want the 756 (pattern, forwarders) of the file", len(pts))

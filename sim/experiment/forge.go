@@ -1,13 +1,11 @@
-package sim
+package experiment
 
 import (
 	"context"
 	"encoding/csv"
-	"errors"
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"slices"
 	"sort"
 	"strconv"
@@ -15,48 +13,11 @@ import (
 	"time"
 
 	"github.com/adaptio/adaptio/disk"
+	"github.com/adaptio/adaptio/forge"
 	"github.com/adaptio/adaptio/rw"
+	"github.com/adaptio/adaptio/sim"
 	"github.com/adaptio/adaptio/workload"
 )
-
-// ForgeFile is the FORGE MareNostrum 4 results file, relative to the
-// directory holding the shared data (see FindForge).
-const ForgeFile = "forge/marenostrum-4-results.csv"
-
-// ErrNoForgeData is returned by FindForge when the data is absent.
-var ErrNoForgeData = errors.New("sim: FORGE data not found")
-
-// FindForge looks for shared/data/forge/marenostrum-4-results.csv in the
-// working directory's ancestors (as ../shared/data/... from the repository
-// root) and returns its path.
-func FindForge() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		for _, rel := range []string{"shared/data", "../shared/data"} {
-			p := dir + "/" + rel + "/" + ForgeFile
-			if _, err := os.Stat(p); err == nil {
-				return p, nil
-			}
-		}
-		parent := dir[:max(0, len(dir)-len(lastElem(dir))-1)]
-		if parent == "" || parent == dir {
-			return "", ErrNoForgeData
-		}
-		dir = parent
-	}
-}
-
-func lastElem(p string) string {
-	for i := len(p) - 1; i >= 0; i-- {
-		if p[i] == '/' {
-			return p[i+1:]
-		}
-	}
-	return p
-}
 
 // ForgePoint is one FORGE access pattern on one number of forwarders:
 // the median measured bandwidth over the repetitions, and the model's.
@@ -75,80 +36,44 @@ func (p ForgePoint) PatternKey() string {
 	return fmt.Sprintf("%dp-%dc-%s-%s-%dk", p.Processes, p.Clients, p.Layout, p.Spatiality, p.RequestBytes>>10)
 }
 
-// LoadForge reads FORGE results (';'-separated, named columns) and returns
-// one point per (pattern, forwarders) with the median bandwidth, in a fixed
-// order. Only writes are kept (the file holds only writes).
-func LoadForge(r io.Reader) ([]ForgePoint, error) {
-	cr := csv.NewReader(r)
-	cr.Comma = ';'
-	head, err := cr.Read()
-	if err != nil {
-		return nil, fmt.Errorf("sim: FORGE header: %w", err)
-	}
-	col := map[string]int{}
-	for i, h := range head {
-		col[h] = i
-	}
-	for _, c := range []string{"forwarders", "clients", "processes", "layout", "spatiality", "request", "operation", "bandwidth"} {
-		if _, ok := col[c]; !ok {
-			return nil, fmt.Errorf("sim: FORGE data lacks column %q", c)
-		}
-	}
+// ForgePoints groups FORGE rows (package forge reads them) into one point
+// per (pattern, forwarders) with the median bandwidth of its repetitions,
+// in a fixed order (by PatternKey, then forwarders). Only writes are kept
+// (the MareNostrum 4 file holds only writes). Rows of direct access (0
+// forwarders, forge.ForwardersLabel "direct") are left out and counted in
+// direct: the model always routes requests through I/O nodes, so it has
+// nothing to compare them with.
+func ForgePoints(rows []forge.Row) (pts []ForgePoint, direct int) {
 	type key struct{ procs, clients, fwd, layout, spat, req int }
 	groups := map[key][]float64{}
-	line := 1
-	for {
-		rec, err := cr.Read()
-		if err == io.EOF {
-			break
-		}
-		line++
-		if err != nil {
-			return nil, fmt.Errorf("sim: FORGE line %d: %w", line, err)
-		}
-		if rec[col["operation"]] != "write" {
+	for _, r := range rows {
+		if r.Forwarders == 0 {
+			direct++
 			continue
 		}
-		var k key
-		var bad error
-		num := func(c string) int {
-			v, err := strconv.Atoi(rec[col[c]])
-			if err != nil && bad == nil {
-				bad = fmt.Errorf("sim: FORGE line %d: %s %q: %w", line, c, rec[col[c]], err)
-			}
-			return v
+		if r.Operation != "write" {
+			continue
 		}
-		k = key{num("processes"), num("clients"), num("forwarders"), num("layout"), num("spatiality"), num("request")}
-		bw, err := strconv.ParseFloat(rec[col["bandwidth"]], 64)
-		if err != nil && bad == nil {
-			bad = fmt.Errorf("sim: FORGE line %d: bandwidth: %w", line, err)
-		}
-		if bad != nil {
-			return nil, bad
-		}
-		if k.layout > 1 || k.spat > 1 || k.procs <= 0 || k.clients <= 0 || k.fwd <= 0 || k.req <= 0 {
-			return nil, fmt.Errorf("sim: FORGE line %d: value out of range", line)
-		}
-		groups[k] = append(groups[k], bw)
+		k := key{r.Processes, r.Clients, r.Forwarders, r.Layout, r.Spatiality, r.RequestKiB}
+		groups[k] = append(groups[k], r.Bandwidth)
 	}
-	var out []ForgePoint
 	for k, v := range groups {
 		slices.Sort(v)
 		med := v[len(v)/2]
 		if len(v)%2 == 0 {
 			med = (v[len(v)/2-1] + v[len(v)/2]) / 2
 		}
-		out = append(out, ForgePoint{Processes: k.procs, Clients: k.clients, Forwarders: k.fwd, Layout: workload.Layout(k.layout),
+		pts = append(pts, ForgePoint{Processes: k.procs, Clients: k.clients, Forwarders: k.fwd, Layout: workload.Layout(k.layout),
 			Spatiality: workload.Spatiality(k.spat), RequestBytes: int64(k.req) << 10, Repetitions: len(v), Measured: med})
 	}
-	sort.Slice(out, func(i, j int) bool {
-		a, b := out[i], out[j]
+	sort.Slice(pts, func(i, j int) bool {
+		a, b := pts[i], pts[j]
 		if a.PatternKey() != b.PatternKey() {
 			return a.PatternKey() < b.PatternKey()
 		}
 		return a.Forwarders < b.Forwarders
 	})
-	return out, nil
+	return pts, direct
 }
 
 // ForgeConfig is the model configured for MareNostrum 4 as far as public
@@ -156,9 +81,9 @@ func LoadForge(r io.Reader) ([]ForgePoint, error) {
 // blocks over many independent disk groups that acknowledge small direct
 // writes after a read-modify-write, a lock token moving between forwarders
 // writing the same file, and forwarders with 16 dispatch threads each.
-func ForgeConfig() Config {
+func ForgeConfig() sim.Config {
 	dc, _ := disk.DefaultConfig(disk.KindArray)
-	return Config{
+	return sim.Config{
 		Servers:         128,
 		StripeBytes:     4 << 20,
 		Threads:         16,
@@ -175,7 +100,7 @@ func ForgeConfig() Config {
 
 // ForgeOptions configure CompareForge.
 type ForgeOptions struct {
-	Base      Config        // model (default ForgeConfig())
+	Base      sim.Config    // model (default ForgeConfig())
 	Stonewall time.Duration // virtual time each point runs for, as FORGE's stonewall (default 5 s; FORGE used 60 s)
 	Workers   int           // points simulated in parallel (default 1)
 	Progress  io.Writer
@@ -295,7 +220,7 @@ func summariseForge(pts []ForgePoint) ForgeReport {
 }
 
 // forgePoint runs one pattern for the stonewall time and returns MiB/s.
-func forgePoint(base Config, p ForgePoint, stonewall time.Duration) (float64, error) {
+func forgePoint(base sim.Config, p ForgePoint, stonewall time.Duration) (float64, error) {
 	cfg := base
 	cfg.Patterns = []workload.Pattern{{Processes: p.Processes, Layout: p.Layout, Spatiality: p.Spatiality, Op: rw.Write,
 		RequestSize: p.RequestBytes, TotalBytes: int64(p.Processes) * (128 << 30)}} // FORGE: 128 GiB per process, stopped by the stonewall
@@ -303,7 +228,7 @@ func forgePoint(base Config, p ForgePoint, stonewall time.Duration) (float64, er
 	cfg.ClientNodes = p.Clients
 	cfg.Interval = stonewall
 	cfg.Seed = RunSeedString(p.PatternKey(), p.Forwarders)
-	s, err := New(cfg, nil)
+	s, err := sim.New(cfg, nil)
 	if err != nil {
 		return 0, err
 	}
