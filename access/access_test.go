@@ -27,7 +27,7 @@ func TestAccumulatorInterval(t *testing.T) {
 	want := access.Observation{
 		Node: 3, Start: time.Second, Interval: time.Second, DataServers: 4, Clients: 1, Processes: 2,
 		Op: rw.Read, FileHandles: 1, ReqAvg: sz, ReqMin: sz, ReqMax: sz, OffsetDist: sz, ProcDist: 2 * sz,
-		Bandwidth: 8 * sz, Bytes: 8 * sz, Requests: 8, Window: 2 * time.Millisecond,
+		Bandwidth: 8 * sz, Bytes: 8 * sz, Requests: 8, Completed: 8, Window: 2 * time.Millisecond,
 	}
 	if o != want {
 		t.Fatalf("got  %+v\nwant %+v", o, want)

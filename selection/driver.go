@@ -17,38 +17,58 @@ type DriverConfig struct {
 	// OrangeFS).
 	Period time.Duration
 	// MinRequests is the least number of requests a period must have
-	// served for its reward to count and a new choice to be made
-	// (default 1).
+	// served (default 1). A shorter period is extended: its figures are
+	// kept and the next interval's added, as AGIOS waits for
+	// min_requests before it judges a scheduler.
 	MinRequests int64
 	// Policy, if set, replaces AGIOS's rule with one of package bandit's
-	// policies (e.g. "thompson-warm", the Council's default) over the same
-	// algorithms, rewarded with the same bandwidth: ours, for comparison.
+	// policies (e.g. "thompson", "thompson-warm") over the same
+	// algorithms, rewarded with the same bandwidth: ours.
 	Policy string
+	// Shared makes one choice for every I/O node, as the Council does
+	// for TWINS's window: the caller sums every node's figures into one
+	// Interval (node 0) and applies the choice to every node. AGIOS's
+	// nodes choose alone; a node's bandwidth then depends on what the
+	// others run (they share the data servers), and each learns from a
+	// quarter of the periods on four nodes.
+	Shared bool
 }
 
-// Driver runs one Bandit per I/O node: at the end of each period it
-// credits the period's bandwidth to the algorithm in force and chooses the
-// next. A pure state machine: the caller passes each interval's figures
-// and the random source, and applies the choice (the simulator's Switch,
-// the daemon's Switcher).
+// Figures are what an I/O node did in one interval.
+type Figures struct {
+	Bytes  int64 // bytes completed
+	Served int64 // requests completed (a caller without a count passes 1 when Bytes > 0)
+}
+
+// Driver runs dynamic selection on I/O nodes: at the end of each period
+// it credits the period's bandwidth to the algorithm in force and chooses
+// the next. A pure state machine: the caller passes each interval's
+// figures and the random source, and applies the choice (the simulator's
+// Switch, the daemon's Switcher).
 type Driver struct {
 	cfg     DriverConfig
 	nodes   []nodeState
 	Changes int // algorithm changes made
 }
 
+// learner is a node's chooser: AGIOS's bandit or a bandit policy.
+type learner struct {
+	agios  *Bandit
+	policy bandit.Policy
+}
+
 type nodeState struct {
-	bandit  *Bandit
-	policy  bandit.Policy // with DriverConfig.Policy
+	learner
 	current string
 	start   time.Duration // start of the current period
 	bytes   int64
-	reqs    int64
+	served  int64
 	time    map[string]time.Duration // time each algorithm ran
 }
 
-// NewDriver returns a driver for nodes I/O nodes, each starting with an
-// algorithm drawn as the bandit draws an untried one.
+// NewDriver returns a driver for nodes I/O nodes (one choice for all with
+// Shared), each starting with an algorithm drawn as the bandit draws an
+// untried one.
 func NewDriver(cfg DriverConfig, nodes int, rng *rand.Rand) (*Driver, error) {
 	if cfg.Period == 0 {
 		cfg.Period = time.Second
@@ -59,52 +79,83 @@ func NewDriver(cfg DriverConfig, nodes int, rng *rand.Rand) (*Driver, error) {
 	if cfg.Period < 0 || cfg.MinRequests < 0 || nodes < 1 {
 		return nil, fmt.Errorf("%w: period %v, minimum requests %d, %d nodes", ErrConfig, cfg.Period, cfg.MinRequests, nodes)
 	}
+	if err := cfg.Bandit.defaults(); err != nil {
+		return nil, err
+	}
+	if cfg.Shared {
+		nodes = 1
+	}
 	d := &Driver{cfg: cfg}
 	for range nodes {
-		b, err := NewBandit(cfg.Bandit)
-		if err != nil {
-			return nil, err
-		}
-		n := nodeState{bandit: b, current: b.Choose(0, rng), time: map[string]time.Duration{}}
+		n := nodeState{time: map[string]time.Duration{}}
+		var err error
 		if cfg.Policy != "" {
-			if n.policy, err = bandit.New(cfg.Policy, len(b.cfg.Schedulers), bandit.Options{}); err != nil {
+			if n.policy, err = bandit.New(cfg.Policy, len(cfg.Bandit.Schedulers), bandit.Options{}); err != nil {
 				return nil, fmt.Errorf("%w: %v", ErrConfig, err)
 			}
-			n.current = b.cfg.Schedulers[n.policy.Select(rng).Arm]
+		} else if n.agios, err = NewBandit(cfg.Bandit); err != nil {
+			return nil, err
 		}
+		n.current = n.choose(cfg.Bandit.Schedulers, 0, rng)
 		d.nodes = append(d.nodes, n)
 	}
 	return d, nil
 }
 
-// Current is the algorithm node runs.
-func (d *Driver) Current(node int) string { return d.nodes[node].current }
+func (l *learner) choose(names []string, now time.Duration, rng *rand.Rand) string {
+	if l.policy != nil {
+		return names[l.policy.Select(rng).Arm]
+	}
+	return l.agios.Choose(now, rng)
+}
 
-// Interval adds one interval's figures of node (ending at now: bytes
-// completed and requests served) and, when a period is over, returns the
-// algorithm the node should run next (change false: keep the current).
-func (d *Driver) Interval(node int, now time.Duration, bytes, requests int64, rng *rand.Rand) (next string, change bool) {
-	n := &d.nodes[node]
-	n.bytes += bytes
-	n.reqs += requests
+func (l *learner) record(names []string, s string, bw float64, now time.Duration) {
+	if l.policy != nil {
+		l.policy.Update(slices.Index(names, s), bw)
+		return
+	}
+	_ = l.agios.Record(s, bw, now) // s is one of the bandit's
+}
+
+// Shared reports whether the driver makes one choice for every node
+// (DriverConfig.Shared): the caller then passes node 0 only.
+func (d *Driver) Shared() bool { return d.cfg.Shared }
+
+// Current is the algorithm node runs.
+func (d *Driver) Current(node int) string { return d.nodes[d.index(node)].current }
+
+func (d *Driver) index(node int) int {
+	if d.cfg.Shared {
+		return 0
+	}
+	return node
+}
+
+// Interval adds one interval's figures of node (ending at now) and, when
+// a period is over and served at least MinRequests requests, returns the
+// algorithm the node should run next (change false: keep the current). A
+// period that served fewer is extended; a period with nothing completed
+// and nothing served (an idle one) teaches nothing and is dropped.
+func (d *Driver) Interval(node int, now time.Duration, f Figures, rng *rand.Rand) (next string, change bool) {
+	n := &d.nodes[d.index(node)]
+	n.bytes += f.Bytes
+	n.served += f.Served
 	if now-n.start < d.cfg.Period {
 		return n.current, false
 	}
-	n.time[n.current] += now - n.start
-	if n.reqs >= d.cfg.MinRequests {
-		bw := float64(n.bytes) / (now - n.start).Seconds()
-		if n.policy != nil {
-			arm := slices.Index(n.bandit.cfg.Schedulers, n.current)
-			n.policy.Update(arm, bw)
-			next = n.bandit.cfg.Schedulers[n.policy.Select(rng).Arm]
-		} else {
-			_ = n.bandit.Record(n.current, bw, now) // current is one of the bandit's
-			next = n.bandit.Choose(now, rng)
-		}
-	} else {
-		next = n.current // an idle period teaches nothing
+	if n.bytes == 0 && n.served == 0 {
+		n.time[n.current] += now - n.start
+		n.start = now
+		return n.current, false // idle
 	}
-	n.start, n.bytes, n.reqs = now, 0, 0
+	if n.served < d.cfg.MinRequests {
+		return n.current, false // extended
+	}
+	n.time[n.current] += now - n.start
+	names := d.cfg.Bandit.Schedulers
+	n.record(names, n.current, float64(n.bytes)/(now-n.start).Seconds(), now)
+	next = n.choose(names, now, rng)
+	n.start, n.bytes, n.served = now, 0, 0
 	if next == n.current {
 		return next, false
 	}
@@ -116,7 +167,7 @@ func (d *Driver) Interval(node int, now time.Duration, bytes, requests int64, rn
 // TimeIn returns how long node ran each algorithm, over whole periods.
 func (d *Driver) TimeIn(node int) map[string]time.Duration {
 	out := map[string]time.Duration{}
-	for k, v := range d.nodes[node].time {
+	for k, v := range d.nodes[d.index(node)].time {
 		out[k] = v
 	}
 	return out

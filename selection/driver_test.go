@@ -2,6 +2,7 @@ package selection
 
 import (
 	"math/rand/v2"
+	"slices"
 	"testing"
 	"time"
 )
@@ -17,13 +18,13 @@ func TestDriverSettlesOnTheFastestAlgorithm(t *testing.T) {
 		t.Fatal(err)
 	}
 	rate := map[string]int64{"mlf": 200, "to-agg": 100, "sjf": 100, "to": 90, "noop": 80}
-	if _, change := d.Interval(0, time.Second, rate[d.Current(0)], 10, rng); change {
+	if _, change := d.Interval(0, time.Second, Figures{Bytes: rate[d.Current(0)], Served: 10}, rng); change {
 		t.Fatal("changed after one interval of a two-second period")
 	}
 	now := time.Second
 	for range 600 {
 		now += time.Second
-		d.Interval(0, now, rate[d.Current(0)], 10, rng)
+		d.Interval(0, now, Figures{Bytes: rate[d.Current(0)], Served: 10}, rng)
 	}
 	// AGIOS's probabilities follow the bandwidth shares (plus a rank
 	// bonus), so the fastest gets the largest share of the time, not all.
@@ -45,16 +46,71 @@ func TestDriverSettlesOnTheFastestAlgorithm(t *testing.T) {
 	now = 0
 	for range 20 {
 		now += time.Second
-		d.Interval(0, now, rate[d.Current(0)], 10, rng)
+		d.Interval(0, now, Figures{Bytes: rate[d.Current(0)], Served: 10}, rng)
 	}
 	cur := d.Current(0)
 	for range 10 {
 		now += time.Second
-		if _, change := d.Interval(0, now, 0, 0, rng); change {
+		if _, change := d.Interval(0, now, Figures{Bytes: 0, Served: 0}, rng); change {
 			t.Fatal("an idle period changed the algorithm")
 		}
 	}
 	if d.Current(0) != cur {
 		t.Fatal("idle periods moved the node off its algorithm")
+	}
+}
+
+// A period that served fewer than MinRequests requests is extended: its
+// bytes count with the next interval's, and the choice waits for the
+// period that reached the minimum.
+func TestDriverExtendsShortPeriods(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	names := []string{"a", "b"}
+	d, err := NewDriver(DriverConfig{Bandit: BanditConfig{Schedulers: names}, Policy: "greedy", MinRequests: 4}, 1, rng)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := d.Current(0)
+	for i := 1; i <= 3; i++ {
+		if _, change := d.Interval(0, time.Duration(i)*time.Second, Figures{Bytes: 100, Served: 1}, rng); change {
+			t.Fatalf("changed after %d requests, minimum 4", i)
+		}
+	}
+	// The fourth request closes a 4-second period of 400 bytes: 100 B/s.
+	d.Interval(0, 4*time.Second, Figures{Bytes: 100, Served: 1}, rng)
+	if got := d.TimeIn(0)[first]; got != 4*time.Second {
+		t.Fatalf("time in %s %v, want the extended period's 4s", first, got)
+	}
+	p := d.nodes[0].policy
+	if v := p.Values()[slices.Index(names, first)]; v != 100 {
+		t.Fatalf("reward %v, want 400 bytes over 4 s = 100", v)
+	}
+}
+
+// With Shared, every node runs the one choice, made from the figures the
+// caller sums.
+func TestDriverSharedMakesOneChoice(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	names := []string{"mlf", "to-agg", "sjf", "to", "noop"}
+	d, err := NewDriver(DriverConfig{Bandit: BanditConfig{Schedulers: names}, Policy: "thompson", Shared: true}, 4, rng)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !d.Shared() {
+		t.Fatal("Shared() false")
+	}
+	rate := map[string]int64{"mlf": 100, "to-agg": 400, "sjf": 100, "to": 50, "noop": 50}
+	now := time.Duration(0)
+	for range 200 {
+		now += time.Second
+		d.Interval(0, now, Figures{Bytes: 4 * rate[d.Current(0)], Served: 4}, rng)
+		for n := 1; n < 4; n++ {
+			if d.Current(n) != d.Current(0) {
+				t.Fatalf("node %d runs %s, node 0 %s", n, d.Current(n), d.Current(0))
+			}
+		}
+	}
+	if tm := d.TimeIn(3); tm["to-agg"] < 150*time.Second {
+		t.Errorf("to-agg, 4 times faster, ran %v of 200 s: %v", tm["to-agg"], tm)
 	}
 }

@@ -33,6 +33,7 @@ type forwardConfig struct {
 	Scheduler     string
 	SelectFrom    string
 	SelectPeriod  time.Duration
+	SelectPolicy  string
 	Window        time.Duration
 	SkipEmpty     bool
 	IdleStart     bool
@@ -88,6 +89,7 @@ already received complete first.`,
 	f.StringVar(&cfg.Scheduler, "scheduler", fwd.DefaultScheduler, "scheduling algorithm: "+strings.Join(sched.Names(), ", ")+", or dynamic: AGIOS's armed bandit chooses among --select-from every --select-period (docs/selection.md)")
 	f.StringVar(&cfg.SelectFrom, "select-from", "mlf,to-agg,sjf,to,noop", "with --scheduler dynamic: the algorithms to choose among")
 	f.DurationVar(&cfg.SelectPeriod, "select-period", time.Second, "with --scheduler dynamic: how often the algorithm may change")
+	f.StringVar(&cfg.SelectPolicy, "select-policy", "", "with --scheduler dynamic: empty for AGIOS's armed bandit, else a bandit policy (e.g. thompson) over the same algorithms")
 	f.DurationVar(&cfg.Window, "window", sched.DefaultWindow, "TWINS time window (e.g. 125us, 1ms, 8ms)")
 	f.BoolVar(&cfg.Aligned, "aligned", false, "TWINS: windows are slots of the wall clock (from the top of the hour), so forwarders whose clocks agree serve different data servers in every slot; --idle-start does not apply (default: the reference's windows, which drift apart forwarder by forwarder)")
 	f.BoolVar(&cfg.SkipEmpty, "skip-empty", false, "TWINS: move to the next data server with requests when the current one has none (default: wait for the window's end, as the reference)")
@@ -158,7 +160,7 @@ func runForward(cmd *cobra.Command, cfg forwardConfig) error {
 		if cfg.SelectPeriod <= 0 {
 			return fmt.Errorf("forward: --select-period %v: want a positive duration", cfg.SelectPeriod)
 		}
-		if driver, err = selection.NewDriver(selection.DriverConfig{Bandit: selection.BanditConfig{Schedulers: selectNames}, Period: cfg.SelectPeriod}, 1, selectRNG); err != nil {
+		if driver, err = selection.NewDriver(selection.DriverConfig{Bandit: selection.BanditConfig{Schedulers: selectNames}, Period: cfg.SelectPeriod, Policy: cfg.SelectPolicy}, 1, selectRNG); err != nil {
 			return fmt.Errorf("forward: %w", err)
 		}
 		cfg.Scheduler = driver.Current(0)

@@ -63,11 +63,11 @@ func runSelection(ctx context.Context, d *fwd.Daemon, dr *selection.Driver, peri
 			total := d.BytesTotal()
 			bytes := total - last
 			last = total
-			reqs := int64(0)
+			served := int64(0) // the daemon counts bytes, not requests: served or not
 			if bytes > 0 {
-				reqs = 1
+				served = 1
 			}
-			next, change := dr.Interval(0, now.Sub(start), bytes, reqs, rng)
+			next, change := dr.Interval(0, now.Sub(start), selection.Figures{Bytes: bytes, Served: served}, rng)
 			if !change {
 				continue
 			}

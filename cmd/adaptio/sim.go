@@ -97,6 +97,8 @@ func newSimRunCmd() *cobra.Command {
 		noCompare                     bool
 		selectFrom                    string
 		selectPeriod                  time.Duration
+		selectPolicy                  string
+		selectShared                  bool
 	)
 	cmd := &cobra.Command{
 		Use:   "run",
@@ -181,7 +183,7 @@ for a run long enough to learn.`,
 				if cmd.Flags().Changed("metrics") {
 					return errors.New("sim run: --metrics is not written with --scheduler dynamic")
 				}
-				return simDynamic(cmd, cfg, p, selectFrom, selectPeriod)
+				return simDynamic(cmd, cfg, p, selectFrom, selection.DriverConfig{Period: selectPeriod, Policy: selectPolicy, Shared: selectShared})
 			}
 			s, err := sim.New(cfg, nil)
 			if err != nil {
@@ -256,6 +258,8 @@ for a run long enough to learn.`,
 	f.StringVar(&scheduler, "scheduler", "twins", "I/O node scheduler (registry: "+strings.Join(sched.Names(), ", ")+"), or dynamic: AGIOS's armed bandit chooses among --select-from every --select-period")
 	f.StringVar(&selectFrom, "select-from", "mlf,to-agg,sjf,to,noop", "with --scheduler dynamic: the algorithms to choose among (AGIOS's set by default)")
 	f.DurationVar(&selectPeriod, "select-period", time.Second, "with --scheduler dynamic: how often an I/O node may change algorithm")
+	f.StringVar(&selectPolicy, "select-policy", "", "with --scheduler dynamic: empty for AGIOS's armed bandit, else a bandit policy (e.g. thompson) over the same algorithms")
+	f.BoolVar(&selectShared, "select-shared", false, "with --scheduler dynamic: one choice for every I/O node from their summed bandwidth, as the Council decides the window (AGIOS: each node alone)")
 	f.DurationVar(&window, "window", time.Millisecond, "TWINS time window")
 	f.StringVar(&metrics, "metrics", "", "write per-second observations of every I/O node to this CSV file")
 	f.IntVar(&iterations, "write-read", 0, "run write then read of the pattern this many times back to back (0: the pattern once)")
@@ -437,22 +441,30 @@ found from the working directory; --points FILE writes every point (CSV).`,
 	return cmd
 }
 
-// simDynamic runs cfg with every I/O node's algorithm chosen by AGIOS's
-// armed bandit (package selection) each period, and prints the makespan
-// and where each node spent its time.
-func simDynamic(cmd *cobra.Command, cfg sim.Config, p workload.Pattern, from string, period time.Duration) error {
+// simDynamic runs cfg with every I/O node's algorithm chosen each period
+// by dcfg's driver (package selection; its schedulers from from), and
+// prints the makespan and where each node spent its time.
+func simDynamic(cmd *cobra.Command, cfg sim.Config, p workload.Pattern, from string, dcfg selection.DriverConfig) error {
 	names := strings.Split(from, ",")
 	for _, n := range names {
 		if !slices.Contains(sched.Names(), n) {
 			return fmt.Errorf("sim run: --select-from: unknown scheduler %q (known: %v)", n, sched.Names())
 		}
 	}
-	res, d, err := eval.RunDynamic(cmd.Context(), cfg, selection.DriverConfig{Bandit: selection.BanditConfig{Schedulers: names}, Period: period}, cfg.Seed, nil)
+	dcfg.Bandit.Schedulers = names
+	res, d, err := eval.RunDynamic(cmd.Context(), cfg, dcfg, cfg.Seed, nil)
 	if err != nil {
 		return fmt.Errorf("sim run: %w", err)
 	}
 	out := cmd.OutOrStdout()
-	fmt.Fprintf(out, "scenario   %s, %d I/O nodes, dynamic selection among %s every %v\n", p, cfg.IONodes, from, period)
+	how := "AGIOS's armed bandit"
+	if dcfg.Policy != "" {
+		how = dcfg.Policy
+	}
+	if dcfg.Shared {
+		how += ", one choice for every node"
+	}
+	fmt.Fprintf(out, "scenario   %s, %d I/O nodes, dynamic selection (%s) among %s every %v\n", p, cfg.IONodes, how, from, dcfg.Period)
 	fmt.Fprintf(out, "makespan   %.3f s\nbandwidth  %.1f MB/s\nchanges    %d\n", res.Makespan.Seconds(), res.Bandwidth/1e6, d.Changes)
 	for n := range cfg.IONodes {
 		t := d.TimeIn(n)
