@@ -81,13 +81,34 @@ func TestSimRunDynamic(t *testing.T) {
 	if err := cmd.Execute(); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"dynamic selection among mlf,to-agg,sjf,to,noop", "makespan", "node 0 ", "node 1 "} {
+	for _, want := range []string{"dynamic selection (AGIOS's armed bandit) among mlf,to-agg,sjf,to,noop", "makespan", "node 0 ", "node 1 "} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("output lacks %q:\n%s", want, out.String())
 		}
 	}
 	if strings.Contains(out.String(), "changes    0\n") {
 		t.Errorf("no algorithm change:\n%s", out.String())
+	}
+	// Ours: Thompson sampling, one choice for every node (both nodes run alike).
+	out.Reset()
+	cmd = newRootCmd()
+	cmd.SetOut(&out)
+	cmd.SetErr(&out)
+	cmd.SetArgs([]string{"sim", "run", "--scheduler", "dynamic", "--select-policy", "thompson", "--select-shared", "--io-nodes", "2", "--total", "64MiB", "--write-read", "2", "--threads", "2"})
+	if err := cmd.Execute(); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "(thompson, one choice for every node)") {
+		t.Errorf("output lacks the selection's name:\n%s", out.String())
+	}
+	var nodes []string
+	for _, line := range strings.Split(out.String(), "\n") {
+		if strings.HasPrefix(line, "node ") {
+			nodes = append(nodes, line[len("node 0"):])
+		}
+	}
+	if len(nodes) != 2 || nodes[0] != nodes[1] {
+		t.Errorf("with one choice the nodes' times differ:\n%s", out.String())
 	}
 	cmd = newRootCmd()
 	cmd.SetOut(&out)
