@@ -73,12 +73,10 @@ func (d *Daemon) ApplyWindow(w time.Duration) error {
 		if d.sw.Name() != "twins" {
 			return fmt.Errorf("%w: %s", ErrNotTunable, d.sw.Name())
 		}
-		p := d.sw.Params()
-		if p.Window == w {
+		if d.sw.Params().Window == w {
 			return nil
 		}
-		p.Window = w
-		if err := d.sw.SetParams(now, p); err != nil {
+		if err := d.sw.SetWindow(now, w); err != nil {
 			return err
 		}
 		d.window.Store(int64(w))

@@ -128,7 +128,7 @@ func (t *aioli) endTurn(used time.Duration) {
 	t.h.push(s)
 }
 
-func (t *aioli) SetParams(_ time.Duration, p Params) error { return t.setParams(p) }
+func (t *aioli) SetParams(_ time.Duration, p Config) error { return t.setParams(p) }
 
 func (t *aioli) drain(dst []item) []item {
 	t.h.clear()

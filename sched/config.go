@@ -8,7 +8,9 @@ import (
 // Config configures a scheduler. Zero fields take the defaults listed; New
 // validates the result and returns ErrBadConfig with the offending field.
 // Every field except Servers, Node and Nodes can be changed at run time with
-// a Tunable scheduler's SetParams, without losing requests.
+// a Tunable scheduler's SetParams, without losing requests: the same struct
+// carries the construction-time and the run-time parameters, so each field
+// lives once.
 type Config struct {
 	Servers int // number of queues (PFS data servers), >= 1; required
 	Node    int // this I/O node's index, >= 0 (TWINS translation rule: node k starts at server k mod Servers)
@@ -42,39 +44,6 @@ const (
 	DefaultTimeslice    = time.Millisecond
 	DefaultSWWindow     = time.Millisecond
 )
-
-// Params are the run-time tunable parameters (a subset of Config). Zero
-// numeric fields take the Config defaults; SetParams replaces all of them, so
-// read the current values with Params, change one, and set them back.
-type Params struct {
-	Window       time.Duration
-	SkipEmpty    bool
-	IdleStart    bool
-	Aligned      bool
-	MaxAggregate int64
-	MaxBatch     int
-	Quantum      int64
-	Timeslice    time.Duration
-	SWWindow     time.Duration
-	Weights      []float64
-}
-
-// Params returns the tunable part of c.
-func (c Config) Params() Params {
-	return Params{
-		Window: c.Window, SkipEmpty: c.SkipEmpty, IdleStart: c.IdleStart, Aligned: c.Aligned, MaxAggregate: c.MaxAggregate,
-		MaxBatch: c.MaxBatch, Quantum: c.Quantum, Timeslice: c.Timeslice,
-		SWWindow: c.SWWindow, Weights: c.Weights,
-	}
-}
-
-// WithParams returns c with its tunable fields replaced by p.
-func (c Config) WithParams(p Params) Config {
-	c.Window, c.SkipEmpty, c.IdleStart, c.Aligned, c.MaxAggregate = p.Window, p.SkipEmpty, p.IdleStart, p.Aligned, p.MaxAggregate
-	c.MaxBatch, c.Quantum, c.Timeslice = p.MaxBatch, p.Quantum, p.Timeslice
-	c.SWWindow, c.Weights = p.SWWindow, p.Weights
-	return c
-}
 
 // WithDefaults returns c with zero fields set to their defaults.
 func (c Config) WithDefaults() Config {

@@ -9,11 +9,13 @@ import (
 )
 
 // Tunable is a scheduler whose parameters can change at run time. SetParams
-// keeps every queued and in-flight request; zero numeric fields take the
-// Config defaults and invalid values return ErrBadConfig (and change nothing).
+// replaces every field of the Config but Servers, Node and Nodes, which stay
+// as constructed (pass them zero or unchanged; Params returns them). It keeps
+// every queued and in-flight request; zero numeric fields take the Config
+// defaults and invalid values return ErrBadConfig (and change nothing).
 type Tunable interface {
-	SetParams(now time.Duration, p Params) error
-	Params() Params
+	SetParams(now time.Duration, p Config) error
+	Params() Config
 }
 
 // Stats are a scheduler's cumulative statistics since it was created.
@@ -97,16 +99,25 @@ func (c *core) Name() string  { return c.name }
 func (c *core) Len() int      { return c.n }
 func (c *core) InFlight() int { return c.inflight }
 func (c *core) Stats() Stats  { return c.stats }
-func (c *core) Params() Params {
-	p := c.cfg.Params()
+func (c *core) Params() Config {
+	p := c.cfg
 	p.Weights = slices.Clone(p.Weights)
 	return p
 }
 func (c *core) base() *core { return c }
 
 // setParams validates p and stores it; algorithms call it first.
-func (c *core) setParams(p Params) error {
-	cfg := c.cfg.WithParams(p)
+func (c *core) setParams(p Config) error {
+	switch {
+	case p.Servers != 0 && p.Servers != c.cfg.Servers:
+		return fmt.Errorf("%w: Servers = %d, fixed at %d", ErrBadConfig, p.Servers, c.cfg.Servers)
+	case p.Node != 0 && p.Node != c.cfg.Node:
+		return fmt.Errorf("%w: Node = %d, fixed at %d", ErrBadConfig, p.Node, c.cfg.Node)
+	case p.Nodes != 0 && p.Nodes != c.cfg.Nodes:
+		return fmt.Errorf("%w: Nodes = %d, fixed at %d", ErrBadConfig, p.Nodes, c.cfg.Nodes)
+	}
+	cfg := p
+	cfg.Servers, cfg.Node, cfg.Nodes = c.cfg.Servers, c.cfg.Node, c.cfg.Nodes
 	// Zero fields take the defaults; Nodes is fixed already.
 	cfg = cfg.WithDefaults()
 	if err := cfg.Validate(); err != nil {

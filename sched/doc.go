@@ -15,7 +15,7 @@
 //		send b to data server b.Queue   // b.Requests stays valid until Complete
 //	}
 //	s.Complete(now, b.ID, bytes, took)  // when the data server answered
-//	p := s.Params(); p.Window = w; s.SetParams(now, p)   // the Council's decision
+//	s.SetWindow(now, w)                 // the Council's decision (SetParams: any other parameter)
 //	s.Switch(now, "fifo")               // change algorithm, keep every queued request
 //
 // Schedulers never sleep, start goroutines, read the clock or keep globals:
@@ -59,8 +59,9 @@
 // the next window then. With the current queue empty Next returns ok=false
 // and retryAt = the window's end; with SkipEmpty (ours) TWINS instead moves
 // at once to the next server with requests and starts a window there.
-// SetParams with a new Window keeps the current window's start and sets its
-// end to start + Window (ending it at the next Next if that is past).
+// SetWindow (or SetParams) with a new Window keeps the current window's
+// start and sets its end to start + Window (ending it at the next Next if
+// that is past).
 //
 // # Promises tested (property tests over random streams)
 //

@@ -76,16 +76,13 @@ func ExampleNames() {
 	// handle-based round robin with a byte quantum per turn, merging up to 16 contiguous requests (IOFSL HBRR)
 }
 
-// The Council announces a new TWINS window: read the parameters, change
-// one, set them back. Queued requests stay.
-func ExampleSwitcher_SetParams() {
+// The Council announces a new TWINS window. Queued requests stay.
+func ExampleSwitcher_SetWindow() {
 	sw, _ := sched.NewSwitcher("twins", sched.Config{Servers: 2})
 	sw.Add(0, sched.Request{ID: 1, Queue: 1, Length: 4096, Op: rw.Read})
 	_, _, retry := sw.Next(0) // server 0's window, its queue is empty
 	fmt.Println("wait until", retry)
-	p := sw.Params()
-	p.Window = sched.Windows[0] // 125µs
-	if err := sw.SetParams(0, p); err != nil {
+	if err := sw.SetWindow(0, sched.Windows[0]); err != nil { // 125µs
 		panic(err)
 	}
 	_, _, retry = sw.Next(0)

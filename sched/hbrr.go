@@ -81,7 +81,7 @@ func (t *hbrr) endTurn() {
 	t.rr.Push(s)
 }
 
-func (t *hbrr) SetParams(_ time.Duration, p Params) error { return t.setParams(p) }
+func (t *hbrr) SetParams(_ time.Duration, p Config) error { return t.setParams(p) }
 
 func (t *hbrr) drain(dst []item) []item {
 	t.rr.Clear()

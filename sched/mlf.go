@@ -70,7 +70,7 @@ func (t *mlf) Next(now time.Duration) (Batch, bool, time.Duration) {
 	return Batch{}, false, retry
 }
 
-func (t *mlf) SetParams(_ time.Duration, p Params) error { return t.setParams(p) }
+func (t *mlf) SetParams(_ time.Duration, p Config) error { return t.setParams(p) }
 
 func (t *mlf) drain(dst []item) []item {
 	t.rr.Clear()

@@ -87,8 +87,9 @@ func drawConfig(t *rapid.T) Config {
 	}
 }
 
-func drawParams(t *rapid.T, cfg Config) Params {
-	p := drawConfig(t).Params()
+func drawParams(t *rapid.T, cfg Config) Config {
+	p := drawConfig(t)
+	p.Servers, p.Node, p.Nodes = cfg.Servers, cfg.Node, cfg.Nodes // fixed at construction
 	if rapid.Bool().Draw(t, "weights") {
 		p.Weights = make([]float64, cfg.Servers)
 		for i := range p.Weights {

@@ -173,11 +173,21 @@ func (s *Switcher) InFlight() int {
 	return n
 }
 
-// SetParams tunes the current algorithm (and those switched to later).
-func (s *Switcher) SetParams(now time.Duration, p Params) error { return s.cur.SetParams(now, p) }
+// SetParams tunes the current algorithm (and those switched to later); see
+// Tunable.
+func (s *Switcher) SetParams(now time.Duration, p Config) error { return s.cur.SetParams(now, p) }
 
-// Params returns the current parameters.
-func (s *Switcher) Params() Params { return s.cur.Params() }
+// SetWindow changes the TWINS window alone from now on (zero: the default),
+// keeping every other parameter and every queued request; see SetParams.
+func (s *Switcher) SetWindow(now, w time.Duration) error {
+	p := s.cur.Params()
+	p.Window = w
+	return s.cur.SetParams(now, p)
+}
+
+// Params returns the current parameters (the Config in force, defaults
+// filled in).
+func (s *Switcher) Params() Config { return s.cur.Params() }
 
 // Stats returns the current algorithm's statistics since it became current.
 func (s *Switcher) Stats() Stats { return s.cur.Stats() }

@@ -57,7 +57,7 @@ func (t *sjf) Next(now time.Duration) (Batch, bool, time.Duration) {
 	return t.emit(now, slot, buf), true, 0
 }
 
-func (t *sjf) SetParams(_ time.Duration, p Params) error { return t.setParams(p) }
+func (t *sjf) SetParams(_ time.Duration, p Config) error { return t.setParams(p) }
 
 func (t *sjf) drain(dst []item) []item {
 	t.h.clear()

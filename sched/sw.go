@@ -118,7 +118,7 @@ func (t *sw) Next(now time.Duration) (Batch, bool, time.Duration) {
 	return t.emit(now, s, append(buf, r)), true, 0
 }
 
-func (t *sw) SetParams(_ time.Duration, p Params) error {
+func (t *sw) SetParams(_ time.Duration, p Config) error {
 	old := t.cfg.SWWindow
 	if err := t.setParams(p); err != nil {
 		return err

@@ -202,13 +202,24 @@ func TestSwitcherErrors(t *testing.T) {
 	if _, err := NewSwitcher("bogus", Config{Servers: 2}); !errors.Is(err, ErrUnknownAlgo) {
 		t.Fatalf("NewSwitcher unknown: got %v", err)
 	}
-	if err := sw.SetParams(0, Params{MaxBatch: -2}); !errors.Is(err, ErrBadConfig) {
+	if err := sw.SetParams(0, Config{MaxBatch: -2}); !errors.Is(err, ErrBadConfig) {
 		t.Fatalf("SetParams bad: got %v", err)
 	}
+	for _, fixed := range []Config{{Servers: 3}, {Node: 1}, {Nodes: 2}} {
+		if err := sw.SetParams(0, fixed); !errors.Is(err, ErrBadConfig) {
+			t.Fatalf("SetParams(%+v) changing a construction-time field: got %v, want ErrBadConfig", fixed, err)
+		}
+	}
 	p := sw.Params()
-	p.Window = 2 * time.Millisecond
+	p.MaxBatch = 3
 	if err := sw.SetParams(0, p); err != nil {
 		t.Fatal(err)
+	}
+	if err := sw.SetWindow(0, 2*time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	if got := sw.Params(); got.Window != 2*time.Millisecond || got.MaxBatch != 3 {
+		t.Fatalf("after SetWindow(2ms): Window %v MaxBatch %d, want 2ms and the 3 set before", got.Window, got.MaxBatch)
 	}
 	if err := sw.Switch(0, "hbrr"); err != nil {
 		t.Fatal(err)

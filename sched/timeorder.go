@@ -41,7 +41,7 @@ func (t *timeOrder) Next(now time.Duration) (Batch, bool, time.Duration) {
 	return t.emit(now, s, append(buf, it.r)), true, 0
 }
 
-func (t *timeOrder) SetParams(_ time.Duration, p Params) error { return t.setParams(p) }
+func (t *timeOrder) SetParams(_ time.Duration, p Config) error { return t.setParams(p) }
 
 func (t *timeOrder) drain(dst []item) []item {
 	for t.q.Len() > 0 {

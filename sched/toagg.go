@@ -65,7 +65,7 @@ func (t *toAgg) Next(now time.Duration) (Batch, bool, time.Duration) {
 	return Batch{}, false, 0
 }
 
-func (t *toAgg) SetParams(_ time.Duration, p Params) error { return t.setParams(p) }
+func (t *toAgg) SetParams(_ time.Duration, p Config) error { return t.setParams(p) }
 
 func (t *toAgg) drain(dst []item) []item {
 	t.order.Clear()

@@ -42,7 +42,7 @@ import "time"
 // ended, drift apart node by node. IdleStart does not apply; SkipEmpty
 // serves the next non-empty queue within the slot.
 //
-// Changing Window mid-window (SetParams): the current window keeps its start
+// Changing Window mid-window (Switcher.SetWindow, SetParams): the current window keeps its start
 // and its end is recomputed as start + new Window; if that is already past,
 // the window ends at the next Next.
 type twins struct {
@@ -123,7 +123,7 @@ func (t *twins) Next(now time.Duration) (Batch, bool, time.Duration) {
 	return t.emit(now, s, append(buf, it.r)), true, 0
 }
 
-func (t *twins) SetParams(_ time.Duration, p Params) error {
+func (t *twins) SetParams(_ time.Duration, p Config) error {
 	if err := t.setParams(p); err != nil {
 		return err
 	}

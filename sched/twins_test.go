@@ -203,7 +203,7 @@ func TestTWINSSetWindow(t *testing.T) {
 	if s.Len() != 2 {
 		t.Fatalf("Len %d, want 2", s.Len())
 	}
-	if err := tw.SetParams(0, Params{Window: -1}); err == nil {
+	if err := tw.SetParams(0, Config{Window: -1}); err == nil {
 		t.Fatal("negative window accepted")
 	}
 	if got := tw.Params().Window; got != 100*time.Microsecond {

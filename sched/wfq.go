@@ -105,7 +105,7 @@ func (t *wfq) fastForward() {
 	}
 }
 
-func (t *wfq) SetParams(_ time.Duration, p Params) error { return t.setParams(p) }
+func (t *wfq) SetParams(_ time.Duration, p Config) error { return t.setParams(p) }
 
 func (t *wfq) drain(dst []item) []item {
 	for i := range t.queues {

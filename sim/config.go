@@ -7,6 +7,7 @@ import (
 
 	"github.com/adaptio/adaptio/dataserver"
 	"github.com/adaptio/adaptio/disk"
+	"github.com/adaptio/adaptio/sched"
 	"github.com/adaptio/adaptio/workload"
 )
 
@@ -105,7 +106,6 @@ const (
 	DefaultServers        = 4
 	DefaultStripeBytes    = 64 << 10
 	DefaultScheduler      = "twins"
-	DefaultWindow         = time.Millisecond
 	DefaultThreads        = 512
 	DefaultAggregate      = 16
 	DefaultNetBytesPerSec = 1.25e9
@@ -148,7 +148,7 @@ func (c Config) WithDefaults() Config {
 		c.Scheduler = DefaultScheduler
 	}
 	if c.Window == 0 {
-		c.Window = DefaultWindow
+		c.Window = sched.DefaultWindow
 	}
 	if c.Aggregate == 0 {
 		c.Aggregate = DefaultAggregate

@@ -241,10 +241,7 @@ func (s *Sim) SetWindow(node int, w time.Duration) error {
 	if node < 0 || node >= len(s.ions) {
 		return fmt.Errorf("%w: no I/O node %d", ErrBadConfig, node)
 	}
-	sw := s.ions[node].sch
-	p := sw.Params()
-	p.Window = w
-	return sw.SetParams(time.Duration(s.now), p)
+	return s.ions[node].sch.SetWindow(time.Duration(s.now), w)
 }
 
 // Switch makes I/O node node run the named scheduler from now on.

@@ -108,7 +108,7 @@ func runConfig(base sim.Config, r dataset.Run, seed uint64) sim.Config {
 	cfg.Scheduler = r.Scheduler
 	cfg.Window = r.Window
 	if cfg.Window == 0 {
-		cfg.Window = sim.DefaultWindow
+		cfg.Window = sched.DefaultWindow
 	}
 	cfg.Seed = seed
 	return cfg
