@@ -3,6 +3,7 @@ package sim
 import (
 	"errors"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/adaptio/adaptio/dataserver"
@@ -22,6 +23,11 @@ type Config struct {
 	// previous one has finished (a barrier), on the same files (file i of
 	// every pattern is the same file), so a write can be read back.
 	Patterns []workload.Pattern
+	// Traces, instead of Patterns, replay recorded workloads back to back,
+	// with the same barrier: each process issues its requests in order, one
+	// at a time, each after its think time (workload.Request). A file keeps
+	// its name's identity from trace to trace. Patterns or Traces, not both.
+	Traces []workload.Trace
 
 	IONodes     int   // I/O nodes (default 1)
 	ClientNodes int   // client (compute) nodes (default 32); processes are spread evenly over them in blocks, nodes over I/O nodes in blocks
@@ -189,8 +195,16 @@ func (c Config) Validate() error {
 	bad := func(format string, a ...any) error {
 		return fmt.Errorf("%w: %s", ErrBadConfig, fmt.Sprintf(format, a...))
 	}
-	if len(c.Patterns) == 0 {
-		return bad("no pattern")
+	if len(c.Patterns) == 0 && len(c.Traces) == 0 {
+		return bad("no pattern or trace")
+	}
+	if len(c.Patterns) > 0 && len(c.Traces) > 0 {
+		return bad("both patterns and traces: one kind of workload per run")
+	}
+	for i, t := range c.Traces {
+		if t == nil || t.Processes() < 1 || t.Processes() > math.MaxInt32 {
+			return bad("trace %d: no process, or more than %d", i, math.MaxInt32)
+		}
 	}
 	for i, p := range c.Patterns {
 		if err := p.Validate(); err != nil {

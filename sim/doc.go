@@ -39,7 +39,10 @@
 //	res := s.Result()
 //
 // Config.Patterns runs patterns back to back on the same files (WriteRead
-// builds write-then-read iterations). The engine runs on the caller's
+// builds write-then-read iterations); Config.Traces replays recorded
+// workloads instead (workload.Trace: each process's requests in order, of
+// any length, each after its think time, read one at a time through a
+// cursor so that a trace need not be held whole). The engine runs on the caller's
 // goroutine and touches no files; package sim/experiment runs the papers'
 // grid in parallel and writes the dataset (package dataset), measures the
 // findings and checks the model against FORGE.

@@ -31,6 +31,8 @@ type process struct {
 	n       int   // requests to issue in this pattern
 	file    int   // current request's file index
 	off     int64 // current request's offset
+	length  int64 // current request's bytes
+	op      rw.Op // current request's operation
 	pending int32 // pieces not yet completed
 	start   int64 // when the current request was issued
 }
@@ -99,6 +101,7 @@ type Sim struct {
 	bpieces  []backend.Piece
 	layout   backend.Layout
 	firsts   []int            // server of stripe 0 of each file of the current pattern
+	tr       traceState       // the current phase's trace (Config.Traces)
 	fileBusy map[uint64]int32 // FileConcurrency: accesses in service per file
 	fileWait map[uint64][]int32
 
@@ -116,6 +119,7 @@ type Sim struct {
 	obs         []access.Observation
 
 	trace func(NodeEvent)
+	err   error // a trace's request could not be read or was invalid: the run stops
 }
 
 // NodeEvent is what happens at an I/O node's dispatch core, for SetTrace:
@@ -220,6 +224,9 @@ func New(cfg Config, logger *slog.Logger) (*Sim, error) {
 	s.clients = make([]struct{ tx, rx link }, cfg.ClientNodes)
 	s.intervalEnd = int64(cfg.Interval)
 	s.startPhase(0)
+	if s.err != nil {
+		return nil, s.err
+	}
 	return s, nil
 }
 
@@ -258,8 +265,12 @@ func (s *Sim) Switch(node int, name string) error {
 	return nil
 }
 
-// startPhase places the processes of pattern k and lets them start.
+// startPhase places the processes of pattern (or trace) k and lets them start.
 func (s *Sim) startPhase(k int) {
+	if len(s.cfg.Traces) > 0 {
+		s.startTrace(k)
+		return
+	}
 	p := s.cfg.Patterns[k]
 	s.phase = k
 	s.phaseStart = s.now
@@ -300,18 +311,50 @@ func (s *Sim) send(t int64, tx, rx *link, bytes int64) int64 {
 	return at + d
 }
 
-func (s *Sim) fileHandle(file int) uint64 { return uint64(file) + 1 }
+func (s *Sim) fileHandle(file int) uint64 {
+	if s.tr.cur != nil {
+		return s.tr.handles[file]
+	}
+	return uint64(file) + 1
+}
 
-// issue sends process i's next request.
+// fileName is the name of file of the current pattern or trace.
+func (s *Sim) fileName(file int) string {
+	if s.tr.cur != nil {
+		return s.tr.names[file]
+	}
+	return s.cfg.Patterns[s.phase].FileName(file)
+}
+
+// processDone counts a process that finished the current phase; the last
+// one ends the phase and starts the next (or ends the run).
+func (s *Sim) processDone() {
+	s.remaining--
+	if s.remaining > 0 {
+		return
+	}
+	s.phases = append(s.phases, time.Duration(s.now-s.phaseStart))
+	if s.phase+1 < len(s.cfg.Patterns)+len(s.cfg.Traces) {
+		s.startPhase(s.phase + 1)
+	} else {
+		s.done = true
+		s.doneAt = s.now
+	}
+}
+
+// issue sends process i's next request (a trace's was read by traceNext).
 func (s *Sim) issue(i int) {
 	pr := &s.procs[i]
-	p := &s.cfg.Patterns[s.phase]
-	pr.file, pr.off = p.Request(i, pr.next)
+	if s.tr.cur == nil {
+		p := &s.cfg.Patterns[s.phase]
+		pr.file, pr.off = p.Request(i, pr.next)
+		pr.length, pr.op = p.RequestSize, p.Op
+	}
 	pr.next++
 	pr.start = s.now
 	size := s.cfg.HeaderBytes
-	if p.Op == rw.Write {
-		size += p.RequestSize
+	if pr.op == rw.Write {
+		size += pr.length
 	}
 	c := &s.clients[pr.client]
 	at := s.send(s.now, &c.tx, &s.ions[pr.ion].rx, size)
@@ -336,20 +379,19 @@ func (s *Sim) split(file int, off, length int64) []piece {
 
 func (s *Sim) ionArrive(i int) {
 	pr := &s.procs[i]
-	p := &s.cfg.Patterns[s.phase]
 	n := &s.ions[pr.ion]
 	fh := s.fileHandle(pr.file)
-	n.acc.Request(uint32(pr.client), uint64(i), fh, pr.off, p.RequestSize, p.Op)
+	n.acc.Request(uint32(pr.client), uint64(i), fh, pr.off, pr.length, pr.op)
 	if s.trace != nil {
 		s.trace(NodeEvent{Kind: NodeArrive, At: time.Duration(s.now), Node: int(pr.ion), Client: int(pr.client),
-			File: p.FileName(pr.file), FileID: fh, Op: p.Op, Offset: pr.off, Length: p.RequestSize, Process: i})
+			File: s.fileName(pr.file), FileID: fh, Op: pr.op, Offset: pr.off, Length: pr.length, Process: i})
 	}
-	ps := s.split(pr.file, pr.off, p.RequestSize)
+	ps := s.split(pr.file, pr.off, pr.length)
 	pr.pending = int32(len(ps))
 	for j, pc := range ps {
 		err := n.core.Add(time.Duration(s.now), sched.Request{
 			ID: uint64(i)<<pieceBits | uint64(j), Queue: pc.server, File: fh,
-			Offset: pc.local, Length: pc.length, Op: p.Op, App: uint32(pr.client),
+			Offset: pc.local, Length: pc.length, Op: pr.op, App: uint32(pr.client),
 		})
 		if err != nil {
 			panic("sim: scheduler refused a request: " + err.Error())
@@ -419,27 +461,22 @@ func (s *Sim) step(e event) {
 	switch e.kind {
 	case evClientDone:
 		i := int(e.id)
-		if i < 0 { // first request of the pattern
+		if i < 0 { // a request to issue without a completion: the phase's first, or one after its think time
 			s.issue(-1 - i)
 			return
 		}
 		pr := &s.procs[i]
-		s.bytes += s.cfg.Patterns[s.phase].RequestSize
+		s.bytes += pr.length
 		s.requests++
+		if s.tr.cur != nil {
+			s.traceNext(i)
+			return
+		}
 		if pr.next < pr.n {
 			s.issue(i)
 			return
 		}
-		s.remaining--
-		if s.remaining == 0 {
-			s.phases = append(s.phases, time.Duration(s.now-s.phaseStart))
-			if s.phase+1 < len(s.cfg.Patterns) {
-				s.startPhase(s.phase + 1)
-			} else {
-				s.done = true
-				s.doneAt = s.now
-			}
-		}
+		s.processDone()
 	case evIONArrive:
 		s.ionArrive(int(e.id))
 	case evIONRetry:
@@ -493,7 +530,6 @@ func (s *Sim) step(e event) {
 		th := &s.threads[e.id]
 		k := int(th.ion)
 		n := &s.ions[k]
-		p := &s.cfg.Patterns[s.phase]
 		for bi := range th.acc.Batches {
 			b := &th.acc.Batches[bi]
 			for _, r := range b.Requests {
@@ -501,10 +537,10 @@ func (s *Sim) step(e event) {
 				pr := &s.procs[i]
 				pr.pending--
 				if pr.pending == 0 {
-					n.acc.Done(p.RequestSize)
+					n.acc.Done(pr.length)
 					size := s.cfg.HeaderBytes
-					if p.Op == rw.Read {
-						size += p.RequestSize
+					if pr.op == rw.Read {
+						size += pr.length
 					}
 					c := &s.clients[pr.client]
 					at := s.send(s.now, &n.tx, &c.rx, size)
@@ -552,10 +588,13 @@ func (s *Sim) Step() (obs []access.Observation, done bool, err error) {
 			return nil, true, nil
 		}
 	}
-	for !s.done && s.q.len() > 0 && s.q.peek() < s.intervalEnd {
+	for !s.done && s.err == nil && s.q.len() > 0 && s.q.peek() < s.intervalEnd {
 		e := s.q.pop()
 		s.now = e.t
 		s.step(e)
+	}
+	if s.err != nil {
+		return nil, false, s.err
 	}
 	if s.done {
 		start := s.intervalEnd - int64(s.cfg.Interval)
