@@ -23,13 +23,18 @@ type SelectConfig struct {
 	Period     time.Duration // selection period (default 1 s)
 	Policy     string        // "" AGIOS's rule; else a bandit policy (selection.DriverConfig.Policy)
 	Shared     bool          // one choice for every I/O node (selection.DriverConfig.Shared)
-	IONodes    int           // default 4
-	Threads    int           // dispatch slots per I/O node (default 2: the I/O node queues, so the algorithm matters)
-	Total      int64         // bytes per test and operation (default 256 MiB)
-	Repeat     int           // write-then-read passes per test (default 3)
-	Seed       uint64
-	Out        string
-	Command    string
+	Patterns   bool          // seed 003's pattern matching and Markov prediction (selection.DriverConfig.Patterns)
+	// Sequences runs SelectSequences instead of the twelve tests: patterns
+	// whose best algorithms differ, alternating, where a choice per
+	// pattern can beat every static algorithm.
+	Sequences bool
+	IONodes   int   // default 4
+	Threads   int   // dispatch slots per I/O node (default 2: the I/O node queues, so the algorithm matters)
+	Total     int64 // bytes per test and operation (default 256 MiB)
+	Repeat    int   // write-then-read passes per test (default 3)
+	Seed      uint64
+	Out       string
+	Command   string
 }
 
 // SelectTests are seed 003's twelve tests: contiguous or 1D-strided
@@ -45,6 +50,19 @@ func SelectTests() []workload.Pattern {
 		}
 	}
 	return out
+}
+
+// SelectSequences are access patterns whose best algorithms differ (small
+// contiguous requests: SJF and MLF; large ones: TO-agg), each written then
+// read in turn, the sequence repeated: the case for choosing per pattern.
+func SelectSequences() [][]workload.Pattern {
+	p := func(procs int, sp workload.Spatiality, size int64) workload.Pattern {
+		return workload.Pattern{Processes: procs, Layout: workload.Shared, Spatiality: sp, RequestSize: size}
+	}
+	return [][]workload.Pattern{
+		{p(32, workload.Contiguous, 32<<10), p(32, workload.Contiguous, 16<<20)},
+		{p(64, workload.Contiguous, 32<<10), p(64, workload.Strided, 4<<20)},
+	}
 }
 
 // SelectRow is one test's outcome.
@@ -82,12 +100,41 @@ func RunSelect(ctx context.Context, cfg SelectConfig) ([]SelectRow, error) {
 	if cfg.Repeat == 0 {
 		cfg.Repeat = 3
 	}
-	var rows []SelectRow
-	for _, p := range SelectTests() {
+	type test struct {
+		name   string
+		phases []workload.Pattern
+	}
+	sized := func(p workload.Pattern) workload.Pattern {
 		p.TotalBytes = max(cfg.Total/(p.RequestSize*int64(p.Processes)), 1) * p.RequestSize * int64(p.Processes)
 		p.Op = rw.Write
-		base := sim.Config{Patterns: sim.WriteRead(p, cfg.Repeat), IONodes: cfg.IONodes, Threads: cfg.Threads, Seed: cfg.Seed, MaxTime: 30 * 24 * time.Hour}
-		row := SelectRow{Test: strings.Replace(p.String(), "-write", "", 1), Static: map[string]time.Duration{}}
+		return p
+	}
+	var tests []test
+	if cfg.Sequences {
+		for _, seq := range SelectSequences() {
+			var phases []workload.Pattern
+			var names []string
+			for _, p := range seq {
+				names = append(names, strings.Replace(sized(p).String(), "-write", "", 1))
+			}
+			for range cfg.Repeat {
+				for _, p := range seq {
+					phases = append(phases, sim.WriteRead(sized(p), 1)...)
+				}
+			}
+			tests = append(tests, test{strings.Join(names, " / "), phases})
+		}
+	} else {
+		for _, p := range SelectTests() {
+			p = sized(p)
+			tests = append(tests, test{strings.Replace(p.String(), "-write", "", 1), sim.WriteRead(p, cfg.Repeat)})
+		}
+	}
+	var rows []SelectRow
+	for _, tt := range tests {
+		p := tt.name
+		base := sim.Config{Patterns: tt.phases, IONodes: cfg.IONodes, Threads: cfg.Threads, Seed: cfg.Seed, MaxTime: 30 * 24 * time.Hour}
+		row := SelectRow{Test: tt.name, Static: map[string]time.Duration{}}
 		var bestBW float64
 		for _, s := range cfg.Schedulers {
 			c := base
@@ -126,7 +173,7 @@ func simulateDynamic(ctx context.Context, base sim.Config, cfg SelectConfig) (ti
 	lateFrom := latePeriods * cfg.Period
 	var lateBytes int64
 	var lastAt time.Duration
-	res, d, err := RunDynamic(ctx, base, selection.DriverConfig{Bandit: selection.BanditConfig{Schedulers: cfg.Schedulers}, Period: cfg.Period, Policy: cfg.Policy, Shared: cfg.Shared},
+	res, d, err := RunDynamic(ctx, base, selection.DriverConfig{Bandit: selection.BanditConfig{Schedulers: cfg.Schedulers}, Period: cfg.Period, Policy: cfg.Policy, Shared: cfg.Shared, Patterns: patternsIf(cfg.Patterns)},
 		cfg.Seed, func(now time.Duration, o access.Observation) {
 			lastAt = now
 			if now > lateFrom {
@@ -161,6 +208,13 @@ func RunDynamic(ctx context.Context, cfg sim.Config, dcfg selection.DriverConfig
 		if err := s.Switch(n, d.Current(n)); err != nil {
 			return sim.Result{}, nil, err
 		}
+	}
+	if dcfg.Patterns != nil {
+		s.SetTrace(func(ev sim.NodeEvent) {
+			if ev.Kind == sim.NodeArrive {
+				d.Request(ev.Node, selection.Request{File: ev.FileID, Offset: ev.Offset, Length: ev.Length, Write: ev.Op == rw.Write})
+			}
+		})
 	}
 	res, err := s.Run(ctx, sim.Hooks{OnNodeInterval: func(s *sim.Sim, now time.Duration, obs []access.Observation) error {
 		var sum selection.Figures
@@ -226,6 +280,14 @@ func writeSelect(cfg SelectConfig, rows []SelectRow) error {
 	return rep.WriteHTML(filepath.Join(cfg.Out, "report.html"))
 }
 
+// patternsIf is the pattern matcher's default configuration, or nil.
+func patternsIf(on bool) *selection.KBConfig {
+	if !on {
+		return nil
+	}
+	return &selection.KBConfig{}
+}
+
 // selectionName says how dynamic selection chose in cfg.
 func selectionName(cfg SelectConfig) string {
 	how := "AGIOS's armed bandit on each I/O node"
@@ -234,6 +296,9 @@ func selectionName(cfg SelectConfig) string {
 	}
 	if cfg.Shared {
 		how = strings.Replace(how, "on each I/O node", "making one choice for every I/O node", 1)
+	}
+	if cfg.Patterns {
+		how += ", with pattern matching and the Markov chain's prediction"
 	}
 	return how
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -72,5 +73,23 @@ func TestDynamicSelectionLeavesASlowAlgorithm(t *testing.T) {
 				t.Errorf("TO-agg ran %.0f%% of the run (%v), want at least %.0f%%", 100*share, tm, 100*tt.best)
 			}
 		})
+	}
+}
+
+// Sequences alternate patterns whose best algorithms differ; each is one
+// row, every static algorithm and dynamic selection with pattern matching
+// run on it.
+func TestSelectSequences(t *testing.T) {
+	rows, err := eval.RunSelect(context.Background(), eval.SelectConfig{Total: 8 << 20, Repeat: 2, IONodes: 2, Sequences: true, Patterns: true, Policy: "thompson", Shared: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != len(eval.SelectSequences()) {
+		t.Fatalf("%d rows, want one per sequence (%d)", len(rows), len(eval.SelectSequences()))
+	}
+	for _, r := range rows {
+		if !strings.Contains(r.Test, " / ") || len(r.Static) != 5 || r.Dynamic <= 0 {
+			t.Errorf("%+v", r)
+		}
 	}
 }

@@ -32,6 +32,19 @@ type DriverConfig struct {
 	// others run (they share the data servers), and each learns from a
 	// quarter of the periods on four nodes.
 	Shared bool
+	// Patterns, if set, adds seed 003's pattern matching: each period's
+	// access series (the first MaxSeries requests the caller passes to
+	// Request) joins the knowledge base, the period's reward is credited
+	// to its pattern, and the Markov chain's predicted next pattern
+	// chooses the next algorithm. Under AGIOS's rule the prediction's
+	// best-known algorithm runs, else the bandit decides; with Policy (ours)
+	// each pattern has its own policy (a contextual bandit keyed by the
+	// pattern), the predicted pattern's chooses, and without a prediction
+	// the node's.
+	Patterns *KBConfig
+	// MaxSeries bounds the requests of a period kept for its series
+	// (default 512).
+	MaxSeries int
 }
 
 // Figures are what an I/O node did in one interval.
@@ -59,11 +72,14 @@ type learner struct {
 
 type nodeState struct {
 	learner
-	current string
-	start   time.Duration // start of the current period
-	bytes   int64
-	served  int64
-	time    map[string]time.Duration // time each algorithm ran
+	kb        *KnowledgeBase
+	byPattern map[int]*learner // with Patterns and Policy: each pattern's
+	reqs      []Request        // the period's first MaxSeries requests
+	current   string
+	start     time.Duration // start of the current period
+	bytes     int64
+	served    int64
+	time      map[string]time.Duration // time each algorithm ran
 }
 
 // NewDriver returns a driver for nodes I/O nodes (one choice for all with
@@ -85,21 +101,44 @@ func NewDriver(cfg DriverConfig, nodes int, rng *rand.Rand) (*Driver, error) {
 	if cfg.Shared {
 		nodes = 1
 	}
+	if cfg.MaxSeries == 0 {
+		cfg.MaxSeries = 512
+	}
+	if cfg.MaxSeries < 0 {
+		return nil, fmt.Errorf("%w: series of at most %d requests", ErrConfig, cfg.MaxSeries)
+	}
 	d := &Driver{cfg: cfg}
 	for range nodes {
 		n := nodeState{time: map[string]time.Duration{}}
-		var err error
-		if cfg.Policy != "" {
-			if n.policy, err = bandit.New(cfg.Policy, len(cfg.Bandit.Schedulers), bandit.Options{}); err != nil {
-				return nil, fmt.Errorf("%w: %v", ErrConfig, err)
-			}
-		} else if n.agios, err = NewBandit(cfg.Bandit); err != nil {
+		l, err := newLearner(cfg)
+		if err != nil {
 			return nil, err
+		}
+		n.learner = *l
+		if cfg.Patterns != nil {
+			if n.kb, err = NewKnowledgeBase(*cfg.Patterns); err != nil {
+				return nil, err
+			}
+			n.byPattern = map[int]*learner{}
 		}
 		n.current = n.choose(cfg.Bandit.Schedulers, 0, rng)
 		d.nodes = append(d.nodes, n)
 	}
 	return d, nil
+}
+
+// newLearner returns AGIOS's bandit or cfg.Policy over cfg's algorithms.
+func newLearner(cfg DriverConfig) (*learner, error) {
+	l := &learner{}
+	var err error
+	if cfg.Policy != "" {
+		if l.policy, err = bandit.New(cfg.Policy, len(cfg.Bandit.Schedulers), bandit.Options{}); err != nil {
+			return nil, fmt.Errorf("%w: %v", ErrConfig, err)
+		}
+	} else if l.agios, err = NewBandit(cfg.Bandit); err != nil {
+		return nil, err
+	}
+	return l, nil
 }
 
 func (l *learner) choose(names []string, now time.Duration, rng *rand.Rand) string {
@@ -131,6 +170,15 @@ func (d *Driver) index(node int) int {
 	return node
 }
 
+// Request records a request node received, in arrival order, for the
+// period's access series (with Patterns; ignored otherwise).
+func (d *Driver) Request(node int, r Request) {
+	n := &d.nodes[d.index(node)]
+	if n.kb != nil && len(n.reqs) < d.cfg.MaxSeries {
+		n.reqs = append(n.reqs, r)
+	}
+}
+
 // Interval adds one interval's figures of node (ending at now) and, when
 // a period is over and served at least MinRequests requests, returns the
 // algorithm the node should run next (change false: keep the current). A
@@ -145,7 +193,7 @@ func (d *Driver) Interval(node int, now time.Duration, f Figures, rng *rand.Rand
 	}
 	if n.bytes == 0 && n.served == 0 {
 		n.time[n.current] += now - n.start
-		n.start = now
+		n.start, n.reqs = now, n.reqs[:0]
 		return n.current, false // idle
 	}
 	if n.served < d.cfg.MinRequests {
@@ -153,9 +201,15 @@ func (d *Driver) Interval(node int, now time.Duration, f Figures, rng *rand.Rand
 	}
 	n.time[n.current] += now - n.start
 	names := d.cfg.Bandit.Schedulers
-	n.record(names, n.current, float64(n.bytes)/(now-n.start).Seconds(), now)
+	bw := float64(n.bytes) / (now - n.start).Seconds()
+	n.record(names, n.current, bw, now)
 	next = n.choose(names, now, rng)
-	n.start, n.bytes, n.served = now, 0, 0
+	if n.kb != nil {
+		if pick, ok := d.matchPatterns(n, bw, now, rng); ok {
+			next = pick
+		}
+	}
+	n.start, n.bytes, n.served, n.reqs = now, 0, 0, n.reqs[:0]
 	if next == n.current {
 		return next, false
 	}
@@ -163,6 +217,46 @@ func (d *Driver) Interval(node int, now time.Duration, f Figures, rng *rand.Rand
 	d.Changes++
 	return next, true
 }
+
+// matchPatterns joins the period's series to n's knowledge base, credits
+// the period's reward bw to its pattern, and returns the algorithm the
+// predicted next pattern calls for (false: none, the node's learner
+// decides).
+func (d *Driver) matchPatterns(n *nodeState, bw float64, now time.Duration, rng *rand.Rand) (string, bool) {
+	names := d.cfg.Bandit.Schedulers
+	m := n.kb.Observe(SeriesOf(n.reqs))
+	if m.ID >= 0 {
+		_ = n.kb.Credit(m.ID, n.current, bw) // m.ID is known
+		if d.cfg.Policy != "" {
+			l := n.byPattern[m.ID]
+			if l == nil {
+				var err error
+				if l, err = newLearner(d.cfg); err != nil {
+					panic("selection: configuration validated by NewDriver no longer valid: " + err.Error())
+				}
+				// A new pattern starts from what the node learned over
+				// every pattern, as a prior (package bandit: a wrong one
+				// costs at most a pull per algorithm).
+				if slices.ContainsFunc(n.policy.Counts(), func(c int64) bool { return c > 0 }) {
+					_ = bandit.SetPrior(l.policy, n.policy.Values(), 0) // l is new
+				}
+				n.byPattern[m.ID] = l
+			}
+			l.record(names, n.current, bw, now)
+		}
+	}
+	if d.cfg.Policy == "" {
+		return n.kb.Advise()
+	}
+	id, ok := n.kb.Predict()
+	if l := n.byPattern[id]; ok && l != nil {
+		return l.choose(names, now, rng), true
+	}
+	return "", false
+}
+
+// Patterns is node's knowledge base (nil without DriverConfig.Patterns).
+func (d *Driver) Patterns(node int) *KnowledgeBase { return d.nodes[d.index(node)].kb }
 
 // TimeIn returns how long node ran each algorithm, over whole periods.
 func (d *Driver) TimeIn(node int) map[string]time.Duration {

@@ -114,3 +114,53 @@ func TestDriverSharedMakesOneChoice(t *testing.T) {
 		t.Errorf("to-agg, 4 times faster, ran %v of 200 s: %v", tm["to-agg"], tm)
 	}
 }
+
+// Two access patterns alternate period by period, each with its own best
+// algorithm. With pattern matching the Markov chain predicts the next
+// pattern and that pattern's policy chooses: the right algorithm runs most
+// of the time. Without it one policy sees both and cannot do better than
+// about half.
+func TestDriverPatternsFollowAnAlternation(t *testing.T) {
+	names := []string{"sjf", "to-agg", "mlf"}
+	best := []string{"sjf", "to-agg"}
+	series := func(k int) []Request {
+		var out []Request
+		n, step := 20, int64(4096) // pattern 0: 20 contiguous requests
+		if k == 1 {
+			n, step = 40, 1<<30 // pattern 1: 40 requests far apart
+		}
+		for i := range n {
+			out = append(out, Request{File: 1, Offset: int64(i) * step, Length: 4096, Write: true})
+		}
+		return out
+	}
+	run := func(patterns *KBConfig) float64 {
+		rng := rand.New(rand.NewPCG(7, 8))
+		d, err := NewDriver(DriverConfig{Bandit: BanditConfig{Schedulers: names}, Policy: "thompson", Patterns: patterns}, 1, rng)
+		if err != nil {
+			t.Fatal(err)
+		}
+		right := 0
+		const periods = 400
+		for p := range periods {
+			k := p % 2
+			for _, r := range series(k) {
+				d.Request(0, r)
+			}
+			bytes := int64(50)
+			if d.Current(0) == best[k] {
+				bytes = 100
+				if p >= periods/2 {
+					right++
+				}
+			}
+			d.Interval(0, time.Duration(p+1)*time.Second, Figures{Bytes: bytes, Served: 1}, rng)
+		}
+		return float64(right) / (periods / 2)
+	}
+	with, without := run(&KBConfig{}), run(nil)
+	if with < 0.8 || without > 0.6 {
+		t.Errorf("right algorithm in the second half: with patterns %.2f (want >= 0.8), without %.2f (want <= 0.6)", with, without)
+	}
+	t.Logf("right algorithm in the second half: with patterns %.2f, without %.2f", with, without)
+}

@@ -329,6 +329,8 @@ Writes select.csv and report.html to --out; prints the table.`,
 	f.StringVar(&from, "select-from", "mlf,to-agg,sjf,to,noop", "the algorithms (AGIOS's set by default)")
 	f.DurationVar(&cfg.Period, "select-period", time.Second, "how often an I/O node may change algorithm")
 	f.StringVar(&cfg.Policy, "policy", "", "empty: AGIOS's armed bandit; else a bandit policy of adaptio eval bandit (e.g. thompson-warm) over the same algorithms")
+	f.BoolVar(&cfg.Sequences, "sequences", false, "instead of the twelve tests, sequences of patterns whose best algorithms differ (each written then read in turn, --repeat times)")
+	f.BoolVar(&cfg.Patterns, "patterns", false, "seed 003's pattern matching: each period's access series joins a knowledge base (FastDTW) and the Markov chain's predicted next pattern chooses (with --policy: a policy per pattern)")
 	f.BoolVar(&cfg.Shared, "shared", false, "one choice for every I/O node from their summed bandwidth, as the Council decides TWINS's window (AGIOS: each node alone)")
 	f.IntVar(&cfg.IONodes, "io-nodes", 4, "I/O nodes")
 	f.IntVar(&cfg.Threads, "threads", 2, "dispatch slots per I/O node")

@@ -179,11 +179,15 @@ for a run long enough to learn.`,
 				r.write(cmd.OutOrStdout())
 				return nil
 			}
-			if scheduler == "dynamic" {
+			if scheduler == "dynamic" || scheduler == "pattern" {
 				if cmd.Flags().Changed("metrics") {
-					return errors.New("sim run: --metrics is not written with --scheduler dynamic")
+					return fmt.Errorf("sim run: --metrics is not written with --scheduler %s", scheduler)
 				}
-				return simDynamic(cmd, cfg, p, selectFrom, selection.DriverConfig{Period: selectPeriod, Policy: selectPolicy, Shared: selectShared})
+				dcfg := selection.DriverConfig{Period: selectPeriod, Policy: selectPolicy, Shared: selectShared}
+				if scheduler == "pattern" {
+					dcfg.Patterns = &selection.KBConfig{}
+				}
+				return simDynamic(cmd, cfg, p, selectFrom, dcfg)
 			}
 			s, err := sim.New(cfg, nil)
 			if err != nil {
@@ -255,7 +259,7 @@ for a run long enough to learn.`,
 	f.StringVar(&size, "request-size", "32KiB", "request size in bytes (suffixes k/KiB, m/MiB, g/GiB)")
 	f.StringVar(&total, "total", "4GiB", "bytes over all processes")
 	f.IntVar(&ion, "io-nodes", 8, "I/O nodes")
-	f.StringVar(&scheduler, "scheduler", "twins", "I/O node scheduler (registry: "+strings.Join(sched.Names(), ", ")+"), or dynamic: AGIOS's armed bandit chooses among --select-from every --select-period")
+	f.StringVar(&scheduler, "scheduler", "twins", "I/O node scheduler (registry: "+strings.Join(sched.Names(), ", ")+"); dynamic: AGIOS's armed bandit chooses among --select-from every --select-period; pattern: dynamic plus seed 003's pattern matching and Markov prediction")
 	f.StringVar(&selectFrom, "select-from", "mlf,to-agg,sjf,to,noop", "with --scheduler dynamic: the algorithms to choose among (AGIOS's set by default)")
 	f.DurationVar(&selectPeriod, "select-period", time.Second, "with --scheduler dynamic: how often an I/O node may change algorithm")
 	f.StringVar(&selectPolicy, "select-policy", "", "with --scheduler dynamic: empty for AGIOS's armed bandit, else a bandit policy (e.g. thompson) over the same algorithms")
@@ -464,8 +468,14 @@ func simDynamic(cmd *cobra.Command, cfg sim.Config, p workload.Pattern, from str
 	if dcfg.Shared {
 		how += ", one choice for every node"
 	}
+	if dcfg.Patterns != nil {
+		how += ", pattern matching"
+	}
 	fmt.Fprintf(out, "scenario   %s, %d I/O nodes, dynamic selection (%s) among %s every %v\n", p, cfg.IONodes, how, from, dcfg.Period)
 	fmt.Fprintf(out, "makespan   %.3f s\nbandwidth  %.1f MB/s\nchanges    %d\n", res.Makespan.Seconds(), res.Bandwidth/1e6, d.Changes)
+	if kb := d.Patterns(0); kb != nil {
+		fmt.Fprintf(out, "patterns   %d known on node 0\n", kb.Len())
+	}
 	for n := range cfg.IONodes {
 		t := d.TimeIn(n)
 		var parts []string

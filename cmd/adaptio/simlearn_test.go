@@ -110,6 +110,18 @@ func TestSimRunDynamic(t *testing.T) {
 	if len(nodes) != 2 || nodes[0] != nodes[1] {
 		t.Errorf("with one choice the nodes' times differ:\n%s", out.String())
 	}
+	// Seed 003's pattern matching: the knowledge base is reported.
+	out.Reset()
+	cmd = newRootCmd()
+	cmd.SetOut(&out)
+	cmd.SetErr(&out)
+	cmd.SetArgs([]string{"sim", "run", "--scheduler", "pattern", "--io-nodes", "2", "--total", "64MiB", "--write-read", "2", "--threads", "2"})
+	if err := cmd.Execute(); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "pattern matching)") || !strings.Contains(out.String(), " known on node 0") {
+		t.Errorf("pattern selection's output lacks its knowledge base:\n%s", out.String())
+	}
 	cmd = newRootCmd()
 	cmd.SetOut(&out)
 	cmd.SetErr(&out)
