@@ -12,15 +12,6 @@ import (
 	"github.com/adaptio/adaptio/demo/record"
 )
 
-// windowsUS converts windows to microseconds.
-func windowsUS(ws []time.Duration) []int64 {
-	out := make([]int64, len(ws))
-	for i, w := range ws {
-		out[i] = w.Microseconds()
-	}
-	return out
-}
-
 // contextLabel turns the Council's context key "SS/write" into "SS write".
 func contextLabel(ctx string) string { return strings.ReplaceAll(ctx, "/", " ") }
 
@@ -81,13 +72,13 @@ func (k *tracker) decision(t float64, phase string, d council.Decision, nodes in
 	delete(k.rounds, d.Round-64)
 	sec := record.Second{T: t, Phase: phase, Nodes: make([]record.NodeSecond, nodes)}
 	for i := range sec.Nodes {
-		sec.Nodes[i] = record.NodeSecond{Node: i, WindowUS: d.Window.Microseconds()}
+		sec.Nodes[i] = record.NodeSecond{Node: i, Window: d.Window}
 	}
 	for _, nr := range d.Nodes {
 		if nr.Node < 0 || nr.Node >= nodes {
 			continue
 		}
-		ns := record.NodeSecond{Node: nr.Node, Pattern: nr.Pattern, Op: nr.Op, WindowUS: nr.Window.Microseconds(), Bandwidth: nr.Bandwidth}
+		ns := record.NodeSecond{Node: nr.Node, Pattern: nr.Pattern, Op: nr.Op, Window: nr.Window, Bandwidth: nr.Bandwidth}
 		if nr.Pattern == "" {
 			ns.Op = ""
 		}

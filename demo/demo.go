@@ -201,7 +201,7 @@ func (c Config) Phases() []Phase {
 
 func (c Config) meta(mode string) record.Meta {
 	m := record.Meta{Mode: mode, Started: time.Now().UTC(), Nodes: c.Nodes, Servers: c.Servers,
-		WindowsUS: windowsUS(sched.Windows), StaticUS: c.Static.Microseconds(), Policy: c.Policy, Epsilon: c.Epsilon,
+		Windows: slices.Clone(sched.Windows), StaticWindow: c.Static, Policy: c.Policy, Epsilon: c.Epsilon,
 		StateDir: c.StateDir, ValueUnit: "MiB/s"}
 	for _, p := range c.Phases() {
 		m.Phases = append(m.Phases, p.Name)

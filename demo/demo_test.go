@@ -125,7 +125,7 @@ func TestSimDemoReportAgreesWithDecisionLog(t *testing.T) {
 	}
 	for _, st := range s.Static {
 		if len(st.Phases) != 4 || st.Total <= 0 {
-			t.Errorf("static %d µs: phases %v total %v", st.WindowUS, st.Phases, st.Total)
+			t.Errorf("static %v: phases %v total %v", st.Window, st.Phases, st.Total)
 		}
 	}
 	// Seconds of the recording are the rounds of the log, one per simulated second.
@@ -171,8 +171,8 @@ func TestSimDemoStaticDoesNotLearn(t *testing.T) {
 	}
 	for _, sec := range rec.Seconds {
 		for _, n := range sec.Nodes {
-			if n.WindowUS != 4000 || n.Explore {
-				t.Fatalf("t=%v node %d: window %d µs explore %v; want 4000 µs, no exploration", sec.T, n.Node, n.WindowUS, n.Explore)
+			if n.Window != 4*time.Millisecond || n.Explore {
+				t.Fatalf("t=%v node %d: window %v explore %v; want 4ms, no exploration", sec.T, n.Node, n.Window, n.Explore)
 			}
 		}
 	}

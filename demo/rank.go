@@ -32,7 +32,7 @@ func (s Setting) String() string {
 	if s.FIFO {
 		return "FIFO"
 	}
-	return report.WindowLabel(s.Window.Microseconds())
+	return report.WindowLabel(s.Window)
 }
 
 // RankSettings are the papers' seven windows and FIFO (seed 000 Fig. 1).

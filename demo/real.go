@@ -470,6 +470,6 @@ func staticRealOne(ctx context.Context, cfg Config, w time.Duration) (record.Sta
 		return record.StaticResult{}, err
 	}
 	sr := record.CycleMean(r.Snapshot().Iterations)
-	sr.WindowUS, sr.Label = w.Microseconds(), ""
+	sr.Window, sr.Label = w, ""
 	return sr, nil
 }

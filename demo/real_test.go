@@ -103,7 +103,7 @@ func TestRealDemoStaticComparisonOnRealStack(t *testing.T) {
 		t.Fatalf("static comparison on %q with %d windows, want real, %d", rec.Meta.StaticOn, len(rec.Static), len(sched.Windows))
 	}
 	for i, s := range rec.Static {
-		if s.WindowUS != sched.Windows[i].Microseconds() || len(s.Phases) != 2 || s.Total <= 0 {
+		if s.Window != sched.Windows[i] || len(s.Phases) != 2 || s.Total <= 0 {
 			t.Errorf("static row %d: %+v; want window %v, 2 phases, a positive total", i, s, sched.Windows[i])
 		}
 	}

@@ -206,7 +206,7 @@ func staticSim(ctx context.Context, cfg Config) ([]record.StaticResult, error) {
 		if err != nil {
 			return nil, fmt.Errorf("window %v: %w", w, err)
 		}
-		sr := record.StaticResult{WindowUS: w.Microseconds(), Phases: map[string]float64{}}
+		sr := record.StaticResult{Window: w, Phases: map[string]float64{}}
 		for k, m := range phaseMeans(res, len(phases)) {
 			if m > 0 {
 				sr.Phases[phases[k].Name] = m

@@ -19,7 +19,7 @@ func newSink(t testing.TB) (*decisionSink, *record.Recorder) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { f.Close() })
-	rec := record.New(record.Meta{Nodes: 2, WindowsUS: windowsUS(sched.Windows)})
+	rec := record.New(record.Meta{Nodes: 2, Windows: sched.Windows})
 	var ph atomic.Value
 	ph.Store("SS write")
 	return &decisionSink{file: f, t0: time.Now(), phase: &ph, trk: newTracker(rec, nil, sched.Windows, 0), nodes: 2}, rec
@@ -45,10 +45,10 @@ func TestSinkSplitsLines(t *testing.T) {
 		t.Fatalf("got %d seconds, %+v; want 3 seconds, 3 rounds, 1 exploration", len(got.Seconds), got.Decisions)
 	}
 	// Round 3's report was made under round 2's window, an exploration.
-	if n := got.Seconds[2].Nodes[1]; !n.Explore || n.WindowUS != sched.Windows[2].Microseconds() || n.Pattern != "SS" {
+	if n := got.Seconds[2].Nodes[1]; !n.Explore || n.Window != sched.Windows[2] || n.Pattern != "SS" {
 		t.Errorf("third second node 1: %+v; want SS under %v, explore", n, sched.Windows[2])
 	}
-	if n := got.Seconds[2].Nodes[0]; n.Pattern != "" || n.WindowUS != sched.Windows[3].Microseconds() {
+	if n := got.Seconds[2].Nodes[0]; n.Pattern != "" || n.Window != sched.Windows[3] {
 		t.Errorf("silent node 0: %+v; want no pattern, the decided window", n)
 	}
 }

@@ -76,7 +76,7 @@ func (v *View) line(d record.Delta, sec record.Second, snap record.Delta) string
 		} else {
 			p += "/" + n.Op
 		}
-		fmt.Fprintf(&b, " | n%d %s %s %s %s", n.Node, p, report.WindowLabel(n.WindowUS), decision(n, d.Meta.StaticUS > 0), mib(n.Bandwidth))
+		fmt.Fprintf(&b, " | n%d %s %s %s %s", n.Node, p, report.WindowLabel(n.Window), decision(n, d.Meta.StaticWindow > 0), mib(n.Bandwidth))
 	}
 	if k := len(snap.Iterations); k > 0 {
 		it := snap.Iterations[k-1]
@@ -100,19 +100,19 @@ func (v *View) screen(d record.Delta, sec record.Second, snap record.Delta) stri
 	if v.URL != "" {
 		fmt.Fprintf(&b, "dashboard: %s   (Ctrl-C stops, saves learned state and writes the report)\n", v.URL)
 	}
-	if d.Meta.StaticUS > 0 {
-		fmt.Fprintf(&b, "static window %s (no learning)\n", report.WindowLabel(d.Meta.StaticUS))
+	if d.Meta.StaticWindow > 0 {
+		fmt.Fprintf(&b, "static window %s (no learning)\n", report.WindowLabel(d.Meta.StaticWindow))
 	} else if d.Meta.CarriedOver > 0 {
 		fmt.Fprintf(&b, "learning continues: %d bandit pulls carried over from %s\n", d.Meta.CarriedOver, d.Meta.StateDir)
 	}
 	fmt.Fprintf(&b, "\nphase now: %s\n\n", orDash(sec.Phase))
-	if d.Meta.StaticUS == 0 {
+	if d.Meta.StaticWindow == 0 {
 		b.WriteString("decision: exploit = the window the Council values best for the pattern, explore = a window tried to learn;\n" +
 			"p = the probability the bandit policy gave the window in force\n\n")
 	}
 	fmt.Fprintf(&b, "%-5s %-8s %-6s %-8s %-16s %14s\n", "node", "pattern", "op", "window", "decision", "bandwidth")
 	for _, n := range sec.Nodes {
-		dec := decision(n, d.Meta.StaticUS > 0)
+		dec := decision(n, d.Meta.StaticWindow > 0)
 		if dec != "static" && n.Pattern != "" && n.Prob > 0 {
 			dec += fmt.Sprintf(" p=%.2f", n.Prob)
 		}
@@ -121,16 +121,16 @@ func (v *View) screen(d record.Delta, sec record.Second, snap record.Delta) stri
 		} else {
 			dec = fmt.Sprintf("%-16s", dec)
 		}
-		fmt.Fprintf(&b, "%-5d %-8s %-6s %-8s %s %14s\n", n.Node, orDash(n.Pattern), orDash(n.Op), report.WindowLabel(n.WindowUS), dec, mib(n.Bandwidth))
+		fmt.Fprintf(&b, "%-5d %-8s %-6s %-8s %s %14s\n", n.Node, orDash(n.Pattern), orDash(n.Op), report.WindowLabel(n.Window), dec, mib(n.Bandwidth))
 	}
-	if len(d.Estimates) > 0 && len(d.Meta.WindowsUS) > 0 {
+	if len(d.Estimates) > 0 && len(d.Meta.Windows) > 0 {
 		b.WriteString("\nlearned (best window per pattern, pulls):")
 		for _, e := range d.Estimates {
 			var n int64
 			for _, c := range e.Counts {
 				n += c
 			}
-			fmt.Fprintf(&b, "  %s %s (%d)", e.Context, report.WindowLabel(d.Meta.WindowsUS[min(max(e.Best, 0), len(d.Meta.WindowsUS)-1)]), n)
+			fmt.Fprintf(&b, "  %s %s (%d)", e.Context, report.WindowLabel(d.Meta.Windows[min(max(e.Best, 0), len(d.Meta.Windows)-1)]), n)
 		}
 		b.WriteString("\n")
 	}

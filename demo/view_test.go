@@ -4,15 +4,16 @@ import (
 	"bytes"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/adaptio/adaptio/demo/record"
 )
 
 func viewRecorder() *record.Recorder {
-	rec := record.New(record.Meta{Mode: "real", Nodes: 2, WindowsUS: []int64{250, 8000}, Phases: []string{"SS write", "SS read"}})
+	rec := record.New(record.Meta{Mode: "real", Nodes: 2, Windows: []time.Duration{250 * time.Microsecond, 8 * time.Millisecond}, Phases: []string{"SS write", "SS read"}})
 	rec.AddSecond(record.Second{T: 1, Phase: "SS write", Nodes: []record.NodeSecond{
-		{Node: 0, Pattern: "SS", Op: "write", WindowUS: 250, Bandwidth: 3 << 20},
-		{Node: 1, Pattern: "SS", Op: "write", WindowUS: 8000, Explore: true, Prob: 0.02, Bandwidth: 1 << 20}}})
+		{Node: 0, Pattern: "SS", Op: "write", Window: 250 * time.Microsecond, Bandwidth: 3 << 20},
+		{Node: 1, Pattern: "SS", Op: "write", Window: 8 * time.Millisecond, Explore: true, Prob: 0.02, Bandwidth: 1 << 20}}})
 	rec.AddIteration(record.Iteration{Phase: "SS write", Seconds: 12.5})
 	rec.SetEstimates([]record.Estimate{{Context: "SS write", Values: []float64{3, 1}, Counts: []int64{4, 2}, Best: 0}})
 	return rec

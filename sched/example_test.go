@@ -76,6 +76,14 @@ func ExampleNames() {
 	// handle-based round robin with a byte quantum per turn, merging up to 16 contiguous requests (IOFSL HBRR)
 }
 
+func ExampleWindowLabel() {
+	for _, w := range sched.Windows {
+		fmt.Print(sched.WindowLabel(w), " ")
+	}
+	fmt.Println()
+	// Output: 125µs 250µs 500µs 1ms 2ms 4ms 8ms
+}
+
 // The Council announces a new TWINS window. Queued requests stay.
 func ExampleSwitcher_SetWindow() {
 	sw, _ := sched.NewSwitcher("twins", sched.Config{Servers: 2})

@@ -2,6 +2,7 @@ package sched
 
 import (
 	"errors"
+	"strconv"
 	"time"
 
 	"github.com/adaptio/adaptio/rw"
@@ -84,4 +85,14 @@ var (
 var Windows = []time.Duration{
 	125 * time.Microsecond, 250 * time.Microsecond, 500 * time.Microsecond,
 	1 * time.Millisecond, 2 * time.Millisecond, 4 * time.Millisecond, 8 * time.Millisecond,
+}
+
+// WindowLabel formats a window the way the papers do: microseconds below a
+// millisecond ("125µs"), milliseconds from one up ("1ms", "8ms", "1.5ms").
+// It is the one label of a window in text, figures and reports.
+func WindowLabel(w time.Duration) string {
+	if w >= time.Millisecond {
+		return strconv.FormatFloat(float64(w)/float64(time.Millisecond), 'f', -1, 64) + "ms"
+	}
+	return strconv.FormatFloat(float64(w)/float64(time.Microsecond), 'f', -1, 64) + "µs"
 }

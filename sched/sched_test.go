@@ -182,3 +182,22 @@ func TestBatchBufferReuse(t *testing.T) {
 		t.Fatalf("steady add/next/complete allocates %v times", allocs)
 	}
 }
+
+func TestWindowLabel(t *testing.T) {
+	for _, tt := range []struct {
+		w    time.Duration
+		want string
+	}{
+		{125 * time.Microsecond, "125µs"},
+		{1500 * time.Nanosecond, "1.5µs"},
+		{0, "0µs"},
+		{time.Millisecond, "1ms"},
+		{1500 * time.Microsecond, "1.5ms"},
+		{8 * time.Millisecond, "8ms"},
+		{2 * time.Second, "2000ms"},
+	} {
+		if got := WindowLabel(tt.w); got != tt.want {
+			t.Errorf("WindowLabel(%v) = %q, want %q", tt.w, got, tt.want)
+		}
+	}
+}

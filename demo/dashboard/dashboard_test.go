@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/adaptio/adaptio/demo/record"
 )
@@ -50,7 +51,7 @@ func TestStateIsIncremental(t *testing.T) {
 	srv := httptest.NewServer(Handler(rec))
 	defer srv.Close()
 	for i := 1; i <= 5; i++ {
-		rec.AddSecond(record.Second{T: float64(i), Nodes: []record.NodeSecond{{Node: 0, Pattern: "SS", Op: "write", WindowUS: 250}}})
+		rec.AddSecond(record.Second{T: float64(i), Nodes: []record.NodeSecond{{Node: 0, Pattern: "SS", Op: "write", Window: 250 * time.Microsecond}}})
 	}
 	rec.AddIteration(record.Iteration{Phase: "SS write", Seconds: 4})
 	tests := []struct {

@@ -8,13 +8,13 @@ import (
 
 // NodeSecond is one I/O node's state during one second of the run.
 type NodeSecond struct {
-	Node      int     `json:"node"`
-	Pattern   string  `json:"pattern"`   // detected class: "FPP", "SC", "SS" or "" (idle)
-	Op        string  `json:"op"`        // majority operation: "read", "write" or ""
-	WindowUS  int64   `json:"window_us"` // TWINS window in force, microseconds
-	Explore   bool    `json:"explore"`   // the window was chosen to explore
-	Prob      float64 `json:"prob"`      // probability the policy chose that window
-	Bandwidth float64 `json:"bw"`        // bytes per second completed in the second
+	Node      int           `json:"node"`
+	Pattern   string        `json:"pattern"` // detected class: "FPP", "SC", "SS" or "" (idle)
+	Op        string        `json:"op"`      // majority operation: "read", "write" or ""
+	Window    time.Duration `json:"-"`       // TWINS window in force (JSON: "window_us")
+	Explore   bool          `json:"explore"` // the window was chosen to explore
+	Prob      float64       `json:"prob"`    // probability the policy chose that window
+	Bandwidth float64       `json:"bw"`      // bytes per second completed in the second
 }
 
 // Second is the whole system during one second (virtual or wall-clock).
@@ -39,7 +39,7 @@ type Iteration struct {
 // pattern and operation, one bandit instance).
 type Estimate struct {
 	Context string    `json:"context"` // e.g. "SS write"
-	Values  []float64 `json:"values"`  // per window, in Meta.WindowsUS order
+	Values  []float64 `json:"values"`  // per window, in Meta.Windows order
 	Counts  []int64   `json:"counts"`  // pulls per window
 	Best    int       `json:"best"`    // greedy window index
 }
@@ -53,31 +53,31 @@ type Event struct {
 
 // StaticResult is the workload run under one fixed window.
 type StaticResult struct {
-	WindowUS int64              `json:"window_us"` // 0 for the learning run
-	Label    string             `json:"label"`
-	Phases   map[string]float64 `json:"phases"` // mean execution seconds per phase
-	Total    float64            `json:"total"`  // sum over phases of the mean seconds (one full cycle)
+	Window time.Duration      `json:"-"` // 0 for the learning run (JSON: "window_us")
+	Label  string             `json:"label"`
+	Phases map[string]float64 `json:"phases"` // mean execution seconds per phase
+	Total  float64            `json:"total"`  // sum over phases of the mean seconds (one full cycle)
 }
 
 // Meta describes the run.
 type Meta struct {
-	Mode        string    `json:"mode"` // "sim" or "real"
-	Title       string    `json:"title"`
-	Started     time.Time `json:"started"`
-	Nodes       int       `json:"nodes"`
-	Servers     int       `json:"servers"`
-	WindowsUS   []int64   `json:"windows_us"`
-	StaticUS    int64     `json:"static_us"` // fixed window, 0 when learning
-	Policy      string    `json:"policy"`
-	Epsilon     float64   `json:"epsilon"`
-	StateDir    string    `json:"state_dir"`
-	CarriedOver int64     `json:"carried_over"` // bandit pulls loaded from the state directory at start
-	DecisionLog string    `json:"decision_log"` // the Council's decision log of this run (JSON lines)
-	Phases      []string  `json:"phases"`       // phase cycle of one experiment iteration
-	Workload    string    `json:"workload"`     // human description of the experiment
-	Notes       []string  `json:"notes"`
-	ValueUnit   string    `json:"value_unit"` // unit of the value estimates ("MiB/s")
-	StaticOn    string    `json:"static_on"`  // where the static comparison ran: "sim" or "real" ("" : same as Mode)
+	Mode         string          `json:"mode"` // "sim" or "real"
+	Title        string          `json:"title"`
+	Started      time.Time       `json:"started"`
+	Nodes        int             `json:"nodes"`
+	Servers      int             `json:"servers"`
+	Windows      []time.Duration `json:"-"` // the Council's arms (JSON: "windows_us")
+	StaticWindow time.Duration   `json:"-"` // fixed window, 0 when learning (JSON: "static_us")
+	Policy       string          `json:"policy"`
+	Epsilon      float64         `json:"epsilon"`
+	StateDir     string          `json:"state_dir"`
+	CarriedOver  int64           `json:"carried_over"` // bandit pulls loaded from the state directory at start
+	DecisionLog  string          `json:"decision_log"` // the Council's decision log of this run (JSON lines)
+	Phases       []string        `json:"phases"`       // phase cycle of one experiment iteration
+	Workload     string          `json:"workload"`     // human description of the experiment
+	Notes        []string        `json:"notes"`
+	ValueUnit    string          `json:"value_unit"` // unit of the value estimates ("MiB/s")
+	StaticOn     string          `json:"static_on"`  // where the static comparison ran: "sim" or "real" ("" : same as Mode)
 }
 
 // Recording is everything the run produced that the views and the report show.
@@ -114,7 +114,7 @@ const MaxSeconds = 1 << 15
 type Decisions struct {
 	Rounds   int64   `json:"rounds"`
 	Explores int64   `json:"explores"`
-	ByWindow []int64 `json:"by_window"` // rounds that chose each window, in Meta.WindowsUS order
+	ByWindow []int64 `json:"by_window"` // rounds that chose each window, in Meta.Windows order
 }
 
 // Delta is the part of a Recording after given positions, for incremental views.
@@ -239,8 +239,8 @@ func (r *Recorder) AddDecision(w int, explore bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	d := &r.rec.Decisions
-	if len(d.ByWindow) < len(r.rec.Meta.WindowsUS) {
-		d.ByWindow = append(d.ByWindow, make([]int64, len(r.rec.Meta.WindowsUS)-len(d.ByWindow))...)
+	if len(d.ByWindow) < len(r.rec.Meta.Windows) {
+		d.ByWindow = append(d.ByWindow, make([]int64, len(r.rec.Meta.Windows)-len(d.ByWindow))...)
 	}
 	d.Rounds++
 	if explore {

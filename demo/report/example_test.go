@@ -2,21 +2,22 @@ package report_test
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/adaptio/adaptio/demo/record"
 	"github.com/adaptio/adaptio/demo/report"
 )
 
 func ExampleWindowLabel() {
-	for _, us := range []int64{125, 250, 1000, 8000} {
-		fmt.Print(report.WindowLabel(us), " ")
+	for _, w := range []time.Duration{0, 125 * time.Microsecond, 250 * time.Microsecond, time.Millisecond, 8 * time.Millisecond} {
+		fmt.Print(report.WindowLabel(w), " ")
 	}
 	fmt.Println()
-	// Output: 125µs 250µs 1ms 8ms
+	// Output: learning 125µs 250µs 1ms 8ms
 }
 
 func ExampleSummarize() {
-	rec := record.New(record.Meta{Mode: "sim", Nodes: 1, WindowsUS: []int64{250, 8000}})
+	rec := record.New(record.Meta{Mode: "sim", Nodes: 1, Windows: []time.Duration{250 * time.Microsecond, 8 * time.Millisecond}})
 	for _, s := range []float64{30, 27, 26, 24} {
 		rec.AddIteration(record.Iteration{Phase: "SS write", Seconds: s})
 	}

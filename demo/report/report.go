@@ -13,17 +13,16 @@ import (
 
 	"github.com/adaptio/adaptio/demo/record"
 	"github.com/adaptio/adaptio/internal/atomicfile"
+	"github.com/adaptio/adaptio/sched"
 )
 
-// WindowLabel formats a window in microseconds the way the papers do ("125µs", "8ms").
-func WindowLabel(us int64) string {
-	switch {
-	case us <= 0:
+// WindowLabel is the demo's label of a window: "learning" where none is
+// fixed (w <= 0, the learning run's), else sched.WindowLabel ("125µs", "8ms").
+func WindowLabel(w time.Duration) string {
+	if w <= 0 {
 		return "learning"
-	case us%1000 == 0:
-		return fmt.Sprintf("%dms", us/1000)
 	}
-	return fmt.Sprintf("%dµs", us)
+	return sched.WindowLabel(w)
 }
 
 // Summary is the machine-readable part of the report, embedded as JSON in
@@ -41,14 +40,14 @@ type Summary struct {
 	Static     []record.StaticResult `json:"static"`
 	Learned    record.StaticResult   `json:"learned"`
 	Carried    int64                 `json:"carried_over"`
-	WindowsUS  []int64               `json:"windows_us"`
-	Rounds     record.Decisions      `json:"rounds"` // the Council's deciding rounds, as in the decision log
+	WindowsUS  []int64               `json:"windows_us"` // the Council's arms in microseconds, as in the recording
+	Rounds     record.Decisions      `json:"rounds"`     // the Council's deciding rounds, as in the decision log
 }
 
 // Summarize computes the Summary of a recording.
 func Summarize(r record.Recording) Summary {
 	s := Summary{Mode: r.Meta.Mode, Elapsed: r.Elapsed, Seconds: len(r.Seconds), Iterations: len(r.Iterations),
-		Estimates: r.Estimates, Static: r.Static, Carried: r.Meta.CarriedOver, WindowsUS: r.Meta.WindowsUS,
+		Estimates: r.Estimates, Static: r.Static, Carried: r.Meta.CarriedOver, WindowsUS: record.MicrosOf(r.Meta.Windows),
 		Learned: record.Summary(r.Iterations), Rounds: r.Decisions}
 	for _, p := range record.Phases(r.Iterations) {
 		s.Phases = append(s.Phases, record.Stats(r.Iterations, p))
@@ -141,8 +140,8 @@ func Write(w io.Writer, r record.Recording) error {
 		mode = "the deterministic simulator (virtual time)"
 	}
 	learn := "learning with " + r.Meta.Policy
-	if r.Meta.StaticUS > 0 {
-		learn = "static window " + WindowLabel(r.Meta.StaticUS) + " (no learning)"
+	if r.Meta.StaticWindow > 0 {
+		learn = "static window " + WindowLabel(r.Meta.StaticWindow) + " (no learning)"
 	} else if r.Meta.Epsilon > 0 {
 		learn += fmt.Sprintf(" (epsilon %.2f)", r.Meta.Epsilon)
 	}
@@ -152,8 +151,8 @@ func Write(w io.Writer, r record.Recording) error {
 	if d := r.Decisions; d.Rounds > 0 {
 		var parts []string
 		for i, n := range d.ByWindow {
-			if i < len(r.Meta.WindowsUS) {
-				parts = append(parts, fmt.Sprintf("%s %d", WindowLabel(r.Meta.WindowsUS[i]), n))
+			if i < len(r.Meta.Windows) {
+				parts = append(parts, fmt.Sprintf("%s %d", WindowLabel(r.Meta.Windows[i]), n))
 			}
 		}
 		pg.Lines = append(pg.Lines, fmt.Sprintf("The Council closed %d deciding rounds, %d of them explorations (%.0f%%). Rounds per chosen window: %s.",
@@ -261,8 +260,8 @@ func fig7(r record.Recording, phases []string) []figure {
 		spans = []span{{t0, t0 + seg, "Window in force: the first 15 minutes (seed 000 Fig. 7)"}, {t1 - seg, t1, "Window in force: the last 15 minutes"}}
 	}
 	var ticks []Tick
-	for i, us := range r.Meta.WindowsUS {
-		ticks = append(ticks, Tick{float64(i), WindowLabel(us)})
+	for i, w := range r.Meta.Windows {
+		ticks = append(ticks, Tick{float64(i), WindowLabel(w)})
 	}
 	var out []figure
 	for _, sp := range spans {
@@ -287,7 +286,7 @@ func fig7(r record.Recording, phases []string) []figure {
 					}
 				}
 				n := sec.Nodes[node]
-				k := slices.Index(r.Meta.WindowsUS, n.WindowUS)
+				k := slices.Index(r.Meta.Windows, n.Window)
 				if k < 0 {
 					continue
 				}
@@ -336,7 +335,7 @@ func fig8(r record.Recording) figure {
 	for _, e := range r.Estimates {
 		var bars []Bar
 		for i, v := range e.Values {
-			br := Bar{Label: WindowLabel(r.Meta.WindowsUS[min(i, len(r.Meta.WindowsUS)-1)]), Value: v}
+			br := Bar{Label: WindowLabel(r.Meta.Windows[min(i, len(r.Meta.Windows)-1)]), Value: v}
 			if i < len(e.Counts) {
 				br.Note = fmt.Sprintf("n=%d", e.Counts[i])
 			}
@@ -364,21 +363,21 @@ func static(r record.Recording, sum Summary, phases []string) ([]string, []stati
 	if on == "" {
 		on = r.Meta.Mode
 	}
-	if r.Meta.StaticUS == 0 && len(r.Iterations) > 0 && on == r.Meta.Mode {
+	if r.Meta.StaticWindow == 0 && len(r.Iterations) > 0 && on == r.Meta.Mode {
 		rows = append(rows, learned)
 	}
 	best := math.Inf(1)
 	for _, s := range r.Static {
-		if s.WindowUS > 0 {
+		if s.Window > 0 {
 			best = math.Min(best, s.Total)
 		}
 	}
 	var out []staticRow
 	var bars []Bar
 	for _, s := range rows {
-		row := staticRow{Label: s.Label, Total: fmt.Sprintf("%.2f", s.Total), Learn: s.WindowUS == 0, Static: s.WindowUS > 0}
+		row := staticRow{Label: s.Label, Total: fmt.Sprintf("%.2f", s.Total), Learn: s.Window == 0, Static: s.Window > 0}
 		if row.Label == "" {
-			row.Label = WindowLabel(s.WindowUS)
+			row.Label = WindowLabel(s.Window)
 		}
 		for _, p := range cols {
 			if v, ok := s.Phases[p]; ok {
@@ -390,7 +389,7 @@ func static(r record.Recording, sum Summary, phases []string) ([]string, []stati
 		if best > 0 && !math.IsInf(best, 0) {
 			row.Rel = fmt.Sprintf("%.0f%%", 100*s.Total/best)
 		}
-		row.Best = s.WindowUS > 0 && s.Total == best
+		row.Best = s.Window > 0 && s.Total == best
 		col := "#9bb3d6"
 		if row.Learn {
 			col = "#ff7f0e"
@@ -416,7 +415,7 @@ func verdict(rows []record.StaticResult) string {
 	for i := range rows {
 		r := &rows[i]
 		switch {
-		case r.WindowUS == 0:
+		case r.Window == 0:
 			learn = r
 		default:
 			if best == nil || r.Total < best.Total {
@@ -425,7 +424,7 @@ func verdict(rows []record.StaticResult) string {
 			if worst == nil || r.Total > worst.Total {
 				worst = r
 			}
-			if r.WindowUS == 1000 {
+			if r.Window == sched.DefaultWindow {
 				def = r
 			}
 		}
@@ -434,11 +433,11 @@ func verdict(rows []record.StaticResult) string {
 		return ""
 	}
 	v := fmt.Sprintf("After learning, one cycle takes %.2f s: %.0f%% of the time of the best static window (%s, %.2f s, which nobody knows in advance)",
-		learn.Total, 100*learn.Total/best.Total, WindowLabel(best.WindowUS), best.Total)
+		learn.Total, 100*learn.Total/best.Total, WindowLabel(best.Window), best.Total)
 	if def != nil {
-		v += fmt.Sprintf(", %.0f%% of the default window's (1ms, %.2f s)", 100*learn.Total/def.Total, def.Total)
+		v += fmt.Sprintf(", %.0f%% of the default window's (%s, %.2f s)", 100*learn.Total/def.Total, WindowLabel(def.Window), def.Total)
 	}
-	v += fmt.Sprintf(" and %.0f%% of the worst's (%s, %.2f s).", 100*learn.Total/worst.Total, WindowLabel(worst.WindowUS), worst.Total)
+	v += fmt.Sprintf(" and %.0f%% of the worst's (%s, %.2f s).", 100*learn.Total/worst.Total, WindowLabel(worst.Window), worst.Total)
 	return v
 }
 

@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/adaptio/adaptio/demo/internal/fake"
 	"github.com/adaptio/adaptio/demo/record"
@@ -99,11 +100,11 @@ func TestReportEmptyRun(t *testing.T) {
 
 func TestWindowLabel(t *testing.T) {
 	for _, tt := range []struct {
-		us   int64
+		w    time.Duration
 		want string
-	}{{125, "125µs"}, {1000, "1ms"}, {8000, "8ms"}, {0, "learning"}} {
-		if got := WindowLabel(tt.us); got != tt.want {
-			t.Errorf("WindowLabel(%d) = %q, want %q", tt.us, got, tt.want)
+	}{{125 * time.Microsecond, "125µs"}, {time.Millisecond, "1ms"}, {8 * time.Millisecond, "8ms"}, {0, "learning"}} {
+		if got := WindowLabel(tt.w); got != tt.want {
+			t.Errorf("WindowLabel(%v) = %q, want %q", tt.w, got, tt.want)
 		}
 	}
 }
@@ -127,8 +128,8 @@ func TestNiceTicks(t *testing.T) {
 
 func TestVerdict(t *testing.T) {
 	rows := []record.StaticResult{
-		{WindowUS: 250, Total: 20}, {WindowUS: 1000, Total: 25}, {WindowUS: 8000, Total: 40},
-		{WindowUS: 0, Total: 22, Label: "learning"},
+		{Window: 250 * time.Microsecond, Total: 20}, {Window: time.Millisecond, Total: 25}, {Window: 8 * time.Millisecond, Total: 40},
+		{Window: 0, Total: 22, Label: "learning"},
 	}
 	want := "After learning, one cycle takes 22.00 s: 110% of the time of the best static window (250µs, 20.00 s, which nobody knows in advance), 88% of the default window's (1ms, 25.00 s) and 55% of the worst's (8ms, 40.00 s)."
 	if got := verdict(rows); got != want {

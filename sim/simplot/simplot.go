@@ -13,7 +13,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"time"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -43,13 +42,6 @@ func save(p *plot.Plot, w, h vg.Length, dir, name string) ([]string, error) {
 	return out, nil
 }
 
-func windowLabel(w time.Duration) string {
-	if w < time.Millisecond {
-		return fmt.Sprintf("%dµs", w.Microseconds())
-	}
-	return fmt.Sprintf("%gms", float64(w)/float64(time.Millisecond))
-}
-
 // Fig1 draws, for each I/O node count, the makespan of seed 000 Fig. 1's
 // scenario (128 processes, shared file, 32 KiB 1D-strided reads) with FIFO
 // and HBRR (red) and TWINS with each window (blue): fig1-<n>ion.{svg,png}.
@@ -74,7 +66,7 @@ func Fig1(exps []dataset.Experiment, dir string) ([]string, error) {
 		}
 		for _, w := range sched.Windows {
 			if m, ok := o.Twins[w]; ok {
-				labels = append(labels, windowLabel(w))
+				labels = append(labels, sched.WindowLabel(w))
 				vals = append(vals, m.Seconds())
 				cols = append(cols, blue)
 			}
@@ -110,7 +102,7 @@ func BestWindow(exps []dataset.Experiment, dir string) ([]string, error) {
 	var labels []string
 	for _, w := range sched.Windows {
 		vals = append(vals, float64(f.BestWindowCount[w]))
-		labels = append(labels, windowLabel(w))
+		labels = append(labels, sched.WindowLabel(w))
 	}
 	bc, err := plotter.NewBarChart(vals, vg.Points(24))
 	if err != nil {

@@ -19,7 +19,10 @@
     t.textContent = s;
     return t;
   }
-  function winLabel(us) { return us >= 1000 && us % 1000 === 0 ? (us / 1000) + "ms" : us + "µs"; }
+  // winLabel labels a window given in microseconds (the JSON's *_us fields)
+  // as sched.WindowLabel does in Go ("125µs", "1ms", "1.5ms"): the charts are
+  // drawn in the browser, so it keeps its own copy of that one rule.
+  function winLabel(us) { return us >= 1000 ? (us / 1000) + "ms" : us + "µs"; }
   function nice(lo, hi, n) {
     if (hi <= lo) hi = lo + 1;
     const raw = (hi - lo) / n, mag = Math.pow(10, Math.floor(Math.log10(raw)));

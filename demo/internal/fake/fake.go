@@ -5,16 +5,18 @@ package fake
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 
 	"github.com/adaptio/adaptio/demo/record"
+	"github.com/adaptio/adaptio/sched"
 )
 
-// Windows are the seven TWINS windows in microseconds.
-var Windows = []int64{125, 250, 500, 1000, 2000, 4000, 8000}
+// Windows are the papers' seven TWINS windows.
+var Windows = slices.Clone(sched.Windows)
 
 // Meta describes a fake 4-node run.
 func Meta() record.Meta {
-	return record.Meta{Mode: "sim", Title: "adaptio demo (preview)", ValueUnit: "MiB/s", Nodes: 4, Servers: 4, WindowsUS: Windows,
+	return record.Meta{Mode: "sim", Title: "adaptio demo (preview)", ValueUnit: "MiB/s", Nodes: 4, Servers: 4, Windows: Windows,
 		Policy: "egreedy", Epsilon: 0.15, Phases: []string{"SS write", "SS read", "FPP write"},
 		Workload: "128 processes write then read a shared file in 32 KiB 1D-strided requests"}
 }
@@ -43,7 +45,7 @@ func Step(rec *record.Recorder, t int, rng *rand.Rand) {
 		if explore || it == 0 {
 			k = rng.IntN(len(Windows))
 		}
-		sec.Nodes = append(sec.Nodes, record.NodeSecond{Node: n, Pattern: pat, Op: op, WindowUS: Windows[k], Explore: explore,
+		sec.Nodes = append(sec.Nodes, record.NodeSecond{Node: n, Pattern: pat, Op: op, Window: Windows[k], Explore: explore,
 			Prob: 0.85, Bandwidth: (60 - 5*float64(absInt(k-best)) + rng.Float64()*5) * (1 << 20)})
 	}
 	rec.AddSecond(sec)
@@ -73,7 +75,7 @@ func Recording(seconds int, seed uint64) record.Recording {
 	}
 	var st []record.StaticResult
 	for i, w := range Windows {
-		st = append(st, record.StaticResult{WindowUS: w, Phases: map[string]float64{"SS write": 12 + float64(absInt(i-1)), "SS read": 8 + float64(absInt(i-6)), "FPP write": 5 + float64(absInt(i-3))/2},
+		st = append(st, record.StaticResult{Window: w, Phases: map[string]float64{"SS write": 12 + float64(absInt(i-1)), "SS read": 8 + float64(absInt(i-6)), "FPP write": 5 + float64(absInt(i-3))/2},
 			Total: 25 + float64(absInt(i-1)+absInt(i-6)) + float64(absInt(i-3))/2})
 	}
 	rec.SetStatic(st)
