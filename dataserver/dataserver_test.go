@@ -1,6 +1,7 @@
 package dataserver
 
 import (
+	"slices"
 	"testing"
 	"time"
 
@@ -112,11 +113,8 @@ func TestElevatorServesInAddressOrder(t *testing.T) {
 			s.Done()
 			got = append(got, a.Tag)
 		}
-		for i := range tt.want {
-			if got[i] != tt.want[i] {
-				t.Errorf("elevator %v: order %v, want %v", tt.elevator, got, tt.want)
-				break
-			}
+		if !slices.Equal(got, tt.want) {
+			t.Errorf("elevator %v: order %v, want %v", tt.elevator, got, tt.want)
 		}
 	}
 }

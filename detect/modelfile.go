@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 
 	"github.com/adaptio/adaptio/access"
 )
@@ -89,10 +90,10 @@ func Load(r io.Reader) (*Model, error) {
 	if err := json.Unmarshal(data, &f); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrModel, err)
 	}
-	if !equalStrings(f.Features, featureNames()) {
+	if !slices.Equal(f.Features, featureNames()) {
 		return nil, fmt.Errorf("%w: file has features %v, this build uses %v; retrain with adaptio detect train", ErrFeatures, f.Features, featureNames())
 	}
-	if !equalStrings(f.Classes, classNames()) {
+	if !slices.Equal(f.Classes, classNames()) {
 		return nil, fmt.Errorf("%w: file has classes %v, this build uses %v", ErrFeatures, f.Classes, classNames())
 	}
 	if f.Uses == nil {
@@ -121,16 +122,4 @@ func Load(r io.Reader) (*Model, error) {
 	}
 	f.Training.Options.Features = use.names()
 	return &Model{kind: f.Kind, use: use, pre: *f.Preprocess, clf: clf, info: f.Training}, nil
-}
-
-func equalStrings(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }

@@ -2,6 +2,7 @@ package sched
 
 import (
 	"errors"
+	"slices"
 	"testing"
 	"time"
 
@@ -166,10 +167,8 @@ func TestBatchBufferReuse(t *testing.T) {
 	if b2, ok, _ := s.Next(1); !ok || b2.Requests[0].ID != 9 {
 		t.Fatalf("second batch: %+v", b2)
 	}
-	for i := range keep {
-		if b.Requests[i] != keep[i] {
-			t.Fatalf("in-flight batch changed before Complete: %+v", b.Requests)
-		}
+	if !slices.Equal(b.Requests, keep) {
+		t.Fatalf("in-flight batch changed before Complete: %+v", b.Requests)
 	}
 	allocs := testing.AllocsPerRun(100, func() {
 		s.Complete(2, b.ID, 40, 1)

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -206,7 +207,7 @@ func TestRestartResumesLearning(t *testing.T) {
 	}
 	for i := range before.Contexts {
 		b, a := before.Contexts[i], after.Contexts[i]
-		if b.Context != a.Context || !equalF(b.Values, a.Values) || !equalI(b.Counts, a.Counts) {
+		if b.Context != a.Context || !slices.Equal(b.Values, a.Values) || !slices.Equal(b.Counts, a.Counts) {
 			t.Fatalf("context %d after restart %+v, want %+v", i, a, b)
 		}
 	}
@@ -224,30 +225,6 @@ func TestRestartResumesLearning(t *testing.T) {
 	if d, _ := dec2.last(); d.Round != 15 {
 		t.Fatalf("last broadcast round %d, want 15", d.Round)
 	}
-}
-
-func equalF(a, b []float64) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
-}
-
-func equalI(a, b []int64) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 func TestBadInputRejectedAndCounted(t *testing.T) {

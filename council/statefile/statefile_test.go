@@ -45,8 +45,8 @@ func TestSaveLoad(t *testing.T) {
 	if err := Save(c, path); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := os.Stat(path + ".tmp"); !os.IsNotExist(err) {
-		t.Errorf("temporary file left behind: %v", err)
+	if ents, err := os.ReadDir(filepath.Dir(path)); err != nil || len(ents) != 1 || ents[0].Name() != filepath.Base(path) {
+		t.Errorf("directory after Save: %v (%v), want only %s (no temporary file left)", ents, err, filepath.Base(path))
 	}
 	back := newCore(t)
 	if ok, err := Load(back, path); !ok || err != nil || back.Round() != c.Round() || back.Round() == 0 {

@@ -3,6 +3,7 @@ package record
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sync"
 	"testing"
 )
@@ -50,12 +51,10 @@ func TestIterationNumbering(t *testing.T) {
 		got = append(got, [2]int{it.N, it.K})
 	}
 	want := [][2]int{{1, 1}, {2, 1}, {3, 2}, {4, 3}, {5, 2}}
-	for i := range want {
-		if got[i] != want[i] {
-			t.Fatalf("iteration %d: got (N,K) %v, want %v", i, got[i], want[i])
-		}
+	if !slices.Equal(got, want) {
+		t.Fatalf("iterations (N,K): got %v, want %v", got, want)
 	}
-	if ph := Phases(r.Snapshot().Iterations); len(ph) != 2 || ph[0] != "a" || ph[1] != "b" {
+	if ph := Phases(r.Snapshot().Iterations); !slices.Equal(ph, []string{"a", "b"}) {
 		t.Errorf("Phases = %v, want [a b]", ph)
 	}
 }

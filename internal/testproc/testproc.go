@@ -16,6 +16,7 @@ package testproc
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -24,6 +25,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/adaptio/adaptio/internal/atomicfile"
 )
 
 // published is the file, in the directory Start is given, where the child
@@ -56,10 +59,8 @@ func serve(file string, start func(dir string) (string, func(), error)) int {
 		return fail(err)
 	}
 	defer stop()
-	if err := os.WriteFile(file+".tmp", []byte(value), 0o644); err != nil {
-		return fail(err)
-	}
-	if err := os.Rename(file+".tmp", file); err != nil {
+	// Whole or not at all: the parent polls for the file.
+	if err := atomicfile.Write(file, func(w io.Writer) error { _, err := io.WriteString(w, value); return err }); err != nil {
 		return fail(err)
 	}
 	<-sig
