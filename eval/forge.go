@@ -16,9 +16,6 @@ type ForgeRow = forge.Row
 // ErrForgeFormat is wrapped by every FORGE decoding error (forge.ErrFormat).
 var ErrForgeFormat = forge.ErrFormat
 
-// forgeCols are the columns ReadForge needs, the header WriteForge writes.
-var forgeCols = forge.Columns()
-
 // ReadForge decodes a FORGE results file of any machine with forge.Read; a
 // file without rows wraps ErrNoData.
 func ReadForge(rd io.Reader) ([]ForgeRow, error) { return noRows(forge.Read(rd)) }

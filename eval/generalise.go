@@ -1,7 +1,6 @@
 package eval
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/adaptio/adaptio/bandit"
 	"github.com/adaptio/adaptio/dataset"
+	"github.com/adaptio/adaptio/forge"
 	"github.com/adaptio/adaptio/internal/atomicfile"
 )
 
@@ -123,19 +123,6 @@ func (m SyntheticMachine) Rows() ([]ForgeRow, error) {
 		}
 	}
 	return out, nil
-}
-
-// WriteForge writes rows as a FORGE results file (';'-separated, with
-// the header ReadForge needs).
-func WriteForge(w io.Writer, rows []ForgeRow) error {
-	var b bytes.Buffer
-	b.WriteString(strings.Join(forgeCols, ";") + "\n")
-	for _, r := range rows {
-		fmt.Fprintf(&b, "%d;%d;%d;%d;%d;%d;%s;%s\n", r.Forwarders, r.Clients, r.Processes, r.Layout, r.Spatiality,
-			r.RequestKiB, r.Operation, strconv.FormatFloat(r.Bandwidth, 'f', 3, 64))
-	}
-	_, err := w.Write(b.Bytes())
-	return err
 }
 
 // Targets of learning that holds on machines it has never seen: on every
@@ -281,7 +268,7 @@ func RunGeneralise(ctx context.Context, cfg GeneraliseConfig) ([]GeneraliseRow, 
 			return nil, err
 		}
 		path := filepath.Join(cfg.Out, "machines", m.Name+".csv")
-		if err := atomicfile.Write(path, func(w io.Writer) error { return WriteForge(w, rows) }); err != nil {
+		if err := atomicfile.Write(path, func(w io.Writer) error { return forge.Write(w, rows) }); err != nil {
 			return nil, err
 		}
 		envs, _, err := ForgeEnvs(rows)

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/adaptio/adaptio/eval"
+	"github.com/adaptio/adaptio/forge"
 )
 
 // A synthetic machine's file reads back as FORGE, with its arms, its
@@ -22,7 +23,7 @@ func TestSyntheticMachineIsAFORGEFile(t *testing.T) {
 			t.Fatal(err)
 		}
 		var b bytes.Buffer
-		if err := eval.WriteForge(&b, rows); err != nil {
+		if err := forge.Write(&b, rows); err != nil {
 			t.Fatal(err)
 		}
 		return b.Bytes()

@@ -2,11 +2,12 @@
 // supercomputer for access patterns (clients, processes, file layout,
 // spatiality, request size, operation) under 0 (direct access), 1, 2, 4 or
 // 8 I/O forwarders (jeanbez/forge-evaluation; the MareNostrum 4 file is
-// File). It is the one reader of the format: package eval turns the rows
-// into bandit environments and package sim/experiment compares the
-// simulator with them.
+// File). It is the one reader (and writer) of the format: package eval turns
+// the rows into bandit environments and writes synthetic machines' files,
+// and package sim/experiment compares the simulator with them.
 //
 //	rows, err := forge.Load(path) // or forge.Read(r); path from forge.Find()
+//	err = forge.Write(w, rows)    // a file Read reads back
 //	for _, r := range rows {
 //		fmt.Println(r.ContextKey(), forge.ForwardersLabel(r.Forwarders), r.Bandwidth)
 //	}
@@ -14,6 +15,7 @@ package forge
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/csv"
 	"errors"
 	"fmt"
@@ -161,6 +163,20 @@ func ForwardersLabel(n int) string {
 func isNumber(s string) bool {
 	_, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
 	return err == nil
+}
+
+// Write encodes rows as a FORGE results file: ';'-separated, the header
+// naming Columns in order, bandwidths with three decimals; Read reads it
+// back.
+func Write(w io.Writer, rows []Row) error {
+	var b bytes.Buffer
+	b.WriteString(strings.Join(columns, ";") + "\n")
+	for _, r := range rows {
+		fmt.Fprintf(&b, "%d;%d;%d;%d;%d;%d;%s;%s\n", r.Forwarders, r.Clients, r.Processes, r.Layout, r.Spatiality,
+			r.RequestKiB, r.Operation, strconv.FormatFloat(r.Bandwidth, 'f', 3, 64))
+	}
+	_, err := w.Write(b.Bytes())
+	return err
 }
 
 // Load reads the FORGE results file at path (Read).

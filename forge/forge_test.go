@@ -53,6 +53,31 @@ func TestRead(t *testing.T) {
 	}
 }
 
+// Write's file reads back as the rows written (bandwidths to three
+// decimals), its header naming Columns in order.
+func TestWriteReadsBack(t *testing.T) {
+	rows, err := Read(strings.NewReader(sample))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows[0].Bandwidth = 40.0004 // written as 40.000
+	var b strings.Builder
+	if err := Write(&b, rows); err != nil {
+		t.Fatal(err)
+	}
+	if head, _, _ := strings.Cut(b.String(), "\n"); head != strings.Join(Columns(), ";") {
+		t.Errorf("header %q, want %q", head, strings.Join(Columns(), ";"))
+	}
+	back, err := Read(strings.NewReader(b.String()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows[0].Bandwidth = 40
+	if !slices.Equal(back, rows) {
+		t.Errorf("read back\n%+v\nwant\n%+v", back, rows)
+	}
+}
+
 // FORGE files of any machine: direct access (0 forwarders) is a row like
 // any other, labelled "direct"; a byte-order mark is skipped; a file with
 // commas, or without a header, gets a hint; a bad value names its line and
