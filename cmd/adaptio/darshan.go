@@ -6,14 +6,18 @@ import (
 	"io"
 	"math"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/adaptio/adaptio/council"
 	"github.com/adaptio/adaptio/darshan"
+	"github.com/adaptio/adaptio/darshan/replay"
 	"github.com/adaptio/adaptio/darshan/summary"
+	"github.com/adaptio/adaptio/demo/report"
 	"github.com/adaptio/adaptio/eval"
 	"github.com/adaptio/adaptio/sched"
+	"github.com/adaptio/adaptio/sim"
 	"github.com/adaptio/adaptio/workload"
 )
 
@@ -245,8 +249,9 @@ func summaryReport(path string, s *summary.Summary) (*eval.Report, error) {
 func newDarshanReplayCmd() *cobra.Command {
 	var m modelFlags
 	var ion, repeat, maxProcs int
-	var maxBytes string
+	var maxBytes, from, dxtModule, htmlOut string
 	var lo learnOptions
+	var ro replay.Options
 	cmd := &cobra.Command{
 		Use:   "replay LOG",
 		Short: "Replay a job's I/O in the simulator under every TWINS window, FIFO and the learning Council; advise",
@@ -254,15 +259,27 @@ func newDarshanReplayCmd() *cobra.Command {
 under FIFO, each TWINS window and the learning Council (the code adaptio council runs, in
 virtual time), then advises the setting that would have finished the job's I/O first.
 
-The workload comes from the log's POSIX counters, as adaptio darshan summary reads them:
-for the job's writes, then its reads, the pattern that moved most of their bytes (file
-per process, shared contiguous, shared 1D-strided; random counts as strided), the job's
-processes (at most --max-processes), its mean request size and its bytes (at most
---max-bytes, so that a large job replays in seconds), repeated --repeat times so that
-the Council has rounds to learn in. Not yet replayed: the DXT trace itself, access by
-access.`,
-		Example: `  adaptio darshan replay job.darshan --io-nodes 4`,
-		Args:    cobra.ExactArgs(1),
+With a DXT trace (DXT_POSIX, else DXT_MPIIO; --dxt chooses) the trace itself is replayed,
+access by access: each rank issues its traced accesses (file, offset, length, read or
+write) in the order it started them, one at a time, waiting between them the time it
+waited in the trace after its previous access ended (think time: --think-scale multiplies
+it, --no-think drops it). Files are renamed trace.NNNNN.dat in the order the log names them
+and striped by those names as a forwarder's backends would stripe them; accesses of no
+bytes are left out. The trace is held in memory (about 72 bytes an access while it is
+converted): one of more than --max-accesses accesses is refused.
+
+Without DXT, or with --from counters, the workload comes from the log's POSIX counters, as
+adaptio darshan summary reads them: for the job's writes, then its reads, the pattern that
+moved most of their bytes (file per process, shared contiguous, shared 1D-strided; random
+counts as strided), the job's processes (at most --max-processes), its mean request size
+and its bytes (at most --max-bytes, so that a large job replays in seconds).
+
+Either workload runs --repeat times back to back, so that the Council has rounds to learn
+in. --html also writes an offline report with the makespans plotted.`,
+		Example: `  adaptio darshan replay job.darshan --io-nodes 4
+  adaptio darshan replay job.darshan --no-think --html replay.html
+  adaptio darshan replay job.darshan --from counters --max-bytes 256MiB`,
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if ion < 1 || repeat < 1 || maxProcs < 1 {
 				return fmt.Errorf("darshan replay: --io-nodes %d, --repeat %d and --max-processes %d: want >= 1 each", ion, repeat, maxProcs)
@@ -271,55 +288,96 @@ access.`,
 			if err != nil || limit < 1 {
 				return fmt.Errorf("darshan replay: --max-bytes %q: want a size such as 1GiB", maxBytes)
 			}
+			switch dxtModule {
+			case "":
+			case "posix":
+				ro.Module = darshan.DXTPOSIX
+			case "mpiio":
+				ro.Module = darshan.DXTMPIIO
+			default:
+				return fmt.Errorf("darshan replay: --dxt %q: want posix or mpiio", dxtModule)
+			}
+			if ro.ThinkScale < 0 {
+				return fmt.Errorf("darshan replay: --think-scale %v: want >= 0", ro.ThinkScale)
+			}
 			l, c, err := darshan.Open(args[0])
 			if err != nil {
 				return fmt.Errorf("darshan replay: %w", err)
 			}
 			defer c.Close()
-			s, err := summary.Summarize(l)
-			if err != nil {
-				return fmt.Errorf("darshan replay: %s: %w", args[0], err)
-			}
-			pats, err := s.Workload(limit, maxProcs)
-			if err != nil {
-				return fmt.Errorf("darshan replay: %s: %w", args[0], err)
-			}
 			cfg, err := m.config()
 			if err != nil {
 				return err
 			}
-			for range repeat {
-				cfg.Patterns = append(cfg.Patterns, pats...)
-			}
 			cfg.IONodes, cfg.Scheduler, cfg.Window = ion, "twins", sched.DefaultWindow
-			w := cmd.OutOrStdout()
-			fmt.Fprintf(w, "%s: %s, %d processes\nreplayed as:", args[0], s.Exe, s.Procs)
-			for _, p := range pats {
-				fmt.Fprintf(w, " %s (%s);", p, sizeString(p.TotalBytes))
+			_, hasDXT := replay.Module(l)
+			if ro.Module != 0 {
+				hasDXT = l.HasModule(ro.Module)
 			}
-			fmt.Fprintf(w, " x %d, on %d I/O nodes\n\n", repeat, ion)
+			var useDXT bool
+			switch from {
+			case "auto":
+				useDXT = hasDXT
+			case "dxt":
+				useDXT = true
+			case "counters":
+			default:
+				return fmt.Errorf("darshan replay: --from %q: want auto, dxt or counters", from)
+			}
+			w := cmd.OutOrStdout()
+			fmt.Fprintf(w, "%s: %s, %d processes\n", args[0], l.Exe, l.Job.Procs)
+			var desc string
+			if useDXT {
+				tr, info, err := replay.FromDXT(l, ro)
+				if err != nil {
+					return fmt.Errorf("darshan replay: %s: %w", args[0], err)
+				}
+				for range repeat {
+					cfg.Traces = append(cfg.Traces, tr)
+				}
+				cfg.MaxTime = sim.DefaultMaxTime + time.Duration(repeat)*info.Think
+				desc = dxtDescription(info, ro)
+				if info.Partial {
+					fmt.Fprintf(w, "warning: the log says %s ran out of memory: the trace is incomplete\n", info.Module)
+				}
+			} else {
+				s, err := summary.Summarize(l)
+				if err != nil {
+					return fmt.Errorf("darshan replay: %s: %w", args[0], err)
+				}
+				pats, err := s.Workload(limit, maxProcs)
+				if err != nil {
+					return fmt.Errorf("darshan replay: %s: %w", args[0], err)
+				}
+				for range repeat {
+					cfg.Patterns = append(cfg.Patterns, pats...)
+				}
+				if from == "auto" {
+					desc = "the log has no DXT trace: "
+				}
+				desc += "replayed as:"
+				for _, p := range pats {
+					desc += fmt.Sprintf(" %s (%s);", p, sizeString(p.TotalBytes))
+				}
+			}
+			desc += fmt.Sprintf(" x %d, on %d I/O nodes", repeat, ion)
+			fmt.Fprintf(w, "%s\n\n", desc)
 			lo.Seed, lo.Compare = m.seed, true
 			r, err := simLearn(cmd.Context(), cfg, lo, cmd.ErrOrStderr())
 			if err != nil {
 				return fmt.Errorf("darshan replay: %w", err)
 			}
 			r.write(w)
-			best, _ := r.bestStatic()
-			var fifo staticRun
-			for _, st := range r.static {
-				if st.label == "FIFO" || strings.EqualFold(st.label, "fifo") {
-					fifo = st
-				}
+			advice := r.advice(ion)
+			if advice != "" {
+				fmt.Fprintf(w, "\nadvice: %s\n", advice)
 			}
-			switch {
-			case fifo.label == "":
-			case best.label == fifo.label:
-				fmt.Fprintf(w, "\nadvice: this job: FIFO on %d I/O nodes (simulated): no TWINS window beats it; the learning Council reaches %.2f of its bandwidth\n",
-					ion, r.learned.Bandwidth/best.res.Bandwidth)
-			default:
-				gain := fifo.res.Makespan.Seconds()/best.res.Makespan.Seconds() - 1
-				fmt.Fprintf(w, "\nadvice: this job: TWINS %s, %.0f%% faster than FIFO on %d I/O nodes (simulated); the learning Council reaches %.2f of its bandwidth\n",
-					best.label, 100*gain, ion, r.learned.Bandwidth/best.res.Bandwidth)
+			if htmlOut != "" {
+				rep := replayReport(args[0], l, desc, advice, r)
+				if err := rep.WriteHTML(htmlOut); err != nil {
+					return err
+				}
+				fmt.Fprintf(cmd.ErrOrStderr(), "wrote %s\n", htmlOut)
 			}
 			return nil
 		},
@@ -327,9 +385,82 @@ access.`,
 	m.register(cmd)
 	f := cmd.Flags()
 	f.IntVar(&ion, "io-nodes", 4, "I/O nodes (forwarders) the job's processes are spread over")
-	f.IntVar(&repeat, "repeat", 5, "times the job's writes and reads run back to back (rounds to learn in)")
-	f.IntVar(&maxProcs, "max-processes", 512, "most processes simulated (a larger job is replayed with this many)")
-	f.StringVar(&maxBytes, "max-bytes", "1GiB", "most bytes per operation replayed")
+	f.IntVar(&repeat, "repeat", 5, "times the job's I/O runs back to back (rounds to learn in)")
+	f.StringVar(&from, "from", "auto", "the workload: dxt (the trace, access by access), counters (the counters' pattern), auto (dxt when the log has a trace)")
+	f.StringVar(&dxtModule, "dxt", "", "the trace replayed: posix or mpiio (default: posix when the log has it)")
+	f.Float64Var(&ro.ThinkScale, "think-scale", 1, "multiply the traced think times (DXT)")
+	f.BoolVar(&ro.NoThink, "no-think", false, "drop the think times: each rank issues its accesses back to back (DXT)")
+	f.Int64Var(&ro.MaxAccesses, "max-accesses", replay.DefaultMaxAccesses, "most DXT accesses replayed; a larger trace is refused")
+	f.IntVar(&maxProcs, "max-processes", 512, "most processes simulated from the counters (a larger job is replayed with this many)")
+	f.StringVar(&maxBytes, "max-bytes", "1GiB", "most bytes per operation replayed from the counters")
 	f.StringVar(&lo.Policy, "policy", council.DefaultPolicy, "the Council's bandit policy")
+	f.StringVar(&htmlOut, "html", "", "also write an HTML report to this file")
 	return cmd
+}
+
+// dxtDescription says what of a DXT trace is replayed.
+func dxtDescription(info replay.Info, o replay.Options) string {
+	think := "think time as traced"
+	switch {
+	case o.NoThink:
+		think = "no think time"
+	case o.ThinkScale != 0 && o.ThinkScale != 1:
+		think = fmt.Sprintf("think time x %g", o.ThinkScale)
+	}
+	if info.Think > 0 {
+		think += fmt.Sprintf(" (the most of one rank: %.3g s)", info.Think.Seconds())
+	}
+	d := fmt.Sprintf("replaying the DXT trace (%s) access by access: %d accesses of %d ranks (%d processes) on %d files, %s written, %s read, traced over %.3g s; %s;",
+		info.Module, info.Accesses, info.Ranks, info.Processes, len(info.Files), sizeString(info.Written), sizeString(info.Read), info.Span.Seconds(), think)
+	if info.Skipped > 0 {
+		d += fmt.Sprintf(" %d accesses of no bytes left out;", info.Skipped)
+	}
+	return d
+}
+
+// advice names the static setting that finished first, against FIFO, and
+// what learning reached ("" when FIFO was not run).
+func (r learnResult) advice(ion int) string {
+	best, _ := r.bestStatic()
+	var fifo staticRun
+	for _, st := range r.static {
+		if strings.EqualFold(st.label, "fifo") {
+			fifo = st
+		}
+	}
+	switch {
+	case fifo.label == "":
+		return ""
+	case best.label == fifo.label:
+		return fmt.Sprintf("this job: FIFO on %d I/O nodes (simulated): no TWINS window beats it; the learning Council reaches %.2f of its bandwidth",
+			ion, r.learned.Bandwidth/best.res.Bandwidth)
+	}
+	gain := fifo.res.Makespan.Seconds()/best.res.Makespan.Seconds() - 1
+	return fmt.Sprintf("this job: TWINS %s, %.0f%% faster than FIFO on %d I/O nodes (simulated); the learning Council reaches %.2f of its bandwidth",
+		best.label, 100*gain, ion, r.learned.Bandwidth/best.res.Bandwidth)
+}
+
+// replayReport is the HTML form of a replay: each setting's makespan,
+// plotted, and the advice.
+func replayReport(path string, l *darshan.Log, desc, advice string, r learnResult) *eval.Report {
+	best, _ := r.bestStatic()
+	t := eval.Table{Title: "Makespan per setting", Header: []string{"setting", "makespan (s)", "bandwidth (MB/s)", "learning / setting (bandwidth)"}}
+	var bars []report.Bar
+	add := func(label string, res sim.Result, color string) {
+		t.Rows = append(t.Rows, []string{label, fmt.Sprintf("%.3f", res.Makespan.Seconds()), fmt.Sprintf("%.1f", res.Bandwidth/1e6),
+			fmt.Sprintf("%.3f", r.learned.Bandwidth/res.Bandwidth)})
+		bars = append(bars, report.Bar{Label: label, Value: res.Makespan.Seconds(), Note: fmt.Sprintf("%.3g", res.Makespan.Seconds()), Color: color})
+	}
+	for _, st := range r.static {
+		color := ""
+		if st.label == best.label {
+			color = "#4a9a5b"
+		}
+		add(st.label, st.res, color)
+	}
+	add("learning", r.learned, "#c7873e")
+	fig := template.HTML(report.BarChart("Makespan of the job's I/O (lower is better)", "seconds", bars, 760, 280))
+	return &eval.Report{Title: "Darshan log replayed in the simulator", Command: commandLine(),
+		Intro:    fmt.Sprintf("%s: %s, %d processes (Darshan log format %s). %s", path, l.Exe, l.Job.Procs, l.Version, desc),
+		Sections: []eval.Section{{Title: "Advice", Text: advice, Tables: []eval.Table{t}, Figures: []template.HTML{fig}}}}
 }

@@ -65,3 +65,47 @@ func TestDarshanReplayCommand(t *testing.T) {
 		}
 	}
 }
+
+// adaptio darshan replay of a DXT log: the trace replayed access by
+// access (how many accesses and ranks said), every setting run, the
+// advice and the report; --from counters takes the counters' pattern
+// instead; --from dxt on a log without a trace is refused.
+func TestDarshanReplayDXTCommand(t *testing.T) {
+	dxt := "../../../shared/data/darshan/mpi_io_test_with_dxt/treddy_mpi-io-test_id4373053_6-2-60198-9815401321915095332_1.darshan"
+	ior := "../../../shared/data/darshan/ior-cmdline-labelled/dbin_ior_id66186370-3983_1-22-81594-8524346896066396999_1.darshan"
+	for _, p := range []string{dxt, ior} {
+		if _, err := os.Stat(p); err != nil {
+			t.Skipf("%s: %v (the shared data set is not beside the repository)", p, err)
+		}
+	}
+	run := func(args ...string) (string, error) {
+		cmd := newRootCmd()
+		var out, errOut bytes.Buffer
+		cmd.SetOut(&out)
+		cmd.SetErr(&errOut)
+		cmd.SetArgs(append([]string{"darshan", "replay"}, args...))
+		err := cmd.Execute()
+		return out.String(), err
+	}
+	html := filepath.Join(t.TempDir(), "r.html")
+	out, err := run(dxt, "--repeat", "1", "--io-nodes", "2", "--no-think", "--html", html)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"replaying the DXT trace (DXT_POSIX) access by access: 320 accesses of 32 ranks", "2.0 GiB written, 2.0 GiB read",
+		"no think time", "x 1, on 2 I/O nodes", "fifo", "8ms", "learning", "advice: this job: "} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	if b, err := os.ReadFile(html); err != nil || !bytes.Contains(b, []byte("<svg")) || !bytes.Contains(b, []byte("this job: ")) {
+		t.Errorf("report: %v, want the advice and a plot", err)
+	}
+	out, err = run(dxt, "--repeat", "1", "--from", "counters", "--max-bytes", "64MiB")
+	if err != nil || !strings.Contains(out, "replayed as: 32p-") || strings.Contains(out, "DXT") {
+		t.Errorf("--from counters: %v\n%s", err, out)
+	}
+	if _, err := run(ior, "--from", "dxt"); err == nil || !strings.Contains(err.Error(), "no usable DXT trace") {
+		t.Errorf("--from dxt without a trace: got %v", err)
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/adaptio/adaptio/darshan"
+	"github.com/adaptio/adaptio/darshan/internal/testlogs"
 	"github.com/adaptio/adaptio/darshan/summary"
 )
 
@@ -14,18 +15,7 @@ const logsDir = "../../../shared/data/darshan"
 
 // open opens a log of the shared data set, or skips the test when the set
 // is not beside the repository.
-func open(t *testing.T, path string) *darshan.Log {
-	t.Helper()
-	if _, err := os.Stat(path); err != nil {
-		t.Skipf("%v (the shared data set is not beside the repository)", err)
-	}
-	l, c, err := darshan.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
-	return l
-}
+func open(t *testing.T, path string) *darshan.Log { return testlogs.Open(t, path) }
 
 // iorPattern is the pattern an IOR command line asks for: -F a file per
 // process; on a shared file -z random offsets, more than one segment (-s)
