@@ -2,6 +2,7 @@ package fwd
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"testing"
 	"time"
 
@@ -31,20 +32,26 @@ func TestGoldenDispatchDaemonVsSimulator(t *testing.T) {
 		scheduler string
 		window    time.Duration
 		pattern   workload.Pattern
+		trace     *workload.Recorded // instead of the pattern
 		ionodes   int
 	}{
 		{"shared strided 32KiB writes, TWINS 1ms, 2 I/O nodes", "twins", time.Millisecond,
-			workload.Pattern{Processes: 32, Layout: workload.Shared, Spatiality: workload.Strided, Op: rw.Write, RequestSize: 32 << 10, TotalBytes: 16 << 20}, 2},
+			workload.Pattern{Processes: 32, Layout: workload.Shared, Spatiality: workload.Strided, Op: rw.Write, RequestSize: 32 << 10, TotalBytes: 16 << 20}, nil, 2},
 		{"shared contiguous 32KiB reads, TWINS 250us, 4 I/O nodes", "twins", 250 * time.Microsecond,
-			workload.Pattern{Processes: 32, Layout: workload.Shared, Spatiality: workload.Contiguous, Op: rw.Read, RequestSize: 32 << 10, TotalBytes: 16 << 20}, 4},
+			workload.Pattern{Processes: 32, Layout: workload.Shared, Spatiality: workload.Contiguous, Op: rw.Read, RequestSize: 32 << 10, TotalBytes: 16 << 20}, nil, 4},
 		{"file per process 256KiB writes (4 pieces each), FIFO", "fifo", time.Millisecond,
-			workload.Pattern{Processes: 16, Layout: workload.FilePerProcess, Spatiality: workload.Contiguous, Op: rw.Write, RequestSize: 256 << 10, TotalBytes: 32 << 20}, 2},
+			workload.Pattern{Processes: 16, Layout: workload.FilePerProcess, Spatiality: workload.Contiguous, Op: rw.Write, RequestSize: 256 << 10, TotalBytes: 32 << 20}, nil, 2},
 		{"shared strided 1MiB reads (two stripes per server), TWINS 4ms", "twins", 4 * time.Millisecond,
-			workload.Pattern{Processes: 8, Layout: workload.Shared, Spatiality: workload.Strided, Op: rw.Read, RequestSize: 1 << 20, TotalBytes: 32 << 20}, 2},
+			workload.Pattern{Processes: 8, Layout: workload.Shared, Spatiality: workload.Strided, Op: rw.Read, RequestSize: 1 << 20, TotalBytes: 32 << 20}, nil, 2},
+		{"a trace: reads and writes of 1 byte to 300 KiB at any offset of 3 files, with think times, TWINS 1ms", "twins", time.Millisecond,
+			workload.Pattern{}, goldenTrace(), 2},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			cfg := sim.Config{Scheduler: tt.scheduler, Window: tt.window, IONodes: tt.ionodes, Servers: 4, ClientNodes: 8,
 				Patterns: []workload.Pattern{tt.pattern}}
+			if tt.trace != nil {
+				cfg.Patterns, cfg.Traces = nil, []workload.Trace{tt.trace}
+			}
 			s, err := sim.New(cfg, nil)
 			if err != nil {
 				t.Fatal(err)
@@ -73,6 +80,24 @@ func TestGoldenDispatchDaemonVsSimulator(t *testing.T) {
 	}
 }
 
+// goldenTrace is a seeded trace of 16 processes: reads and writes of 1
+// byte to 300 KiB at any offset of 3 files, some after a think time.
+func goldenTrace() *workload.Recorded {
+	rng := rand.New(rand.NewPCG(17, 1))
+	t := &workload.Recorded{Names: []string{workload.TraceFileName(0), workload.TraceFileName(1), workload.TraceFileName(2)},
+		Procs: make([][]workload.Request, 16)}
+	for p := range t.Procs {
+		for range 40 {
+			r := workload.Request{File: int32(rng.IntN(3)), Offset: rng.Int64N(8 << 20), Length: 1 + rng.Int64N(300<<10), Op: rw.Op(1 + rng.IntN(2))}
+			if rng.IntN(5) == 0 {
+				r.Think = time.Duration(rng.Int64N(int64(3 * time.Millisecond)))
+			}
+			t.Procs[p] = append(t.Procs[p], r)
+		}
+	}
+	return t
+}
+
 // replay feeds I/O node node's arrivals and completions into a daemon's
 // path at the simulator's instants and checks every dispatch; it returns
 // the accesses dispatched.
@@ -96,7 +121,7 @@ func replay(t *testing.T, cfg sim.Config, node int, events []sim.NodeEvent) int 
 	d.clock = func() time.Duration { return now }
 	conns := map[int]*conn{}
 	var running []*job // accesses dispatched and not finished, in dispatch order
-	zero := make([]byte, cfg.Patterns[0].RequestSize)
+	var zero []byte
 	n := 0
 	for i, e := range events {
 		if e.Node != node {
@@ -110,6 +135,9 @@ func replay(t *testing.T, cfg sim.Config, node int, events []sim.NodeEvent) int 
 			if c == nil {
 				c = &conn{d: d, clientID: uint32(e.Client)}
 				conns[e.Client] = c
+			}
+			if int64(len(zero)) < e.Length {
+				zero = make([]byte, e.Length)
 			}
 			op := &ioOp{c: c, write: e.Op == rw.Write, path: e.File, file: e.FileID, off: e.Offset, buf: zero[:e.Length]}
 			if err := d.submit(op); err != nil {
