@@ -13,7 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/adaptio/adaptio/access"
-	"github.com/adaptio/adaptio/council/wire"
+	"github.com/adaptio/adaptio/council/councilmsg"
 )
 
 // Source supplies the metrics of each interval; the forwarding daemon
@@ -86,7 +86,7 @@ type Options struct {
 	// OnDecision, if set, is called after each new decision is applied,
 	// with the time since this Announcer's latest report was sent (zero if
 	// no report was pending). It runs on the subscription's goroutine.
-	OnDecision func(d wire.Decision, sinceSend time.Duration)
+	OnDecision func(d councilmsg.Decision, sinceSend time.Duration)
 	// Logger (nil: discard) and Registerer (nil: metrics not registered).
 	Logger     *slog.Logger
 	Registerer prometheus.Registerer
@@ -97,7 +97,7 @@ type Options struct {
 // Methods are safe for concurrent use.
 type Announcer struct {
 	opts Options
-	subj wire.Subjects
+	subj councilmsg.Subjects
 	log  *slog.Logger
 	m    *metrics
 
@@ -170,14 +170,14 @@ func New(opts Options) (*Announcer, error) {
 	case opts.Default < 0:
 		return nil, fmt.Errorf("%w: Default = %v, want >= 0", ErrBadOptions, opts.Default)
 	}
-	if err := wire.ValidPrefix(opts.Prefix); err != nil {
+	if err := councilmsg.ValidPrefix(opts.Prefix); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrBadOptions, err)
 	}
 	m, err := newMetrics(opts.Registerer, opts.Node)
 	if err != nil {
 		return nil, err
 	}
-	return &Announcer{opts: opts, subj: wire.Subjects{Prefix: opts.Prefix}, log: opts.Logger, m: m, done: make(chan struct{})}, nil
+	return &Announcer{opts: opts, subj: councilmsg.Subjects{Prefix: opts.Prefix}, log: opts.Logger, m: m, done: make(chan struct{})}, nil
 }
 
 // Start connects (retrying in the background if the server is not up
@@ -279,7 +279,7 @@ func (a *Announcer) report(now time.Time) {
 		a.m.dropped.Inc()
 		return
 	}
-	b, err := wire.AppendReport(a.buf[:0], wire.Report{Instance: a.opts.Instance, Seq: a.seq, Round: a.round, Obs: o})
+	b, err := councilmsg.AppendReport(a.buf[:0], councilmsg.Report{Instance: a.opts.Instance, Seq: a.seq, Round: a.round, Obs: o})
 	if err != nil {
 		a.m.dropped.Inc()
 		a.log.Warn("observation not sent", "err", err)
@@ -297,7 +297,7 @@ func (a *Announcer) report(now time.Time) {
 
 func (a *Announcer) onDecision(m *nats.Msg) {
 	t := time.Now()
-	d, err := wire.UnmarshalDecision(m.Data)
+	d, err := councilmsg.UnmarshalDecision(m.Data)
 	if err != nil {
 		a.m.badDecisions.Inc()
 		return

@@ -7,8 +7,8 @@ import (
 
 	"github.com/adaptio/adaptio/announce"
 	"github.com/adaptio/adaptio/council"
+	"github.com/adaptio/adaptio/council/councilmsg"
 	"github.com/adaptio/adaptio/council/service"
-	"github.com/adaptio/adaptio/council/wire"
 )
 
 func Example() {
@@ -20,9 +20,9 @@ func Example() {
 	defer c.Shutdown()
 
 	d := &daemon{} // the forwarding daemon: Source and Applier
-	decided := make(chan wire.Decision, 16)
+	decided := make(chan councilmsg.Decision, 16)
 	a, _ := announce.New(announce.Options{URL: c.ClientURL(), Node: 0, Interval: 10 * time.Millisecond,
-		Source: d, Applier: d, OnDecision: func(dec wire.Decision, _ time.Duration) { decided <- dec }})
+		Source: d, Applier: d, OnDecision: func(dec councilmsg.Decision, _ time.Duration) { decided <- dec }})
 	if err := a.Start(context.Background()); err != nil {
 		panic(err)
 	}

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/adaptio/adaptio/access"
-	"github.com/adaptio/adaptio/council/wire"
+	"github.com/adaptio/adaptio/council/councilmsg"
 	"github.com/adaptio/adaptio/rw"
 )
 
@@ -41,10 +41,10 @@ func BenchmarkRound768(b *testing.B) {
 		for n := range msgs {
 			o := obs(n, access.Classes[n%3], rw.Write, c.Window(), 1e8)
 			o.FileHandles = []int{64, 1, 1}[n%3]
-			msgs[n], _ = wire.AppendReport(msgs[n][:0], wire.Report{Instance: 1, Seq: seq, Obs: o})
+			msgs[n], _ = councilmsg.AppendReport(msgs[n][:0], councilmsg.Report{Instance: 1, Seq: seq, Obs: o})
 		}
 		for _, m := range msgs {
-			r, err := wire.UnmarshalReport(m)
+			r, err := councilmsg.UnmarshalReport(m)
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -11,14 +11,14 @@ import (
 
 	"github.com/adaptio/adaptio/access"
 	"github.com/adaptio/adaptio/bandit"
-	"github.com/adaptio/adaptio/council/wire"
+	"github.com/adaptio/adaptio/council/councilmsg"
 	"github.com/adaptio/adaptio/detect"
 	"github.com/adaptio/adaptio/rw"
 	"github.com/adaptio/adaptio/sched"
 )
 
-// Report is one Announcer report, as decoded by package wire.
-type Report = wire.Report
+// Report is one Announcer report, as decoded by package councilmsg.
+type Report = councilmsg.Report
 
 // Detector classifies an observation's access pattern; *detect.Model is one.
 // It returns access.Unknown when it cannot tell, and the class
@@ -179,8 +179,8 @@ type Decision struct {
 }
 
 // Wire returns the message broadcast for d.
-func (d Decision) Wire() wire.Decision {
-	return wire.Decision{Round: d.Round, Window: d.Window, Explore: d.Explore, Prob: d.Prob, Nodes: len(d.Nodes), Reason: d.Reason}
+func (d Decision) Wire() councilmsg.Decision {
+	return councilmsg.Decision{Round: d.Round, Window: d.Window, Explore: d.Explore, Prob: d.Prob, Nodes: len(d.Nodes), Reason: d.Reason}
 }
 
 type nodeState struct {

@@ -10,7 +10,7 @@
 //
 //	c, _ := council.New(council.Config{Nodes: 4}, rand.New(rand.NewPCG(1, 2)))
 //	for {
-//		r := <-reports            // decoded wire.Report
+//		r := <-reports            // decoded councilmsg.Report
 //		c.Observe(now, r)         // errors: ErrInvalid, ErrStale (state unchanged)
 //		d, ok, wakeAt := c.Poll(now)
 //		if ok {

@@ -6,7 +6,7 @@
 // (embedded NATS, learned state in JetStream KV under Config.StateDir), an
 // emulated PFS of 4 data servers with the hard-disk model, 4 forwarding
 // daemons running TWINS, each with an Announcer, and client processes (the
-// fwd/bench library) that repeat the experiment with real, verified bytes.
+// fwd/fwdbench library) that repeat the experiment with real, verified bytes.
 // With Config.Sim the same experiment runs in the simulator, in virtual time,
 // with the same Council core deciding every simulated second.
 //

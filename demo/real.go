@@ -23,8 +23,8 @@ import (
 	"github.com/adaptio/adaptio/dataserver"
 	"github.com/adaptio/adaptio/demo/record"
 	"github.com/adaptio/adaptio/fwd"
-	"github.com/adaptio/adaptio/fwd/bench"
 	"github.com/adaptio/adaptio/fwd/client"
+	"github.com/adaptio/adaptio/fwd/fwdbench"
 	"github.com/adaptio/adaptio/internal/atomicfile"
 	"github.com/adaptio/adaptio/pfs"
 	"github.com/adaptio/adaptio/rw"
@@ -367,7 +367,7 @@ func realLoop(ctx context.Context, cfg Config, rec *record.Recorder, st *stack, 
 	phases := cfg.Phases()
 	extra := st.clients[1:]
 	for it := 0; it < cfg.Iterations; it++ {
-		opt := bench.Options{Dir: "demo", Clients: extra, Seed: uint64(it), Keep: true}
+		opt := fwdbench.Options{Dir: "demo", Clients: extra, Seed: uint64(it), Keep: true}
 		for _, p := range phases {
 			if err := ctx.Err(); err != nil {
 				return err
@@ -375,18 +375,18 @@ func realLoop(ctx context.Context, cfg Config, rec *record.Recorder, st *stack, 
 			phase.Store(p.Name)
 			now := time.Since(t0).Seconds()
 			rec.AddEvent(now, "phase", fmt.Sprintf("iteration %d: start %s", it+1, p.Name))
-			var ph bench.Phase
+			var ph fwdbench.Phase
 			var err error
 			switch {
 			case p.Pattern.Op == rw.Write:
 				o := opt
 				o.NoVerify = true
 				o.Keep = p.Pattern.Files() == 1 // the shared file is read back by the read phases
-				var res bench.Result
-				res, err = bench.Run(ctx, st.clients[0], p.Pattern, o)
+				var res fwdbench.Result
+				res, err = fwdbench.Run(ctx, st.clients[0], p.Pattern, o)
 				ph = res.Write
 			default:
-				ph, err = bench.Verify(ctx, st.clients[0], p.Pattern, opt)
+				ph, err = fwdbench.Verify(ctx, st.clients[0], p.Pattern, opt)
 			}
 			if err != nil {
 				return fmt.Errorf("demo: %s: %w", p.Name, err)
@@ -395,7 +395,7 @@ func realLoop(ctx context.Context, cfg Config, rec *record.Recorder, st *stack, 
 				Seconds: ph.Makespan.Seconds(), Bytes: ph.Bytes})
 		}
 		phase.Store("")
-		if err := st.clients[0].Unlink(bench.FileName("demo", phases[0].Pattern, 0)); err != nil {
+		if err := st.clients[0].Unlink(fwdbench.FileName("demo", phases[0].Pattern, 0)); err != nil {
 			return fmt.Errorf("demo: cleaning up: %w", err)
 		}
 	}

@@ -10,8 +10,8 @@ import (
 
 	"github.com/adaptio/adaptio/backend"
 	"github.com/adaptio/adaptio/fusemount"
-	"github.com/adaptio/adaptio/fwd/bench"
 	"github.com/adaptio/adaptio/fwd/client"
+	"github.com/adaptio/adaptio/fwd/fwdbench"
 	"github.com/adaptio/adaptio/fwd/fwdtest"
 	"github.com/adaptio/adaptio/internal/testproc"
 )
@@ -53,7 +53,7 @@ func TestDaemonKilledUnderMount(t *testing.T) {
 	}
 	src := filepath.Join(t.TempDir(), "src")
 	data := make([]byte, 32<<20)
-	bench.Fill(data, 5, 0, 0)
+	fwdbench.Fill(data, 5, 0, 0)
 	if err := os.WriteFile(src, data, 0o644); err != nil {
 		t.Fatal(err)
 	}

@@ -17,7 +17,7 @@ import (
 	"github.com/hanwen/go-fuse/v2/fuse"
 
 	"github.com/adaptio/adaptio/fwd/client"
-	"github.com/adaptio/adaptio/fwd/wire"
+	"github.com/adaptio/adaptio/fwd/fwdproto"
 )
 
 // Options configure Mount. Zero fields take the defaults listed.
@@ -164,34 +164,34 @@ func errno(err error) syscall.Errno {
 	if err == nil {
 		return 0
 	}
-	var we *wire.Error
+	var we *fwdproto.Error
 	if errors.As(err, &we) {
 		switch we.Code {
-		case wire.CodeNotExist:
+		case fwdproto.CodeNotExist:
 			return syscall.ENOENT
-		case wire.CodeExist:
+		case fwdproto.CodeExist:
 			return syscall.EEXIST
-		case wire.CodePath:
+		case fwdproto.CodePath:
 			return syscall.EACCES
-		case wire.CodeIsDir:
+		case fwdproto.CodeIsDir:
 			return syscall.EISDIR
-		case wire.CodeNotDir:
+		case fwdproto.CodeNotDir:
 			return syscall.ENOTDIR
-		case wire.CodeNotEmpty:
+		case fwdproto.CodeNotEmpty:
 			return syscall.ENOTEMPTY
-		case wire.CodeBadArgument:
+		case fwdproto.CodeBadArgument:
 			return syscall.EINVAL
-		case wire.CodeTooLarge:
+		case fwdproto.CodeTooLarge:
 			return syscall.EFBIG
-		case wire.CodeBadHandle:
+		case fwdproto.CodeBadHandle:
 			return syscall.EBADF
-		case wire.CodeNotSupported:
+		case fwdproto.CodeNotSupported:
 			return syscall.ENOTSUP
-		case wire.CodeCrossDevice:
+		case fwdproto.CodeCrossDevice:
 			return syscall.EXDEV
-		case wire.CodePermission:
+		case fwdproto.CodePermission:
 			return syscall.EPERM
-		case wire.CodeNoSpace:
+		case fwdproto.CodeNoSpace:
 			return syscall.ENOSPC
 		}
 		return syscall.EIO
@@ -208,7 +208,7 @@ func errno(err error) syscall.Errno {
 func (n *node) fill(fi client.FileInfo, a *fuse.Attr) {
 	a.Size = uint64(fi.Size)
 	a.Blksize = 1 << 20
-	a.Mode = fileType(fi) | wire.UnixMode(fi.Mode)
+	a.Mode = fileType(fi) | fwdproto.UnixMode(fi.Mode)
 	a.Ino = fi.Ino
 	if fi.Ino != 0 {
 		a.Blocks = uint64(fi.Blocks)
@@ -277,7 +277,7 @@ func (n *node) Setattr(ctx context.Context, fh gofs.FileHandle, in *fuse.SetAttr
 	var a client.Attr
 	set := false
 	if m, ok := in.GetMode(); ok {
-		mode := wire.FileMode(m)
+		mode := fwdproto.FileMode(m)
 		a.Mode, set = &mode, true
 	}
 	if u, ok := in.GetUID(); ok {
@@ -330,13 +330,13 @@ func callerPID(ctx context.Context) uint32 {
 func openFlags(flags uint32) uint32 {
 	var f uint32
 	if flags&syscall.O_TRUNC != 0 {
-		f |= wire.OpenTruncate
+		f |= fwdproto.OpenTruncate
 	}
 	if flags&syscall.O_CREAT != 0 {
-		f |= wire.OpenCreate
+		f |= fwdproto.OpenCreate
 	}
 	if flags&syscall.O_EXCL != 0 {
-		f |= wire.OpenExcl
+		f |= fwdproto.OpenExcl
 	}
 	return f
 }
@@ -352,7 +352,7 @@ func (n *node) fuseFlags() uint32 {
 }
 
 func (n *node) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uint32, syscall.Errno) {
-	f, err := n.c.OpenFile(n.rel(""), openFlags(flags)&^wire.OpenCreate, 0)
+	f, err := n.c.OpenFile(n.rel(""), openFlags(flags)&^fwdproto.OpenCreate, 0)
 	if err != nil {
 		return nil, 0, errno(err)
 	}
@@ -362,7 +362,7 @@ func (n *node) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uint32,
 
 func (n *node) Create(ctx context.Context, name string, flags uint32, mode uint32, out *fuse.EntryOut) (*gofs.Inode, gofs.FileHandle, uint32, syscall.Errno) {
 	p := n.rel(name)
-	f, err := n.c.OpenFile(p, openFlags(flags)|wire.OpenCreate, fs.FileMode(mode).Perm())
+	f, err := n.c.OpenFile(p, openFlags(flags)|fwdproto.OpenCreate, fs.FileMode(mode).Perm())
 	if err != nil {
 		return nil, nil, 0, errno(err)
 	}

@@ -18,8 +18,8 @@ import (
 	"github.com/adaptio/adaptio/backend/posix"
 	"github.com/adaptio/adaptio/fusemount"
 	"github.com/adaptio/adaptio/fwd"
-	"github.com/adaptio/adaptio/fwd/bench"
 	"github.com/adaptio/adaptio/fwd/client"
+	"github.com/adaptio/adaptio/fwd/fwdbench"
 	"github.com/adaptio/adaptio/fwd/fwdtest"
 )
 
@@ -115,7 +115,7 @@ func TestReadsFromTheRegion(t *testing.T) {
 	root := t.TempDir()
 	mnt, c := mountedClient(t, root, fwd.Options{})
 	data := make([]byte, 3<<20+4321)
-	bench.Fill(data, 7, 0, 0)
+	fwdbench.Fill(data, 7, 0, 0)
 	if err := os.WriteFile(filepath.Join(root, "f"), data, 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -165,7 +165,7 @@ func TestFileOperations(t *testing.T) {
 		t.Fatal(err)
 	}
 	data := make([]byte, 3<<20+123)
-	bench.Fill(data, 1, 0, 0)
+	fwdbench.Fill(data, 1, 0, 0)
 	p := filepath.Join(mnt, "a/b/f")
 	if err := os.WriteFile(p, data, 0o644); err != nil {
 		t.Fatal(err)
@@ -209,7 +209,7 @@ func TestDD(t *testing.T) {
 	mnt, root := mounted(t)
 	src := filepath.Join(t.TempDir(), "src")
 	data := make([]byte, 8<<20)
-	bench.Fill(data, 2, 0, 0)
+	fwdbench.Fill(data, 2, 0, 0)
 	if err := os.WriteFile(src, data, 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -335,7 +335,7 @@ func TestDaemonRestartUnderMount(t *testing.T) {
 	}()
 	src := filepath.Join(t.TempDir(), "src")
 	data := make([]byte, 16<<20)
-	bench.Fill(data, 3, 0, 0)
+	fwdbench.Fill(data, 3, 0, 0)
 	if err := os.WriteFile(src, data, 0o644); err != nil {
 		t.Fatal(err)
 	}

@@ -13,8 +13,8 @@ import (
 	"github.com/adaptio/adaptio/council"
 	"github.com/adaptio/adaptio/council/service"
 	"github.com/adaptio/adaptio/fwd"
+	"github.com/adaptio/adaptio/fwd/fwdproto"
 	"github.com/adaptio/adaptio/fwd/fwdtest"
-	"github.com/adaptio/adaptio/fwd/wire"
 	"github.com/adaptio/adaptio/sched"
 )
 
@@ -124,7 +124,7 @@ func announcerOverhead(b *testing.B, req int, control bool) {
 	files := make([]mover, clients)
 	for i := range files {
 		name := fmt.Sprintf("f%02d", i)
-		f, err := dial(b, d.Addr()).OpenFile(name, wire.OpenCreate, 0o644)
+		f, err := dial(b, d.Addr()).OpenFile(name, fwdproto.OpenCreate, 0o644)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -16,8 +16,8 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/adaptio/adaptio/backend"
+	"github.com/adaptio/adaptio/fwd/fwdproto"
 	"github.com/adaptio/adaptio/fwd/internal/shm"
-	"github.com/adaptio/adaptio/fwd/wire"
 	"github.com/adaptio/adaptio/rw"
 )
 
@@ -193,18 +193,18 @@ func (c *conn) wake() {
 }
 
 // send queues a response.
-func (c *conn) send(m *wire.Msg, release func()) {
-	fixed := wire.AppendFixed(make([]byte, 0, 64), m)
+func (c *conn) send(m *fwdproto.Msg, release func()) {
+	fixed := fwdproto.AppendFixed(make([]byte, 0, 64), m)
 	var data []byte
-	if m.Response && m.Op == wire.OpRead && m.Code == wire.CodeOK {
+	if m.Response && m.Op == fwdproto.OpRead && m.Code == fwdproto.CodeOK {
 		data = m.Data
 	}
 	c.out <- outFrame{fixed: fixed, data: data, release: release}
 }
 
-func (c *conn) sendErr(op wire.Op, id uint64, err error) {
+func (c *conn) sendErr(op fwdproto.Op, id uint64, err error) {
 	cd := code(err)
-	c.send(&wire.Msg{Op: op, ID: id, Response: true, Code: cd, Err: err.Error()}, nil)
+	c.send(&fwdproto.Msg{Op: op, ID: id, Response: true, Code: cd, Err: err.Error()}, nil)
 }
 
 // reader reads and dispatches requests until the connection ends; it
@@ -215,11 +215,11 @@ func (c *conn) reader() bool {
 		c.fdr = newFDReader(uc)
 		src = c.fdr
 	}
-	r := wire.NewReader(src, c.d.opts.MaxFrame)
+	r := fwdproto.NewReader(src, c.d.opts.MaxFrame)
 	r.Alloc = getBuf
 	for {
 		h, p, err := r.ReadFrame()
-		if err == nil && h.Op() == wire.OpWake && !h.IsResponse() && len(p) == 0 {
+		if err == nil && h.Op() == fwdproto.OpWake && !h.IsResponse() && len(p) == 0 {
 			// A doorbell: the client submitted while the ring poller slept.
 			putBuf(p)
 			c.d.m.doorbells.Inc()
@@ -231,19 +231,19 @@ func (c *conn) reader() bool {
 		}
 		c.tokens <- struct{}{} // for the response (or error reply) to this frame
 		if err != nil {
-			if errors.Is(err, wire.ErrTooLarge) || errors.Is(err, wire.ErrBadMagic) || errors.Is(err, wire.ErrBadVersion) ||
-				errors.Is(err, wire.ErrShort) || errors.Is(err, wire.ErrBadOp) {
-				cd := wire.CodeBadFrame
-				if errors.Is(err, wire.ErrTooLarge) {
-					cd = wire.CodeTooLarge
+			if errors.Is(err, fwdproto.ErrTooLarge) || errors.Is(err, fwdproto.ErrBadMagic) || errors.Is(err, fwdproto.ErrBadVersion) ||
+				errors.Is(err, fwdproto.ErrShort) || errors.Is(err, fwdproto.ErrBadOp) {
+				cd := fwdproto.CodeBadFrame
+				if errors.Is(err, fwdproto.ErrTooLarge) {
+					cd = fwdproto.CodeTooLarge
 				}
 				op := h.Op()
 				if !op.Valid() {
-					op = wire.OpHello
+					op = fwdproto.OpHello
 				}
 				c.d.m.badFrames.Inc()
 				c.d.log.Warn("bad frame; closing connection", "remote", c.nc.RemoteAddr(), "err", err)
-				c.send(&wire.Msg{Op: op, ID: h.ID, Response: true, Code: cd, Err: err.Error()}, nil)
+				c.send(&fwdproto.Msg{Op: op, ID: h.ID, Response: true, Code: cd, Err: err.Error()}, nil)
 				return true
 			}
 			if !errors.Is(err, io.EOF) && !isClosed(err) {
@@ -251,20 +251,20 @@ func (c *conn) reader() bool {
 			}
 			return false
 		}
-		var m wire.Msg
-		if err := wire.Decode(h, p, &m); err != nil {
+		var m fwdproto.Msg
+		if err := fwdproto.Decode(h, p, &m); err != nil {
 			putBuf(p)
 			c.d.m.badFrames.Inc()
 			c.d.log.Warn("malformed request; closing connection", "remote", c.nc.RemoteAddr(), "err", err)
-			c.send(&wire.Msg{Op: m.Op, ID: h.ID, Response: true, Code: wire.CodeBadFrame, Err: err.Error()}, nil)
+			c.send(&fwdproto.Msg{Op: m.Op, ID: h.ID, Response: true, Code: fwdproto.CodeBadFrame, Err: err.Error()}, nil)
 			return true
 		}
 		if m.Response {
 			putBuf(p)
-			c.send(&wire.Msg{Op: m.Op, ID: h.ID, Response: true, Code: wire.CodeBadFrame, Err: "fwd: response frame sent to the daemon"}, nil)
+			c.send(&fwdproto.Msg{Op: m.Op, ID: h.ID, Response: true, Code: fwdproto.CodeBadFrame, Err: "fwd: response frame sent to the daemon"}, nil)
 			return true
 		}
-		if m.Op == wire.OpWrite {
+		if m.Op == fwdproto.OpWrite {
 			m.Data = m.Data[:len(m.Data):len(m.Data)]
 			c.handle(&m, p) // the write's data lives in p until the write completes
 			continue
@@ -283,29 +283,29 @@ func isClosed(err error) bool {
 // handle dispatches one request. Reads and writes go to the scheduler;
 // metadata operations run in their own goroutine. Either way the response
 // may overtake earlier ones.
-func (c *conn) handle(m *wire.Msg, frame []byte) {
-	if m.Op == wire.OpHello {
+func (c *conn) handle(m *fwdproto.Msg, frame []byte) {
+	if m.Op == fwdproto.OpHello {
 		c.clientID, c.hello = m.ClientID, true
-		c.send(&wire.Msg{Op: wire.OpHello, ID: m.ID, Response: true,
+		c.send(&fwdproto.Msg{Op: fwdproto.OpHello, ID: m.ID, Response: true,
 			MaxFrame: uint32(c.d.opts.MaxFrame), Servers: uint32(c.d.be.Servers())}, nil)
 		return
 	}
 	if !c.hello {
 		putBuf(frame)
-		c.send(&wire.Msg{Op: m.Op, ID: m.ID, Response: true, Code: wire.CodeNoHello, Err: "fwd: send hello first"}, nil)
+		c.send(&fwdproto.Msg{Op: m.Op, ID: m.ID, Response: true, Code: fwdproto.CodeNoHello, Err: "fwd: send hello first"}, nil)
 		return
 	}
-	if m.Op == wire.OpShm {
+	if m.Op == fwdproto.OpShm {
 		c.mapShm(m)
 		return
 	}
-	if m.Op == wire.OpRing {
+	if m.Op == fwdproto.OpRing {
 		c.mapRing(m)
 		return
 	}
 	c.ops.Add(1)
 	switch m.Op {
-	case wire.OpRead, wire.OpWrite, wire.OpReadShm, wire.OpWriteShm:
+	case fwdproto.OpRead, fwdproto.OpWrite, fwdproto.OpReadShm, fwdproto.OpWriteShm:
 		c.io(m, frame, false)
 	default:
 		mm := *m
@@ -326,7 +326,7 @@ func (c *conn) handle(m *wire.Msg, frame []byte) {
 
 // mapShm maps the region offered with OpShm; it runs on the reader, so
 // requests after it see the region.
-func (c *conn) mapShm(m *wire.Msg) {
+func (c *conn) mapShm(m *fwdproto.Msg) {
 	fd := -1
 	if c.fdr != nil {
 		fd = c.fdr.take()
@@ -344,15 +344,15 @@ func (c *conn) mapShm(m *wire.Msg) {
 		c.shm, err = mapShared(fd, m.Length)
 	}
 	if err != nil {
-		c.send(&wire.Msg{Op: m.Op, ID: m.ID, Response: true, Code: wire.CodeBadArgument, Err: err.Error()}, nil)
+		c.send(&fwdproto.Msg{Op: m.Op, ID: m.ID, Response: true, Code: fwdproto.CodeBadArgument, Err: err.Error()}, nil)
 		return
 	}
-	c.send(&wire.Msg{Op: m.Op, ID: m.ID, Response: true}, nil)
+	c.send(&fwdproto.Msg{Op: m.Op, ID: m.ID, Response: true}, nil)
 }
 
 // mapRing sets up the rings the client placed in its region (OpRing); it
 // runs on the reader, after the region is mapped.
-func (c *conn) mapRing(m *wire.Msg) {
+func (c *conn) mapRing(m *fwdproto.Msg) {
 	var err error
 	size := int64(shm.RingBytes(int(m.Length)))
 	switch {
@@ -382,10 +382,10 @@ func (c *conn) mapRing(m *wire.Msg) {
 		}
 	}
 	if err != nil {
-		c.send(&wire.Msg{Op: m.Op, ID: m.ID, Response: true, Code: wire.CodeBadArgument, Err: err.Error()}, nil)
+		c.send(&fwdproto.Msg{Op: m.Op, ID: m.ID, Response: true, Code: fwdproto.CodeBadArgument, Err: err.Error()}, nil)
 		return
 	}
-	c.send(&wire.Msg{Op: m.Op, ID: m.ID, Response: true}, nil)
+	c.send(&fwdproto.Msg{Op: m.Op, ID: m.ID, Response: true}, nil)
 }
 
 func (c *conn) handlePath(h uint64) (string, bool) {
@@ -397,15 +397,15 @@ func (c *conn) handlePath(h uint64) (string, bool) {
 
 // io starts a read or write; viaRing says it came from the submission
 // ring (it completes there on success).
-func (c *conn) io(m *wire.Msg, frame []byte, viaRing bool) {
+func (c *conn) io(m *fwdproto.Msg, frame []byte, viaRing bool) {
 	d := c.d
 	p, ok := c.handlePath(m.Handle)
-	shm := m.Op == wire.OpReadShm || m.Op == wire.OpWriteShm
+	shm := m.Op == fwdproto.OpReadShm || m.Op == fwdproto.OpWriteShm
 	var region []byte
 	var err error
 	switch {
 	case !ok:
-		err = &wire.Error{Code: wire.CodeBadHandle, Msg: fmt.Sprintf("handle %d is not open", m.Handle)}
+		err = &fwdproto.Error{Code: fwdproto.CodeBadHandle, Msg: fmt.Sprintf("handle %d is not open", m.Handle)}
 	case m.Offset < 0 || m.Length < 0:
 		err = fmt.Errorf("%w: negative offset or length", backend.ErrBadArgument)
 	case shm && c.shm == nil:
@@ -416,8 +416,8 @@ func (c *conn) io(m *wire.Msg, frame []byte, viaRing bool) {
 		if region, in = shmSlice(c.shm, m.ShmOff, m.Length); !in {
 			err = fmt.Errorf("%w: [%d, +%d) is outside the shared region of %d bytes", backend.ErrBadArgument, m.ShmOff, m.Length, len(c.shm))
 		}
-	case m.Op == wire.OpRead && m.Length > int64(d.opts.MaxFrame-wire.HeaderSize-2):
-		err = &wire.Error{Code: wire.CodeTooLarge, Msg: fmt.Sprintf("read of %d bytes exceeds the frame limit", m.Length)}
+	case m.Op == fwdproto.OpRead && m.Length > int64(d.opts.MaxFrame-fwdproto.HeaderSize-2):
+		err = &fwdproto.Error{Code: fwdproto.CodeTooLarge, Msg: fmt.Sprintf("read of %d bytes exceeds the frame limit", m.Length)}
 	}
 	if err != nil {
 		putBuf(frame)
@@ -428,7 +428,7 @@ func (c *conn) io(m *wire.Msg, frame []byte, viaRing bool) {
 		c.ops.Done()
 		return
 	}
-	op := &ioOp{c: c, id: m.ID, wop: m.Op, write: m.Op == wire.OpWrite || m.Op == wire.OpWriteShm, ring: viaRing,
+	op := &ioOp{c: c, id: m.ID, wop: m.Op, write: m.Op == fwdproto.OpWrite || m.Op == fwdproto.OpWriteShm, ring: viaRing,
 		path: p, file: m.Handle, off: m.Offset, start: time.Now()}
 	if shm {
 		op.buf, op.shm = region, true
@@ -462,10 +462,10 @@ func (c *conn) io(m *wire.Msg, frame []byte, viaRing bool) {
 	}
 }
 
-func (c *conn) replyErr(op wire.Op, id uint64, err error) {
-	var we *wire.Error
+func (c *conn) replyErr(op fwdproto.Op, id uint64, err error) {
+	var we *fwdproto.Error
 	if errors.As(err, &we) {
-		c.send(&wire.Msg{Op: op, ID: id, Response: true, Code: we.Code, Err: we.Msg}, nil)
+		c.send(&fwdproto.Msg{Op: op, ID: id, Response: true, Code: we.Code, Err: we.Msg}, nil)
 		return
 	}
 	c.sendErr(op, id, err)
@@ -492,9 +492,9 @@ func (d *Daemon) complete(op *ioOp) {
 		}
 	}
 	wop := op.wop
-	mop := wire.OpRead // metrics count shared-memory requests as reads and writes
+	mop := fwdproto.OpRead // metrics count shared-memory requests as reads and writes
 	if op.write {
-		mop = wire.OpWrite
+		mop = fwdproto.OpWrite
 	}
 	d.m.observe(mop, op.start, err)
 	if op.write || err != nil {
@@ -520,23 +520,23 @@ func (d *Daemon) complete(op *ioOp) {
 		return
 	}
 	if op.write || op.shm {
-		c.send(&wire.Msg{Op: wop, ID: op.id, Response: true, N: int64(n)}, nil)
+		c.send(&fwdproto.Msg{Op: wop, ID: op.id, Response: true, N: int64(n)}, nil)
 		return
 	}
 	frame := op.frame
-	c.send(&wire.Msg{Op: wop, ID: op.id, Response: true, Data: op.buf[:n]}, func() { putBuf(frame) })
+	c.send(&fwdproto.Msg{Op: wop, ID: op.id, Response: true, Data: op.buf[:n]}, func() { putBuf(frame) })
 }
 
 // meta runs a metadata operation.
-func (c *conn) meta(m *wire.Msg) (*wire.Msg, error) {
+func (c *conn) meta(m *fwdproto.Msg) (*fwdproto.Msg, error) {
 	d := c.d
 	ctx := d.ctx
 	switch m.Op {
-	case wire.OpClose:
+	case fwdproto.OpClose:
 		c.mu.Lock()
 		defer c.mu.Unlock()
 		if c.handles[m.Handle] <= 0 {
-			return nil, &wire.Error{Code: wire.CodeBadHandle, Msg: fmt.Sprintf("handle %d is not open", m.Handle)}
+			return nil, &fwdproto.Error{Code: fwdproto.CodeBadHandle, Msg: fmt.Sprintf("handle %d is not open", m.Handle)}
 		}
 		c.handles[m.Handle]--
 		d.release(c.paths[m.Handle], 1)
@@ -544,25 +544,25 @@ func (c *conn) meta(m *wire.Msg) (*wire.Msg, error) {
 			delete(c.handles, m.Handle)
 			delete(c.paths, m.Handle)
 		}
-		return &wire.Msg{}, nil
-	case wire.OpFsync:
+		return &fwdproto.Msg{}, nil
+	case fwdproto.OpFsync:
 		p, ok := c.handlePath(m.Handle)
 		if !ok {
-			return nil, &wire.Error{Code: wire.CodeBadHandle, Msg: fmt.Sprintf("handle %d is not open", m.Handle)}
+			return nil, &fwdproto.Error{Code: fwdproto.CodeBadHandle, Msg: fmt.Sprintf("handle %d is not open", m.Handle)}
 		}
-		return &wire.Msg{}, d.be.Fsync(ctx, p)
+		return &fwdproto.Msg{}, d.be.Fsync(ctx, p)
 	}
 	p, err := cleanPath(m.Path)
 	if err != nil {
 		return nil, err
 	}
 	switch m.Op {
-	case wire.OpOpen:
+	case fwdproto.OpOpen:
 		if p == "." {
 			return nil, fmt.Errorf("%w: open of the root", syscall.EISDIR)
 		}
-		if m.Flags&wire.OpenCreate != 0 {
-			if m.Flags&wire.OpenExcl != 0 {
+		if m.Flags&fwdproto.OpenCreate != 0 {
+			if m.Flags&fwdproto.OpenExcl != 0 {
 				if _, err := d.be.Stat(ctx, p); err == nil {
 					return nil, fmt.Errorf("%s: %w", p, fs.ErrExist)
 				}
@@ -575,7 +575,7 @@ func (c *conn) meta(m *wire.Msg) (*wire.Msg, error) {
 				return nil, err
 			}
 		}
-		if m.Flags&wire.OpenTruncate != 0 {
+		if m.Flags&fwdproto.OpenTruncate != 0 {
 			if err := d.be.Truncate(ctx, p, 0); err != nil {
 				return nil, err
 			}
@@ -592,95 +592,95 @@ func (c *conn) meta(m *wire.Msg) (*wire.Msg, error) {
 		c.handles[h]++
 		c.paths[h] = p
 		c.mu.Unlock()
-		return &wire.Msg{Handle: h, Info: wireInfo(fi)}, nil
-	case wire.OpStat:
+		return &fwdproto.Msg{Handle: h, Info: wireInfo(fi)}, nil
+	case fwdproto.OpStat:
 		fi, err := d.be.Stat(ctx, p)
-		return &wire.Msg{Info: wireInfo(fi)}, err
-	case wire.OpUnlink:
-		return &wire.Msg{}, d.be.Unlink(ctx, p)
-	case wire.OpTruncate:
+		return &fwdproto.Msg{Info: wireInfo(fi)}, err
+	case fwdproto.OpUnlink:
+		return &fwdproto.Msg{}, d.be.Unlink(ctx, p)
+	case fwdproto.OpTruncate:
 		if m.Length < 0 {
 			return nil, fmt.Errorf("%w: negative size", backend.ErrBadArgument)
 		}
-		return &wire.Msg{}, d.be.Truncate(ctx, p, m.Length)
-	case wire.OpMkdir:
+		return &fwdproto.Msg{}, d.be.Truncate(ctx, p, m.Length)
+	case fwdproto.OpMkdir:
 		mode := fs.FileMode(m.Mode) & fs.ModePerm
 		if mode == 0 {
 			mode = 0o755
 		}
-		return &wire.Msg{}, d.be.Mkdir(ctx, p, mode)
-	case wire.OpReadDir:
+		return &fwdproto.Msg{}, d.be.Mkdir(ctx, p, mode)
+	case fwdproto.OpReadDir:
 		fis, err := d.be.ReadDir(ctx, p)
 		if err != nil {
 			return nil, err
 		}
-		if len(fis) > wire.MaxEntries {
-			fis = fis[:wire.MaxEntries]
+		if len(fis) > fwdproto.MaxEntries {
+			fis = fis[:fwdproto.MaxEntries]
 		}
-		out := &wire.Msg{Entries: make([]wire.FileInfo, len(fis))}
+		out := &fwdproto.Msg{Entries: make([]fwdproto.FileInfo, len(fis))}
 		for i, fi := range fis {
 			out.Entries[i] = wireInfo(fi)
 		}
 		return out, nil
-	case wire.OpRename, wire.OpLink, wire.OpSymlink, wire.OpReadlink, wire.OpSetattr, wire.OpStatfs:
+	case fwdproto.OpRename, fwdproto.OpLink, fwdproto.OpSymlink, fwdproto.OpReadlink, fwdproto.OpSetattr, fwdproto.OpStatfs:
 		return d.namespace(ctx, m, p)
 	}
-	return nil, fmt.Errorf("%w: %s", wire.ErrBadOp, m.Op)
+	return nil, fmt.Errorf("%w: %s", fwdproto.ErrBadOp, m.Op)
 }
 
 // namespace runs the namespace and attribute operations (rename, links,
 // chmod/chown/utimes, statfs) on a backend that has them.
-func (d *Daemon) namespace(ctx context.Context, m *wire.Msg, p string) (*wire.Msg, error) {
+func (d *Daemon) namespace(ctx context.Context, m *fwdproto.Msg, p string) (*fwdproto.Msg, error) {
 	ns, ok := d.be.(backend.Namespace)
 	if !ok {
 		return nil, fmt.Errorf("%w: %s on this backend", backend.ErrUnsupported, m.Op)
 	}
 	switch m.Op {
-	case wire.OpRename, wire.OpLink:
+	case fwdproto.OpRename, fwdproto.OpLink:
 		to, err := cleanPath(m.Path2)
 		if err != nil {
 			return nil, err
 		}
-		if m.Op == wire.OpLink {
-			return &wire.Msg{}, ns.Link(ctx, p, to)
+		if m.Op == fwdproto.OpLink {
+			return &fwdproto.Msg{}, ns.Link(ctx, p, to)
 		}
 		if err := ns.Rename(ctx, p, to); err != nil {
 			return nil, err
 		}
 		d.renamed(p, to)
-		return &wire.Msg{}, nil
-	case wire.OpSymlink:
-		return &wire.Msg{}, ns.Symlink(ctx, m.Path2, p)
-	case wire.OpReadlink:
+		return &fwdproto.Msg{}, nil
+	case fwdproto.OpSymlink:
+		return &fwdproto.Msg{}, ns.Symlink(ctx, m.Path2, p)
+	case fwdproto.OpReadlink:
 		t, err := ns.Readlink(ctx, p)
-		return &wire.Msg{Path2: t}, err
-	case wire.OpSetattr:
+		return &fwdproto.Msg{Path2: t}, err
+	case fwdproto.OpSetattr:
 		var a backend.Attr
-		if m.Flags&wire.SetMode != 0 {
-			mode := wire.FileMode(m.Mode)
+		if m.Flags&fwdproto.SetMode != 0 {
+			mode := fwdproto.FileMode(m.Mode)
 			a.Mode = &mode
 		}
-		if m.Flags&wire.SetUID != 0 {
+		if m.Flags&fwdproto.SetUID != 0 {
 			a.UID = &m.UID
 		}
-		if m.Flags&wire.SetGID != 0 {
+		if m.Flags&fwdproto.SetGID != 0 {
 			a.GID = &m.GID
 		}
-		if m.Flags&wire.SetAtime != 0 {
+		if m.Flags&fwdproto.SetAtime != 0 {
 			t := time.Unix(0, m.Atime)
 			a.Atime = &t
 		}
-		if m.Flags&wire.SetMtime != 0 {
+		if m.Flags&fwdproto.SetMtime != 0 {
 			t := time.Unix(0, m.Mtime)
 			a.Mtime = &t
 		}
-		return &wire.Msg{}, ns.Setattr(ctx, p, a)
-	case wire.OpStatfs:
+		return &fwdproto.Msg{}, ns.Setattr(ctx, p, a)
+	case fwdproto.OpStatfs:
 		st, err := ns.Statfs(ctx)
-		return &wire.Msg{FS: wire.FS{BlockSize: st.BlockSize, Blocks: st.Blocks, Free: st.Free, Avail: st.Avail,
+		return &fwdproto.Msg{FS: fwdproto.FS{BlockSize: st.BlockSize, Blocks: st.Blocks, Free: st.Free, Avail: st.Avail,
 			Files: st.Files, FreeFiles: st.FreeFiles, NameLen: st.NameLen}}, err
 	}
-	return nil, fmt.Errorf("%w: %s", wire.ErrBadOp, m.Op)
+	return nil, fmt.Errorf("%w: %s", fwdproto.ErrBadOp, m.Op)
 }
 
 // renamed points the handles open on from, or on files below it, to their
@@ -720,7 +720,7 @@ func (d *Daemon) renamed(from, to string) {
 	}
 }
 
-func wireInfo(fi backend.FileInfo) wire.FileInfo {
-	return wire.FileInfo{Name: fi.Name, Size: fi.Size, Mode: fi.Mode, ModTime: fi.ModTime, IsDir: fi.IsDir,
+func wireInfo(fi backend.FileInfo) fwdproto.FileInfo {
+	return fwdproto.FileInfo{Name: fi.Name, Size: fi.Size, Mode: fi.Mode, ModTime: fi.ModTime, IsDir: fi.IsDir,
 		Atime: fi.Atime, Ctime: fi.Ctime, Blocks: fi.Blocks, Ino: fi.Ino, Nlink: fi.Nlink, UID: fi.UID, GID: fi.GID}
 }

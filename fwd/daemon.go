@@ -22,7 +22,7 @@ import (
 
 	"github.com/adaptio/adaptio/access"
 	"github.com/adaptio/adaptio/backend"
-	"github.com/adaptio/adaptio/fwd/wire"
+	"github.com/adaptio/adaptio/fwd/fwdproto"
 	"github.com/adaptio/adaptio/sched"
 )
 
@@ -70,7 +70,7 @@ type Options struct {
 	// 2 CPUs; measured in docs/performance.md, "Workers by backend").
 	Workers int
 	// MaxFrame is the largest frame accepted, header included (default
-	// wire.DefaultMaxFrame); larger frames get CodeTooLarge and the
+	// fwdproto.DefaultMaxFrame); larger frames get CodeTooLarge and the
 	// connection is closed.
 	MaxFrame int
 	// Observe feeds every client request to the access.Accumulator behind
@@ -178,7 +178,7 @@ func New(opts Options) (*Daemon, error) {
 		return nil, fmt.Errorf("%w: Workers = %d", ErrBadOptions, opts.Workers)
 	}
 	if opts.MaxFrame == 0 {
-		opts.MaxFrame = wire.DefaultMaxFrame
+		opts.MaxFrame = fwdproto.DefaultMaxFrame
 	}
 	if opts.MaxFrame < 4096 {
 		return nil, fmt.Errorf("%w: MaxFrame = %d, want >= 4096", ErrBadOptions, opts.MaxFrame)
@@ -193,7 +193,7 @@ func New(opts Options) (*Daemon, error) {
 		opts.RingSpin = DefaultRingSpin
 	}
 	for _, a := range opts.Listen {
-		if _, _, ok := wire.SplitAddr(a); !ok {
+		if _, _, ok := fwdproto.SplitAddr(a); !ok {
 			return nil, fmt.Errorf("%w: %q", ErrBadListener, a)
 		}
 	}
@@ -255,7 +255,7 @@ func (d *Daemon) Start() error {
 		return errors.New("fwd: already started")
 	}
 	for _, a := range d.opts.Listen {
-		network, addr, _ := wire.SplitAddr(a)
+		network, addr, _ := fwdproto.SplitAddr(a)
 		if network == "unix" {
 			if fi, err := os.Lstat(addr); err == nil && fi.Mode()&fs.ModeSocket != 0 {
 				if c, err := net.DialTimeout("unix", addr, time.Second); err == nil {
@@ -500,38 +500,38 @@ func cleanPath(p string) (string, error) {
 }
 
 // code maps an error to a protocol status.
-func code(err error) wire.Code {
+func code(err error) fwdproto.Code {
 	switch {
 	case err == nil:
-		return wire.CodeOK
+		return fwdproto.CodeOK
 	case errors.Is(err, backend.ErrPath):
-		return wire.CodePath
+		return fwdproto.CodePath
 	case errors.Is(err, backend.ErrServerDown):
-		return wire.CodeServerDown
+		return fwdproto.CodeServerDown
 	case errors.Is(err, fs.ErrNotExist):
-		return wire.CodeNotExist
+		return fwdproto.CodeNotExist
 	case errors.Is(err, fs.ErrExist):
-		return wire.CodeExist
+		return fwdproto.CodeExist
 	case errors.Is(err, backend.ErrBadArgument), errors.Is(err, fs.ErrInvalid):
-		return wire.CodeBadArgument
+		return fwdproto.CodeBadArgument
 	case errors.Is(err, backend.ErrClosed), errors.Is(err, ErrShutdown), errors.Is(err, context.Canceled):
-		return wire.CodeShutdown
+		return fwdproto.CodeShutdown
 	case errors.Is(err, syscall.EISDIR):
-		return wire.CodeIsDir
+		return fwdproto.CodeIsDir
 	case errors.Is(err, syscall.ENOTDIR):
-		return wire.CodeNotDir
+		return fwdproto.CodeNotDir
 	case errors.Is(err, syscall.ENOTEMPTY):
-		return wire.CodeNotEmpty
+		return fwdproto.CodeNotEmpty
 	case errors.Is(err, errors.ErrUnsupported), errors.Is(err, syscall.ENOTSUP), errors.Is(err, syscall.EOPNOTSUPP):
-		return wire.CodeNotSupported
+		return fwdproto.CodeNotSupported
 	case errors.Is(err, syscall.EXDEV):
-		return wire.CodeCrossDevice
+		return fwdproto.CodeCrossDevice
 	case errors.Is(err, syscall.EPERM):
-		return wire.CodePermission
+		return fwdproto.CodePermission
 	case errors.Is(err, syscall.ENOSPC), errors.Is(err, syscall.EDQUOT):
-		return wire.CodeNoSpace
+		return fwdproto.CodeNoSpace
 	case errors.Is(err, fs.ErrPermission):
-		return wire.CodePath
+		return fwdproto.CodePath
 	}
-	return wire.CodeIO
+	return fwdproto.CodeIO
 }

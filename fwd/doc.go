@@ -1,6 +1,6 @@
 // Package fwd is the forwarding daemon of an I/O node (`adaptio forward`).
 // Clients (package fwd/client) send reads, writes and metadata operations
-// over TCP or a Unix socket (protocol: package fwd/wire, docs/protocol.md).
+// over TCP or a Unix socket (protocol: package fwd/fwdproto, docs/protocol.md).
 // The daemon splits each read and write into pieces per PFS data server
 // (backend.Backend.Split), schedules them with a sched.Switcher (TWINS by
 // default) under one lock, and executes the batches on the backend with a

@@ -9,7 +9,7 @@ import (
 
 	"github.com/adaptio/adaptio/fwd"
 	"github.com/adaptio/adaptio/fwd/client"
-	"github.com/adaptio/adaptio/fwd/wire"
+	"github.com/adaptio/adaptio/fwd/fwdproto"
 )
 
 var (
@@ -21,15 +21,15 @@ var (
 // to one long-running daemon; the daemon must answer or close, never
 // crash, and keep serving a well-behaved client.
 func FuzzDaemonConn(f *testing.F) {
-	for _, m := range []wire.Msg{
-		{Op: wire.OpOpen, ID: 2, Flags: wire.OpenCreate, Path: "fz"},
-		{Op: wire.OpWrite, ID: 3, Handle: 1, Offset: 10, Data: []byte("abc")},
-		{Op: wire.OpRead, ID: 4, Handle: 1, Length: 100},
-		{Op: wire.OpStat, ID: 5, Path: "../x"},
-		{Op: wire.OpReadDir, ID: 6, Path: ""},
-		{Op: wire.OpTruncate, ID: 7, Path: "fz", Length: 5},
+	for _, m := range []fwdproto.Msg{
+		{Op: fwdproto.OpOpen, ID: 2, Flags: fwdproto.OpenCreate, Path: "fz"},
+		{Op: fwdproto.OpWrite, ID: 3, Handle: 1, Offset: 10, Data: []byte("abc")},
+		{Op: fwdproto.OpRead, ID: 4, Handle: 1, Length: 100},
+		{Op: fwdproto.OpStat, ID: 5, Path: "../x"},
+		{Op: fwdproto.OpReadDir, ID: 6, Path: ""},
+		{Op: fwdproto.OpTruncate, ID: 7, Path: "fz", Length: 5},
 	} {
-		f.Add(wire.Append(nil, &m))
+		f.Add(fwdproto.Append(nil, &m))
 	}
 	f.Add([]byte{0, 0, 0, 12, 0xAD, 0xF0, 1, 5, 0, 0, 0, 0, 0, 0, 0, 1})
 	f.Fuzz(func(t *testing.T, data []byte) {
@@ -50,7 +50,7 @@ func FuzzDaemonConn(f *testing.F) {
 			t.Fatal(err)
 		}
 		defer nc.Close()
-		hello := wire.Append(nil, &wire.Msg{Op: wire.OpHello, ID: 1, ClientID: 1})
+		hello := fwdproto.Append(nil, &fwdproto.Msg{Op: fwdproto.OpHello, ID: 1, ClientID: 1})
 		mid := len(data) / 2
 		nc.Write(append(hello, data[:mid]...))
 		nc.Write(data[mid:])

@@ -26,8 +26,8 @@ import (
 	"github.com/adaptio/adaptio/backend/posix"
 	"github.com/adaptio/adaptio/fwd"
 	"github.com/adaptio/adaptio/fwd/client"
+	"github.com/adaptio/adaptio/fwd/fwdproto"
 	"github.com/adaptio/adaptio/fwd/fwdtest"
-	"github.com/adaptio/adaptio/fwd/wire"
 	"github.com/adaptio/adaptio/rw"
 	"github.com/adaptio/adaptio/sched"
 )
@@ -161,7 +161,7 @@ func readWriteExact(t *testing.T, listen string, o client.Options) {
 	if _, err := c.Open("out/missing"); !errors.Is(err, fs.ErrNotExist) {
 		t.Fatalf("open missing: got %v, want ErrNotExist", err)
 	}
-	if _, err := c.OpenFile("out", wire.OpenCreate|wire.OpenExcl, 0o644); !errors.Is(err, fs.ErrExist) {
+	if _, err := c.OpenFile("out", fwdproto.OpenCreate|fwdproto.OpenExcl, 0o644); !errors.Is(err, fs.ErrExist) {
 		t.Fatalf("exclusive create of an existing name: got %v, want ErrExist", err)
 	}
 }
@@ -332,7 +332,7 @@ func TestPathConfinement(t *testing.T) {
 			if _, err := c.Open(p); !errors.Is(err, fs.ErrPermission) && !errors.Is(err, fs.ErrNotExist) {
 				t.Errorf("open: got %v, want refused", err)
 			}
-			if _, err := c.OpenFile(p, wire.OpenCreate, 0o644); !errors.Is(err, fs.ErrPermission) {
+			if _, err := c.OpenFile(p, fwdproto.OpenCreate, 0o644); !errors.Is(err, fs.ErrPermission) {
 				t.Errorf("create: got %v, want a path error", err)
 			}
 			if err := c.Mkdir(p+"/d", 0o755); !errors.Is(err, fs.ErrPermission) {
@@ -352,7 +352,7 @@ func TestPathConfinement(t *testing.T) {
 }
 
 // rawConn sends hand-made frames.
-func rawConn(t *testing.T, addr string) (net.Conn, *wire.Reader) {
+func rawConn(t *testing.T, addr string) (net.Conn, *fwdproto.Reader) {
 	t.Helper()
 	nc, err := net.Dial("tcp", addr)
 	if err != nil {
@@ -360,28 +360,28 @@ func rawConn(t *testing.T, addr string) (net.Conn, *wire.Reader) {
 	}
 	t.Cleanup(func() { nc.Close() })
 	_ = nc.SetDeadline(time.Now().Add(10 * time.Second))
-	return nc, wire.NewReader(nc, 0)
+	return nc, fwdproto.NewReader(nc, 0)
 }
 
 func TestBadFramesCloseOnlyTheirConnection(t *testing.T) {
 	dir := t.TempDir()
 	d := startDaemon(t, fwdtest.Posix(t, dir), fwd.Options{MaxFrame: 64 << 10})
 	good := dial(t, d.Addr())
-	hello := wire.Append(nil, &wire.Msg{Op: wire.OpHello, ID: 1, ClientID: 5})
-	oversized := make([]byte, wire.HeaderSize)
-	wire.PutHeader(oversized, uint8(wire.OpWrite), 2, 1<<20)
-	badMagic := wire.Append(nil, &wire.Msg{Op: wire.OpStat, ID: 3, Path: "x"})
+	hello := fwdproto.Append(nil, &fwdproto.Msg{Op: fwdproto.OpHello, ID: 1, ClientID: 5})
+	oversized := make([]byte, fwdproto.HeaderSize)
+	fwdproto.PutHeader(oversized, uint8(fwdproto.OpWrite), 2, 1<<20)
+	badMagic := fwdproto.Append(nil, &fwdproto.Msg{Op: fwdproto.OpStat, ID: 3, Path: "x"})
 	badMagic[4] = 0x12
-	truncatedPayload := wire.Append(nil, &wire.Msg{Op: wire.OpStat, ID: 4, Path: "x"})
-	binary.BigEndian.PutUint16(truncatedPayload[wire.HeaderSize:], 500) // path length beyond the frame
+	truncatedPayload := fwdproto.Append(nil, &fwdproto.Msg{Op: fwdproto.OpStat, ID: 4, Path: "x"})
+	binary.BigEndian.PutUint16(truncatedPayload[fwdproto.HeaderSize:], 500) // path length beyond the frame
 	tests := []struct {
 		name  string
 		frame []byte
-		want  wire.Code
+		want  fwdproto.Code
 	}{
-		{"oversized", oversized, wire.CodeTooLarge},
-		{"bad magic", badMagic, wire.CodeBadFrame},
-		{"malformed payload", truncatedPayload, wire.CodeBadFrame},
+		{"oversized", oversized, fwdproto.CodeTooLarge},
+		{"bad magic", badMagic, fwdproto.CodeBadFrame},
+		{"malformed payload", truncatedPayload, fwdproto.CodeBadFrame},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -389,7 +389,7 @@ func TestBadFramesCloseOnlyTheirConnection(t *testing.T) {
 			if _, err := nc.Write(append(append([]byte(nil), hello...), tt.frame...)); err != nil {
 				t.Fatal(err)
 			}
-			var codes []wire.Code
+			var codes []fwdproto.Code
 			for {
 				h, p, err := r.ReadFrame()
 				if err != nil {
@@ -398,13 +398,13 @@ func TestBadFramesCloseOnlyTheirConnection(t *testing.T) {
 					}
 					break
 				}
-				var m wire.Msg
-				if err := wire.Decode(h, p, &m); err != nil {
+				var m fwdproto.Msg
+				if err := fwdproto.Decode(h, p, &m); err != nil {
 					t.Fatal(err)
 				}
 				codes = append(codes, m.Code)
 			}
-			if len(codes) != 2 || codes[0] != wire.CodeOK || codes[1] != tt.want {
+			if len(codes) != 2 || codes[0] != fwdproto.CodeOK || codes[1] != tt.want {
 				t.Fatalf("replies %v, want [ok %v] then close", codes, tt.want)
 			}
 			// The daemon keeps serving the others.
@@ -415,13 +415,13 @@ func TestBadFramesCloseOnlyTheirConnection(t *testing.T) {
 	}
 	// A request before hello is refused but the connection stays.
 	nc, r := rawConn(t, d.Addr())
-	nc.Write(wire.Append(nil, &wire.Msg{Op: wire.OpStat, ID: 9, Path: "."}))
+	nc.Write(fwdproto.Append(nil, &fwdproto.Msg{Op: fwdproto.OpStat, ID: 9, Path: "."}))
 	h, p, err := r.ReadFrame()
-	var m wire.Msg
+	var m fwdproto.Msg
 	if err == nil {
-		err = wire.Decode(h, p, &m)
+		err = fwdproto.Decode(h, p, &m)
 	}
-	if err != nil || m.Code != wire.CodeNoHello {
+	if err != nil || m.Code != fwdproto.CodeNoHello {
 		t.Fatalf("request before hello: got %+v, %v; want CodeNoHello", m, err)
 	}
 }
@@ -626,13 +626,13 @@ func TestClientNotReading(t *testing.T) {
 	}
 	defer nc.Close()
 	var req []byte
-	req = wire.Append(req, &wire.Msg{Op: wire.OpHello, ID: 1, ClientID: 9})
-	req = wire.Append(req, &wire.Msg{Op: wire.OpOpen, ID: 2, Path: "big"})
+	req = fwdproto.Append(req, &fwdproto.Msg{Op: fwdproto.OpHello, ID: 1, ClientID: 9})
+	req = fwdproto.Append(req, &fwdproto.Msg{Op: fwdproto.OpOpen, ID: 2, Path: "big"})
 	go func() {
 		nc.Write(req)
 		// The handle of the first file opened is 1. Ask for 1 MiB 1000 times.
 		for i := 0; i < 1000; i++ {
-			if _, err := nc.Write(wire.Append(nil, &wire.Msg{Op: wire.OpRead, ID: uint64(3 + i), Handle: 1, Length: 1 << 20})); err != nil {
+			if _, err := nc.Write(fwdproto.Append(nil, &fwdproto.Msg{Op: fwdproto.OpRead, ID: uint64(3 + i), Handle: 1, Length: 1 << 20})); err != nil {
 				return
 			}
 		}
@@ -698,7 +698,7 @@ func TestAggregation(t *testing.T) {
 				return
 			}
 			defer c.Close()
-			f, err := c.OpenFile("agg", wire.OpenCreate, 0o644)
+			f, err := c.OpenFile("agg", fwdproto.OpenCreate, 0o644)
 			if err != nil {
 				t.Error(err)
 				return

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/adaptio/adaptio/backend"
-	"github.com/adaptio/adaptio/fwd/wire"
+	"github.com/adaptio/adaptio/fwd/fwdproto"
 	"github.com/adaptio/adaptio/ionode"
 	"github.com/adaptio/adaptio/rw"
 	"github.com/adaptio/adaptio/sched"
@@ -19,7 +19,7 @@ import (
 type ioOp struct {
 	c      *conn
 	id     uint64
-	wop    wire.Op // the request's operation, echoed in the response
+	wop    fwdproto.Op // the request's operation, echoed in the response
 	write  bool
 	shm    bool // buf is in the client's shared region
 	ring   bool // came through the submission ring: completes through the completion ring

@@ -7,7 +7,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/adaptio/adaptio/fwd/wire"
+	"github.com/adaptio/adaptio/fwd/fwdproto"
 )
 
 type metrics struct {
@@ -29,7 +29,7 @@ type metrics struct {
 	wakeups    *prometheus.CounterVec
 	doorbells  prometheus.Counter       // wake frames received
 	wakes      prometheus.Counter       // wake frames sent
-	lat        [256]prometheus.Observer // by wire.Op
+	lat        [256]prometheus.Observer // by fwdproto.Op
 }
 
 // newMetrics registers the daemon's metrics; depth gives the requests
@@ -85,13 +85,13 @@ func newMetrics(reg prometheus.Registerer, servers int, depth func(server int) f
 			return nil, err
 		}
 	}
-	for op := wire.OpHello; op.Valid(); op++ {
+	for op := fwdproto.OpHello; op.Valid(); op++ {
 		m.lat[op] = m.latency.WithLabelValues(op.String())
 	}
 	return m, nil
 }
 
-func (m *metrics) observe(op wire.Op, start time.Time, err error) {
+func (m *metrics) observe(op fwdproto.Op, start time.Time, err error) {
 	if op.Valid() {
 		m.lat[op].Observe(time.Since(start).Seconds())
 	}

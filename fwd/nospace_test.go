@@ -7,8 +7,8 @@ import (
 	"testing"
 
 	"github.com/adaptio/adaptio/fwd"
+	"github.com/adaptio/adaptio/fwd/fwdproto"
 	"github.com/adaptio/adaptio/fwd/fwdtest"
-	"github.com/adaptio/adaptio/fwd/wire"
 )
 
 // A full backend file system (a 512 KiB tmpfs) answers a write that does
@@ -35,9 +35,9 @@ func TestBackendFullAnswersNoSpaceAndKeepsServing(t *testing.T) {
 		t.Fatal(err)
 	}
 	err := write("big", 2, 4<<20)
-	var we *wire.Error
-	if !errors.As(err, &we) || we.Code != wire.CodeNoSpace {
-		t.Fatalf("4 MiB into 512 KiB: %v, want status %q", err, wire.CodeNoSpace)
+	var we *fwdproto.Error
+	if !errors.As(err, &we) || we.Code != fwdproto.CodeNoSpace {
+		t.Fatalf("4 MiB into 512 KiB: %v, want status %q", err, fwdproto.CodeNoSpace)
 	}
 	f, err := c.Open("small")
 	if err != nil {

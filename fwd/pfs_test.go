@@ -11,8 +11,8 @@ import (
 	"github.com/adaptio/adaptio/backend/posix"
 	"github.com/adaptio/adaptio/fwd"
 	"github.com/adaptio/adaptio/fwd/client"
+	"github.com/adaptio/adaptio/fwd/fwdproto"
 	"github.com/adaptio/adaptio/fwd/fwdtest"
-	"github.com/adaptio/adaptio/fwd/wire"
 	"github.com/adaptio/adaptio/pfs"
 	"github.com/adaptio/adaptio/sched"
 )
@@ -78,12 +78,12 @@ func TestPFSDeadServerAndRecovery(t *testing.T) {
 	dead := pieces[0].Server
 	cl.Server(dead).Shutdown()
 	_, err = f.WriteAt(fwdtest.Content(12, stripe, 100), stripe)
-	var we *wire.Error
-	if !errors.As(err, &we) || we.Code != wire.CodeServerDown {
+	var we *fwdproto.Error
+	if !errors.As(err, &we) || we.Code != fwdproto.CodeServerDown {
 		t.Fatalf("write to a dead data server: got %v, want CodeServerDown", err)
 	}
 	t.Logf("write to a dead data server: %v", err)
-	if _, err := f.ReadAt(make([]byte, 2*stripe), 0); !errors.As(err, &we) || we.Code != wire.CodeServerDown {
+	if _, err := f.ReadAt(make([]byte, 2*stripe), 0); !errors.As(err, &we) || we.Code != fwdproto.CodeServerDown {
 		t.Fatalf("read spanning a dead data server: got %v, want CodeServerDown", err)
 	}
 	// Stripes on the other servers are still served.

@@ -7,8 +7,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/adaptio/adaptio/fwd/fwdproto"
 	"github.com/adaptio/adaptio/fwd/internal/shm"
-	"github.com/adaptio/adaptio/fwd/wire"
 )
 
 // The daemon's side of the submission and completion rings in a client's
@@ -51,7 +51,7 @@ func (s *srvRing) take() int {
 		return 0
 	}
 	if avail > s.r.Entries() {
-		s.fail(fmt.Errorf("%w: submission ring tail %d is %d entries past its head %d (ring of %d)", wire.ErrMalformed, tail, avail, s.sqHead, s.r.Entries()))
+		s.fail(fmt.Errorf("%w: submission ring tail %d is %d entries past its head %d (ring of %d)", fwdproto.ErrMalformed, tail, avail, s.sqHead, s.r.Entries()))
 		return 0
 	}
 	var entry [shm.SQESize]byte
@@ -62,7 +62,7 @@ func (s *srvRing) take() int {
 		head := s.r.Counter(shm.OffCQHead).Load()
 		used := s.cqTail.Load() - head
 		if used > s.r.Entries() {
-			s.fail(fmt.Errorf("%w: completion ring head is %d entries behind its tail (ring of %d)", wire.ErrMalformed, used, s.r.Entries()))
+			s.fail(fmt.Errorf("%w: completion ring head is %d entries behind its tail (ring of %d)", fwdproto.ErrMalformed, used, s.r.Entries()))
 			return took
 		}
 		if int64(used)+int64(s.inflight.Load()) >= int64(s.r.Entries()) {
@@ -76,7 +76,7 @@ func (s *srvRing) take() int {
 		copy(entry[:], s.r.SQE(s.sqHead))
 		s.sqHead++
 		s.r.Counter(shm.OffSQHead).Store(s.sqHead)
-		var m wire.Msg
+		var m fwdproto.Msg
 		if err := shm.DecodeSQE(entry[:], &m); err != nil {
 			<-s.c.tokens
 			s.fail(err)
@@ -101,7 +101,7 @@ func (s *srvRing) fail(err error) {
 	c.d.log.Warn("malformed ring entry; closing connection", "remote", c.nc.RemoteAddr(), "err", err)
 	select {
 	case c.tokens <- struct{}{}:
-		c.send(&wire.Msg{Op: wire.OpRing, Response: true, Code: wire.CodeBadFrame, Err: err.Error()}, nil)
+		c.send(&fwdproto.Msg{Op: fwdproto.OpRing, Response: true, Code: fwdproto.CodeBadFrame, Err: err.Error()}, nil)
 	default:
 	}
 	c.stop()

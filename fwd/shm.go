@@ -7,8 +7,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/adaptio/adaptio/fwd/fwdproto"
 	"github.com/adaptio/adaptio/fwd/internal/shm"
-	"github.com/adaptio/adaptio/fwd/wire"
 )
 
 // The daemon's side of the shared-memory transport for clients on its
@@ -98,8 +98,8 @@ func (r *fdReader) closeAll() {
 // shrinking, at least size bytes long. It closes fd.
 func mapShared(fd int, size int64) ([]byte, error) {
 	defer unix.Close(fd)
-	if size <= 0 || size > wire.MaxShm {
-		return nil, fmt.Errorf("%w: region of %d bytes (1 to %d)", ErrShm, size, wire.MaxShm)
+	if size <= 0 || size > fwdproto.MaxShm {
+		return nil, fmt.Errorf("%w: region of %d bytes (1 to %d)", ErrShm, size, fwdproto.MaxShm)
 	}
 	seals, err := unix.FcntlInt(uintptr(fd), unix.F_GET_SEALS, 0)
 	if err != nil {

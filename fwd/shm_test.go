@@ -13,8 +13,8 @@ import (
 
 	"github.com/adaptio/adaptio/fwd"
 	"github.com/adaptio/adaptio/fwd/client"
+	"github.com/adaptio/adaptio/fwd/fwdproto"
 	"github.com/adaptio/adaptio/fwd/fwdtest"
-	"github.com/adaptio/adaptio/fwd/wire"
 )
 
 // memfd returns a memfd of size bytes and its mapping; sealed adds
@@ -45,7 +45,7 @@ func memfd(t testing.TB, size int, sealed bool) (int, []byte) {
 type rawUnix struct {
 	t  testing.TB
 	uc *net.UnixConn
-	r  *wire.Reader
+	r  *fwdproto.Reader
 	id uint64
 }
 
@@ -57,15 +57,15 @@ func dialRawUnix(t testing.TB, addr string) *rawUnix {
 	}
 	t.Cleanup(func() { nc.Close() })
 	_ = nc.SetDeadline(time.Now().Add(10 * time.Second))
-	ru := &rawUnix{t: t, uc: nc.(*net.UnixConn), r: wire.NewReader(nc, 0)}
-	if m := ru.do(&wire.Msg{Op: wire.OpHello, ClientID: 9}, -1); m.Code != wire.CodeOK {
+	ru := &rawUnix{t: t, uc: nc.(*net.UnixConn), r: fwdproto.NewReader(nc, 0)}
+	if m := ru.do(&fwdproto.Msg{Op: fwdproto.OpHello, ClientID: 9}, -1); m.Code != fwdproto.CodeOK {
 		t.Fatalf("hello: %+v", m)
 	}
 	return ru
 }
 
 // do sends m (with descriptor fd when fd >= 0) and returns the response.
-func (ru *rawUnix) do(m *wire.Msg, fd int) wire.Msg {
+func (ru *rawUnix) do(m *fwdproto.Msg, fd int) fwdproto.Msg {
 	ru.t.Helper()
 	ru.id++
 	m.ID = ru.id
@@ -73,15 +73,15 @@ func (ru *rawUnix) do(m *wire.Msg, fd int) wire.Msg {
 	if fd >= 0 {
 		oob = unix.UnixRights(fd)
 	}
-	if _, _, err := ru.uc.WriteMsgUnix(wire.Append(nil, m), oob, nil); err != nil {
+	if _, _, err := ru.uc.WriteMsgUnix(fwdproto.Append(nil, m), oob, nil); err != nil {
 		ru.t.Fatal(err)
 	}
 	h, p, err := ru.r.ReadFrame()
 	if err != nil {
 		ru.t.Fatalf("%s: %v", m.Op, err)
 	}
-	var resp wire.Msg
-	if err := wire.Decode(h, p, &resp); err != nil || resp.ID != m.ID {
+	var resp fwdproto.Msg
+	if err := fwdproto.Decode(h, p, &resp); err != nil || resp.ID != m.ID {
 		ru.t.Fatalf("%s: response %+v, %v", m.Op, resp, err)
 	}
 	return resp
@@ -96,37 +96,37 @@ func TestShmBoundsAndRefusals(t *testing.T) {
 	const size = 64 << 10
 
 	ru := dialRawUnix(t, d.Addr())
-	open := ru.do(&wire.Msg{Op: wire.OpOpen, Flags: wire.OpenCreate, Path: "f"}, -1)
-	if open.Code != wire.CodeOK {
+	open := ru.do(&fwdproto.Msg{Op: fwdproto.OpOpen, Flags: fwdproto.OpenCreate, Path: "f"}, -1)
+	if open.Code != fwdproto.CodeOK {
 		t.Fatalf("open: %+v", open)
 	}
 	h := open.Handle
 	// Before any region: shared-memory requests are refused.
-	if m := ru.do(&wire.Msg{Op: wire.OpWriteShm, Handle: h, Length: 1}, -1); m.Code != wire.CodeBadArgument {
+	if m := ru.do(&fwdproto.Msg{Op: fwdproto.OpWriteShm, Handle: h, Length: 1}, -1); m.Code != fwdproto.CodeBadArgument {
 		t.Fatalf("write-shm without a region: %+v", m)
 	}
 	unsealed, _ := memfd(t, size, false)
 	fd, mem := memfd(t, size, true)
 	refusals := []struct {
 		name string
-		m    wire.Msg
+		m    fwdproto.Msg
 		fd   int
 	}{
-		{"no descriptor", wire.Msg{Op: wire.OpShm, Length: size}, -1},
-		{"not sealed", wire.Msg{Op: wire.OpShm, Length: size}, unsealed},
-		{"larger than the memfd", wire.Msg{Op: wire.OpShm, Length: size + 1}, fd},
-		{"not a memfd", wire.Msg{Op: wire.OpShm, Length: 1}, int(mustOpen(t, filepath.Join(dir, "f")).Fd())},
-		{"zero size", wire.Msg{Op: wire.OpShm, Length: 0}, fd},
+		{"no descriptor", fwdproto.Msg{Op: fwdproto.OpShm, Length: size}, -1},
+		{"not sealed", fwdproto.Msg{Op: fwdproto.OpShm, Length: size}, unsealed},
+		{"larger than the memfd", fwdproto.Msg{Op: fwdproto.OpShm, Length: size + 1}, fd},
+		{"not a memfd", fwdproto.Msg{Op: fwdproto.OpShm, Length: 1}, int(mustOpen(t, filepath.Join(dir, "f")).Fd())},
+		{"zero size", fwdproto.Msg{Op: fwdproto.OpShm, Length: 0}, fd},
 	}
 	for _, tt := range refusals {
-		if m := ru.do(&tt.m, tt.fd); m.Code != wire.CodeBadArgument {
+		if m := ru.do(&tt.m, tt.fd); m.Code != fwdproto.CodeBadArgument {
 			t.Fatalf("%s: got %+v, want bad argument", tt.name, m)
 		}
 	}
-	if m := ru.do(&wire.Msg{Op: wire.OpShm, Length: size}, fd); m.Code != wire.CodeOK {
+	if m := ru.do(&fwdproto.Msg{Op: fwdproto.OpShm, Length: size}, fd); m.Code != fwdproto.CodeOK {
 		t.Fatalf("shm: %+v", m)
 	}
-	if m := ru.do(&wire.Msg{Op: wire.OpShm, Length: size}, fd); m.Code != wire.CodeBadArgument {
+	if m := ru.do(&fwdproto.Msg{Op: fwdproto.OpShm, Length: size}, fd); m.Code != fwdproto.CodeBadArgument {
 		t.Fatalf("second region: got %+v, want bad argument", m)
 	}
 	outside := []struct {
@@ -136,21 +136,21 @@ func TestShmBoundsAndRefusals(t *testing.T) {
 		{size, 1}, {size - 1, 2}, {0, size + 1}, {1<<64 - 1, 2}, {1 << 63, 1 << 62}, {size + 1, 0},
 	}
 	for _, o := range outside {
-		for _, op := range []wire.Op{wire.OpWriteShm, wire.OpReadShm} {
-			if m := ru.do(&wire.Msg{Op: op, Handle: h, ShmOff: o.off, Length: o.n}, -1); m.Code != wire.CodeBadArgument {
+		for _, op := range []fwdproto.Op{fwdproto.OpWriteShm, fwdproto.OpReadShm} {
+			if m := ru.do(&fwdproto.Msg{Op: op, Handle: h, ShmOff: o.off, Length: o.n}, -1); m.Code != fwdproto.CodeBadArgument {
 				t.Fatalf("%s [%d, +%d): got %+v, want bad argument", op, o.off, o.n, m)
 			}
 		}
 	}
 	// In range: the bytes go from the region to the file and back.
 	copy(mem[size-5:], "hello")
-	if m := ru.do(&wire.Msg{Op: wire.OpWriteShm, Handle: h, Offset: 3, ShmOff: size - 5, Length: 5}, -1); m.Code != wire.CodeOK || m.N != 5 {
+	if m := ru.do(&fwdproto.Msg{Op: fwdproto.OpWriteShm, Handle: h, Offset: 3, ShmOff: size - 5, Length: 5}, -1); m.Code != fwdproto.CodeOK || m.N != 5 {
 		t.Fatalf("write-shm: %+v", m)
 	}
 	if b, _ := os.ReadFile(filepath.Join(dir, "f")); !bytes.Equal(b, []byte("\x00\x00\x00hello")) {
 		t.Fatalf("file holds %q", b)
 	}
-	if m := ru.do(&wire.Msg{Op: wire.OpReadShm, Handle: h, Offset: 1, ShmOff: 0, Length: 100}, -1); m.Code != wire.CodeOK || m.N != 7 {
+	if m := ru.do(&fwdproto.Msg{Op: fwdproto.OpReadShm, Handle: h, Offset: 1, ShmOff: 0, Length: 100}, -1); m.Code != fwdproto.CodeOK || m.N != 7 {
 		t.Fatalf("read-shm: %+v", m)
 	}
 	if got := string(mem[:7]); got != "\x00\x00hello" {
@@ -172,14 +172,14 @@ func mustOpen(t *testing.T, p string) *os.File {
 // 1 on a fresh daemon): the daemon must answer or close, never touch
 // memory outside the region (it would crash), and keep serving.
 func FuzzDaemonShm(f *testing.F) {
-	for _, m := range []wire.Msg{
-		{Op: wire.OpWriteShm, ID: 3, Handle: 1, Offset: 10, ShmOff: 0, Length: 4096},
-		{Op: wire.OpReadShm, ID: 4, Handle: 1, Offset: 0, ShmOff: 128<<10 - 10, Length: 10},
-		{Op: wire.OpReadShm, ID: 5, Handle: 1, Offset: 0, ShmOff: 128 << 10, Length: 1},
-		{Op: wire.OpWriteShm, ID: 6, Handle: 1, Offset: 1 << 40, ShmOff: 1<<64 - 1, Length: 2},
-		{Op: wire.OpShm, ID: 7, Length: 1 << 20},
+	for _, m := range []fwdproto.Msg{
+		{Op: fwdproto.OpWriteShm, ID: 3, Handle: 1, Offset: 10, ShmOff: 0, Length: 4096},
+		{Op: fwdproto.OpReadShm, ID: 4, Handle: 1, Offset: 0, ShmOff: 128<<10 - 10, Length: 10},
+		{Op: fwdproto.OpReadShm, ID: 5, Handle: 1, Offset: 0, ShmOff: 128 << 10, Length: 1},
+		{Op: fwdproto.OpWriteShm, ID: 6, Handle: 1, Offset: 1 << 40, ShmOff: 1<<64 - 1, Length: 2},
+		{Op: fwdproto.OpShm, ID: 7, Length: 1 << 20},
 	} {
-		f.Add(wire.Append(nil, &m))
+		f.Add(fwdproto.Append(nil, &m))
 	}
 	// One daemon for the whole run.
 	d := startDaemon(f, fwdtest.Posix(f, f.TempDir()), fwd.Options{MaxFrame: 1 << 20,
@@ -188,10 +188,10 @@ func FuzzDaemonShm(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		ru := dialRawUnix(t, addr)
 		fd, _ := memfd(t, 128<<10, true)
-		if m := ru.do(&wire.Msg{Op: wire.OpShm, Length: 128 << 10}, fd); m.Code != wire.CodeOK {
+		if m := ru.do(&fwdproto.Msg{Op: fwdproto.OpShm, Length: 128 << 10}, fd); m.Code != fwdproto.CodeOK {
 			t.Fatalf("shm: %+v", m)
 		}
-		if m := ru.do(&wire.Msg{Op: wire.OpOpen, Flags: wire.OpenCreate, Path: "fz"}, -1); m.Code != wire.CodeOK {
+		if m := ru.do(&fwdproto.Msg{Op: fwdproto.OpOpen, Flags: fwdproto.OpenCreate, Path: "fz"}, -1); m.Code != fwdproto.CodeOK {
 			t.Fatalf("open: %+v", m)
 		}
 		mid := len(data) / 2

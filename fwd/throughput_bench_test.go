@@ -181,7 +181,7 @@ func forwarderVsDirect(b *testing.B, req int, stripe int64, scheduler, transport
 	if stat1, err := cpustat.Read(); err == nil && statErr == nil {
 		// The share of the machine's CPU time the hypervisor gave to
 		// other guests: with 5% and more, the ratios measure the host's
-		// noise as much as the forwarder (bench.NoisySteal).
+		// noise as much as the forwarder (fwdbench.NoisySteal).
 		if steal, ok := stat1.StolenSince(stat0); ok {
 			b.ReportMetric(100*steal, "steal-%")
 		}

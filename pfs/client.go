@@ -16,7 +16,7 @@ import (
 
 	"github.com/adaptio/adaptio/backend"
 	"github.com/adaptio/adaptio/backend/rootfs"
-	"github.com/adaptio/adaptio/pfs/wire"
+	"github.com/adaptio/adaptio/pfs/pfsproto"
 )
 
 // ClientOptions configure a Client.
@@ -25,7 +25,7 @@ type ClientOptions struct {
 	StripeSize  int64         // bytes per stripe unit; 0: backend.DefaultStripeSize
 	DialTimeout time.Duration // per connection attempt; 0: 2 s
 	// Node is the index of the I/O node this client serves, announced on
-	// every connection (wire.OpHello) so that the data servers' model
+	// every connection (pfsproto.OpHello) so that the data servers' model
 	// charges the cost of interleaving I/O nodes.
 	Node   int
 	Logger *slog.Logger // nil: discard
@@ -126,8 +126,8 @@ func (c *Client) check(path string, server int, off, n int64) error {
 	if server < 0 || server >= len(c.servers) {
 		return fmt.Errorf("pfs: %w: server %d of %d", backend.ErrBadArgument, server, len(c.servers))
 	}
-	if n > wire.MaxData {
-		return fmt.Errorf("pfs: %w: %d bytes in one access (limit %d)", backend.ErrBadArgument, n, wire.MaxData)
+	if n > pfsproto.MaxData {
+		return fmt.Errorf("pfs: %w: %d bytes in one access (limit %d)", backend.ErrBadArgument, n, pfsproto.MaxData)
 	}
 	if err := c.layout.Check(c.slot(path, server), off, n); err != nil {
 		return fmt.Errorf("pfs: %q on server %d: %w", path, server, err)
@@ -145,7 +145,7 @@ func (c *Client) ReadAt(ctx context.Context, path string, server int, p []byte, 
 	if len(p) == 0 {
 		return 0, nil
 	}
-	resp, err := c.servers[server].do(ctx, &wire.Request{Op: wire.OpRead, Path: path, A: c.layout.Local(off), B: int64(len(p))}, p)
+	resp, err := c.servers[server].do(ctx, &pfsproto.Request{Op: pfsproto.OpRead, Path: path, A: c.layout.Local(off), B: int64(len(p))}, p)
 	if err != nil {
 		return 0, err
 	}
@@ -172,7 +172,7 @@ func (c *Client) WriteAt(ctx context.Context, path string, server int, p []byte,
 	if len(p) == 0 {
 		return 0, nil
 	}
-	resp, err := c.servers[server].do(ctx, &wire.Request{Op: wire.OpWrite, Path: path, A: c.layout.Local(off), Data: p}, nil)
+	resp, err := c.servers[server].do(ctx, &pfsproto.Request{Op: pfsproto.OpWrite, Path: path, A: c.layout.Local(off), Data: p}, nil)
 	if err != nil {
 		return 0, err
 	}
@@ -181,15 +181,15 @@ func (c *Client) WriteAt(ctx context.Context, path string, server int, p []byte,
 
 // all sends one request per server concurrently (req(i) builds server i's)
 // and returns the responses.
-func (c *Client) all(ctx context.Context, req func(i int) *wire.Request) ([]wire.Response, []error) {
-	resps := make([]wire.Response, len(c.servers))
+func (c *Client) all(ctx context.Context, req func(i int) *pfsproto.Request) ([]pfsproto.Response, []error) {
+	resps := make([]pfsproto.Response, len(c.servers))
 	errs := make([]error, len(c.servers))
 	var wg sync.WaitGroup
 	for i, s := range c.servers {
 		wg.Go(func() {
 			resps[i], errs[i] = s.do(ctx, req(i), nil)
 			if errs[i] != nil {
-				resps[i].Status = wire.StatusError
+				resps[i].Status = pfsproto.StatusError
 			}
 		})
 	}
@@ -201,7 +201,7 @@ func (c *Client) all(ctx context.Context, req func(i int) *wire.Request) ([]wire
 // holds the authoritative namespace: its error wins; other servers' errors
 // of the kinds in ignore are tolerated (a server that missed an earlier
 // create or unlink while down).
-func (c *Client) meta(ctx context.Context, path string, req func(i int) *wire.Request, ignore ...error) ([]wire.Response, error) {
+func (c *Client) meta(ctx context.Context, path string, req func(i int) *pfsproto.Request, ignore ...error) ([]pfsproto.Response, error) {
 	if c.closed.Load() {
 		return nil, backend.ErrClosed
 	}
@@ -231,25 +231,29 @@ func isAny(err error, targets []error) bool {
 
 // Create creates the file on every server if absent.
 func (c *Client) Create(ctx context.Context, path string, mode fs.FileMode) error {
-	_, err := c.meta(ctx, path, func(int) *wire.Request { return &wire.Request{Op: wire.OpCreate, Path: path, A: int64(mode.Perm())} })
+	_, err := c.meta(ctx, path, func(int) *pfsproto.Request {
+		return &pfsproto.Request{Op: pfsproto.OpCreate, Path: path, A: int64(mode.Perm())}
+	})
 	return err
 }
 
 // Mkdir creates the directory on every server.
 func (c *Client) Mkdir(ctx context.Context, path string, mode fs.FileMode) error {
-	_, err := c.meta(ctx, path, func(int) *wire.Request { return &wire.Request{Op: wire.OpMkdir, Path: path, A: int64(mode.Perm())} }, backend.ErrExist)
+	_, err := c.meta(ctx, path, func(int) *pfsproto.Request {
+		return &pfsproto.Request{Op: pfsproto.OpMkdir, Path: path, A: int64(mode.Perm())}
+	}, backend.ErrExist)
 	return err
 }
 
 // Unlink removes the file or empty directory from every server.
 func (c *Client) Unlink(ctx context.Context, path string) error {
-	_, err := c.meta(ctx, path, func(int) *wire.Request { return &wire.Request{Op: wire.OpUnlink, Path: path} }, backend.ErrNotExist)
+	_, err := c.meta(ctx, path, func(int) *pfsproto.Request { return &pfsproto.Request{Op: pfsproto.OpUnlink, Path: path} }, backend.ErrNotExist)
 	return err
 }
 
 // Fsync flushes the file on every server.
 func (c *Client) Fsync(ctx context.Context, path string) error {
-	_, err := c.meta(ctx, path, func(int) *wire.Request { return &wire.Request{Op: wire.OpFsync, Path: path} })
+	_, err := c.meta(ctx, path, func(int) *pfsproto.Request { return &pfsproto.Request{Op: pfsproto.OpFsync, Path: path} })
 	return err
 }
 
@@ -259,8 +263,8 @@ func (c *Client) Truncate(ctx context.Context, path string, size int64) error {
 	if size < 0 {
 		return fmt.Errorf("pfs: truncate %q: %w: size %d", path, backend.ErrBadArgument, size)
 	}
-	_, err := c.meta(ctx, path, func(i int) *wire.Request {
-		return &wire.Request{Op: wire.OpTruncate, Path: path, A: c.layout.LocalSize(c.slot(path, i), size)}
+	_, err := c.meta(ctx, path, func(i int) *pfsproto.Request {
+		return &pfsproto.Request{Op: pfsproto.OpTruncate, Path: path, A: c.layout.LocalSize(c.slot(path, i), size)}
 	})
 	return err
 }
@@ -268,16 +272,16 @@ func (c *Client) Truncate(ctx context.Context, path string, size int64) error {
 // Stat describes path; a file's size is the largest implied by the
 // servers' shares.
 func (c *Client) Stat(ctx context.Context, path string) (backend.FileInfo, error) {
-	resps, err := c.meta(ctx, path, func(int) *wire.Request { return &wire.Request{Op: wire.OpStat, Path: path} }, backend.ErrNotExist)
+	resps, err := c.meta(ctx, path, func(int) *pfsproto.Request { return &pfsproto.Request{Op: pfsproto.OpStat, Path: path} }, backend.ErrNotExist)
 	if err != nil {
 		return backend.FileInfo{}, err
 	}
 	var fi backend.FileInfo
 	for i, r := range resps {
-		if r.Status != wire.StatusOK { // tolerated: no share there
+		if r.Status != pfsproto.StatusOK { // tolerated: no share there
 			continue
 		}
-		sfi, _, err := wire.DecodeFileInfo(r.Data)
+		sfi, _, err := pfsproto.DecodeFileInfo(r.Data)
 		if err != nil {
 			return backend.FileInfo{}, fmt.Errorf("pfs: server %d: stat %q: %w", i, path, err)
 		}
@@ -299,17 +303,17 @@ func (c *Client) Stat(ctx context.Context, path string) (backend.FileInfo, error
 // ReadDir lists a directory as server 0 holds it, with file sizes gathered
 // from every server.
 func (c *Client) ReadDir(ctx context.Context, path string) ([]backend.FileInfo, error) {
-	resps, err := c.meta(ctx, path, func(int) *wire.Request { return &wire.Request{Op: wire.OpReadDir, Path: path} }, backend.ErrNotExist)
+	resps, err := c.meta(ctx, path, func(int) *pfsproto.Request { return &pfsproto.Request{Op: pfsproto.OpReadDir, Path: path} }, backend.ErrNotExist)
 	if err != nil {
 		return nil, err
 	}
 	var out []backend.FileInfo
 	index := make(map[string]int)
 	for i, r := range resps {
-		if r.Status != wire.StatusOK { // tolerated error
+		if r.Status != pfsproto.StatusOK { // tolerated error
 			continue
 		}
-		ents, err := wire.DecodeDir(r.Data)
+		ents, err := pfsproto.DecodeDir(r.Data)
 		if err != nil {
 			return nil, fmt.Errorf("pfs: server %d: readdir %q: %w", i, path, err)
 		}
@@ -336,7 +340,7 @@ func (c *Client) ReadDir(ctx context.Context, path string) ([]backend.FileInfo, 
 
 // Ping checks every data server answers.
 func (c *Client) Ping(ctx context.Context) error {
-	_, errs := c.all(ctx, func(int) *wire.Request { return &wire.Request{Op: wire.OpPing} })
+	_, errs := c.all(ctx, func(int) *pfsproto.Request { return &pfsproto.Request{Op: pfsproto.OpPing} })
 	return errors.Join(errs...)
 }
 
@@ -354,7 +358,7 @@ func (c *Client) Close() error {
 // ServerError is an error a data server reported.
 type ServerError struct {
 	Server int
-	Status wire.Status
+	Status pfsproto.Status
 	Msg    string
 }
 
@@ -369,7 +373,7 @@ func (e *ServerError) Unwrap() error { return e.Status.Sentinel() }
 type serverConn struct {
 	idx         int
 	addr        string
-	node        int // announced with wire.OpHello on each connection
+	node        int // announced with pfsproto.OpHello on each connection
 	dialTimeout time.Duration
 	log         *slog.Logger
 
@@ -408,7 +412,7 @@ func (s *serverConn) get(ctx context.Context) (c *conn, fresh bool, err error) {
 		s.log.Info("reconnected to pfs data server", "server", s.idx, "addr", s.addr)
 	}
 	c = newConn(s, nc)
-	if _, err := c.do(ctx, &wire.Request{Op: wire.OpHello, A: int64(s.node)}, nil); err != nil {
+	if _, err := c.do(ctx, &pfsproto.Request{Op: pfsproto.OpHello, A: int64(s.node)}, nil); err != nil {
 		c.fail(err)
 		return nil, false, fmt.Errorf("pfs: server %d (%s): hello: %w", s.idx, s.addr, err)
 	}
@@ -430,10 +434,10 @@ func (s *serverConn) close() {
 // data directly. A request that fails on a connection made before it was
 // sent (the server may have restarted since) is sent once more on a fresh
 // connection if repeating it is harmless.
-func (s *serverConn) do(ctx context.Context, req *wire.Request, dst []byte) (wire.Response, error) {
+func (s *serverConn) do(ctx context.Context, req *pfsproto.Request, dst []byte) (pfsproto.Response, error) {
 	c, fresh, err := s.get(ctx)
 	if err != nil {
-		return wire.Response{}, err
+		return pfsproto.Response{}, err
 	}
 	resp, err := c.do(ctx, req, dst)
 	if err != nil && !fresh && idempotent(req.Op) && errors.Is(err, backend.ErrServerDown) && ctx.Err() == nil {
@@ -445,9 +449,9 @@ func (s *serverConn) do(ctx context.Context, req *wire.Request, dst []byte) (wir
 }
 
 // idempotent reports whether repeating op leaves the same state and answer.
-func idempotent(op wire.Op) bool {
+func idempotent(op pfsproto.Op) bool {
 	switch op {
-	case wire.OpMkdir, wire.OpUnlink: // a repeat reports exists / not exists
+	case pfsproto.OpMkdir, pfsproto.OpUnlink: // a repeat reports exists / not exists
 		return false
 	}
 	return true
@@ -469,7 +473,7 @@ type conn struct {
 type call struct {
 	dst  []byte
 	done chan struct{}
-	resp wire.Response
+	resp pfsproto.Response
 	err  error
 }
 
@@ -503,23 +507,23 @@ func (c *conn) fail(err error) {
 	}
 }
 
-func (c *conn) do(ctx context.Context, req *wire.Request, dst []byte) (wire.Response, error) {
+func (c *conn) do(ctx context.Context, req *pfsproto.Request, dst []byte) (pfsproto.Response, error) {
 	cl := &call{dst: dst, done: make(chan struct{})}
 	c.mu.Lock()
 	if c.err != nil {
 		err := c.err
 		c.mu.Unlock()
-		return wire.Response{}, err
+		return pfsproto.Response{}, err
 	}
 	c.nextID++
 	req.ID = c.nextID
 	c.pending[req.ID] = cl
 	c.mu.Unlock()
 
-	hdr, err := wire.AppendRequest(make([]byte, 0, wire.LenBytes+wire.RequestFixed+len(req.Path)), req)
+	hdr, err := pfsproto.AppendRequest(make([]byte, 0, pfsproto.LenBytes+pfsproto.RequestFixed+len(req.Path)), req)
 	if err != nil {
 		c.forget(req.ID)
-		return wire.Response{}, fmt.Errorf("pfs: %w", err)
+		return pfsproto.Response{}, fmt.Errorf("pfs: %w", err)
 	}
 	bufs := net.Buffers{hdr}
 	if len(req.Data) > 0 {
@@ -535,14 +539,14 @@ func (c *conn) do(ctx context.Context, req *wire.Request, dst []byte) (wire.Resp
 	case <-cl.done:
 	case <-ctx.Done():
 		if c.forget(req.ID) {
-			return wire.Response{}, ctx.Err()
+			return pfsproto.Response{}, ctx.Err()
 		}
 		<-cl.done // the reader owns dst now; wait for it to finish
 	}
 	if cl.err != nil {
-		return wire.Response{}, cl.err
+		return pfsproto.Response{}, cl.err
 	}
-	if cl.resp.Status != wire.StatusOK {
+	if cl.resp.Status != pfsproto.StatusOK {
 		return cl.resp, &ServerError{Server: c.s.idx, Status: cl.resp.Status, Msg: string(cl.resp.Data)}
 	}
 	return cl.resp, nil
@@ -560,25 +564,25 @@ func (c *conn) forget(id uint64) bool {
 }
 
 func (c *conn) readLoop() {
-	r := wire.NewReader(c.nc, 0)
-	var hdr [wire.ResponseFixed]byte
+	r := pfsproto.NewReader(c.nc, 0)
+	var hdr [pfsproto.ResponseFixed]byte
 	for {
 		n, err := r.Len()
-		if err == nil && n < wire.ResponseFixed {
-			err = fmt.Errorf("%w: response of %d bytes", wire.ErrMalformed, n)
+		if err == nil && n < pfsproto.ResponseFixed {
+			err = fmt.Errorf("%w: response of %d bytes", pfsproto.ErrMalformed, n)
 		}
 		if err == nil {
 			_, err = io.ReadFull(r.R, hdr[:])
 		}
-		var resp wire.Response
+		var resp pfsproto.Response
 		if err == nil {
-			resp, err = wire.DecodeResponseHeader(hdr[:])
+			resp, err = pfsproto.DecodeResponseHeader(hdr[:])
 		}
 		if err != nil {
 			c.fail(c.s.down(err))
 			return
 		}
-		dataLen := n - wire.ResponseFixed
+		dataLen := n - pfsproto.ResponseFixed
 		c.mu.Lock()
 		cl := c.pending[resp.ID]
 		delete(c.pending, resp.ID)
@@ -600,14 +604,14 @@ func (c *conn) readLoop() {
 
 // readData consumes a response's data: into cl.dst for a successful read,
 // into a new slice otherwise, or discarded when nobody waits.
-func (c *conn) readData(r *bufio.Reader, cl *call, resp *wire.Response, n int) error {
+func (c *conn) readData(r *bufio.Reader, cl *call, resp *pfsproto.Response, n int) error {
 	switch {
 	case cl == nil:
 		_, err := r.Discard(n)
 		return err
-	case resp.Status == wire.StatusOK && cl.dst != nil:
+	case resp.Status == pfsproto.StatusOK && cl.dst != nil:
 		if n > len(cl.dst) {
-			return fmt.Errorf("%w: %d data bytes for a %d-byte read", wire.ErrMalformed, n, len(cl.dst))
+			return fmt.Errorf("%w: %d data bytes for a %d-byte read", pfsproto.ErrMalformed, n, len(cl.dst))
 		}
 		_, err := io.ReadFull(r, cl.dst[:n])
 		resp.A = int64(n)
@@ -643,8 +647,8 @@ func (c *Client) checkLocal(path string, server int, local, n int64) error {
 		return fmt.Errorf("pfs: %w: server %d of %d", backend.ErrBadArgument, server, len(c.servers))
 	case local < 0 || n < 0:
 		return fmt.Errorf("pfs: %w: local range [%d, +%d)", backend.ErrBadArgument, local, n)
-	case n > wire.MaxData:
-		return fmt.Errorf("pfs: %w: %d bytes in one access (limit %d)", backend.ErrBadArgument, n, wire.MaxData)
+	case n > pfsproto.MaxData:
+		return fmt.Errorf("pfs: %w: %d bytes in one access (limit %d)", backend.ErrBadArgument, n, pfsproto.MaxData)
 	}
 	return nil
 }
@@ -656,7 +660,7 @@ func (c *Client) ReadLocal(ctx context.Context, path string, server int, p []byt
 	if err := c.checkLocal(path, server, local, int64(len(p))); err != nil || len(p) == 0 {
 		return 0, err
 	}
-	resp, err := c.servers[server].do(ctx, &wire.Request{Op: wire.OpRead, Path: path, A: local, B: int64(len(p))}, p)
+	resp, err := c.servers[server].do(ctx, &pfsproto.Request{Op: pfsproto.OpRead, Path: path, A: local, B: int64(len(p))}, p)
 	if err != nil {
 		return 0, err
 	}
@@ -669,7 +673,7 @@ func (c *Client) WriteLocal(ctx context.Context, path string, server int, p []by
 	if err := c.checkLocal(path, server, local, int64(len(p))); err != nil || len(p) == 0 {
 		return 0, err
 	}
-	resp, err := c.servers[server].do(ctx, &wire.Request{Op: wire.OpWrite, Path: path, A: local, Data: p}, nil)
+	resp, err := c.servers[server].do(ctx, &pfsproto.Request{Op: pfsproto.OpWrite, Path: path, A: local, Data: p}, nil)
 	if err != nil {
 		return 0, err
 	}

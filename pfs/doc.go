@@ -8,7 +8,7 @@
 // V-A); metadata operations go to every server, server 0's namespace being
 // authoritative.
 //
-// The client and the servers speak the protocol of package wire: frames
+// The client and the servers speak the protocol of package pfsproto: frames
 // carrying request ids, pipelined on one connection per server. A server
 // that stops fails the requests sent to it with backend.ErrServerDown
 // naming the server; the client dials again on the next request, so a

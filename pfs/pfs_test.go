@@ -21,7 +21,7 @@ import (
 	"github.com/adaptio/adaptio/dataserver"
 	"github.com/adaptio/adaptio/disk"
 	"github.com/adaptio/adaptio/pfs"
-	"github.com/adaptio/adaptio/pfs/wire"
+	"github.com/adaptio/adaptio/pfs/pfsproto"
 	"github.com/adaptio/adaptio/rw"
 )
 
@@ -392,7 +392,7 @@ adaptio_pfs_written_bytes_total{server="1"} 65536
 func TestClientValidation(t *testing.T) {
 	ctx := context.Background()
 	_, b := startCluster(t, pfs.ClusterOptions{Servers: 2})
-	if _, err := b.ReadAt(ctx, "f", 0, make([]byte, wire.MaxData+1), 0); !errors.Is(err, backend.ErrBadArgument) {
+	if _, err := b.ReadAt(ctx, "f", 0, make([]byte, pfsproto.MaxData+1), 0); !errors.Is(err, backend.ErrBadArgument) {
 		t.Errorf("oversized read: got %v, want ErrBadArgument", err)
 	}
 	if _, err := pfs.NewBackend(nil, 0); !errors.Is(err, pfs.ErrBadOptions) {

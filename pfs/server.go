@@ -20,7 +20,7 @@ import (
 	"github.com/adaptio/adaptio/backend/rootfs"
 	"github.com/adaptio/adaptio/dataserver"
 	"github.com/adaptio/adaptio/disk"
-	"github.com/adaptio/adaptio/pfs/wire"
+	"github.com/adaptio/adaptio/pfs/pfsproto"
 	"github.com/adaptio/adaptio/rw"
 )
 
@@ -295,7 +295,7 @@ func (s *Server) serve(c net.Conn) {
 	if tc, ok := c.(*net.TCPConn); ok {
 		tc.SetNoDelay(true)
 	}
-	r := wire.NewReader(c, 0)
+	r := pfsproto.NewReader(c, 0)
 	node := -1 // the I/O node behind the connection (OpHello)
 	for {
 		body, err := readBody(r)
@@ -305,21 +305,21 @@ func (s *Server) serve(c net.Conn) {
 			}
 			return
 		}
-		req, err := wire.DecodeRequest(body)
+		req, err := pfsproto.DecodeRequest(body)
 		if err != nil {
 			s.log.Warn("closing connection", "remote", c.RemoteAddr().String(), "err", err)
 			return
 		}
-		if req.Op == wire.OpHello {
+		if req.Op == pfsproto.OpHello {
 			// Applies to the requests read after it: answered in order.
-			st, msg := wire.StatusOK, []byte(nil)
+			st, msg := pfsproto.StatusOK, []byte(nil)
 			if req.A < 0 || req.A > maxNode {
-				st, msg = wire.StatusBadArgument, []byte(fmt.Sprintf("server %d: hello: I/O node %d out of [0, %d]", s.opts.ID, req.A, maxNode))
+				st, msg = pfsproto.StatusBadArgument, []byte(fmt.Sprintf("server %d: hello: I/O node %d out of [0, %d]", s.opts.ID, req.A, maxNode))
 			} else {
 				node = int(req.A)
 			}
 			putBuf(body)
-			hdr := wire.AppendResponseHeader(make([]byte, 0, wire.LenBytes+wire.ResponseFixed), req.ID, st, 0, len(msg))
+			hdr := pfsproto.AppendResponseHeader(make([]byte, 0, pfsproto.LenBytes+pfsproto.ResponseFixed), req.ID, st, 0, len(msg))
 			wmu.Lock()
 			_, err := (&net.Buffers{hdr, msg}).WriteTo(c)
 			wmu.Unlock()
@@ -335,7 +335,7 @@ func (s *Server) serve(c net.Conn) {
 			s.requests.Add(1)
 			st, a, data, recycle := s.handle(node, &req)
 			putBuf(body) // req.Data is no longer used
-			hdr := wire.AppendResponseHeader(make([]byte, 0, wire.LenBytes+wire.ResponseFixed), req.ID, st, a, len(data))
+			hdr := pfsproto.AppendResponseHeader(make([]byte, 0, pfsproto.LenBytes+pfsproto.ResponseFixed), req.ID, st, a, len(data))
 			bufs := net.Buffers{hdr, data}
 			wmu.Lock()
 			_, err := bufs.WriteTo(c)
@@ -351,7 +351,7 @@ func (s *Server) serve(c net.Conn) {
 }
 
 // readBody reads one frame body into a pooled buffer.
-func readBody(r *wire.Reader) ([]byte, error) {
+func readBody(r *pfsproto.Reader) ([]byte, error) {
 	n, err := r.Len()
 	if err != nil {
 		return nil, err
@@ -360,7 +360,7 @@ func readBody(r *wire.Reader) ([]byte, error) {
 	if _, err := io.ReadFull(r.R, body); err != nil {
 		putBuf(body)
 		if err == io.EOF || err == io.ErrUnexpectedEOF {
-			err = fmt.Errorf("%w: truncated frame", wire.ErrMalformed)
+			err = fmt.Errorf("%w: truncated frame", pfsproto.ErrMalformed)
 		}
 		return nil, err
 	}
@@ -369,20 +369,20 @@ func readBody(r *wire.Reader) ([]byte, error) {
 
 // handle executes one request and returns the response's status, a and
 // data, and a pooled buffer to recycle once the response is sent.
-func (s *Server) handle(node int, r *wire.Request) (st wire.Status, a int64, data, recycle []byte) {
+func (s *Server) handle(node int, r *pfsproto.Request) (st pfsproto.Status, a int64, data, recycle []byte) {
 	st, a, data = s.exec(node, r, &recycle)
 	return st, a, data, recycle
 }
 
-func (s *Server) exec(node int, r *wire.Request, recycle *[]byte) (wire.Status, int64, []byte) {
-	fail := func(err error) (wire.Status, int64, []byte) {
-		return wire.StatusOf(err), 0, []byte(fmt.Sprintf("server %d: %s %q: %v", s.opts.ID, r.Op, r.Path, err))
+func (s *Server) exec(node int, r *pfsproto.Request, recycle *[]byte) (pfsproto.Status, int64, []byte) {
+	fail := func(err error) (pfsproto.Status, int64, []byte) {
+		return pfsproto.StatusOf(err), 0, []byte(fmt.Sprintf("server %d: %s %q: %v", s.opts.ID, r.Op, r.Path, err))
 	}
 	switch r.Op {
-	case wire.OpPing:
-		return wire.StatusOK, 0, nil
-	case wire.OpRead:
-		if r.B < 0 || r.B > wire.MaxData {
+	case pfsproto.OpPing:
+		return pfsproto.StatusOK, 0, nil
+	case pfsproto.OpRead:
+		if r.B < 0 || r.B > pfsproto.MaxData {
 			return fail(fmt.Errorf("%w: read of %d bytes", backend.ErrBadArgument, r.B))
 		}
 		buf := getBuf(int(r.B))
@@ -392,50 +392,50 @@ func (s *Server) exec(node int, r *wire.Request, recycle *[]byte) (wire.Status, 
 			return fail(err)
 		}
 		s.readBytes.Add(int64(n))
-		return wire.StatusOK, int64(n), buf[:n]
-	case wire.OpWrite:
+		return pfsproto.StatusOK, int64(n), buf[:n]
+	case pfsproto.OpWrite:
 		n, err := s.access(node, rw.Write, r.Path, r.A, len(r.Data), func() (int, error) { return s.fs.WriteAt(r.Path, r.Data, r.A) })
 		if err != nil {
 			return fail(err)
 		}
 		s.writeBytes.Add(int64(n))
-		return wire.StatusOK, int64(n), nil
-	case wire.OpCreate:
+		return pfsproto.StatusOK, int64(n), nil
+	case pfsproto.OpCreate:
 		if err := s.fs.Create(r.Path, modeOf(r.A)); err != nil {
 			return fail(err)
 		}
-	case wire.OpMkdir:
+	case pfsproto.OpMkdir:
 		if err := s.fs.Mkdir(r.Path, modeOf(r.A)); err != nil {
 			return fail(err)
 		}
-	case wire.OpStat:
+	case pfsproto.OpStat:
 		fi, err := s.fs.Stat(r.Path)
 		if err != nil {
 			return fail(err)
 		}
-		return wire.StatusOK, 0, wire.AppendFileInfo(nil, fi)
-	case wire.OpTruncate:
+		return pfsproto.StatusOK, 0, pfsproto.AppendFileInfo(nil, fi)
+	case pfsproto.OpTruncate:
 		if err := s.fs.Truncate(r.Path, r.A); err != nil {
 			return fail(err)
 		}
-	case wire.OpUnlink:
+	case pfsproto.OpUnlink:
 		if err := s.fs.Unlink(r.Path); err != nil {
 			return fail(err)
 		}
-	case wire.OpReadDir:
+	case pfsproto.OpReadDir:
 		ents, err := s.fs.ReadDir(r.Path)
 		if err != nil {
 			return fail(err)
 		}
-		return wire.StatusOK, 0, wire.AppendDir(nil, ents)
-	case wire.OpFsync:
+		return pfsproto.StatusOK, 0, pfsproto.AppendDir(nil, ents)
+	case pfsproto.OpFsync:
 		if err := s.fs.Fsync(r.Path); err != nil {
 			return fail(err)
 		}
 	default:
 		return fail(fmt.Errorf("%w: operation %v", backend.ErrBadArgument, r.Op))
 	}
-	return wire.StatusOK, 0, nil
+	return pfsproto.StatusOK, 0, nil
 }
 
 func modeOf(a int64) os.FileMode {

@@ -42,7 +42,7 @@ func registry() map[string]algoInfo {
 		"mlf": {"aIOLi's quanta without synchronisation, streams visited round robin, aggregated (AGIOS MLF)",
 			func(c Config) algo { return newMLF(c) }},
 		"sw": {"static windows: arrival window, then application, then arrival order (AGIOS SW)",
-			func(c Config) algo { return newSW(c) }},
+			func(c Config) algo { return newStaticWindows(c) }},
 		"hbrr": {"handle-based round robin with a byte quantum per turn, merging up to 16 contiguous requests (IOFSL HBRR)",
 			func(c Config) algo { return newHBRR(c) }},
 		"wfq": {"weighted fair queueing across servers: deficit round robin with Weights x Quantum bytes per visit (AGIOS WFQ)",

@@ -6,8 +6,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/adaptio/adaptio/fwd/bench"
 	"github.com/adaptio/adaptio/fwd/client"
+	"github.com/adaptio/adaptio/fwd/fwdbench"
 	"github.com/adaptio/adaptio/rw"
 	"github.com/adaptio/adaptio/workload"
 )
@@ -98,9 +98,9 @@ each phase a second or more.`,
 			if err := cfg.checkDirect(cmd); err != nil {
 				return fmt.Errorf("bench: %w", err)
 			}
-			opts := bench.Options{Dir: cfg.Dir, Seed: cfg.Seed, NoVerify: cfg.NoVerify, NoFill: cfg.NoFill, Keep: cfg.Keep, Progress: cmd.ErrOrStderr()}
+			opts := fwdbench.Options{Dir: cfg.Dir, Seed: cfg.Seed, NoVerify: cfg.NoVerify, NoFill: cfg.NoFill, Keep: cfg.Keep, Progress: cmd.ErrOrStderr()}
 			if cfg.ForwarderMetrics != "" {
-				probe := bench.MetricsCPU(cfg.ForwarderMetrics)
+				probe := fwdbench.MetricsCPU(cfg.ForwarderMetrics)
 				if _, err := probe(); err != nil {
 					return fmt.Errorf("%w (--forwarder-metrics)", err)
 				}
@@ -114,10 +114,10 @@ each phase a second or more.`,
 				cmp.Print(cmd.OutOrStdout())
 				return nil
 			}
-			var res bench.Result
+			var res fwdbench.Result
 			if cfg.Direct != "" {
 				fmt.Fprintf(cmd.ErrOrStderr(), "bench: %s directly on %s (no forwarder)\n", p, cfg.Direct)
-				res, err = bench.RunDirect(cmd.Context(), cfg.Direct, p, opts)
+				res, err = fwdbench.RunDirect(cmd.Context(), cfg.Direct, p, opts)
 			} else {
 				res, err = cfg.runForwarder(cmd, p, opts)
 			}
@@ -154,7 +154,7 @@ each phase a second or more.`,
 
 // dial opens --conns connections to the forwarder: the first, and the
 // others in opts.Clients. closeAll closes them all.
-func (cfg benchConfig) dial(opts *bench.Options) (c *client.Client, closeAll func(), err error) {
+func (cfg benchConfig) dial(opts *fwdbench.Options) (c *client.Client, closeAll func(), err error) {
 	copts := client.Options{Name: "bench", NoShm: cfg.NoShm, NoRing: cfg.NoRing, RingSpin: cfg.RingSpin}
 	var all []*client.Client
 	closeAll = func() {
@@ -175,25 +175,25 @@ func (cfg benchConfig) dial(opts *bench.Options) (c *client.Client, closeAll fun
 }
 
 // runForwarder runs the pattern through --conns connections to the forwarder.
-func (cfg benchConfig) runForwarder(cmd *cobra.Command, p workload.Pattern, opts bench.Options) (bench.Result, error) {
+func (cfg benchConfig) runForwarder(cmd *cobra.Command, p workload.Pattern, opts fwdbench.Options) (fwdbench.Result, error) {
 	c, closeAll, err := cfg.dial(&opts)
 	if err != nil {
-		return bench.Result{}, err
+		return fwdbench.Result{}, err
 	}
 	defer closeAll()
 	fmt.Fprintf(cmd.ErrOrStderr(), "bench: %s through %s, %d connection(s)\n", p, cfg.Forwarder, cfg.Conns)
-	return bench.Run(cmd.Context(), c, p, opts)
+	return fwdbench.Run(cmd.Context(), c, p, opts)
 }
 
 // runCompare alternates runs through the forwarder and on --compare's directory.
-func (cfg benchConfig) runCompare(cmd *cobra.Command, p workload.Pattern, opts bench.Options) (bench.Comparison, error) {
+func (cfg benchConfig) runCompare(cmd *cobra.Command, p workload.Pattern, opts fwdbench.Options) (fwdbench.Comparison, error) {
 	c, closeAll, err := cfg.dial(&opts)
 	if err != nil {
-		return bench.Comparison{}, err
+		return fwdbench.Comparison{}, err
 	}
 	defer closeAll()
 	fmt.Fprintf(cmd.ErrOrStderr(), "bench: %s, %d rounds through %s (%d connection(s)) and directly on %s\n", p, cfg.Rounds, cfg.Forwarder, cfg.Conns, cfg.Compare)
-	return bench.Compare(cmd.Context(), c, cfg.Compare, p, opts, cfg.Rounds)
+	return fwdbench.Compare(cmd.Context(), c, cfg.Compare, p, opts, cfg.Rounds)
 }
 
 // checkDirect refuses forwarder-only flags set together with --direct.

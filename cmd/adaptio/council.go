@@ -21,7 +21,7 @@ import (
 
 	"github.com/adaptio/adaptio/bandit"
 	"github.com/adaptio/adaptio/council"
-	"github.com/adaptio/adaptio/council/bench"
+	"github.com/adaptio/adaptio/council/councilbench"
 	"github.com/adaptio/adaptio/council/service"
 	"github.com/adaptio/adaptio/detect/learn"
 	"github.com/adaptio/adaptio/internal/statelock"
@@ -297,7 +297,7 @@ func runCouncilBench(cmd *cobra.Command, cfg councilBenchConfig) error {
 	}
 	alignDecision := cfg.Align == "decision"
 	if cfg.Worker {
-		return bench.RunWorker(cmd.Context(), bench.WorkerConfig{
+		return councilbench.RunWorker(cmd.Context(), councilbench.WorkerConfig{
 			URL: cfg.NATS, Prefix: cfg.Prefix, First: cfg.WorkerFirst, Count: cfg.WorkerCount,
 			Conns: max(1, (cfg.WorkerCount+127)/128), Interval: cfg.Interval, Warmup: cfg.Warmup, Duration: cfg.Duration,
 			AlignDecision: alignDecision,
@@ -326,11 +326,11 @@ func runCouncilBench(cmd *cobra.Command, cfg councilBenchConfig) error {
 	if cfg.Verbose {
 		logger = councilLogger(true)
 	}
-	res, err := bench.Run(cmd.Context(), bench.Config{
+	res, err := councilbench.Run(cmd.Context(), councilbench.Config{
 		Announcers: cfg.Announcers, Interval: cfg.Interval, Duration: cfg.Duration, Warmup: cfg.Warmup,
 		Conns: cfg.Conns, AlignDecision: alignDecision, Procs: cfg.Procs, URL: cfg.NATS, Prefix: cfg.Prefix, Core: core, Security: cfg.Security,
 		Progress: cmd.ErrOrStderr(), Logger: logger,
-		Worker: func(w bench.WorkerConfig) *exec.Cmd {
+		Worker: func(w councilbench.WorkerConfig) *exec.Cmd {
 			c := exec.CommandContext(cmd.Context(), exe, "council", "bench", "--worker",
 				"--nats", w.URL, "--prefix", w.Prefix, "--worker-first", strconv.Itoa(w.First),
 				"--worker-count", strconv.Itoa(w.Count), "--interval", w.Interval.String(),
@@ -360,7 +360,7 @@ func runCouncilBench(cmd *cobra.Command, cfg councilBenchConfig) error {
 	return nil
 }
 
-func printBench(w io.Writer, r bench.Result) {
+func printBench(w io.Writer, r councilbench.Result) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	mode := "in-process"
 	if r.Procs > 0 {

@@ -13,5 +13,5 @@
 //	url := s.ClientURL()               // for announce.Options.URL
 //	st := s.Status()                   // contexts, estimates, counts, window in force
 //
-// Subjects and message formats are in package wire and docs/council.md.
+// Subjects and message formats are in package councilmsg and docs/council.md.
 package service

@@ -3,7 +3,7 @@ package service
 import (
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/adaptio/adaptio/council/wire"
+	"github.com/adaptio/adaptio/council/councilmsg"
 )
 
 type metrics struct {
@@ -52,7 +52,7 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 			return nil, err
 		}
 	}
-	for _, r := range append(append([]string(nil), wire.Reasons...), "stale") {
+	for _, r := range append(append([]string(nil), councilmsg.Reasons...), "stale") {
 		m.rejected.WithLabelValues(r)
 	}
 	for _, r := range []string{"all", "deadline"} {

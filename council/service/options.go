@@ -17,7 +17,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/adaptio/adaptio/council"
-	"github.com/adaptio/adaptio/council/wire"
+	"github.com/adaptio/adaptio/council/councilmsg"
 )
 
 // DefaultPrefix is the subject prefix of the default Council group.
@@ -75,7 +75,7 @@ func (s Security) ClientOptions() ([]nats.Option, error) {
 
 // nodePermissions are the rights of an I/O node's NKey on the embedded
 // server of the group with subjects subj.
-func nodePermissions(subj wire.Subjects) *server.Permissions {
+func nodePermissions(subj councilmsg.Subjects) *server.Permissions {
 	return &server.Permissions{
 		Publish:   &server.SubjectPermission{Allow: []string{subj.Reports()}},
 		Subscribe: &server.SubjectPermission{Allow: []string{subj.Decision(), "_INBOX.>"}},
@@ -84,7 +84,7 @@ func nodePermissions(subj wire.Subjects) *server.Permissions {
 
 // serverOptions applies the settings to an embedded server's options; the
 // I/O nodes' keys get the node role of the group with subjects subj.
-func (s Security) serverOptions(o *server.Options, subj wire.Subjects) error {
+func (s Security) serverOptions(o *server.Options, subj councilmsg.Subjects) error {
 	if s.User != "" {
 		o.Username, o.Password = s.User, s.Password
 	}
@@ -223,7 +223,7 @@ func (o Options) withDefaults() Options {
 }
 
 func (o Options) validate() error {
-	if err := wire.ValidPrefix(o.Prefix); err != nil {
+	if err := councilmsg.ValidPrefix(o.Prefix); err != nil {
 		return fmt.Errorf("%w: %v", ErrBadOptions, err)
 	}
 	for _, c := range o.Bucket {

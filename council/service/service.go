@@ -23,7 +23,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/adaptio/adaptio/council"
-	"github.com/adaptio/adaptio/council/wire"
+	"github.com/adaptio/adaptio/council/councilmsg"
 )
 
 // stateKey is the KV key holding the core's snapshot.
@@ -35,7 +35,7 @@ const stateKey = "state"
 // New -> Start -> Ready -> Shutdown. Methods are safe for concurrent use.
 type Service struct {
 	opts Options
-	subj wire.Subjects
+	subj councilmsg.Subjects
 	log  *slog.Logger
 
 	mu       sync.Mutex
@@ -77,7 +77,7 @@ func New(opts Options) (*Service, error) {
 		return nil, err
 	}
 	s := &Service{
-		opts: opts, subj: wire.Subjects{Prefix: opts.Prefix}, log: opts.Logger,
+		opts: opts, subj: councilmsg.Subjects{Prefix: opts.Prefix}, log: opts.Logger,
 		core: core, persistc: make(chan []byte, 1), ready: make(chan struct{}),
 	}
 	reg := opts.Registerer
@@ -278,7 +278,7 @@ func (s *Service) HTTPAddr() string {
 }
 
 // Subjects returns the group's subjects.
-func (s *Service) Subjects() wire.Subjects { return s.subj }
+func (s *Service) Subjects() councilmsg.Subjects { return s.subj }
 
 func (s *Service) now() time.Duration { return time.Since(s.t0) }
 
@@ -295,7 +295,7 @@ func (s *Service) onReport(m *nats.Msg) {
 	t := time.Now()
 	r, err := s.subj.DecodeReport(m.Subject, m.Data)
 	if err != nil {
-		s.m.rejected.WithLabelValues(wire.Reason(err)).Inc()
+		s.m.rejected.WithLabelValues(councilmsg.Reason(err)).Inc()
 		s.log.Debug("report rejected", "subject", m.Subject, "err", err)
 		return
 	}
@@ -350,7 +350,7 @@ func (s *Service) poll(now time.Duration) {
 		s.timer.Stop()
 		s.timerAt = 0
 	}
-	s.scratch = wire.AppendDecision(s.scratch[:0], d.Wire())
+	s.scratch = councilmsg.AppendDecision(s.scratch[:0], d.Wire())
 	if err := s.nc.Publish(s.subj.Decision(), s.scratch); err != nil {
 		s.log.Warn("publish decision", "round", d.Round, "err", err)
 	}
@@ -526,5 +526,5 @@ type statusJSON struct {
 	Prefix string `json:"prefix"`
 	NATS   string `json:"nats"`
 	council.Status
-	Last wire.Decision `json:"last_decision"`
+	Last councilmsg.Decision `json:"last_decision"`
 }

@@ -24,7 +24,7 @@ import (
 
 	"github.com/adaptio/adaptio/access"
 	"github.com/adaptio/adaptio/council"
-	"github.com/adaptio/adaptio/council/wire"
+	"github.com/adaptio/adaptio/council/councilmsg"
 	"github.com/adaptio/adaptio/internal/poll"
 	"github.com/adaptio/adaptio/rw"
 	"github.com/adaptio/adaptio/sched"
@@ -61,7 +61,7 @@ type node struct {
 	id   int
 	seq  uint64
 	nc   *nats.Conn
-	subj wire.Subjects
+	subj councilmsg.Subjects
 }
 
 func (n *node) report(t *testing.T, w time.Duration, bw float64) {
@@ -69,7 +69,7 @@ func (n *node) report(t *testing.T, w time.Duration, bw float64) {
 	n.seq++
 	o := access.Observation{Node: n.id, Interval: time.Second, Processes: 8, Op: rw.Write, FileHandles: 8,
 		ReqAvg: 1 << 20, ReqMin: 1 << 20, ReqMax: 1 << 20, Bandwidth: bw, Bytes: int64(bw), Requests: 100, Window: w}
-	b, err := wire.MarshalReport(wire.Report{Instance: uint64(n.id + 1), Seq: n.seq, Obs: o})
+	b, err := councilmsg.MarshalReport(councilmsg.Report{Instance: uint64(n.id + 1), Seq: n.seq, Obs: o})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,23 +81,23 @@ func (n *node) report(t *testing.T, w time.Duration, bw float64) {
 // decisions collects the decisions broadcast on s's group.
 type decisions struct {
 	mu  sync.Mutex
-	got []wire.Decision
+	got []councilmsg.Decision
 }
 
-func (d *decisions) last() (wire.Decision, int) {
+func (d *decisions) last() (councilmsg.Decision, int) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if len(d.got) == 0 {
-		return wire.Decision{}, 0
+		return councilmsg.Decision{}, 0
 	}
 	return d.got[len(d.got)-1], len(d.got)
 }
 
-func listen(t *testing.T, nc *nats.Conn, subj wire.Subjects) *decisions {
+func listen(t *testing.T, nc *nats.Conn, subj councilmsg.Subjects) *decisions {
 	t.Helper()
 	d := &decisions{}
 	if _, err := nc.Subscribe(subj.Decision(), func(m *nats.Msg) {
-		dec, err := wire.UnmarshalDecision(m.Data)
+		dec, err := councilmsg.UnmarshalDecision(m.Data)
 		if err != nil {
 			t.Errorf("bad decision %s: %v", m.Data, err)
 			return
@@ -216,7 +216,7 @@ func TestRestartResumesLearning(t *testing.T) {
 		n.nc = nc2
 	}
 	dec2 := listen(t, nc2, s2.Subjects())
-	dec2.got = append(dec2.got, wire.Decision{Round: before.Round, Window: before.Window})
+	dec2.got = append(dec2.got, councilmsg.Decision{Round: before.Round, Window: before.Window})
 	runRounds(t, nodes, dec2, 5)
 	st := s2.Status()
 	if st.Round != 15 || totalCount(st) != 30 {
@@ -233,14 +233,14 @@ func TestBadInputRejectedAndCounted(t *testing.T) {
 	defer s.Shutdown()
 	nc := connect(t, s.ClientURL())
 	subj := s.Subjects()
-	good, _ := wire.MarshalReport(wire.Report{Instance: 1, Seq: 1, Obs: access.Observation{Node: 0, Interval: time.Second}})
+	good, _ := councilmsg.MarshalReport(councilmsg.Report{Instance: 1, Seq: 1, Obs: access.Observation{Node: 0, Interval: time.Second}})
 	bad := []struct {
 		reason, subject string
 		data            []byte
 	}{
 		{"malformed", subj.Report(0), []byte("node=0 bw=12")},
 		{"malformed", subj.Report(0), []byte{0xff, 0xfe, '{'}},
-		{"oversized", subj.Report(0), bytes.Repeat([]byte(" "), wire.MaxSize+1)},
+		{"oversized", subj.Report(0), bytes.Repeat([]byte(" "), councilmsg.MaxSize+1)},
 		{"version", subj.Report(0), bytes.Replace(good, []byte(`"v":1`), []byte(`"v":9`), 1)},
 		{"invalid", subj.Report(0), bytes.Replace(good, []byte(`"bytes":0`), []byte(`"bytes":-5`), 1)},
 		{"subject", subj.Report(1), good},
@@ -390,7 +390,7 @@ func TestAuthentication(t *testing.T) {
 	// reports.
 	violations := make(chan error, 4)
 	nk2 := connect(t, s.ClientURL(), append(opt, nats.ErrorHandler(func(_ *nats.Conn, _ *nats.Subscription, err error) { violations <- err }))...)
-	forged := wire.MarshalDecision(wire.Decision{Round: 999, Window: 8 * time.Millisecond, Prob: 1, Nodes: 1, Reason: "all"})
+	forged := councilmsg.MarshalDecision(councilmsg.Decision{Round: 999, Window: 8 * time.Millisecond, Prob: 1, Nodes: 1, Reason: "all"})
 	if err := nk2.Publish(s.Subjects().Decision(), forged); err != nil {
 		t.Fatal(err)
 	}

@@ -7,7 +7,7 @@ import (
 	"io/fs"
 	"sync/atomic"
 
-	"github.com/adaptio/adaptio/fwd/wire"
+	"github.com/adaptio/adaptio/fwd/fwdproto"
 )
 
 // ErrBufferFreed is returned by calls given a Buffer already freed.
@@ -118,7 +118,7 @@ func (f *File) buffer(buf *Buffer, off int64, write bool) (int, error) {
 
 func (f *File) oneBuffer(buf *Buffer, lo, hi int, off int64, write bool) (int, error) {
 	p := buf.b[lo:hi]
-	m := &wire.Msg{Offset: off, Process: f.Process}
+	m := &fwdproto.Msg{Offset: off, Process: f.Process}
 	handle := f.on(m)
 	cl, err := f.c.do(m, p, func(cc *clientConn) error {
 		if err := handle(cc); err != nil {
@@ -126,14 +126,14 @@ func (f *File) oneBuffer(buf *Buffer, lo, hi int, off int64, write bool) (int, e
 		}
 		switch {
 		case buf.r != nil && cc.shm == buf.r:
-			m.Op, m.Data, m.Length, m.ShmOff = wire.OpReadShm, nil, int64(len(p)), uint64(buf.off+lo)
+			m.Op, m.Data, m.Length, m.ShmOff = fwdproto.OpReadShm, nil, int64(len(p)), uint64(buf.off+lo)
 			if write {
-				m.Op = wire.OpWriteShm
+				m.Op = fwdproto.OpWriteShm
 			}
 		case write:
-			m.Op, m.Data, m.Length, m.ShmOff = wire.OpWrite, p, 0, 0
+			m.Op, m.Data, m.Length, m.ShmOff = fwdproto.OpWrite, p, 0, 0
 		default:
-			m.Op, m.Data, m.Length, m.ShmOff = wire.OpRead, nil, int64(len(p)), 0
+			m.Op, m.Data, m.Length, m.ShmOff = fwdproto.OpRead, nil, int64(len(p)), 0
 		}
 		return nil
 	})
@@ -144,7 +144,7 @@ func (f *File) oneBuffer(buf *Buffer, lo, hi int, off int64, write bool) (int, e
 	if err != nil {
 		return 0, fmt.Errorf("%s %s at %d: %w", what, f.path, off, err)
 	}
-	if m.Op == wire.OpRead {
+	if m.Op == fwdproto.OpRead {
 		return cl.n, nil
 	}
 	return int(min(max(cl.resp.N, 0), int64(len(p)))), nil

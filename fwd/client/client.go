@@ -15,8 +15,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/adaptio/adaptio/fwd/fwdproto"
 	"github.com/adaptio/adaptio/fwd/internal/shm"
-	"github.com/adaptio/adaptio/fwd/wire"
 )
 
 // ErrClosed is returned by calls on a closed (or broken) connection.
@@ -103,9 +103,9 @@ type clientConn struct {
 }
 
 type call struct {
-	op   wire.Op
+	op   fwdproto.Op
 	dst  []byte // read destination
-	resp wire.Msg
+	resp fwdproto.Msg
 	n    int
 	err  error
 	done chan struct{}
@@ -117,7 +117,7 @@ func Dial(addr string) (*Client, error) { return DialOptions(addr, Options{}) }
 
 // DialOptions connects to a daemon and sends the hello.
 func DialOptions(addr string, o Options) (*Client, error) {
-	network, a, ok := wire.SplitAddr(addr)
+	network, a, ok := fwdproto.SplitAddr(addr)
 	if !ok {
 		return nil, fmt.Errorf("fwd: bad address %q", addr)
 	}
@@ -134,11 +134,11 @@ func DialOptions(addr string, o Options) (*Client, error) {
 		o.RingSpin = DefaultRingSpin
 	}
 	procReaper.spinAtLeast(o.RingSpin)
-	if o.ShmSize > wire.MaxShm {
-		o.ShmSize = wire.MaxShm
+	if o.ShmSize > fwdproto.MaxShm {
+		o.ShmSize = fwdproto.MaxShm
 	}
-	if o.MaxIO > wire.DefaultMaxFrame-4096 {
-		o.MaxIO = wire.DefaultMaxFrame - 4096
+	if o.MaxIO > fwdproto.DefaultMaxFrame-4096 {
+		o.MaxIO = fwdproto.DefaultMaxFrame - 4096
 	}
 	if o.ClientID == 0 {
 		h, _ := os.Hostname()
@@ -169,7 +169,7 @@ func (c *Client) dial() (*clientConn, error) {
 	}
 	cc := &clientConn{nc: nc, gen: c.gen + 1, pending: map[uint64]*call{}, done: make(chan struct{})}
 	go cc.readLoop()
-	cl, err := cc.do(&wire.Msg{Op: wire.OpHello, ClientID: c.opts.ClientID, Name: c.opts.Name}, nil)
+	cl, err := cc.do(&fwdproto.Msg{Op: fwdproto.OpHello, ClientID: c.opts.ClientID, Name: c.opts.Name}, nil)
 	if err != nil {
 		cc.close()
 		return nil, fmt.Errorf("hello: %w", err)
@@ -184,7 +184,7 @@ func (c *Client) dial() (*clientConn, error) {
 		rings := !c.opts.NoRing && !c.noRing
 		size := c.opts.ShmSize
 		if rings {
-			size = min(size+shm.RingBytes(DefaultRingEntries), wire.MaxShm) // the rings' place is not taken from the data's
+			size = min(size+shm.RingBytes(DefaultRingEntries), fwdproto.MaxShm) // the rings' place is not taken from the data's
 		}
 		if err := cc.offerShm(size); err != nil {
 			if cc.broken() == nil {
@@ -218,7 +218,7 @@ func (cc *clientConn) offerRing(n int) error {
 	}
 	mem := cc.shm.mem[off : off+size]
 	clear(mem)
-	if _, err := cc.send(&wire.Msg{Op: wire.OpRing, ShmOff: uint64(off), Length: int64(n)}, nil, nil); err != nil {
+	if _, err := cc.send(&fwdproto.Msg{Op: fwdproto.OpRing, ShmOff: uint64(off), Length: int64(n)}, nil, nil); err != nil {
 		cc.shm.freeHeld(off, size)
 		return err
 	}
@@ -236,7 +236,7 @@ func (cc *clientConn) offerShm(size int) error {
 	if err != nil {
 		return err
 	}
-	m := &wire.Msg{Op: wire.OpShm, Length: int64(len(r.mem))}
+	m := &fwdproto.Msg{Op: fwdproto.OpShm, Length: int64(len(r.mem))}
 	if _, err := cc.send(m, nil, func(hdr []byte) error {
 		_, _, err := uc.WriteMsgUnix(hdr, unix.UnixRights(r.fd), nil)
 		return err
@@ -336,12 +336,12 @@ func (cc *clientConn) fail(err error) {
 }
 
 // repeatable reports whether m may be sent again after a lost connection.
-func repeatable(m *wire.Msg) bool {
+func repeatable(m *fwdproto.Msg) bool {
 	switch m.Op {
-	case wire.OpUnlink, wire.OpMkdir, wire.OpHello, wire.OpRename, wire.OpLink, wire.OpSymlink:
+	case fwdproto.OpUnlink, fwdproto.OpMkdir, fwdproto.OpHello, fwdproto.OpRename, fwdproto.OpLink, fwdproto.OpSymlink:
 		return false
-	case wire.OpOpen:
-		return m.Flags&wire.OpenExcl == 0
+	case fwdproto.OpOpen:
+		return m.Flags&fwdproto.OpenExcl == 0
 	}
 	return true
 }
@@ -350,7 +350,7 @@ func repeatable(m *wire.Msg) bool {
 // Reconnect, a call lost with its connection is repeated when that is safe.
 // For reads, dst receives the data. prepare, if set, is called with the
 // connection before each attempt (files reopen there).
-func (c *Client) do(m *wire.Msg, dst []byte, prepare func(cc *clientConn) error) (*call, error) {
+func (c *Client) do(m *fwdproto.Msg, dst []byte, prepare func(cc *clientConn) error) (*call, error) {
 	var deadline time.Time
 	for {
 		cc, err := c.current()
@@ -384,11 +384,11 @@ func (c *Client) do(m *wire.Msg, dst []byte, prepare func(cc *clientConn) error)
 
 // do sends m on this connection and waits for the response. Reads and
 // writes go through the shared region when there is one and it has room.
-func (cc *clientConn) do(m *wire.Msg, dst []byte) (*call, error) {
-	if r := cc.ring.Load(); r != nil && (m.Op == wire.OpReadShm || m.Op == wire.OpWriteShm) {
+func (cc *clientConn) do(m *fwdproto.Msg, dst []byte) (*call, error) {
+	if r := cc.ring.Load(); r != nil && (m.Op == fwdproto.OpReadShm || m.Op == fwdproto.OpWriteShm) {
 		return cc.ringDo(r, m)
 	}
-	if cc.shm != nil && (m.Op == wire.OpWrite && len(m.Data) > 0 || m.Op == wire.OpRead && m.Length > 0) {
+	if cc.shm != nil && (m.Op == fwdproto.OpWrite && len(m.Data) > 0 || m.Op == fwdproto.OpRead && m.Length > 0) {
 		if cl, err, ok := cc.doShm(m, dst); ok {
 			return cl, err
 		}
@@ -398,11 +398,11 @@ func (cc *clientConn) do(m *wire.Msg, dst []byte) (*call, error) {
 
 // doShm sends a read or write through the shared region; ok is false when
 // the region has no room (nothing was sent).
-func (cc *clientConn) doShm(m *wire.Msg, dst []byte) (cl *call, err error, ok bool) {
+func (cc *clientConn) doShm(m *fwdproto.Msg, dst []byte) (cl *call, err error, ok bool) {
 	n := len(m.Data)
-	sm := wire.Msg{Op: wire.OpWriteShm, Handle: m.Handle, Offset: m.Offset, Process: m.Process}
-	if m.Op == wire.OpRead {
-		n, sm.Op = int(m.Length), wire.OpReadShm
+	sm := fwdproto.Msg{Op: fwdproto.OpWriteShm, Handle: m.Handle, Offset: m.Offset, Process: m.Process}
+	if m.Op == fwdproto.OpRead {
+		n, sm.Op = int(m.Length), fwdproto.OpReadShm
 	}
 	off, ok := cc.shm.alloc(n)
 	if !ok {
@@ -410,7 +410,7 @@ func (cc *clientConn) doShm(m *wire.Msg, dst []byte) (cl *call, err error, ok bo
 	}
 	defer cc.shm.free(off, n)
 	buf := cc.shm.mem[off : off+n]
-	if m.Op == wire.OpWrite {
+	if m.Op == fwdproto.OpWrite {
 		copy(buf, m.Data)
 	}
 	sm.Length, sm.ShmOff = int64(n), uint64(off)
@@ -422,7 +422,7 @@ func (cc *clientConn) doShm(m *wire.Msg, dst []byte) (cl *call, err error, ok bo
 	if err != nil {
 		return nil, err, true
 	}
-	if m.Op == wire.OpRead {
+	if m.Op == fwdproto.OpRead {
 		k := int(min(max(cl.resp.N, 0), int64(n)))
 		cl.n = copy(dst, buf[:k])
 	}
@@ -431,18 +431,18 @@ func (cc *clientConn) doShm(m *wire.Msg, dst []byte) (cl *call, err error, ok bo
 
 // send sends m on this connection (with sendFixed, if set, writing its
 // encoded frame) and waits for the response.
-func (cc *clientConn) send(m *wire.Msg, dst []byte, sendFixed func(hdr []byte) error) (*call, error) {
+func (cc *clientConn) send(m *fwdproto.Msg, dst []byte, sendFixed func(hdr []byte) error) (*call, error) {
 	cl := &call{dst: dst, done: make(chan struct{})}
 	cc.wmu.Lock()
 	if err := cc.register(m, cl); err != nil {
 		cc.wmu.Unlock()
 		return nil, err
 	}
-	cc.hdr = wire.AppendFixed(cc.hdr[:0], m)
+	cc.hdr = fwdproto.AppendFixed(cc.hdr[:0], m)
 	var err error
 	if sendFixed != nil {
 		err = sendFixed(cc.hdr)
-	} else if m.Op == wire.OpWrite && len(m.Data) > 0 {
+	} else if m.Op == fwdproto.OpWrite && len(m.Data) > 0 {
 		// One writev: the data goes from the caller's buffer to the socket.
 		cc.bufs = append(cc.bufs[:0], cc.hdr, m.Data)
 		_, err = cc.bufs.WriteTo(cc.nc)
@@ -460,7 +460,7 @@ func (cc *clientConn) send(m *wire.Msg, dst []byte, sendFixed func(hdr []byte) e
 
 // register gives m the next request id and makes cl its pending call
 // (wmu held, so ids go out in order).
-func (cc *clientConn) register(m *wire.Msg, cl *call) error {
+func (cc *clientConn) register(m *fwdproto.Msg, cl *call) error {
 	cc.next++
 	m.ID = cc.next
 	cc.mu.Lock()
@@ -477,15 +477,15 @@ func (cl *call) result() (*call, error) {
 	if cl.err != nil {
 		return nil, cl.err
 	}
-	if cl.resp.Code != wire.CodeOK {
-		return nil, &wire.Error{Code: cl.resp.Code, Msg: cl.resp.Err}
+	if cl.resp.Code != fwdproto.CodeOK {
+		return nil, &fwdproto.Error{Code: cl.resp.Code, Msg: cl.resp.Err}
 	}
 	return cl, nil
 }
 
 // ringDo submits a read-shm or write-shm through the submission ring and
 // waits for its completion (or its error frame on the socket).
-func (cc *clientConn) ringDo(r *clientRing, m *wire.Msg) (*call, error) {
+func (cc *clientConn) ringDo(r *clientRing, m *fwdproto.Msg) (*call, error) {
 	select {
 	case r.slots <- struct{}{}:
 	case <-cc.done:
@@ -518,19 +518,19 @@ func (cc *clientConn) ringDo(r *clientRing, m *wire.Msg) (*call, error) {
 func (cc *clientConn) readLoop() {
 	defer close(cc.done)
 	br := bufio.NewReaderSize(cc.nc, 4<<10) // large read data bypasses it
-	var hdr [wire.HeaderSize]byte
+	var hdr [fwdproto.HeaderSize]byte
 	for {
 		if _, err := io.ReadFull(br, hdr[:]); err != nil {
 			cc.fail(fmt.Errorf("%w: %v", ErrClosed, err))
 			return
 		}
-		h, n, err := wire.ParseHeader(hdr[:], wire.DefaultMaxFrame)
+		h, n, err := fwdproto.ParseHeader(hdr[:], fwdproto.DefaultMaxFrame)
 		if err != nil || !h.IsResponse() {
 			cc.fail(fmt.Errorf("%w: bad frame from daemon: %v", ErrClosed, err))
 			_ = cc.nc.Close()
 			return
 		}
-		if h.Op() == wire.OpWake {
+		if h.Op() == fwdproto.OpWake {
 			// The daemon posted completions and a caller sleeps.
 			if _, err := br.Discard(n); err != nil {
 				cc.fail(fmt.Errorf("%w: %v", ErrClosed, err))
@@ -546,19 +546,19 @@ func (cc *clientConn) readLoop() {
 		cl := cc.pending[h.ID]
 		delete(cc.pending, h.ID)
 		cc.mu.Unlock()
-		if cl != nil && h.Op() == wire.OpRead && n >= 2 && n-2 <= len(cl.dst) {
+		if cl != nil && h.Op() == fwdproto.OpRead && n >= 2 && n-2 <= len(cl.dst) {
 			// Read data straight into the caller's buffer.
 			var st [2]byte
 			if _, err := io.ReadFull(br, st[:]); err != nil {
 				cc.failCall(cl, err)
 				return
 			}
-			if code := wire.Code(binary.BigEndian.Uint16(st[:])); code == wire.CodeOK {
+			if code := fwdproto.Code(binary.BigEndian.Uint16(st[:])); code == fwdproto.CodeOK {
 				if _, err := io.ReadFull(br, cl.dst[:n-2]); err != nil {
 					cc.failCall(cl, err)
 					return
 				}
-				cl.resp = wire.Msg{Op: wire.OpRead, ID: h.ID, Response: true}
+				cl.resp = fwdproto.Msg{Op: fwdproto.OpRead, ID: h.ID, Response: true}
 				cl.n = n - 2
 				close(cl.done)
 				continue
@@ -582,9 +582,9 @@ func (cc *clientConn) readLoop() {
 		}
 		if cl == nil {
 			// A response to no request: a connection-level error (bad frame).
-			var m wire.Msg
-			if wire.Decode(h, p, &m) == nil && m.Code != wire.CodeOK {
-				cc.fail(fmt.Errorf("%w: %v", ErrClosed, &wire.Error{Code: m.Code, Msg: m.Err}))
+			var m fwdproto.Msg
+			if fwdproto.Decode(h, p, &m) == nil && m.Code != fwdproto.CodeOK {
+				cc.fail(fmt.Errorf("%w: %v", ErrClosed, &fwdproto.Error{Code: m.Code, Msg: m.Err}))
 			}
 			continue
 		}
@@ -598,12 +598,12 @@ func (cc *clientConn) failCall(cl *call, err error) {
 	cc.fail(cl.err)
 }
 
-func finish(cl *call, h wire.Header, p []byte) {
-	if err := wire.Decode(h, p, &cl.resp); err != nil {
+func finish(cl *call, h fwdproto.Header, p []byte) {
+	if err := fwdproto.Decode(h, p, &cl.resp); err != nil {
 		cl.err = err
-	} else if cl.resp.Op == wire.OpRead && cl.resp.Code == wire.CodeOK {
+	} else if cl.resp.Op == fwdproto.OpRead && cl.resp.Code == fwdproto.CodeOK {
 		if len(cl.resp.Data) > len(cl.dst) {
-			cl.err = fmt.Errorf("%w: read returned %d bytes, asked %d", wire.ErrMalformed, len(cl.resp.Data), len(cl.dst))
+			cl.err = fmt.Errorf("%w: read returned %d bytes, asked %d", fwdproto.ErrMalformed, len(cl.resp.Data), len(cl.dst))
 		} else {
 			cl.n = copy(cl.dst, cl.resp.Data)
 		}
@@ -612,12 +612,12 @@ func finish(cl *call, h wire.Header, p []byte) {
 }
 
 // FileInfo is file metadata as the daemon reports it.
-type FileInfo = wire.FileInfo
+type FileInfo = fwdproto.FileInfo
 
-// OpenFile opens path with wire.Open* flags; mode applies on creation.
+// OpenFile opens path with fwdproto.Open* flags; mode applies on creation.
 func (c *Client) OpenFile(path string, flags uint32, mode fs.FileMode) (*File, error) {
 	f := &File{c: c, path: path}
-	m := &wire.Msg{Op: wire.OpOpen, Path: path, Flags: flags, Mode: uint32(mode.Perm())}
+	m := &fwdproto.Msg{Op: fwdproto.OpOpen, Path: path, Flags: flags, Mode: uint32(mode.Perm())}
 	var gen uint64
 	cl, err := c.do(m, nil, func(cc *clientConn) error { gen = cc.gen; return nil })
 	if err != nil {
@@ -632,12 +632,12 @@ func (c *Client) Open(path string) (*File, error) { return c.OpenFile(path, 0, 0
 
 // Create creates or truncates path (mode 0644).
 func (c *Client) Create(path string) (*File, error) {
-	return c.OpenFile(path, wire.OpenCreate|wire.OpenTruncate, 0o644)
+	return c.OpenFile(path, fwdproto.OpenCreate|fwdproto.OpenTruncate, 0o644)
 }
 
 // Stat returns path's metadata.
 func (c *Client) Stat(path string) (FileInfo, error) {
-	cl, err := c.do(&wire.Msg{Op: wire.OpStat, Path: path}, nil, nil)
+	cl, err := c.do(&fwdproto.Msg{Op: fwdproto.OpStat, Path: path}, nil, nil)
 	if err != nil {
 		return FileInfo{}, fmt.Errorf("stat %s: %w", path, err)
 	}
@@ -646,7 +646,7 @@ func (c *Client) Stat(path string) (FileInfo, error) {
 
 // Unlink removes a file or an empty directory.
 func (c *Client) Unlink(path string) error {
-	_, err := c.do(&wire.Msg{Op: wire.OpUnlink, Path: path}, nil, nil)
+	_, err := c.do(&fwdproto.Msg{Op: fwdproto.OpUnlink, Path: path}, nil, nil)
 	if err != nil {
 		return fmt.Errorf("unlink %s: %w", path, err)
 	}
@@ -655,7 +655,7 @@ func (c *Client) Unlink(path string) error {
 
 // Truncate sets path's size.
 func (c *Client) Truncate(path string, size int64) error {
-	_, err := c.do(&wire.Msg{Op: wire.OpTruncate, Path: path, Length: size}, nil, nil)
+	_, err := c.do(&fwdproto.Msg{Op: fwdproto.OpTruncate, Path: path, Length: size}, nil, nil)
 	if err != nil {
 		return fmt.Errorf("truncate %s: %w", path, err)
 	}
@@ -664,7 +664,7 @@ func (c *Client) Truncate(path string, size int64) error {
 
 // Mkdir creates a directory; an existing name fails with an error matching fs.ErrExist.
 func (c *Client) Mkdir(path string, mode fs.FileMode) error {
-	_, err := c.do(&wire.Msg{Op: wire.OpMkdir, Path: path, Mode: uint32(mode.Perm())}, nil, nil)
+	_, err := c.do(&fwdproto.Msg{Op: fwdproto.OpMkdir, Path: path, Mode: uint32(mode.Perm())}, nil, nil)
 	if err != nil {
 		return fmt.Errorf("mkdir %s: %w", path, err)
 	}
@@ -673,7 +673,7 @@ func (c *Client) Mkdir(path string, mode fs.FileMode) error {
 
 // ReadDir lists a directory ("" or "." is the export root).
 func (c *Client) ReadDir(path string) ([]FileInfo, error) {
-	cl, err := c.do(&wire.Msg{Op: wire.OpReadDir, Path: path}, nil, nil)
+	cl, err := c.do(&fwdproto.Msg{Op: fwdproto.OpReadDir, Path: path}, nil, nil)
 	if err != nil {
 		return nil, fmt.Errorf("readdir %s: %w", path, err)
 	}
@@ -709,12 +709,12 @@ func (f *File) Handle() uint64 {
 
 // on returns the prepare function that points m at the file's handle on
 // connection cc, reopening the file there if it was opened on another.
-func (f *File) on(m *wire.Msg) func(cc *clientConn) error {
+func (f *File) on(m *fwdproto.Msg) func(cc *clientConn) error {
 	return func(cc *clientConn) error {
 		f.mu.Lock()
 		defer f.mu.Unlock()
 		if f.gen != cc.gen {
-			cl, err := cc.do(&wire.Msg{Op: wire.OpOpen, Path: f.path}, nil)
+			cl, err := cc.do(&fwdproto.Msg{Op: fwdproto.OpOpen, Path: f.path}, nil)
 			if err != nil {
 				return fmt.Errorf("reopen: %w", err)
 			}
@@ -785,14 +785,14 @@ func (f *File) split(n int, off int64, one func(lo, hi int) (int, error)) (int, 
 
 func (f *File) one(p []byte, off int64, write bool) (int, error) {
 	if write {
-		m := &wire.Msg{Op: wire.OpWrite, Offset: off, Process: f.Process, Data: p}
+		m := &fwdproto.Msg{Op: fwdproto.OpWrite, Offset: off, Process: f.Process, Data: p}
 		cl, err := f.c.do(m, nil, f.on(m))
 		if err != nil {
 			return 0, fmt.Errorf("write %s at %d: %w", f.path, off, err)
 		}
 		return int(cl.resp.N), nil
 	}
-	m := &wire.Msg{Op: wire.OpRead, Offset: off, Length: int64(len(p)), Process: f.Process}
+	m := &fwdproto.Msg{Op: fwdproto.OpRead, Offset: off, Length: int64(len(p)), Process: f.Process}
 	cl, err := f.c.do(m, p, f.on(m))
 	if err != nil {
 		return 0, fmt.Errorf("read %s at %d: %w", f.path, off, err)
@@ -802,7 +802,7 @@ func (f *File) one(p []byte, off int64, write bool) (int, error) {
 
 // Sync asks the backend to make the file durable.
 func (f *File) Sync() error {
-	m := &wire.Msg{Op: wire.OpFsync}
+	m := &fwdproto.Msg{Op: fwdproto.OpFsync}
 	if _, err := f.c.do(m, nil, f.on(m)); err != nil {
 		return fmt.Errorf("fsync %s: %w", f.path, err)
 	}
@@ -818,7 +818,7 @@ var errGone = errors.New("fwd: handle of an earlier connection")
 // Close releases the handle. A handle of a connection since lost is
 // already released.
 func (f *File) Close() error {
-	m := &wire.Msg{Op: wire.OpClose}
+	m := &fwdproto.Msg{Op: fwdproto.OpClose}
 	_, err := f.c.do(m, nil, func(cc *clientConn) error {
 		f.mu.Lock()
 		defer f.mu.Unlock()

@@ -4,20 +4,20 @@ import (
 	"fmt"
 
 	"github.com/adaptio/adaptio/backend"
-	"github.com/adaptio/adaptio/fwd/wire"
+	"github.com/adaptio/adaptio/fwd/fwdproto"
 )
 
 // Attr is an attribute change for Setattr; nil fields stay as they are.
 type Attr = backend.Attr
 
 // FSInfo is the usage of the file system behind the daemon.
-type FSInfo = wire.FS
+type FSInfo = fwdproto.FS
 
 // Rename moves oldPath to newPath, replacing newPath as rename(2) does;
 // handles open on the file (or below the directory) follow it. On a backend
 // without renames it fails with a not-supported error.
 func (c *Client) Rename(oldPath, newPath string) error {
-	if _, err := c.do(&wire.Msg{Op: wire.OpRename, Path: oldPath, Path2: newPath}, nil, nil); err != nil {
+	if _, err := c.do(&fwdproto.Msg{Op: fwdproto.OpRename, Path: oldPath, Path2: newPath}, nil, nil); err != nil {
 		return fmt.Errorf("rename %s to %s: %w", oldPath, newPath, err)
 	}
 	return nil
@@ -25,7 +25,7 @@ func (c *Client) Rename(oldPath, newPath string) error {
 
 // Link makes newPath a hard link to oldPath.
 func (c *Client) Link(oldPath, newPath string) error {
-	if _, err := c.do(&wire.Msg{Op: wire.OpLink, Path: oldPath, Path2: newPath}, nil, nil); err != nil {
+	if _, err := c.do(&fwdproto.Msg{Op: fwdproto.OpLink, Path: oldPath, Path2: newPath}, nil, nil); err != nil {
 		return fmt.Errorf("link %s to %s: %w", newPath, oldPath, err)
 	}
 	return nil
@@ -34,7 +34,7 @@ func (c *Client) Link(oldPath, newPath string) error {
 // Symlink makes path a symbolic link to target, which must be relative
 // and stay inside the export.
 func (c *Client) Symlink(target, path string) error {
-	if _, err := c.do(&wire.Msg{Op: wire.OpSymlink, Path: path, Path2: target}, nil, nil); err != nil {
+	if _, err := c.do(&fwdproto.Msg{Op: fwdproto.OpSymlink, Path: path, Path2: target}, nil, nil); err != nil {
 		return fmt.Errorf("symlink %s -> %s: %w", path, target, err)
 	}
 	return nil
@@ -42,7 +42,7 @@ func (c *Client) Symlink(target, path string) error {
 
 // Readlink returns the target of the symbolic link path.
 func (c *Client) Readlink(path string) (string, error) {
-	cl, err := c.do(&wire.Msg{Op: wire.OpReadlink, Path: path}, nil, nil)
+	cl, err := c.do(&fwdproto.Msg{Op: fwdproto.OpReadlink, Path: path}, nil, nil)
 	if err != nil {
 		return "", fmt.Errorf("readlink %s: %w", path, err)
 	}
@@ -51,25 +51,25 @@ func (c *Client) Readlink(path string) (string, error) {
 
 // Setattr changes path's mode, owner or times (the non-nil fields of a).
 func (c *Client) Setattr(path string, a Attr) error {
-	m := &wire.Msg{Op: wire.OpSetattr, Path: path}
+	m := &fwdproto.Msg{Op: fwdproto.OpSetattr, Path: path}
 	if a.Mode != nil {
-		m.Flags |= wire.SetMode
-		m.Mode = wire.UnixMode(*a.Mode)
+		m.Flags |= fwdproto.SetMode
+		m.Mode = fwdproto.UnixMode(*a.Mode)
 	}
 	if a.UID != nil {
-		m.Flags |= wire.SetUID
+		m.Flags |= fwdproto.SetUID
 		m.UID = *a.UID
 	}
 	if a.GID != nil {
-		m.Flags |= wire.SetGID
+		m.Flags |= fwdproto.SetGID
 		m.GID = *a.GID
 	}
 	if a.Atime != nil {
-		m.Flags |= wire.SetAtime
+		m.Flags |= fwdproto.SetAtime
 		m.Atime = a.Atime.UnixNano()
 	}
 	if a.Mtime != nil {
-		m.Flags |= wire.SetMtime
+		m.Flags |= fwdproto.SetMtime
 		m.Mtime = a.Mtime.UnixNano()
 	}
 	if _, err := c.do(m, nil, nil); err != nil {
@@ -80,7 +80,7 @@ func (c *Client) Setattr(path string, a Attr) error {
 
 // Statfs reports the usage of the file system behind the daemon.
 func (c *Client) Statfs() (FSInfo, error) {
-	cl, err := c.do(&wire.Msg{Op: wire.OpStatfs, Path: "."}, nil, nil)
+	cl, err := c.do(&fwdproto.Msg{Op: fwdproto.OpStatfs, Path: "."}, nil, nil)
 	if err != nil {
 		return FSInfo{}, fmt.Errorf("statfs: %w", err)
 	}

@@ -8,8 +8,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/adaptio/adaptio/fwd/fwdproto"
 	"github.com/adaptio/adaptio/fwd/internal/shm"
-	"github.com/adaptio/adaptio/fwd/wire"
 )
 
 // The client's side of the submission and completion rings in its shared
@@ -46,7 +46,7 @@ type clientRing struct {
 
 // submit writes m's entry and publishes it (wmu held); it reports whether
 // the daemon's poller sleeps (the caller then rings the doorbell).
-func (cr *clientRing) submit(m *wire.Msg) (doorbell bool) {
+func (cr *clientRing) submit(m *fwdproto.Msg) (doorbell bool) {
 	shm.PutSQE(cr.r.SQE(cr.sqTail), m)
 	cr.sqTail++
 	cr.r.Counter(shm.OffSQTail).Store(cr.sqTail)
@@ -80,7 +80,7 @@ func (cr *clientRing) reap(cc *clientConn, wait bool) int {
 		delete(cc.pending, id)
 		cc.mu.Unlock()
 		if cl != nil {
-			cl.resp = wire.Msg{Op: cl.op, ID: id, Response: true, N: k}
+			cl.resp = fwdproto.Msg{Op: cl.op, ID: id, Response: true, N: k}
 			close(cl.done)
 		}
 	}

@@ -13,9 +13,9 @@ import (
 
 	"github.com/adaptio/adaptio/backend"
 	"github.com/adaptio/adaptio/fwd"
+	"github.com/adaptio/adaptio/fwd/fwdproto"
 	"github.com/adaptio/adaptio/fwd/fwdtest"
 	"github.com/adaptio/adaptio/fwd/internal/shm"
-	"github.com/adaptio/adaptio/fwd/wire"
 	"github.com/adaptio/adaptio/internal/poll"
 )
 
@@ -171,16 +171,16 @@ func TestRingSetupRefused(t *testing.T) {
 		{"outside the region", 1 << 20, 256, "outside the shared region"},
 		{"overflowing offset", 1<<64 - 64, 256, "outside the shared region"},
 	} {
-		_, err := cc.send(&wire.Msg{Op: wire.OpRing, ShmOff: tt.off, Length: tt.n}, nil, nil)
-		var we *wire.Error
-		if !errors.As(err, &we) || we.Code != wire.CodeBadArgument || !bytes.Contains([]byte(we.Msg), []byte(tt.want)) {
+		_, err := cc.send(&fwdproto.Msg{Op: fwdproto.OpRing, ShmOff: tt.off, Length: tt.n}, nil, nil)
+		var we *fwdproto.Error
+		if !errors.As(err, &we) || we.Code != fwdproto.CodeBadArgument || !bytes.Contains([]byte(we.Msg), []byte(tt.want)) {
 			t.Errorf("%s: %v; want bad argument mentioning %q", tt.name, err, tt.want)
 		}
 	}
 	// Counters not at zero.
 	mem := cc.shm.mem[:shm.RingBytes(256)]
 	shm.NewRings(mem, 256).Counter(shm.OffSQTail).Store(3)
-	if _, err := cc.send(&wire.Msg{Op: wire.OpRing, ShmOff: 0, Length: 256}, nil, nil); err == nil || !bytes.Contains([]byte(err.Error()), []byte("start at zero")) {
+	if _, err := cc.send(&fwdproto.Msg{Op: fwdproto.OpRing, ShmOff: 0, Length: 256}, nil, nil); err == nil || !bytes.Contains([]byte(err.Error()), []byte("start at zero")) {
 		t.Errorf("rings with a non-zero counter: %v", err)
 	}
 	clear(mem)
@@ -208,11 +208,11 @@ func TestRingMalformedSubmission(t *testing.T) {
 		spoil func(r *clientRing)
 	}{
 		{"operation", func(r *clientRing) {
-			shm.PutSQE(r.r.SQE(r.sqTail), &wire.Msg{Op: wire.OpOpen, ID: 1})
+			shm.PutSQE(r.r.SQE(r.sqTail), &fwdproto.Msg{Op: fwdproto.OpOpen, ID: 1})
 			r.r.Counter(shm.OffSQTail).Store(r.sqTail + 1)
 		}},
 		{"negative length", func(r *clientRing) {
-			shm.PutSQE(r.r.SQE(r.sqTail), &wire.Msg{Op: wire.OpWriteShm, ID: 1, Length: -5})
+			shm.PutSQE(r.r.SQE(r.sqTail), &fwdproto.Msg{Op: fwdproto.OpWriteShm, ID: 1, Length: -5})
 			r.r.Counter(shm.OffSQTail).Store(r.sqTail + 1)
 		}},
 		{"tail past head", func(r *clientRing) {
@@ -220,7 +220,7 @@ func TestRingMalformedSubmission(t *testing.T) {
 		}},
 		{"completion head ahead of tail", func(r *clientRing) {
 			r.r.Counter(shm.OffCQHead).Store(77)
-			shm.PutSQE(r.r.SQE(r.sqTail), &wire.Msg{Op: wire.OpWriteShm, ID: 1, Length: 1})
+			shm.PutSQE(r.r.SQE(r.sqTail), &fwdproto.Msg{Op: fwdproto.OpWriteShm, ID: 1, Length: 1})
 			r.r.Counter(shm.OffSQTail).Store(r.sqTail + 1)
 		}},
 	} {
@@ -285,7 +285,7 @@ func TestRingClientThatDoesNotReap(t *testing.T) {
 		cc.wmu.Lock()
 		defer cc.wmu.Unlock()
 		for i := from; i < to; i++ {
-			shm.PutSQE(r.r.SQE(r.sqTail), &wire.Msg{Op: wire.OpWriteShm, ID: 1<<40 + uint64(i), Handle: f.Handle(), Offset: int64(i), Length: 1, ShmOff: uint64(r.off)})
+			shm.PutSQE(r.r.SQE(r.sqTail), &fwdproto.Msg{Op: fwdproto.OpWriteShm, ID: 1<<40 + uint64(i), Handle: f.Handle(), Offset: int64(i), Length: 1, ShmOff: uint64(r.off)})
 			r.sqTail++
 			r.r.Counter(shm.OffSQTail).Store(r.sqTail)
 		}

@@ -8,7 +8,7 @@ import (
 	"time"
 	"unsafe"
 
-	"github.com/adaptio/adaptio/fwd/wire"
+	"github.com/adaptio/adaptio/fwd/fwdproto"
 )
 
 // Err is the error of the shared-memory transport: every refusal of a
@@ -129,7 +129,7 @@ func (r Rings) CQE(i uint32) []byte {
 // u64 shm_off, 16 bytes zero.
 
 // PutSQE encodes a read-shm or write-shm request into b.
-func PutSQE(b []byte, m *wire.Msg) {
+func PutSQE(b []byte, m *fwdproto.Msg) {
 	ne := binary.NativeEndian
 	clear(b)
 	b[0] = byte(m.Op)
@@ -143,18 +143,18 @@ func PutSQE(b []byte, m *wire.Msg) {
 
 // DecodeSQE decodes a submission entry; the daemon copies the entry out of
 // the region first, so the client cannot change it while it is checked.
-func DecodeSQE(b []byte, m *wire.Msg) error {
+func DecodeSQE(b []byte, m *fwdproto.Msg) error {
 	if len(b) != SQESize {
-		return fmt.Errorf("%w: submission entry of %d bytes", wire.ErrMalformed, len(b))
+		return fmt.Errorf("%w: submission entry of %d bytes", fwdproto.ErrMalformed, len(b))
 	}
 	ne := binary.NativeEndian
-	*m = wire.Msg{Op: wire.Op(b[0]), Process: ne.Uint32(b[4:]), ID: ne.Uint64(b[8:]), Handle: ne.Uint64(b[16:]),
+	*m = fwdproto.Msg{Op: fwdproto.Op(b[0]), Process: ne.Uint32(b[4:]), ID: ne.Uint64(b[8:]), Handle: ne.Uint64(b[16:]),
 		Offset: int64(ne.Uint64(b[24:])), Length: int64(ne.Uint64(b[32:])), ShmOff: ne.Uint64(b[40:])}
-	if m.Op != wire.OpReadShm && m.Op != wire.OpWriteShm {
-		return fmt.Errorf("%w: submission entry with operation %s (read-shm or write-shm only)", wire.ErrMalformed, m.Op)
+	if m.Op != fwdproto.OpReadShm && m.Op != fwdproto.OpWriteShm {
+		return fmt.Errorf("%w: submission entry with operation %s (read-shm or write-shm only)", fwdproto.ErrMalformed, m.Op)
 	}
 	if m.Offset < 0 || m.Length < 0 {
-		return fmt.Errorf("%w: submission entry with negative offset or length", wire.ErrMalformed)
+		return fmt.Errorf("%w: submission entry with negative offset or length", fwdproto.ErrMalformed)
 	}
 	return nil
 }
@@ -178,8 +178,8 @@ func DecodeCQE(b []byte) (id uint64, n int64) {
 // WakeRespFrame (the daemon's wake: a client's callers sleep) are the
 // encoded OpWake frames. Neither may be modified.
 var (
-	WakeFrame     = wire.Append(nil, &wire.Msg{Op: wire.OpWake})
-	WakeRespFrame = wire.Append(nil, &wire.Msg{Op: wire.OpWake, Response: true})
+	WakeFrame     = fwdproto.Append(nil, &fwdproto.Msg{Op: fwdproto.OpWake})
+	WakeRespFrame = fwdproto.Append(nil, &fwdproto.Msg{Op: fwdproto.OpWake, Response: true})
 )
 
 // Spinner counts a poller's sweeps that found nothing since its last work

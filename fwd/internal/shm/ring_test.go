@@ -5,15 +5,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/adaptio/adaptio/fwd/fwdproto"
 	"github.com/adaptio/adaptio/fwd/internal/shm"
-	"github.com/adaptio/adaptio/fwd/wire"
 )
 
 func TestSQERoundTrip(t *testing.T) {
-	in := wire.Msg{Op: wire.OpReadShm, ID: 1<<64 - 1, Handle: 9, Offset: 1 << 40, Length: 32 << 10, Process: 7, ShmOff: 1 << 20}
+	in := fwdproto.Msg{Op: fwdproto.OpReadShm, ID: 1<<64 - 1, Handle: 9, Offset: 1 << 40, Length: 32 << 10, Process: 7, ShmOff: 1 << 20}
 	var b [shm.SQESize]byte
 	shm.PutSQE(b[:], &in)
-	var out wire.Msg
+	var out fwdproto.Msg
 	if err := shm.DecodeSQE(b[:], &out); err != nil || !reflect.DeepEqual(out, in) {
 		t.Fatalf("DecodeSQE(PutSQE(%+v)) = %+v, %v", in, out, err)
 	}
@@ -24,21 +24,21 @@ func TestSQERoundTrip(t *testing.T) {
 // encodes back to the same fields.
 func FuzzDecodeSQE(f *testing.F) {
 	var b [shm.SQESize]byte
-	shm.PutSQE(b[:], &wire.Msg{Op: wire.OpWriteShm, ID: 3, Handle: 1, Offset: 4096, Length: 100, ShmOff: 65536})
+	shm.PutSQE(b[:], &fwdproto.Msg{Op: fwdproto.OpWriteShm, ID: 3, Handle: 1, Offset: 4096, Length: 100, ShmOff: 65536})
 	f.Add(b[:])
 	f.Add(make([]byte, shm.SQESize))
 	f.Add([]byte{13})
 	f.Fuzz(func(t *testing.T, p []byte) {
-		var m wire.Msg
+		var m fwdproto.Msg
 		if err := shm.DecodeSQE(p, &m); err != nil {
 			return
 		}
-		if (m.Op != wire.OpReadShm && m.Op != wire.OpWriteShm) || m.Offset < 0 || m.Length < 0 {
+		if (m.Op != fwdproto.OpReadShm && m.Op != fwdproto.OpWriteShm) || m.Offset < 0 || m.Length < 0 {
 			t.Fatalf("accepted %+v", m)
 		}
 		var again [shm.SQESize]byte
 		shm.PutSQE(again[:], &m)
-		var m2 wire.Msg
+		var m2 fwdproto.Msg
 		if err := shm.DecodeSQE(again[:], &m2); err != nil || !reflect.DeepEqual(m2, m) {
 			t.Fatalf("re-encoded %+v decodes to %+v, %v", m, m2, err)
 		}

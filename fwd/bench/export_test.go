@@ -1,4 +1,0 @@
-package bench
-
-// ParseCPU exposes parseCPU to the tests.
-var ParseCPU = parseCPU

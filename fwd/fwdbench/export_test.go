@@ -1,0 +1,4 @@
+package fwdbench
+
+// ParseCPU exposes parseCPU to the tests.
+var ParseCPU = parseCPU

@@ -1,0 +1,140 @@
+package fwdbench
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+
+	"github.com/adaptio/adaptio/fwd/client"
+	"github.com/adaptio/adaptio/fwd/fwdproto"
+)
+
+// target is where a run's files live: behind the forwarder or in a local
+// directory. Its methods are called by the run and phase logic only.
+type target interface {
+	// prepare makes dir ready to hold the files.
+	prepare(dir string) error
+	// create creates file name, or truncates it to zero bytes.
+	create(name string) error
+	// open opens file name for process proc with a request buffer of n
+	// bytes; it is called from the process's goroutine.
+	open(proc int, name string, n int) (handle, error)
+	// remove unlinks file name.
+	remove(name string) error
+}
+
+// handle is one process's open file and its request buffer, used by that
+// process's goroutine alone.
+type handle interface {
+	// buf is the request buffer, allocated once by open.
+	buf() []byte
+	// writeAt writes all of buf at off.
+	writeAt(off int64) (int, error)
+	// readAt fills buf from off.
+	readAt(off int64) (int, error)
+	// close releases the buffer and the file.
+	close()
+}
+
+var (
+	_ target = forwarder(nil)
+	_ target = direct{}
+	_ handle = (*fwdHandle)(nil)
+	_ handle = (*osHandle)(nil)
+)
+
+// forwarder is the daemon's target: the clients, processes spread over them
+// round robin.
+type forwarder []*client.Client
+
+func (t forwarder) prepare(dir string) error {
+	if err := t[0].Mkdir(dir, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
+		return err
+	}
+	return nil
+}
+
+func (t forwarder) create(name string) error {
+	f, err := t[0].OpenFile(name, fwdproto.OpenCreate|fwdproto.OpenTruncate, 0o644)
+	if err != nil {
+		return err
+	}
+	return f.Close()
+}
+
+func (t forwarder) open(proc int, name string, n int) (handle, error) {
+	c := t[proc%len(t)]
+	f, err := c.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	f.Process = uint32(proc)
+	// The request buffer comes from the client: in its shared region on a
+	// node-local connection, so data moves between it and the backend with
+	// no copy in the client.
+	b, err := c.AllocBuffer(n)
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return &fwdHandle{f: f, b: b}, nil
+}
+
+func (t forwarder) remove(name string) error { return t[0].Unlink(name) }
+
+type fwdHandle struct {
+	f *client.File
+	b *client.Buffer
+}
+
+func (h *fwdHandle) buf() []byte                    { return h.b.Bytes() }
+func (h *fwdHandle) writeAt(off int64) (int, error) { return h.f.WriteBuffer(h.b, off) }
+func (h *fwdHandle) readAt(off int64) (int, error)  { return h.f.ReadBuffer(h.b, off) }
+func (h *fwdHandle) close()                         { h.b.Free(); h.f.Close() }
+
+// direct is the local target: files in a directory of this machine, moved
+// with os.File's WriteAt and ReadAt (pwrite, pread), no forwarder.
+type direct struct{}
+
+func (direct) prepare(dir string) error {
+	st, err := os.Stat(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("direct directory %s does not exist (create it first): %w", dir, err)
+	}
+	if err != nil {
+		return fmt.Errorf("direct directory: %w", err)
+	}
+	if !st.IsDir() {
+		return fmt.Errorf("direct directory %s: %w", dir, ErrNotDir)
+	}
+	return nil
+}
+
+func (direct) create(name string) error {
+	f, err := os.OpenFile(name, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
+	if err != nil {
+		return err
+	}
+	return f.Close()
+}
+
+func (direct) open(_ int, name string, n int) (handle, error) {
+	f, err := os.OpenFile(name, os.O_RDWR, 0)
+	if err != nil {
+		return nil, err
+	}
+	return &osHandle{f: f, b: make([]byte, n)}, nil
+}
+
+func (direct) remove(name string) error { return os.Remove(name) }
+
+type osHandle struct {
+	f *os.File
+	b []byte
+}
+
+func (h *osHandle) buf() []byte                    { return h.b }
+func (h *osHandle) writeAt(off int64) (int, error) { return h.f.WriteAt(h.b, off) }
+func (h *osHandle) readAt(off int64) (int, error)  { return h.f.ReadAt(h.b, off) }
+func (h *osHandle) close()                         { h.f.Close() }
