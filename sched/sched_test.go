@@ -92,23 +92,27 @@ func TestNewErrors(t *testing.T) {
 	if _, err := New("nope", Config{Servers: 1}); !errors.Is(err, ErrUnknownAlgo) {
 		t.Fatalf("unknown algorithm: got %v", err)
 	}
-	bad := []Config{
-		{},
-		{Servers: 2, Node: -1},
-		{Servers: 2, Node: 3, Nodes: 2},
-		{Servers: 2, Window: -1},
-		{Servers: 2, MaxAggregate: -1},
-		{Servers: 2, MaxBatch: -1},
-		{Servers: 2, Quantum: -3},
-		{Servers: 2, Timeslice: -1},
-		{Servers: 2, SWWindow: -1},
-		{Servers: 2, Weights: []float64{1}},
-		{Servers: 2, Weights: []float64{1, 0}},
-	}
-	for i, cfg := range bad {
-		if _, err := New("fifo", cfg); !errors.Is(err, ErrBadConfig) {
-			t.Errorf("config %d %+v: got %v, want ErrBadConfig", i, cfg, err)
-		}
+	for _, tt := range []struct {
+		name string
+		cfg  Config
+	}{
+		{"no servers", Config{}},
+		{"negative node", Config{Servers: 2, Node: -1}},
+		{"node beyond nodes", Config{Servers: 2, Node: 3, Nodes: 2}},
+		{"negative window", Config{Servers: 2, Window: -1}},
+		{"negative max aggregate", Config{Servers: 2, MaxAggregate: -1}},
+		{"negative max batch", Config{Servers: 2, MaxBatch: -1}},
+		{"negative quantum", Config{Servers: 2, Quantum: -3}},
+		{"negative timeslice", Config{Servers: 2, Timeslice: -1}},
+		{"negative SW window", Config{Servers: 2, SWWindow: -1}},
+		{"one weight for two servers", Config{Servers: 2, Weights: []float64{1}}},
+		{"zero weight", Config{Servers: 2, Weights: []float64{1, 0}}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if _, err := New("fifo", tt.cfg); !errors.Is(err, ErrBadConfig) {
+				t.Errorf("New(fifo, %+v): got %v, want ErrBadConfig", tt.cfg, err)
+			}
+		})
 	}
 }
 

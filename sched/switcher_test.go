@@ -202,13 +202,20 @@ func TestSwitcherErrors(t *testing.T) {
 	if _, err := NewSwitcher("bogus", Config{Servers: 2}); !errors.Is(err, ErrUnknownAlgo) {
 		t.Fatalf("NewSwitcher unknown: got %v", err)
 	}
-	if err := sw.SetParams(0, Config{MaxBatch: -2}); !errors.Is(err, ErrBadConfig) {
-		t.Fatalf("SetParams bad: got %v", err)
-	}
-	for _, fixed := range []Config{{Servers: 3}, {Node: 1}, {Nodes: 2}} {
-		if err := sw.SetParams(0, fixed); !errors.Is(err, ErrBadConfig) {
-			t.Fatalf("SetParams(%+v) changing a construction-time field: got %v, want ErrBadConfig", fixed, err)
-		}
+	for _, tt := range []struct {
+		name string
+		p    Config
+	}{
+		{"negative max batch", Config{MaxBatch: -2}},
+		{"servers changed", Config{Servers: 3}},
+		{"node changed", Config{Node: 1}},
+		{"nodes changed", Config{Nodes: 2}},
+	} {
+		t.Run("SetParams/"+tt.name, func(t *testing.T) {
+			if err := sw.SetParams(0, tt.p); !errors.Is(err, ErrBadConfig) {
+				t.Fatalf("SetParams(%+v): got %v, want ErrBadConfig", tt.p, err)
+			}
+		})
 	}
 	p := sw.Params()
 	p.MaxBatch = 3
