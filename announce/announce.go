@@ -23,6 +23,14 @@ type Source interface {
 	CloseInterval(now time.Time) access.Observation
 }
 
+// SchedulerNamer is implemented by a Source that can say which scheduling
+// algorithm it runs (the forwarding daemon does); its reports then carry
+// it, and the Council's status shows it per node (dynamic selection
+// changes it).
+type SchedulerNamer interface {
+	Scheduler() string
+}
+
 // Applier applies a window the Council decided; the forwarding daemon
 // implements it.
 type Applier interface {
@@ -279,7 +287,11 @@ func (a *Announcer) report(now time.Time) {
 		a.m.dropped.Inc()
 		return
 	}
-	b, err := councilmsg.AppendReport(a.buf[:0], councilmsg.Report{Instance: a.opts.Instance, Seq: a.seq, Round: a.round, Obs: o})
+	r := councilmsg.Report{Instance: a.opts.Instance, Seq: a.seq, Round: a.round, Obs: o}
+	if n, ok := a.opts.Source.(SchedulerNamer); ok {
+		r.Scheduler = n.Scheduler()
+	}
+	b, err := councilmsg.AppendReport(a.buf[:0], r)
 	if err != nil {
 		a.m.dropped.Inc()
 		a.log.Warn("observation not sent", "err", err)

@@ -230,3 +230,32 @@ func TestOptionsValidation(t *testing.T) {
 		}
 	}
 }
+
+// namedDaemon is a daemon that says which algorithm it runs.
+type namedDaemon struct{ daemon }
+
+func (*namedDaemon) Scheduler() string { return "to-agg" }
+
+// A Source that names its scheduler has it in its reports, and the
+// Council's status shows it for the node.
+func TestReportsNameTheScheduler(t *testing.T) {
+	s := startCouncil(t, -1, t.TempDir())
+	defer s.Shutdown()
+	d := &namedDaemon{}
+	a, err := announce.New(announce.Options{URL: s.ClientURL(), Node: 1, Interval: 20 * time.Millisecond, Source: d, Applier: d, Registerer: prometheus.NewRegistry()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	defer a.Shutdown()
+	poll.Until(t, "the Council's status to name node 1's scheduler", 5*time.Second, func() bool {
+		for _, n := range s.Status().Nodes {
+			if n.Node == 1 && n.Scheduler == "to-agg" {
+				return true
+			}
+		}
+		return false
+	})
+}

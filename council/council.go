@@ -184,10 +184,11 @@ func (d Decision) Wire() councilmsg.Decision {
 }
 
 type nodeState struct {
-	inst   uint64
-	seq    uint64
-	missed int
-	known  bool
+	inst      uint64
+	seq       uint64
+	missed    int
+	known     bool
+	scheduler string // the algorithm the node last reported running ("": not said)
 }
 
 // Council is the Council's core: a pure, deterministic state machine. It
@@ -316,6 +317,9 @@ func (c *Council) Observe(now time.Duration, r Report) error {
 		return fmt.Errorf("%w: node %d seq %d after %d", ErrStale, o.Node, r.Seq, s.seq)
 	}
 	s.inst, s.seq = r.Instance, r.Seq
+	if r.Scheduler != "" {
+		s.scheduler = r.Scheduler
+	}
 
 	// A report observed under a decision older than the last one belongs
 	// to a round already closed (a straggler): it teaches, but it neither
@@ -531,6 +535,13 @@ type Status struct {
 	Policy   string          `json:"policy"`
 	Windows  []time.Duration `json:"windows_ns"`
 	Contexts []ContextStatus `json:"contexts"`
+	Nodes    []NodeStatus    `json:"nodes"`
+}
+
+// NodeStatus is what the Council knows of one I/O node.
+type NodeStatus struct {
+	Node      int    `json:"node"`
+	Scheduler string `json:"scheduler,omitempty"` // the algorithm it last reported running ("": never said)
 }
 
 // ContextStatus is one bandit context's estimates.
@@ -547,6 +558,9 @@ func (c *Council) Status() Status {
 	for _, ctx := range c.bands.Contexts() {
 		p := c.bands.Policy(ctx)
 		st.Contexts = append(st.Contexts, ContextStatus{Context: ctx, Values: p.Values(), Counts: p.Counts(), Best: c.cfg.Windows[p.Best()]})
+	}
+	for _, id := range c.ids {
+		st.Nodes = append(st.Nodes, NodeStatus{Node: id, Scheduler: c.nodes[id].scheduler})
 	}
 	return st
 }

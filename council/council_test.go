@@ -533,3 +533,28 @@ func totalCounts(c *Council) (n int64) {
 	}
 	return n
 }
+
+// The status names the algorithm each node last reported running (dynamic
+// selection changes it); a report that does not say keeps the last known.
+func TestStatusNamesEachNodesScheduler(t *testing.T) {
+	c := newCouncil(t, Config{Nodes: 2, Policy: "greedy"})
+	var rp reporter
+	w := c.Window()
+	for _, tt := range []struct {
+		node  int
+		sched string
+		want  []NodeStatus
+	}{
+		{0, "to-agg", []NodeStatus{{0, "to-agg"}, {1, ""}}},
+		{1, "mlf", []NodeStatus{{0, "to-agg"}, {1, "mlf"}}},
+		{0, "", []NodeStatus{{0, "to-agg"}, {1, "mlf"}}},
+		{0, "sjf", []NodeStatus{{0, "sjf"}, {1, "mlf"}}},
+	} {
+		r := rp.report(obs(tt.node, access.SS, rw.Write, w, 1e8), 0)
+		r.Scheduler = tt.sched
+		mustObserve(t, c, 0, r)
+		if got := c.Status().Nodes; !slices.Equal(got, tt.want) {
+			t.Fatalf("after node %d reported %q: %+v, want %+v", tt.node, tt.sched, got, tt.want)
+		}
+	}
+}

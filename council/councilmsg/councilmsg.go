@@ -65,6 +65,26 @@ type Report struct {
 	// Obs is the interval's observation; Obs.Node is the reporting I/O
 	// node and Obs.Window the window that was in force during it.
 	Obs access.Observation
+	// Scheduler is the scheduling algorithm the node ran at the end of
+	// the interval ("": not reported; dynamic selection changes it), up to
+	// MaxSchedulerName lower-case letters, digits and dashes.
+	Scheduler string
+}
+
+// MaxSchedulerName bounds Report.Scheduler.
+const MaxSchedulerName = 32
+
+// validScheduler reports whether s may be a Report's Scheduler.
+func validScheduler(s string) bool {
+	if len(s) > MaxSchedulerName {
+		return false
+	}
+	for _, c := range []byte(s) {
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-') {
+			return false
+		}
+	}
+	return true
 }
 
 // Decision is what the Council broadcasts when it closes a round.
@@ -101,6 +121,7 @@ type reportJSON struct {
 	BW       float64 `json:"bw"`
 	Bytes    int64   `json:"bytes"`
 	Reqs     int64   `json:"reqs"`
+	Sched    string  `json:"sched,omitempty"` // optional: absent in reports of announcers that predate it, or that do not say
 }
 
 type decisionJSON struct {
@@ -150,6 +171,9 @@ func AppendReport(b []byte, r Report) ([]byte, error) {
 	if err := o.Validate(); err != nil {
 		return b, fmt.Errorf("%w: %v", ErrInvalid, err)
 	}
+	if !validScheduler(r.Scheduler) {
+		return b, fmt.Errorf("%w: scheduler name %q", ErrInvalid, r.Scheduler)
+	}
 	b = append(b, `{"v":1`...)
 	b = appendField(b, "node")
 	b = strconv.AppendInt(b, int64(o.Node), 10)
@@ -193,6 +217,12 @@ func AppendReport(b []byte, r Report) ([]byte, error) {
 	b = strconv.AppendInt(b, o.Bytes, 10)
 	b = appendField(b, "reqs")
 	b = strconv.AppendInt(b, o.Requests, 10)
+	if r.Scheduler != "" {
+		b = appendField(b, "sched")
+		b = append(b, '"')
+		b = append(b, r.Scheduler...)
+		b = append(b, '"')
+	}
 	return append(b, '}'), nil
 }
 
@@ -247,6 +277,9 @@ func UnmarshalReport(data []byte) (Report, error) {
 	}
 	if r.Seq == 0 || r.Instance == 0 {
 		return Report{}, fmt.Errorf("%w: seq and inst must be positive", ErrInvalid)
+	}
+	if !validScheduler(r.Scheduler) {
+		return Report{}, fmt.Errorf("%w: scheduler name %q", ErrInvalid, r.Scheduler)
 	}
 	return r, nil
 }

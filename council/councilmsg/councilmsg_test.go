@@ -42,6 +42,7 @@ func TestReportRoundTrip(t *testing.T) {
 				OffsetDist: rapid.Float64Range(0, 1e18).Draw(t, "dist"), ProcDist: rapid.Float64Range(0, 1e18).Draw(t, "pdist"), Bandwidth: rapid.Float64Range(0, 1e15).Draw(t, "bw"),
 				Bytes: rapid.Int64Min(0).Draw(t, "bytes"), Requests: reqs, Window: time.Duration(rapid.Int64Min(0).Draw(t, "win")),
 			},
+			Scheduler: rapid.SampledFrom([]string{"", "twins", "to-agg", "mlf", strings.Repeat("a", MaxSchedulerName)}).Draw(t, "sched"),
 		}
 		b, err := MarshalReport(r)
 		if err != nil {
@@ -78,6 +79,10 @@ func TestUnmarshalReportRejects(t *testing.T) {
 		{"version string", replace(`"v":1`, `"v":"1"`), ErrVersion},
 		{"oversized", append(append([]byte(nil), good[:len(good)-1]...), []byte(`,"pad":"`+strings.Repeat("x", MaxSize)+`"}`)...), ErrOversized},
 		{"negative node", replace(`"node":3`, `"node":-3`), ErrInvalid},
+		{"scheduler upper case", replace(`"reqs":10681`, `"reqs":10681,"sched":"TWINS"`), ErrInvalid},
+		{"scheduler too long", replace(`"reqs":10681`, `"reqs":10681,"sched":"`+strings.Repeat("a", MaxSchedulerName+1)+`"`), ErrInvalid},
+		{"scheduler escaped", replace(`"reqs":10681`, `"reqs":10681,"sched":"tw\"ins"`), ErrInvalid},
+		{"scheduler not a string", replace(`"reqs":10681`, `"reqs":10681,"sched":7`), ErrMalformed},
 		{"negative bytes", replace(`"bytes":350000000`, `"bytes":-1`), ErrInvalid},
 		{"min above max", replace(`"rmin":32768`, `"rmin":40000`), ErrInvalid},
 		{"bad op", replace(`"op":"write"`, `"op":"erase"`), ErrInvalid},
@@ -150,6 +155,8 @@ func FuzzUnmarshalReport(f *testing.F) {
 	f.Add([]byte(`{"v":1}`))
 	f.Add([]byte(`{"v":2,"node":1}`))
 	f.Add([]byte(`{"v":1,"node":1,"inst":1,"seq":1,"reqs":0}`))
+	f.Add([]byte(`{"v":1,"node":1,"inst":1,"seq":1,"reqs":0,"sched":"to-agg"}`))
+	f.Add([]byte(`{"v":1,"node":1,"inst":1,"seq":1,"reqs":0,"sched":"T\u0057INS"}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		r, err := UnmarshalReport(data)
 		if err != nil {
@@ -314,5 +321,40 @@ func TestReportWithoutProcDist(t *testing.T) {
 		if got != want {
 			t.Errorf("%s:\n got %+v\nwant %+v", name, got, want)
 		}
+	}
+}
+
+// The scheduler a node ran travels with its report; a report without one
+// (an Announcer that predates the field, or a node that does not say)
+// decodes with an empty name, and the fast and the encoding/json decoders
+// agree on it.
+func TestReportCarriesTheScheduler(t *testing.T) {
+	r := sampleReport()
+	r.Scheduler = "to-agg"
+	b, err := MarshalReport(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(b, []byte(`"sched":"to-agg"`)) {
+		t.Fatalf("encoding lacks the scheduler: %s", b)
+	}
+	m, ok := fastReport(b)
+	if !ok || m.Sched != "to-agg" {
+		t.Fatalf("fast decoder: %+v %v", m, ok)
+	}
+	if m2, err := slowReport(b); err != nil || m2 != m {
+		t.Fatalf("decoders disagree: fast %+v, encoding/json %+v %v", m, m2, err)
+	}
+	old, _ := MarshalReport(sampleReport())
+	if bytes.Contains(old, []byte("sched")) {
+		t.Fatalf("a report without a scheduler names one: %s", old)
+	}
+	got, err := UnmarshalReport(old)
+	if err != nil || got.Scheduler != "" {
+		t.Fatalf("report without a scheduler: %+v %v", got, err)
+	}
+	r.Scheduler = "TWINS"
+	if _, err := MarshalReport(r); !errors.Is(err, ErrInvalid) {
+		t.Fatalf("marshal of scheduler %q: %v, want ErrInvalid", r.Scheduler, err)
 	}
 }

@@ -36,7 +36,13 @@ func fastReport(data []byte) (m reportJSON, ok bool) {
 			return m, false
 		}
 		p.ws()
-		if string(key) == "op" {
+		if string(key) == "sched" {
+			v, ok := p.plainString()
+			if !ok || !validScheduler(string(v)) {
+				return m, false
+			}
+			m.Sched = string(v)
+		} else if string(key) == "op" {
 			s, ok := p.plainString()
 			if !ok {
 				return m, false
@@ -236,7 +242,7 @@ func (m reportJSON) toReport() (Report, error) {
 		DataServers: m.DS, Clients: m.Clients, Processes: m.Procs, Op: op, FileHandles: m.FH,
 		ReqAvg: m.ReqAvg, ReqMin: m.ReqMin, ReqMax: m.ReqMax, OffsetDist: m.Dist, ProcDist: m.PDist,
 		Bandwidth: m.BW, Bytes: m.Bytes, Requests: m.Reqs, Window: time.Duration(m.Window),
-	}}, nil
+	}, Scheduler: m.Sched}, nil
 }
 
 // fastDecision decodes the canonical form of a version-1 decision, like
