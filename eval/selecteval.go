@@ -199,17 +199,24 @@ func RunDynamic(ctx context.Context, cfg sim.Config, dcfg selection.DriverConfig
 	if err != nil {
 		return sim.Result{}, nil, err
 	}
+	res, err := RunDriver(ctx, cfg, d, rng, observe)
+	return res, d, err
+}
+
+// RunDriver is RunDynamic with a driver the caller made (for one whose
+// knowledge bases it restored) and its random source.
+func RunDriver(ctx context.Context, cfg sim.Config, d *selection.Driver, rng *rand.Rand, observe func(now time.Duration, o access.Observation)) (sim.Result, error) {
 	cfg.Scheduler = d.Current(0)
 	s, err := sim.New(cfg, nil)
 	if err != nil {
-		return sim.Result{}, nil, err
+		return sim.Result{}, err
 	}
 	for n := range cfg.IONodes {
 		if err := s.Switch(n, d.Current(n)); err != nil {
-			return sim.Result{}, nil, err
+			return sim.Result{}, err
 		}
 	}
-	if dcfg.Patterns != nil {
+	if d.Patterns(0) != nil {
 		s.SetTrace(func(ev sim.NodeEvent) {
 			if ev.Kind == sim.NodeArrive {
 				d.Request(ev.Node, selection.Request{File: ev.FileID, Offset: ev.Offset, Length: ev.Length, Write: ev.Op == rw.Write})
@@ -245,7 +252,7 @@ func RunDynamic(ctx context.Context, cfg sim.Config, dcfg selection.DriverConfig
 		}
 		return nil
 	}})
-	return res, d, err
+	return res, err
 }
 
 func writeSelect(cfg SelectConfig, rows []SelectRow) error {

@@ -448,6 +448,9 @@ func (c *conn) io(m *fwdproto.Msg, frame []byte, viaRing bool) {
 		d.acc.Request(c.clientID, uint64(c.clientID)<<32|uint64(m.Process), op.file, op.off, int64(len(op.buf)), sop)
 		d.accMu.Unlock()
 	}
+	if f := d.opts.OnRequest; f != nil {
+		f(op.file, op.off, int64(len(op.buf)), sop)
+	}
 	if len(op.buf) == 0 {
 		d.complete(op)
 		return

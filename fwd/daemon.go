@@ -23,6 +23,7 @@ import (
 	"github.com/adaptio/adaptio/access"
 	"github.com/adaptio/adaptio/backend"
 	"github.com/adaptio/adaptio/fwd/fwdproto"
+	"github.com/adaptio/adaptio/rw"
 	"github.com/adaptio/adaptio/sched"
 )
 
@@ -77,6 +78,12 @@ type Options struct {
 	// CloseInterval (the Announcer's Source). Off, CloseInterval returns
 	// observations with no requests; set it when an Announcer is attached.
 	Observe bool
+	// OnRequest, if set, is called with every client request as it
+	// arrives (file handle, offset, length, operation), from the
+	// connections' goroutines: it must be safe for concurrent use and
+	// quick. Dynamic selection's pattern matching builds each period's
+	// access series from it.
+	OnRequest func(file uint64, offset, length int64, op rw.Op)
 	// MetricsAddr, if set, serves Prometheus /metrics over HTTP there
 	// (from Gatherer, or from Registerer when it is a Gatherer).
 	MetricsAddr string

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -9,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/spf13/cobra"
@@ -19,6 +21,7 @@ import (
 	"github.com/adaptio/adaptio/council/service"
 	"github.com/adaptio/adaptio/fwd"
 	"github.com/adaptio/adaptio/pfs"
+	"github.com/adaptio/adaptio/rw"
 	"github.com/adaptio/adaptio/sched"
 	"github.com/adaptio/adaptio/selection"
 	"github.com/adaptio/adaptio/workload"
@@ -34,6 +37,7 @@ type forwardConfig struct {
 	SelectFrom    string
 	SelectPeriod  time.Duration
 	SelectPolicy  string
+	SelectState   string
 	Window        time.Duration
 	SkipEmpty     bool
 	IdleStart     bool
@@ -86,10 +90,11 @@ already received complete first.`,
 	f.StringVar(&cfg.Backend, "backend", "", "posix:DIR or pfs:ADDR,ADDR,... (required)")
 	f.StringVar(&cfg.StripeSize, "stripe-size", "64KiB", "stripe unit in bytes (suffixes KiB, MiB)")
 	f.IntVar(&cfg.StripeCount, "stripe-count", 4, "posix backend: number of data servers (scheduler queues) files are striped over")
-	f.StringVar(&cfg.Scheduler, "scheduler", fwd.DefaultScheduler, "scheduling algorithm: "+strings.Join(sched.Names(), ", ")+", or dynamic: AGIOS's armed bandit chooses among --select-from every --select-period (docs/selection.md)")
+	f.StringVar(&cfg.Scheduler, "scheduler", fwd.DefaultScheduler, "scheduling algorithm: "+strings.Join(sched.Names(), ", ")+"; dynamic: AGIOS's armed bandit chooses among --select-from every --select-period; pattern: dynamic plus seed 003's pattern matching and Markov prediction (docs/selection.md)")
 	f.StringVar(&cfg.SelectFrom, "select-from", "mlf,to-agg,sjf,to,noop", "with --scheduler dynamic: the algorithms to choose among")
 	f.DurationVar(&cfg.SelectPeriod, "select-period", time.Second, "with --scheduler dynamic: how often the algorithm may change")
 	f.StringVar(&cfg.SelectPolicy, "select-policy", "", "with --scheduler dynamic: empty for AGIOS's armed bandit, else a bandit policy (e.g. thompson) over the same algorithms")
+	f.StringVar(&cfg.SelectState, "select-state", "", "with --scheduler pattern: where the knowledge base of access patterns persists between runs: kv (the Council's JetStream KV, bucket "+selectionBucket+"; needs --council), a file path, or none (default: kv with --council, else none)")
 	f.DurationVar(&cfg.Window, "window", sched.DefaultWindow, "TWINS time window (e.g. 125us, 1ms, 8ms)")
 	f.BoolVar(&cfg.Aligned, "aligned", false, "TWINS: windows are slots of the wall clock (from the top of the hour), so forwarders whose clocks agree serve different data servers in every slot; --idle-start does not apply (default: the reference's windows, which drift apart forwarder by forwarder)")
 	f.BoolVar(&cfg.SkipEmpty, "skip-empty", false, "TWINS: move to the next data server with requests when the current one has none (default: wait for the window's end, as the reference)")
@@ -151,7 +156,11 @@ func runForward(cmd *cobra.Command, cfg forwardConfig) error {
 	var selectNames []string
 	var driver *selection.Driver
 	var selectRNG *rand.Rand
-	if cfg.Scheduler == "dynamic" {
+	patterns := cfg.Scheduler == "pattern"
+	if cfg.SelectState != "" && !patterns {
+		return errors.New("forward: --select-state needs --scheduler pattern")
+	}
+	if patterns || cfg.Scheduler == "dynamic" {
 		selectRNG = rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), uint64(cfg.Node)))
 		var err error
 		if selectNames, err = selectSchedulers(cfg.SelectFrom); err != nil {
@@ -160,7 +169,11 @@ func runForward(cmd *cobra.Command, cfg forwardConfig) error {
 		if cfg.SelectPeriod <= 0 {
 			return fmt.Errorf("forward: --select-period %v: want a positive duration", cfg.SelectPeriod)
 		}
-		if driver, err = selection.NewDriver(selection.DriverConfig{Bandit: selection.BanditConfig{Schedulers: selectNames}, Period: cfg.SelectPeriod, Policy: cfg.SelectPolicy}, 1, selectRNG); err != nil {
+		dcfg := selection.DriverConfig{Bandit: selection.BanditConfig{Schedulers: selectNames}, Period: cfg.SelectPeriod, Policy: cfg.SelectPolicy}
+		if patterns {
+			dcfg.Patterns = &selection.KBConfig{}
+		}
+		if driver, err = selection.NewDriver(dcfg, 1, selectRNG); err != nil {
 			return fmt.Errorf("forward: %w", err)
 		}
 		cfg.Scheduler = driver.Current(0)
@@ -177,11 +190,31 @@ func runForward(cmd *cobra.Command, cfg forwardConfig) error {
 	defer be.Close()
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	var ds *daemonSelection
+	if driver != nil {
+		ds = &daemonSelection{dr: driver}
+		if patterns {
+			if ds.store, err = selectionStore(cmd.Context(), cfg); err != nil {
+				return fmt.Errorf("forward: --select-state: %w", err)
+			}
+			n, err := ds.load(cmd.Context())
+			if err != nil {
+				return fmt.Errorf("forward: %w", err)
+			}
+			if ds.store != nil {
+				fmt.Fprintf(cmd.ErrOrStderr(), "adaptio forward: %s: %d known patterns\n", ds.store, n)
+			}
+		}
+	}
+	var onRequest func(uint64, int64, int64, rw.Op)
+	if patterns {
+		onRequest = ds.request
+	}
 	d, err := fwd.New(fwd.Options{
 		Listen: cfg.Listen, Backend: be, Scheduler: cfg.Scheduler, Workers: cfg.Workers, RingPolls: cfg.RingPolls, RingSpin: cfg.RingSpin,
 		Sched:       sched.Config{Window: cfg.Window, SkipEmpty: cfg.SkipEmpty, IdleStart: cfg.IdleStart, Aligned: cfg.Aligned, Node: cfg.Node, Nodes: cfg.Nodes},
 		MetricsAddr: cfg.MetricsAddr, Logger: log, Registerer: reg, Gatherer: reg,
-		Observe: cfg.Council != "",
+		Observe: cfg.Council != "", OnRequest: onRequest,
 	})
 	if err != nil {
 		return fmt.Errorf("forward: %w", err)
@@ -197,7 +230,7 @@ func runForward(cmd *cobra.Command, cfg forwardConfig) error {
 	}
 	if driver != nil {
 		fmt.Fprintf(cmd.ErrOrStderr(), "adaptio forward: dynamic selection among %s every %v\n", strings.Join(selectNames, ","), cfg.SelectPeriod)
-		go runSelection(cmd.Context(), d, driver, cfg.SelectPeriod, selectRNG, log, reg, selectNames)
+		go runSelection(cmd.Context(), d, ds, cfg.SelectPeriod, selectRNG, log, reg, selectNames)
 	}
 	stopAnnouncer, err := startAnnouncer(cmd, cfg, d, log, reg)
 	if err != nil {
@@ -237,16 +270,9 @@ func startAnnouncer(cmd *cobra.Command, cfg forwardConfig, d *fwd.Daemon, log *s
 	if cfg.Scheduler == "twins" {
 		def = cfg.Window
 	}
-	auth := cfg.CouncilAuth
-	if auth.User != "" {
-		auth.Password = os.Getenv("ADAPTIO_NATS_PASSWORD")
-		if auth.Password == "" {
-			return nil, errors.New("--council-user needs the password in $ADAPTIO_NATS_PASSWORD")
-		}
-	}
-	natsOpts, err := auth.ClientOptions()
+	natsOpts, err := councilNATSOptions(cfg)
 	if err != nil {
-		return nil, fmt.Errorf("--council: %w", err)
+		return nil, err
 	}
 	a, err := announce.New(announce.Options{
 		URL: cfg.Council, Prefix: cfg.CouncilPrefix, Node: cfg.Node, Interval: cfg.Interval, Default: def,
@@ -260,4 +286,60 @@ func startAnnouncer(cmd *cobra.Command, cfg forwardConfig, d *fwd.Daemon, log *s
 	}
 	fmt.Fprintf(cmd.ErrOrStderr(), "adaptio forward: reporting to the Council at %s every %v as node %d\n", cfg.Council, cfg.Interval, cfg.Node)
 	return a.Shutdown, nil
+}
+
+// councilNATSOptions are the connection options towards the Council's
+// NATS: user and password ($ADAPTIO_NATS_PASSWORD), NKey, TLS.
+func councilNATSOptions(cfg forwardConfig) ([]nats.Option, error) {
+	auth := cfg.CouncilAuth
+	if auth.User != "" {
+		auth.Password = os.Getenv("ADAPTIO_NATS_PASSWORD")
+		if auth.Password == "" {
+			return nil, errors.New("--council-user needs the password in $ADAPTIO_NATS_PASSWORD")
+		}
+	}
+	natsOpts, err := auth.ClientOptions()
+	if err != nil {
+		return nil, fmt.Errorf("--council: %w", err)
+	}
+	return natsOpts, nil
+}
+
+// selectionStore is where --scheduler pattern keeps its knowledge base
+// (--select-state): the Council's JetStream KV, a file, or nowhere (nil).
+func selectionStore(ctx context.Context, cfg forwardConfig) (kbStore, error) {
+	where := cfg.SelectState
+	if where == "" {
+		where = "none"
+		if cfg.Council != "" {
+			where = "kv"
+		}
+	}
+	switch where {
+	case "none":
+		return nil, nil
+	case "kv":
+		if cfg.Council == "" {
+			return nil, errors.New("kv needs --council (the Council's NATS)")
+		}
+		opts, err := councilNATSOptions(cfg)
+		if err != nil {
+			return nil, err
+		}
+		nc, err := nats.Connect(cfg.Council, append(opts, nats.Name(fmt.Sprintf("adaptio forward %d selection", cfg.Node)))...)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", cfg.Council, err)
+		}
+		prefix := cfg.CouncilPrefix
+		if prefix == "" {
+			prefix = announce.DefaultPrefix
+		}
+		st, err := newKVStore(ctx, nc, prefix, cfg.Node)
+		if err != nil {
+			nc.Close()
+			return nil, err
+		}
+		return st, nil
+	}
+	return fileStore(where), nil
 }

@@ -5,7 +5,10 @@ import (
 	"io"
 	"log/slog"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -13,6 +16,7 @@ import (
 
 	"github.com/adaptio/adaptio/backend"
 	"github.com/adaptio/adaptio/backend/posix"
+	"github.com/adaptio/adaptio/council/service"
 	"github.com/adaptio/adaptio/fwd"
 	"github.com/adaptio/adaptio/fwd/client"
 	"github.com/adaptio/adaptio/selection"
@@ -54,7 +58,7 @@ func TestForwardDynamicSelection(t *testing.T) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		runSelection(ctx, d, dr, 20*time.Millisecond, rng, slog.New(slog.NewTextHandler(io.Discard, nil)), reg, names)
+		runSelection(ctx, d, &daemonSelection{dr: dr}, 20*time.Millisecond, rng, slog.New(slog.NewTextHandler(io.Discard, nil)), reg, names)
 	}()
 	changes := func() float64 {
 		mfs, err := reg.Gather()
@@ -87,5 +91,117 @@ func TestForwardDynamicSelection(t *testing.T) {
 	}
 	if n := changes(); int(n) != dr.Changes {
 		t.Errorf("adaptio_fwd_scheduler_changes_total %v, driver %d", n, dr.Changes)
+	}
+}
+
+// With pattern matching the daemon feeds every request to the period's
+// series; the knowledge base grows, is saved at the end and loaded by the
+// next run, in a file or in the Council's JetStream KV.
+func TestForwardPatternSelectionKeepsItsKnowledge(t *testing.T) {
+	council, err := service.New(service.Options{Port: -1, StateDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := council.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer council.Shutdown()
+	for _, tt := range []struct {
+		name  string
+		store func(t *testing.T) kbStore
+	}{
+		{"file", func() func(t *testing.T) kbStore {
+			path := filepath.Join(t.TempDir(), "kb.json")
+			return func(*testing.T) kbStore { return fileStore(path) }
+		}()},
+		{"kv", func(t *testing.T) kbStore {
+			st, err := selectionStore(context.Background(), forwardConfig{Council: council.ClientURL(), Node: 3, SelectState: "kv"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return st
+		}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			run := func() (loaded, known int) {
+				store := tt.store(t) // a run opens its store and closes it at the end
+				be, err := posix.New(t.TempDir(), backend.Layout{StripeSize: 64 << 10, StripeCount: 4})
+				if err != nil {
+					t.Fatal(err)
+				}
+				names := []string{"mlf", "to-agg", "sjf"}
+				rng := rand.New(rand.NewPCG(3, 4))
+				dr, err := selection.NewDriver(selection.DriverConfig{Bandit: selection.BanditConfig{Schedulers: names}, Period: 20 * time.Millisecond, Patterns: &selection.KBConfig{}}, 1, rng)
+				if err != nil {
+					t.Fatal(err)
+				}
+				ds := &daemonSelection{dr: dr, store: store}
+				if loaded, err = ds.load(context.Background()); err != nil {
+					t.Fatal(err)
+				}
+				d, err := fwd.New(fwd.Options{Backend: be, Listen: []string{"127.0.0.1:0"}, Scheduler: dr.Current(0), OnRequest: ds.request})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := d.Start(); err != nil {
+					t.Fatal(err)
+				}
+				defer d.Shutdown()
+				c, err := client.Dial(d.Addrs()[0])
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer c.Close()
+				f, err := c.Create("pat.dat")
+				if err != nil {
+					t.Fatal(err)
+				}
+				ctx, cancel := context.WithCancel(context.Background())
+				done := make(chan struct{})
+				go func() {
+					defer close(done)
+					runSelection(ctx, d, ds, 20*time.Millisecond, rng, slog.New(slog.NewTextHandler(io.Discard, nil)), nil, names)
+				}()
+				buf := make([]byte, 4<<10)
+				for i := range 2000 { // 4 KiB strided writes for a few periods
+					if _, err := f.WriteAt(buf, int64(i%64)*64<<10+int64(i/64)*4<<10); err != nil {
+						t.Fatal(err)
+					}
+				}
+				time.Sleep(60 * time.Millisecond)
+				cancel()
+				<-done
+				ds.mu.Lock()
+				defer ds.mu.Unlock()
+				return loaded, dr.Patterns(0).Len()
+			}
+			loaded, known := run()
+			if loaded != 0 || known == 0 {
+				t.Fatalf("first run: loaded %d patterns, knew %d at the end; want 0 and some", loaded, known)
+			}
+			if loaded, _ = run(); loaded != known {
+				t.Fatalf("second run loaded %d patterns, the first saved %d", loaded, known)
+			}
+		})
+	}
+}
+
+// A stored knowledge base that does not decode is refused with its name,
+// not overwritten.
+func TestForwardPatternSelectionRefusesABadKnowledgeBase(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "kb.json")
+	if err := os.WriteFile(path, []byte(`{"patterns":[{"id":5}]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dr, err := selection.NewDriver(selection.DriverConfig{Bandit: selection.BanditConfig{Schedulers: []string{"mlf", "sjf"}}, Patterns: &selection.KBConfig{}}, 1, rand.New(rand.NewPCG(1, 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ds := &daemonSelection{dr: dr, store: fileStore(path)}
+	if _, err := ds.load(context.Background()); err == nil || !strings.Contains(err.Error(), path) {
+		t.Fatalf("load of a malformed knowledge base: %v, want an error naming %s", err, path)
+	}
+	if b, _ := os.ReadFile(path); string(b) != `{"patterns":[{"id":5}]}` {
+		t.Fatalf("the file was changed: %s", b)
 	}
 }

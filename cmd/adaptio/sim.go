@@ -1,8 +1,12 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"io/fs"
+	"math/rand/v2"
 	"os"
 	"runtime"
 	"slices"
@@ -18,6 +22,7 @@ import (
 	"github.com/adaptio/adaptio/disk"
 	"github.com/adaptio/adaptio/eval"
 	"github.com/adaptio/adaptio/forge"
+	"github.com/adaptio/adaptio/internal/atomicfile"
 	"github.com/adaptio/adaptio/rw"
 	"github.com/adaptio/adaptio/sched"
 	"github.com/adaptio/adaptio/selection"
@@ -99,6 +104,7 @@ func newSimRunCmd() *cobra.Command {
 		selectPeriod                  time.Duration
 		selectPolicy                  string
 		selectShared                  bool
+		selectState                   string
 	)
 	cmd := &cobra.Command{
 		Use:   "run",
@@ -187,7 +193,7 @@ for a run long enough to learn.`,
 				if scheduler == "pattern" {
 					dcfg.Patterns = &selection.KBConfig{}
 				}
-				return simDynamic(cmd, cfg, p, selectFrom, dcfg)
+				return simDynamic(cmd, cfg, p, selectFrom, dcfg, selectState)
 			}
 			s, err := sim.New(cfg, nil)
 			if err != nil {
@@ -263,6 +269,7 @@ for a run long enough to learn.`,
 	f.StringVar(&selectFrom, "select-from", "mlf,to-agg,sjf,to,noop", "with --scheduler dynamic: the algorithms to choose among (AGIOS's set by default)")
 	f.DurationVar(&selectPeriod, "select-period", time.Second, "with --scheduler dynamic: how often an I/O node may change algorithm")
 	f.StringVar(&selectPolicy, "select-policy", "", "with --scheduler dynamic: empty for AGIOS's armed bandit, else a bandit policy (e.g. thompson) over the same algorithms")
+	f.StringVar(&selectState, "select-state", "", "with --scheduler pattern: a file the knowledge bases are loaded from (if it exists) and saved to, so that a second run starts from what the first learned")
 	f.BoolVar(&selectShared, "select-shared", false, "with --scheduler dynamic: one choice for every I/O node from their summed bandwidth, as the Council decides the window (AGIOS: each node alone)")
 	f.DurationVar(&window, "window", time.Millisecond, "TWINS time window")
 	f.StringVar(&metrics, "metrics", "", "write per-second observations of every I/O node to this CSV file")
@@ -448,7 +455,7 @@ found from the working directory; --points FILE writes every point (CSV).`,
 // simDynamic runs cfg with every I/O node's algorithm chosen each period
 // by dcfg's driver (package selection; its schedulers from from), and
 // prints the makespan and where each node spent its time.
-func simDynamic(cmd *cobra.Command, cfg sim.Config, p workload.Pattern, from string, dcfg selection.DriverConfig) error {
+func simDynamic(cmd *cobra.Command, cfg sim.Config, p workload.Pattern, from string, dcfg selection.DriverConfig, state string) error {
 	names := strings.Split(from, ",")
 	for _, n := range names {
 		if !slices.Contains(sched.Names(), n) {
@@ -456,9 +463,31 @@ func simDynamic(cmd *cobra.Command, cfg sim.Config, p workload.Pattern, from str
 		}
 	}
 	dcfg.Bandit.Schedulers = names
-	res, d, err := eval.RunDynamic(cmd.Context(), cfg, dcfg, cfg.Seed, nil)
+	if state != "" && dcfg.Patterns == nil {
+		return errors.New("sim run: --select-state needs --scheduler pattern")
+	}
+	rng := rand.New(rand.NewPCG(cfg.Seed, 0xd1a))
+	d, err := selection.NewDriver(dcfg, cfg.IONodes, rng)
 	if err != nil {
 		return fmt.Errorf("sim run: %w", err)
+	}
+	kbs := cfg.IONodes
+	if d.Shared() {
+		kbs = 1
+	}
+	if state != "" {
+		if err := loadKnowledge(state, d, kbs); err != nil {
+			return fmt.Errorf("sim run: %w", err)
+		}
+	}
+	res, err := eval.RunDriver(cmd.Context(), cfg, d, rng, nil)
+	if err != nil {
+		return fmt.Errorf("sim run: %w", err)
+	}
+	if state != "" {
+		if err := saveKnowledge(state, d, kbs); err != nil {
+			return fmt.Errorf("sim run: %w", err)
+		}
 	}
 	out := cmd.OutOrStdout()
 	how := "AGIOS's armed bandit"
@@ -487,4 +516,39 @@ func simDynamic(cmd *cobra.Command, cfg sim.Config, p workload.Pattern, from str
 		fmt.Fprintf(out, "node %d     %s\n", n, strings.Join(parts, ", "))
 	}
 	return nil
+}
+
+// loadKnowledge restores the driver's kbs knowledge bases (one per I/O
+// node, or one shared) from path, a JSON array; a missing file leaves them
+// empty.
+func loadKnowledge(path string, d *selection.Driver, kbs int) error {
+	b, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	var raw []json.RawMessage
+	if err := json.Unmarshal(b, &raw); err != nil {
+		return fmt.Errorf("--select-state %s: %w", path, err)
+	}
+	if len(raw) != kbs {
+		return fmt.Errorf("--select-state %s: %d knowledge bases, this run has %d (one per I/O node, or one with --select-shared)", path, len(raw), kbs)
+	}
+	for n, r := range raw {
+		if err := json.Unmarshal(r, d.Patterns(n)); err != nil {
+			return fmt.Errorf("--select-state %s: node %d: %w", path, n, err)
+		}
+	}
+	return nil
+}
+
+// saveKnowledge writes the driver's kbs knowledge bases to path.
+func saveKnowledge(path string, d *selection.Driver, kbs int) error {
+	out := make([]*selection.KnowledgeBase, kbs)
+	for n := range out {
+		out[n] = d.Patterns(n)
+	}
+	return atomicfile.Write(path, func(w io.Writer) error { return json.NewEncoder(w).Encode(out) })
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"io"
 	"os"
 	"path/filepath"
@@ -121,6 +122,41 @@ func TestSimRunDynamic(t *testing.T) {
 	}
 	if !strings.Contains(out.String(), "pattern matching)") || !strings.Contains(out.String(), " known on node 0") {
 		t.Errorf("pattern selection's output lacks its knowledge base:\n%s", out.String())
+	}
+	// --select-state: a second run starts from the first's knowledge: it
+	// recognises the patterns the first stored (they are seen again)
+	// rather than storing them anew.
+	state := filepath.Join(t.TempDir(), "kb.json")
+	seen := func() (patterns, seen int) {
+		out.Reset()
+		cmd := newRootCmd()
+		cmd.SetOut(&out)
+		cmd.SetErr(&out)
+		cmd.SetArgs([]string{"sim", "run", "--scheduler", "pattern", "--select-state", state, "--io-nodes", "2", "--total", "512MiB", "--write-read", "1", "--threads", "2"})
+		if err := cmd.Execute(); err != nil {
+			t.Fatal(err)
+		}
+		b, err := os.ReadFile(state)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var kbs []struct {
+			Patterns []struct {
+				Seen int `json:"seen"`
+			} `json:"patterns"`
+		}
+		if err := json.Unmarshal(b, &kbs); err != nil || len(kbs) != 2 {
+			t.Fatalf("state %s: %v, %d knowledge bases, want one per I/O node", b, err, len(kbs))
+		}
+		for _, p := range kbs[0].Patterns {
+			seen += p.Seen
+		}
+		return len(kbs[0].Patterns), seen
+	}
+	p1, s1 := seen()
+	p2, s2 := seen()
+	if p1 == 0 || p2 != p1 || s2 < 2*s1-1 {
+		t.Errorf("node 0: %d patterns seen %d times after the first run, %d seen %d times after the second; want the same patterns seen about twice as often", p1, s1, p2, s2)
 	}
 	cmd = newRootCmd()
 	cmd.SetOut(&out)
