@@ -73,6 +73,9 @@ type SelectRow struct {
 	Dynamic time.Duration
 	Changes int
 	Ratio   float64 // best static makespan / dynamic makespan
+	// From is dynamic's bandwidth from its 1st, 5th and 20th period on
+	// over the best static algorithm's bandwidth (0: the run was shorter).
+	From [3]float64
 	// Late is dynamic's bandwidth from its 20th period on over the best
 	// static algorithm's bandwidth (0: the run was shorter).
 	Late       float64
@@ -148,46 +151,54 @@ func RunSelect(ctx context.Context, cfg SelectConfig) ([]SelectRow, error) {
 				row.Best, bestBW = s, res.Bandwidth
 			}
 		}
-		dyn, changes, lateBW, err := simulateDynamic(ctx, base, cfg)
+		dyn, changes, fromBW, err := simulateDynamic(ctx, base, cfg)
 		if err != nil {
 			return nil, fmt.Errorf("%s, dynamic: %w", p, err)
 		}
 		row.Dynamic, row.Changes = dyn, changes
 		row.Ratio = row.Static[row.Best].Seconds() / dyn.Seconds()
-		if lateBW > 0 && bestBW > 0 {
-			row.Late = lateBW / bestBW
+		for k, bw := range fromBW {
+			if bw > 0 && bestBW > 0 {
+				row.From[k] = bw / bestBW
+			}
 		}
+		row.Late = row.From[2]
 		row.Within5Pct = row.Late >= 1/1.05
 		rows = append(rows, row)
 	}
 	return rows, writeSelect(cfg, rows)
 }
 
-// latePeriods is the period from which a learning run is judged.
-const latePeriods = 20
+// fromPeriods are the periods from which a learning run is measured; it
+// is judged from the last.
+var fromPeriods = [3]int{1, 5, 20}
 
 // simulateDynamic runs base with a selection.Driver on every I/O node; it
 // returns the makespan, the changes made and the bandwidth (bytes per
-// second, every node) from the 20th period on (0 if the run was shorter).
-func simulateDynamic(ctx context.Context, base sim.Config, cfg SelectConfig) (time.Duration, int, float64, error) {
-	lateFrom := latePeriods * cfg.Period
-	var lateBytes int64
+// second, every node) from each of fromPeriods on (0 if the run was
+// shorter).
+func simulateDynamic(ctx context.Context, base sim.Config, cfg SelectConfig) (time.Duration, int, [3]float64, error) {
+	var bytes [3]int64
 	var lastAt time.Duration
 	res, d, err := RunDynamic(ctx, base, selection.DriverConfig{Bandit: selection.BanditConfig{Schedulers: cfg.Schedulers}, Period: cfg.Period, Policy: cfg.Policy, Shared: cfg.Shared, Patterns: patternsIf(cfg.Patterns)},
 		cfg.Seed, func(now time.Duration, o access.Observation) {
 			lastAt = now
-			if now > lateFrom {
-				lateBytes += o.Bytes
+			for k, p := range fromPeriods {
+				if now > time.Duration(p)*cfg.Period {
+					bytes[k] += o.Bytes
+				}
 			}
 		})
+	var bw [3]float64
 	if err != nil {
-		return 0, 0, 0, err
+		return 0, 0, bw, err
 	}
-	var late float64
-	if lastAt > lateFrom && lateBytes > 0 {
-		late = float64(lateBytes) / (lastAt - lateFrom).Seconds()
+	for k, p := range fromPeriods {
+		if from := time.Duration(p) * cfg.Period; lastAt > from && bytes[k] > 0 {
+			bw[k] = float64(bytes[k]) / (lastAt - from).Seconds()
+		}
 	}
-	return res.Makespan, d.Changes, late, nil
+	return res.Makespan, d.Changes, bw, nil
 }
 
 // RunDynamic runs cfg in the simulator with every I/O node's algorithm
@@ -260,7 +271,7 @@ func writeSelect(cfg SelectConfig, rows []SelectRow) error {
 	for _, s := range cfg.Schedulers {
 		header = append(header, s+" (s)")
 	}
-	header = append(header, "best static", "dynamic (s)", "changes", "best / dynamic (makespan)", "dynamic / best from period 20 (bandwidth)", "within 5% from period 20")
+	header = append(header, "best static", "dynamic (s)", "changes", "best / dynamic (makespan)", "dynamic / best from period 1 (bandwidth)", "from period 5", "from period 20", "within 5% from period 20")
 	var out [][]string
 	met := 0
 	for _, r := range rows {
@@ -268,7 +279,7 @@ func writeSelect(cfg SelectConfig, rows []SelectRow) error {
 		for _, s := range cfg.Schedulers {
 			line = append(line, f3(r.Static[s].Seconds()))
 		}
-		line = append(line, r.Best, f3(r.Dynamic.Seconds()), strconv.Itoa(r.Changes), f3(r.Ratio), f3(r.Late), strconv.FormatBool(r.Within5Pct))
+		line = append(line, r.Best, f3(r.Dynamic.Seconds()), strconv.Itoa(r.Changes), f3(r.Ratio), f3(r.From[0]), f3(r.From[1]), f3(r.From[2]), strconv.FormatBool(r.Within5Pct))
 		out = append(out, line)
 		if r.Within5Pct {
 			met++
