@@ -130,3 +130,25 @@ func (c *recordedCursor) Next(proc int) (Request, bool, error) {
 	c.next[proc]++
 	return reqs[i], true, nil
 }
+
+// Record reads every request of t into memory, through one cursor.
+func Record(t Trace) (*Recorded, error) {
+	c, err := t.Cursor()
+	if err != nil {
+		return nil, err
+	}
+	r := &Recorded{Names: t.Files(), Procs: make([][]Request, t.Processes())}
+	for p := range r.Procs {
+		for {
+			q, ok, err := c.Next(p)
+			if err != nil {
+				return nil, err
+			}
+			if !ok {
+				break
+			}
+			r.Procs[p] = append(r.Procs[p], q)
+		}
+	}
+	return r, nil
+}

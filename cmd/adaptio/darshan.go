@@ -265,8 +265,9 @@ write) in the order it started them, one at a time, waiting between them the tim
 waited in the trace after its previous access ended (think time: --think-scale multiplies
 it, --no-think drops it). Files are renamed trace.NNNNN.dat in the order the log names them
 and striped by those names as a forwarder's backends would stripe them; accesses of no
-bytes are left out. The trace is held in memory (about 72 bytes an access while it is
-converted): one of more than --max-accesses accesses is refused.
+bytes are left out. A trace of any size replays in bounded memory: past 512 Ki accesses it
+is sorted in runs spilled to temporary files and read back from one (32 bytes an access);
+--max-accesses refuses a larger trace than that.
 
 Without DXT, or with --from counters, the workload comes from the log's POSIX counters, as
 adaptio darshan summary reads them: for the job's writes, then its reads, the pattern that
@@ -332,6 +333,7 @@ in. --html also writes an offline report with the makespans plotted.`,
 				if err != nil {
 					return fmt.Errorf("darshan replay: %s: %w", args[0], err)
 				}
+				defer tr.Close()
 				for range repeat {
 					cfg.Traces = append(cfg.Traces, tr)
 				}
@@ -360,7 +362,7 @@ in. --html also writes an offline report with the makespans plotted.`,
 					desc += fmt.Sprintf(" %s (%s);", p, sizeString(p.TotalBytes))
 				}
 			}
-			desc += fmt.Sprintf(" x %d, on %d I/O nodes", repeat, ion)
+			desc += fmt.Sprintf(" x %d, on %s", repeat, counted(ion, "I/O node"))
 			fmt.Fprintf(w, "%s\n\n", desc)
 			lo.Seed, lo.Compare = m.seed, true
 			r, err := simLearn(cmd.Context(), cfg, lo, cmd.ErrOrStderr())
@@ -390,7 +392,7 @@ in. --html also writes an offline report with the makespans plotted.`,
 	f.StringVar(&dxtModule, "dxt", "", "the trace replayed: posix or mpiio (default: posix when the log has it)")
 	f.Float64Var(&ro.ThinkScale, "think-scale", 1, "multiply the traced think times (DXT)")
 	f.BoolVar(&ro.NoThink, "no-think", false, "drop the think times: each rank issues its accesses back to back (DXT)")
-	f.Int64Var(&ro.MaxAccesses, "max-accesses", replay.DefaultMaxAccesses, "most DXT accesses replayed; a larger trace is refused")
+	f.Int64Var(&ro.MaxAccesses, "max-accesses", 0, "most DXT accesses replayed; a larger trace is refused (0: no limit)")
 	f.IntVar(&maxProcs, "max-processes", 512, "most processes simulated from the counters (a larger job is replayed with this many)")
 	f.StringVar(&maxBytes, "max-bytes", "1GiB", "most bytes per operation replayed from the counters")
 	f.StringVar(&lo.Policy, "policy", council.DefaultPolicy, "the Council's bandit policy")
@@ -410,12 +412,27 @@ func dxtDescription(info replay.Info, o replay.Options) string {
 	if info.Think > 0 {
 		think += fmt.Sprintf(" (the most of one rank: %.3g s)", info.Think.Seconds())
 	}
-	d := fmt.Sprintf("replaying the DXT trace (%s) access by access: %d accesses of %d ranks (%d processes) on %d files, %s written, %s read, traced over %.3g s; %s;",
-		info.Module, info.Accesses, info.Ranks, info.Processes, len(info.Files), sizeString(info.Written), sizeString(info.Read), info.Span.Seconds(), think)
+	d := fmt.Sprintf("replaying the DXT trace (%s) access by access: %s of %s (%s) on %s, %s written, %s read, traced over %.3g s; %s;",
+		info.Module, counted(info.Accesses, "access"), counted(info.Ranks, "rank"), counted(info.Processes, "process"), counted(len(info.Files), "file"),
+		sizeString(info.Written), sizeString(info.Read), info.Span.Seconds(), think)
 	if info.Skipped > 0 {
-		d += fmt.Sprintf(" %d accesses of no bytes left out;", info.Skipped)
+		d += fmt.Sprintf(" %s of no bytes left out;", counted(info.Skipped, "access"))
+	}
+	if info.Spilled {
+		d += " read from a temporary file;"
 	}
 	return d
+}
+
+// counted is "1 rank", "2 ranks", "3 accesses".
+func counted[N int | int64](n N, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	if strings.HasSuffix(noun, "s") {
+		return fmt.Sprintf("%d %ses", n, noun)
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }
 
 // advice names the static setting that finished first, against FIFO, and
@@ -432,12 +449,12 @@ func (r learnResult) advice(ion int) string {
 	case fifo.label == "":
 		return ""
 	case best.label == fifo.label:
-		return fmt.Sprintf("this job: FIFO on %d I/O nodes (simulated): no TWINS window beats it; the learning Council reaches %.2f of its bandwidth",
-			ion, r.learned.Bandwidth/best.res.Bandwidth)
+		return fmt.Sprintf("this job: FIFO on %s (simulated): no TWINS window beats it; the learning Council reaches %.2f of its bandwidth",
+			counted(ion, "I/O node"), r.learned.Bandwidth/best.res.Bandwidth)
 	}
 	gain := fifo.res.Makespan.Seconds()/best.res.Makespan.Seconds() - 1
-	return fmt.Sprintf("this job: TWINS %s, %.0f%% faster than FIFO on %d I/O nodes (simulated); the learning Council reaches %.2f of its bandwidth",
-		best.label, 100*gain, ion, r.learned.Bandwidth/best.res.Bandwidth)
+	return fmt.Sprintf("this job: TWINS %s, %.0f%% faster than FIFO on %s (simulated); the learning Council reaches %.2f of its bandwidth",
+		best.label, 100*gain, counted(ion, "I/O node"), r.learned.Bandwidth/best.res.Bandwidth)
 }
 
 // replayReport is the HTML form of a replay: each setting's makespan,

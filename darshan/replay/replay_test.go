@@ -47,6 +47,22 @@ func dxtLogs(tb testing.TB) []string {
 
 func open(t *testing.T, path string) *darshan.Log { return testlogs.Open(t, path) }
 
+// convert converts l's trace, closed when the test ends, and reads all of
+// it into memory.
+func convert(t *testing.T, l *darshan.Log, o replay.Options) (*replay.Trace, *workload.Recorded, replay.Info) {
+	t.Helper()
+	tr, info, err := replay.FromDXT(l, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { tr.Close() })
+	rec, err := workload.Record(tr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tr, rec, info
+}
+
 // traced counts a log's traced accesses and the bytes of those with bytes
 // and an offset, as the reader gives them.
 func traced(t *testing.T, l *darshan.Log, m darshan.Module) (accesses, replayable, bytes int64) {
@@ -81,15 +97,12 @@ func TestRealDXTLogsReplay(t *testing.T) {
 		name, _ := filepath.Rel(logsDir, p)
 		t.Run(name, func(t *testing.T) {
 			l := open(t, p)
-			tr, info, err := replay.FromDXT(l, replay.Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
+			tr, rec, info := convert(t, l, replay.Options{})
 			all, replayable, bytes := traced(t, l, info.Module)
-			if info.Accesses != replayable || info.Accesses+info.Skipped != all || tr.Requests() != info.Accesses {
-				t.Errorf("accesses: %d replayed + %d skipped, trace %d; the log has %d, %d with bytes", info.Accesses, info.Skipped, tr.Requests(), all, replayable)
+			if info.Accesses != replayable || info.Accesses+info.Skipped != all || rec.Requests() != info.Accesses {
+				t.Errorf("accesses: %d replayed + %d skipped, trace %d; the log has %d, %d with bytes", info.Accesses, info.Skipped, rec.Requests(), all, replayable)
 			}
-			if read, written := tr.Bytes(); read != info.Read || written != info.Written || read+written != bytes {
+			if read, written := rec.Bytes(); read != info.Read || written != info.Written || read+written != bytes {
 				t.Errorf("bytes: trace %d read %d written, info %d %d, log %d", read, written, info.Read, info.Written, bytes)
 			}
 			res, err := sim.Run(context.Background(), sim.Config{Traces: []workload.Trace{tr}, IONodes: 4, Seed: 1}, sim.Hooks{})
@@ -114,10 +127,7 @@ func TestRealDXTLogsReplay(t *testing.T) {
 // each waits its traced gap.
 func TestMPIIOTestTraceIsTheBenchmarksLoop(t *testing.T) {
 	l := open(t, filepath.Join(logsDir, "mpi_io_test_with_dxt/treddy_mpi-io-test_id4373053_6-2-60198-9815401321915095332_1.darshan"))
-	tr, info, err := replay.FromDXT(l, replay.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, tr, info := convert(t, l, replay.Options{})
 	if info.Module != darshan.DXTPOSIX || info.Processes != 32 || info.Ranks != 32 {
 		t.Fatalf("info %+v: want DXT_POSIX, 32 processes and ranks", info)
 	}
@@ -145,16 +155,12 @@ func TestMPIIOTestTraceIsTheBenchmarksLoop(t *testing.T) {
 	if !(info.Think > time.Second) {
 		t.Errorf("the most think time of a rank is %v; the job computed for seconds between its phases", info.Think)
 	}
-	tr2, info2, err := replay.FromDXT(l, replay.Options{ThinkScale: 0.5})
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, tr2, info2 := convert(t, l, replay.Options{ThinkScale: 0.5})
 	if d := info2.Think - info.Think/2; d < -time.Microsecond || d > time.Microsecond {
 		t.Errorf("think scale 0.5: %v, want half of %v", info2.Think, info.Think)
 	}
-	_, info3, err := replay.FromDXT(l, replay.Options{NoThink: true})
-	if err != nil || info3.Think != 0 {
-		t.Errorf("no think: %v, %v", info3.Think, err)
+	if _, _, info3 := convert(t, l, replay.Options{NoThink: true}); info3.Think != 0 {
+		t.Errorf("no think: %v", info3.Think)
 	}
 	if tr2.Requests() != tr.Requests() {
 		t.Errorf("think scale changed the requests")
@@ -165,10 +171,7 @@ func TestMPIIOTestTraceIsTheBenchmarksLoop(t *testing.T) {
 // of 4000 bytes at offset 0 (pydarshan's test value).
 func TestSampleDXTSimpleMPIIO(t *testing.T) {
 	l := open(t, filepath.Join(logsDir, "pydarshan-samples/sample-dxt-simple.darshan"))
-	tr, info, err := replay.FromDXT(l, replay.Options{Module: darshan.DXTMPIIO})
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, tr, info := convert(t, l, replay.Options{Module: darshan.DXTMPIIO})
 	want := [][]workload.Request{{{Length: 4000, Op: rw.Write}}}
 	if info.Processes != 16 || !reflect.DeepEqual(tr.Procs[:1], want) || tr.Requests() != 1 {
 		t.Errorf("got %d processes, %+v; want 16, rank 0 writing 4000 bytes at 0 first thing", info.Processes, tr.Procs[:1])
@@ -182,10 +185,7 @@ func TestSampleDXTSimpleMPIIO(t *testing.T) {
 func TestReplayDeterministic(t *testing.T) {
 	l := open(t, filepath.Join(logsDir, "pydarshan-samples/ior_hdf5_example.darshan"))
 	run := func() sim.Result {
-		tr, _, err := replay.FromDXT(l, replay.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
+		tr, _, _ := convert(t, l, replay.Options{})
 		res, err := sim.Run(context.Background(), sim.Config{Traces: []workload.Trace{tr, tr}, IONodes: 2, Seed: 3}, sim.Hooks{})
 		if err != nil {
 			t.Fatal(err)
@@ -208,7 +208,7 @@ func TestReplayRefusals(t *testing.T) {
 	}{
 		{"pydarshan-samples/sample.darshan", replay.Options{}, replay.ErrNoDXT, "DXT_ENABLE_IO_TRACE"},
 		{"release_logs/mpi-io-test-x86_64-3.1.6.darshan", replay.Options{Module: darshan.DXTMPIIO}, replay.ErrNoDXT, "offsets"},
-		{"pydarshan-samples/dxt.darshan", replay.Options{MaxAccesses: 1000}, replay.ErrTooLarge, "7623 accesses, more than 1000"},
+		{"pydarshan-samples/dxt.darshan", replay.Options{MaxAccesses: 1000}, replay.ErrTooLarge, "more than 1000 accesses"},
 		{"pydarshan-samples/dxt.darshan", replay.Options{ThinkScale: -1}, nil, "think scale -1"},
 	} {
 		t.Run(tt.log, func(t *testing.T) {
@@ -238,25 +238,30 @@ func FuzzFromDXT(f *testing.F) {
 		if err != nil {
 			return
 		}
-		tr, info, err := replay.FromDXT(l, replay.Options{MaxAccesses: 1 << 12})
+		tr, info, err := replay.FromDXT(l, replay.Options{MaxAccesses: 1 << 12, MemoryAccesses: 64})
 		if err != nil {
 			if !errors.Is(err, darshan.ErrFormat) && !errors.Is(err, replay.ErrNoDXT) && !errors.Is(err, replay.ErrTooLarge) && !errors.Is(err, replay.ErrBadTrace) {
 				t.Fatalf("unexpected error: %v", err)
 			}
 			return
 		}
-		for p, reqs := range tr.Procs {
+		defer tr.Close()
+		rec, err := workload.Record(tr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for p, reqs := range rec.Procs {
 			for i, r := range reqs {
-				if err := r.Validate(len(tr.Names)); err != nil {
+				if err := r.Validate(len(rec.Names)); err != nil {
 					t.Fatalf("process %d, request %d: %v", p, i, err)
 				}
 			}
 		}
-		read, written := tr.Bytes()
-		if read != info.Read || written != info.Written || tr.Requests() != info.Accesses || len(tr.Names) != len(info.Files) || info.Think < 0 {
-			t.Fatalf("trace and info disagree: %d/%d bytes, %d requests, %d files; info %+v", read, written, tr.Requests(), len(tr.Names), info)
+		read, written := rec.Bytes()
+		if read != info.Read || written != info.Written || rec.Requests() != info.Accesses || len(rec.Names) != len(info.Files) || info.Think < 0 {
+			t.Fatalf("trace and info disagree: %d/%d bytes, %d requests, %d files; info %+v", read, written, rec.Requests(), len(rec.Names), info)
 		}
-		if info.Accesses > 64 || read+written > 8<<20 || info.Think > time.Hour || len(tr.Procs) > 256 {
+		if info.Accesses > 64 || read+written > 8<<20 || info.Think > time.Hour || len(rec.Procs) > 256 {
 			return
 		}
 		res, err := sim.Run(context.Background(), sim.Config{Traces: []workload.Trace{tr}, IONodes: 2}, sim.Hooks{})
@@ -267,4 +272,35 @@ func FuzzFromDXT(f *testing.F) {
 			t.Fatalf("replay moved %d bytes, want %d", res.Bytes, read+written)
 		}
 	})
+}
+
+// A trace too large for memory, sorted in spilled runs and read back from
+// a temporary file, replays as the same trace held in memory: the same
+// requests, and the same result to the nanosecond.
+func TestSpilledTraceReplaysAsInMemory(t *testing.T) {
+	for _, name := range []string{"nonmpi_dxt_anonymized/nonmpi_dxt_anonymized.darshan",
+		"mpi_io_test_with_dxt/treddy_mpi-io-test_id4373053_6-2-60198-9815401321915095332_1.darshan"} {
+		t.Run(name, func(t *testing.T) {
+			l := open(t, filepath.Join(logsDir, name))
+			mem, memRec, memInfo := convert(t, l, replay.Options{})
+			spilled, spilledRec, spilledInfo := convert(t, l, replay.Options{MemoryAccesses: 100})
+			if memInfo.Spilled || !spilledInfo.Spilled {
+				t.Fatalf("spilled: %v and %v, want false and true", memInfo.Spilled, spilledInfo.Spilled)
+			}
+			spilledInfo.Spilled = false
+			if !reflect.DeepEqual(memInfo, spilledInfo) || !reflect.DeepEqual(memRec, spilledRec) {
+				t.Fatalf("the spilled trace differs: info %+v, want %+v", spilledInfo, memInfo)
+			}
+			run := func(tr workload.Trace) sim.Result {
+				res, err := sim.Run(context.Background(), sim.Config{Traces: []workload.Trace{tr, tr}, IONodes: 4, Seed: 9}, sim.Hooks{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				return res
+			}
+			if a, b := run(mem), run(spilled); !reflect.DeepEqual(a, b) {
+				t.Errorf("replays differ:\n memory  %+v\n spilled %+v", a, b)
+			}
+		})
+	}
 }

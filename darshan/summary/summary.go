@@ -233,7 +233,8 @@ func (s *Summary) traceSeconds(l *darshan.Log) error {
 	if !l.HasModule(mod) {
 		return nil
 	}
-	order := timeOrder{chunk: spillChunk}
+	order := newTimeOrder(spillChunk)
+	defer order.s.Close()
 	hosts := map[string]uint32{}
 	ranks := map[int64]*Rank{}
 	sharedFile := map[uint64]bool{}
