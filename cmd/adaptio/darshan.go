@@ -16,6 +16,8 @@ import (
 	"github.com/adaptio/adaptio/darshan/summary"
 	"github.com/adaptio/adaptio/demo/report"
 	"github.com/adaptio/adaptio/eval"
+	"github.com/adaptio/adaptio/fwd/client"
+	"github.com/adaptio/adaptio/fwd/fwdbench"
 	"github.com/adaptio/adaptio/sched"
 	"github.com/adaptio/adaptio/sim"
 	"github.com/adaptio/adaptio/workload"
@@ -249,7 +251,8 @@ func summaryReport(path string, s *summary.Summary) (*eval.Report, error) {
 func newDarshanReplayCmd() *cobra.Command {
 	var m modelFlags
 	var ion, repeat, maxProcs int
-	var maxBytes, from, dxtModule, htmlOut string
+	var maxBytes, from, dxtModule, htmlOut, real, realDir string
+	var realScale float64
 	var lo learnOptions
 	var ro replay.Options
 	cmd := &cobra.Command{
@@ -276,10 +279,17 @@ counts as strided), the job's processes (at most --max-processes), its mean requ
 and its bytes (at most --max-bytes, so that a large job replays in seconds).
 
 Either workload runs --repeat times back to back, so that the Council has rounds to learn
-in. --html also writes an offline report with the makespans plotted.`,
+in. --html also writes an offline report with the makespans plotted.
+
+--real ADDR then replays the same trace once through the forwarder at ADDR (adaptio forward),
+with adaptio bench's client: the files are created under --real-dir, the ranges the trace
+reads are first filled with the benchmark's content (untimed), then every rank runs in a
+goroutine of its own, waiting its think times multiplied by --real-time-scale (0: none),
+writing that content and checking every byte it reads; the files are removed at the end.`,
 		Example: `  adaptio darshan replay job.darshan --io-nodes 4
   adaptio darshan replay job.darshan --no-think --html replay.html
-  adaptio darshan replay job.darshan --from counters --max-bytes 256MiB`,
+  adaptio darshan replay job.darshan --from counters --max-bytes 256MiB
+  adaptio darshan replay job.darshan --real 127.0.0.1:7700 --real-time-scale 0.1`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if ion < 1 || repeat < 1 || maxProcs < 1 {
@@ -327,13 +337,18 @@ in. --html also writes an offline report with the makespans plotted.`,
 			}
 			w := cmd.OutOrStdout()
 			fmt.Fprintf(w, "%s: %s, %d processes\n", args[0], l.Exe, l.Job.Procs)
+			if real != "" && !useDXT {
+				return fmt.Errorf("darshan replay: --real replays a DXT trace; %s is replayed from its counters", args[0])
+			}
 			var desc string
+			var trace *replay.Trace
 			if useDXT {
 				tr, info, err := replay.FromDXT(l, ro)
 				if err != nil {
 					return fmt.Errorf("darshan replay: %s: %w", args[0], err)
 				}
 				defer tr.Close()
+				trace = tr
 				for range repeat {
 					cfg.Traces = append(cfg.Traces, tr)
 				}
@@ -374,6 +389,11 @@ in. --html also writes an offline report with the makespans plotted.`,
 			if advice != "" {
 				fmt.Fprintf(w, "\nadvice: %s\n", advice)
 			}
+			if real != "" {
+				if err := replayReal(cmd, trace, real, realDir, realScale); err != nil {
+					return fmt.Errorf("darshan replay: --real %s: %w", real, err)
+				}
+			}
 			if htmlOut != "" {
 				rep := replayReport(args[0], l, desc, advice, r)
 				if err := rep.WriteHTML(htmlOut); err != nil {
@@ -397,7 +417,34 @@ in. --html also writes an offline report with the makespans plotted.`,
 	f.StringVar(&maxBytes, "max-bytes", "1GiB", "most bytes per operation replayed from the counters")
 	f.StringVar(&lo.Policy, "policy", council.DefaultPolicy, "the Council's bandit policy")
 	f.StringVar(&htmlOut, "html", "", "also write an HTML report to this file")
+	f.StringVar(&real, "real", "", "also replay the trace through the forwarder at this address (host:port), verifying what it reads")
+	f.StringVar(&realDir, "real-dir", "replay", "directory on the forwarder for --real's files")
+	f.Float64Var(&realScale, "real-time-scale", 1, "multiply the think times of --real's replay (0: none)")
 	return cmd
+}
+
+// replayReal replays tr once through the forwarder at addr and prints the
+// outcome.
+func replayReal(cmd *cobra.Command, tr *replay.Trace, addr, dir string, scale float64) error {
+	if scale < 0 {
+		return fmt.Errorf("--real-time-scale %v: want >= 0", scale)
+	}
+	if scale == 0 {
+		scale = -1 // fwdbench: no think time
+	}
+	c, err := client.DialOptions(addr, client.Options{Name: "replay"})
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	res, err := fwdbench.RunTrace(cmd.Context(), c, tr, fwdbench.TraceOptions{Dir: dir, TimeScale: scale})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(cmd.OutOrStdout(), "\nreal (%s, one repetition): makespan %.3f s; %s of %s, %s written, %s read and verified; latency mean %.3f ms, max %.3f ms\n",
+		addr, res.Makespan.Seconds(), counted(res.Requests, "request"), counted(res.Processes, "process"), sizeString(res.Written), sizeString(res.Read),
+		float64(res.MeanLat)/1e6, float64(res.MaxLat)/1e6)
+	return nil
 }
 
 // dxtDescription says what of a DXT trace is replayed.

@@ -6,6 +6,11 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/adaptio/adaptio/backend"
+	"github.com/adaptio/adaptio/backend/posix"
+	"github.com/adaptio/adaptio/fwd"
+	"github.com/adaptio/adaptio/fwd/fwdtest"
 )
 
 // adaptio darshan summary on an IOR log: the job, the file's pattern as
@@ -107,5 +112,41 @@ func TestDarshanReplayDXTCommand(t *testing.T) {
 	}
 	if _, err := run(ior, "--from", "dxt"); err == nil || !strings.Contains(err.Error(), "no usable DXT trace") {
 		t.Errorf("--from dxt without a trace: got %v", err)
+	}
+}
+
+// adaptio darshan replay --real: the same trace through a running
+// forwarder, every byte read checked; refused for a counters replay.
+func TestDarshanReplayReal(t *testing.T) {
+	log := "../../../shared/data/darshan/pydarshan-samples/ior_hdf5_example.darshan"
+	if _, err := os.Stat(log); err != nil {
+		t.Skipf("%s: %v (the shared data set is not beside the repository)", log, err)
+	}
+	be, err := posix.New(t.TempDir(), backend.Layout{StripeSize: 16 << 10, StripeCount: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer be.Close()
+	d := fwdtest.Start(t, fwd.Options{Backend: be, Listen: []string{"unix:" + t.TempDir() + "/s"}})
+	run := func(args ...string) (string, error) {
+		cmd := newRootCmd()
+		var out, errOut bytes.Buffer
+		cmd.SetOut(&out)
+		cmd.SetErr(&errOut)
+		cmd.SetArgs(append([]string{"darshan", "replay", log, "--repeat", "1"}, args...))
+		err := cmd.Execute()
+		return out.String(), err
+	}
+	out, err := run("--real", d.Addr(), "--real-time-scale", "0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"advice: this job: ", "real (" + d.Addr() + ", one repetition)", "59 requests of 4 processes", "4.0 MiB written, 4.0 MiB read and verified"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	if _, err := run("--real", d.Addr(), "--from", "counters"); err == nil || !strings.Contains(err.Error(), "--real replays a DXT trace") {
+		t.Errorf("--real with counters: %v", err)
 	}
 }

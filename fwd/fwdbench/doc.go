@@ -4,7 +4,10 @@
 // connections of the client library (fwd/client), writing deterministic
 // content, then read it back and verify every byte. RunDirect runs the same
 // workload on a local directory with os.File (pread, pwrite) and no
-// forwarder: the baseline for forwarder over direct ratios.
+// forwarder: the baseline for forwarder over direct ratios. RunTrace replays
+// a recorded workload (workload.Trace, e.g. a Darshan DXT trace) instead:
+// each process's requests of any length in order, with their think times,
+// every byte read checked.
 //
 //	p := workload.Pattern{Processes: 16, Layout: workload.Shared, Spatiality: workload.Strided,
 //		Op: rw.Write, RequestSize: 32 << 10, TotalBytes: 64 << 20}
