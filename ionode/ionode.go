@@ -73,10 +73,15 @@ type Access struct {
 type Node struct {
 	sw   *sched.Switcher
 	cfg  Config
-	held []sched.Batch  // released by the scheduler, not yet dispatched, oldest first
+	held heldSet        // released by the scheduler, not yet dispatched
 	busy map[uint64]int // Hold: file -> accesses in flight
-	srv  []int          // PerServer: data server -> accesses in flight
-	hsrv []int          // PerServer: data server -> batches held
+	// Accesses in flight per data server, counted whatever PerServer is,
+	// so that SetPerServer may turn the limit on at any time.
+	srv []int
+	// Requests added and not yet dispatched (in the scheduler or held),
+	// and their bytes.
+	queued      int
+	queuedBytes int64
 }
 
 // New returns a Node dispatching from sw.
@@ -84,27 +89,57 @@ func New(sw *sched.Switcher, cfg Config) *Node {
 	cfg.Aggregate = max(cfg.Aggregate, 1)
 	cfg.Hold = max(cfg.Hold, 0)
 	cfg.PerServer = max(cfg.PerServer, 0)
-	n := &Node{sw: sw, cfg: cfg}
+	n := &Node{sw: sw, cfg: cfg, held: newHeldSet(cfg.Continues == nil)}
 	if cfg.Hold > 0 {
 		n.busy = map[uint64]int{}
 	}
 	return n
 }
 
+// Aggregate is the most requests one access carries (Config.Aggregate, at
+// least 1).
+func (n *Node) Aggregate() int { return n.cfg.Aggregate }
+
+// SetAggregate changes Config.Aggregate from the next access on (k < 1
+// counts as 1). Accesses already returned by Next keep their requests, and
+// held batches keep their order.
+func (n *Node) SetAggregate(k int) { n.cfg.Aggregate = max(k, 1) }
+
+// PerServer is the most accesses in flight to one data server
+// (Config.PerServer; 0: no limit).
+func (n *Node) PerServer() int { return n.cfg.PerServer }
+
+// SetPerServer changes Config.PerServer from now on (k <= 0: no limit).
+// Accesses in flight are not affected: lowering the limit below them holds
+// the server's batches until enough of them end; raising it makes held
+// batches dispatchable at the next call to Next, in their order.
+func (n *Node) SetPerServer(k int) { n.cfg.PerServer = max(k, 0) }
+
 // Scheduler is the Node's scheduler, for its parameters, statistics and
 // switches of algorithm.
 func (n *Node) Scheduler() *sched.Switcher { return n.sw }
 
 // Add queues one piece of a client request at time now (see sched.Scheduler.Add).
-func (n *Node) Add(now time.Duration, r sched.Request) error { return n.sw.Add(now, r) }
+func (n *Node) Add(now time.Duration, r sched.Request) error {
+	if err := n.sw.Add(now, r); err != nil {
+		return err
+	}
+	n.queued++
+	n.queuedBytes += r.Length
+	return nil
+}
+
+// Queued is the number of requests added and not yet dispatched (queued in
+// the scheduler or held) and their bytes: what waits at the I/O node.
+func (n *Node) Queued() (requests int, bytes int64) { return n.queued, n.queuedBytes }
 
 // Held is the number of batches released by the scheduler that wait for a
 // dispatcher thread.
-func (n *Node) Held() int { return len(n.held) }
+func (n *Node) Held() int { return n.held.len() }
 
 // Pending reports whether anything waits to be dispatched: queued in the
 // scheduler or held.
-func (n *Node) Pending() bool { return len(n.held) > 0 || n.sw.Len() > 0 }
+func (n *Node) Pending() bool { return n.held.len() > 0 || n.sw.Len() > 0 }
 
 // Next returns the access a free dispatcher thread executes now, its
 // batches appended to dst. If none is dispatchable it returns ok=false.
@@ -143,10 +178,14 @@ func (n *Node) Next(now time.Duration, dst []sched.Batch) (a Access, ok bool, re
 	if n.busy != nil {
 		n.busy[a.File]++
 	}
-	if n.cfg.PerServer > 0 {
-		n.srv = grow(n.srv, a.Queue)
-		n.srv[a.Queue]++
+	for _, b := range a.Batches {
+		n.queued -= len(b.Requests)
+		for _, r := range b.Requests {
+			n.queuedBytes -= r.Length
+		}
 	}
+	n.srv = grow(n.srv, a.Queue)
+	n.srv[a.Queue]++
 	return a, true, retry
 }
 
@@ -165,7 +204,7 @@ func (n *Node) Done(now time.Duration, a Access, moved int64, took time.Duration
 			delete(n.busy, a.File)
 		}
 	}
-	if n.cfg.PerServer > 0 && a.Queue < len(n.srv) && n.srv[a.Queue] > 0 {
+	if a.Queue < len(n.srv) && n.srv[a.Queue] > 0 {
 		n.srv[a.Queue]--
 	}
 	var first error
@@ -190,16 +229,14 @@ func Moved(moved, rel, length int64) int64 {
 // Batches of a data server with PerServer accesses in flight are never
 // picked: they stay held until one of its accesses ends.
 func (n *Node) pick(now time.Duration) (sched.Batch, bool, time.Duration) {
-	for i := range n.held {
-		if n.busy[n.held[i].File] == 0 && !n.full(n.held[i].Queue) {
-			return n.take(i), true, 0
-		}
+	if s, ok := n.oldestOpen(true); ok {
+		return n.held.take(s), true, 0
 	}
 	for {
 		b, ok, retry := n.sw.Next(now)
 		if !ok {
-			if i := n.oldestOpen(); i >= 0 {
-				return n.take(i), true, retry
+			if s, ok := n.oldestOpen(false); ok {
+				return n.held.take(s), true, retry
 			}
 			return sched.Batch{}, false, retry
 		}
@@ -211,44 +248,24 @@ func (n *Node) pick(now time.Duration) (sched.Batch, bool, time.Duration) {
 			continue
 		}
 		if n.heldOpen() > n.cfg.Hold {
-			return n.take(n.oldestOpen()), true, 0
+			s, _ := n.oldestOpen(false) // there is one: b's server is open
+			return n.held.take(s), true, 0
 		}
 	}
-}
-
-// oldestOpen is the index of the oldest held batch whose data server is
-// not full, or -1.
-func (n *Node) oldestOpen() int {
-	for i := range n.held {
-		if !n.full(n.held[i].Queue) {
-			return i
-		}
-	}
-	return -1
 }
 
 // heldOpen counts the held batches whose data server is not full (those
 // Hold bounds).
 func (n *Node) heldOpen() int {
-	k := len(n.held)
+	k := n.held.len()
 	if n.cfg.PerServer > 0 {
-		for q, h := range n.hsrv {
-			if h > 0 && n.full(q) {
-				k -= h
+		for q := range n.held.perQ {
+			if n.full(q) {
+				k -= n.held.onServer(q)
 			}
 		}
 	}
 	return k
-}
-
-// takeIf removes and returns the oldest held batch that continues a.
-func (n *Node) takeIf(a Access) (sched.Batch, bool) {
-	for i := range n.held {
-		if n.continues(a, n.held[i]) {
-			return n.take(i), true
-		}
-	}
-	return sched.Batch{}, false
 }
 
 func (n *Node) continues(a Access, b sched.Batch) bool {
@@ -262,13 +279,7 @@ func (n *Node) continues(a Access, b sched.Batch) bool {
 }
 
 // hold appends b to the held batches.
-func (n *Node) hold(b sched.Batch) {
-	n.held = append(n.held, b)
-	if n.cfg.PerServer > 0 {
-		n.hsrv = grow(n.hsrv, b.Queue)
-		n.hsrv[b.Queue]++
-	}
-}
+func (n *Node) hold(b sched.Batch) { n.held.add(b) }
 
 // grow returns s long enough to index i.
 func grow(s []int, i int) []int {
@@ -276,18 +287,6 @@ func grow(s []int, i int) []int {
 		s = append(s, 0)
 	}
 	return s
-}
-
-func (n *Node) take(i int) sched.Batch {
-	b := n.held[i]
-	if n.cfg.PerServer > 0 {
-		n.hsrv[b.Queue]--
-	}
-	k := len(n.held) - 1
-	copy(n.held[i:], n.held[i+1:])
-	n.held[k] = sched.Batch{} // drop the reference to its requests
-	n.held = n.held[:k]
-	return b
 }
 
 // earliest is the earlier of two retry times, ignoring non-positive ones.
