@@ -55,6 +55,10 @@ type Server struct {
 	dir  string
 	once sync.Once
 	err  error
+
+	c        *client.Client // for the knobs (knobs.go)
+	wb       *writeBehind
+	maxWrite int
 }
 
 // Mount mounts the forwarder reached through c at dir (an existing empty
@@ -106,7 +110,7 @@ func Mount(dir string, c *client.Client, o Options) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("fusemount: mount %s: %w", dir, err)
 	}
-	return &Server{srv: srv, dir: dir}, nil
+	return &Server{srv: srv, dir: dir, c: c, wb: wb, maxWrite: o.MaxWrite}, nil
 }
 
 // Dir is the mount point.

@@ -49,6 +49,13 @@ func mountedOpts(t testing.TB, writeBehind int64) (mnt, root string) {
 // if given, configures the mount.
 func mountedClient(t testing.TB, root string, opts fwd.Options, mo ...fusemount.Options) (mnt string, c *client.Client) {
 	t.Helper()
+	mnt, c, _ = mountedServer(t, root, opts, mo...)
+	return mnt, c
+}
+
+// mountedServer is mountedClient that also returns the mount.
+func mountedServer(t testing.TB, root string, opts fwd.Options, mo ...fusemount.Options) (mnt string, c *client.Client, m *fusemount.Server) {
+	t.Helper()
 	if _, err := os.Stat("/dev/fuse"); err != nil {
 		t.Skipf("FUSE unavailable (%v): install fuse3 / run with /dev/fuse to test the mount", err)
 	}
@@ -91,7 +98,7 @@ func mountedClient(t testing.TB, root string, opts fwd.Options, mo ...fusemount.
 	if len(mo) > 0 {
 		o = mo[0]
 	}
-	m, err := fusemount.Mount(mnt, c, o)
+	m, err = fusemount.Mount(mnt, c, o)
 	if err != nil {
 		if errors.Is(err, os.ErrPermission) || strings.Contains(err.Error(), "operation not permitted") {
 			t.Skipf("mounting FUSE is not permitted here (%v): needs CAP_SYS_ADMIN", err)
@@ -104,7 +111,7 @@ func mountedClient(t testing.TB, root string, opts fwd.Options, mo ...fusemount.
 			time.Sleep(20 * time.Millisecond) // a file may still be closing
 		}
 	})
-	return mnt, c
+	return mnt, c, m
 }
 
 // TestReadsFromTheRegion reads through the mount at sizes and offsets that

@@ -244,6 +244,9 @@ func New(opts Options) (*Daemon, error) {
 		return nil, err
 	}
 	d.m = m
+	if err := d.registerKnobMetrics(reg); err != nil {
+		return nil, err
+	}
 	d.observe.Store(opts.Observe)
 	d.ctx, d.cancel = context.WithCancel(context.Background())
 	if opts.Scheduler == "twins" {

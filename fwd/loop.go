@@ -108,8 +108,12 @@ type dispatcher struct {
 	pending  map[uint64]*piece // queued pieces by request id (in the scheduler or held)
 	depth    []int             // pending pieces per data server (exported as adaptio_fwd_queue_depth)
 	inflight int
-	idle     int  // workers waiting on work
-	closed   bool // Shutdown: no more adds; workers end once drained
+	idle     int // workers waiting on work
+	// For tuners (Daemon.Sample): bytes of pieces queued, and accesses
+	// dispatched, since the start.
+	entered    int64
+	dispatched int64
+	closed     bool // Shutdown: no more adds; workers end once drained
 
 	timer   *time.Timer // wakes a worker at the scheduler's retryAt
 	timerAt time.Duration
@@ -167,6 +171,7 @@ func (d *Daemon) add(ps []piece) {
 		}
 		q.pending[p.id] = p
 		q.depth[p.server]++
+		q.entered += int64(len(p.buf))
 	}
 	d.rings.setQueued(len(q.pending))
 	for n := min(len(ps)-len(failed), q.idle); n > 0; n-- {
@@ -256,6 +261,7 @@ func (d *Daemon) dispatchLocked(now time.Duration) *job {
 		d.rings.kick() // the poller stood down while requests were queued
 	}
 	q.inflight++
+	q.dispatched++
 	d.rings.running.Add(1)
 	return j
 }

@@ -30,6 +30,8 @@ type metrics struct {
 	doorbells  prometheus.Counter       // wake frames received
 	wakes      prometheus.Counter       // wake frames sent
 	lat        [256]prometheus.Observer // by fwdproto.Op
+	// knobChanges counts changes of the dispatch knobs (knobs.go).
+	knobChanges *prometheus.CounterVec
 }
 
 // newMetrics registers the daemon's metrics; depth gives the requests

@@ -53,6 +53,7 @@ type forwardConfig struct {
 	CouncilAuth   service.Security // NATS authentication and TLS towards the Council
 	Interval      time.Duration
 	Verbose       bool
+	Tune          tuneConfig
 }
 
 func newForwardCmd() *cobra.Command {
@@ -77,9 +78,17 @@ Backends:
   pfs:ADDR,ADDR,...      the data servers of "adaptio pfs", striped in --stripe-size units
 
 Prometheus metrics (queue depth per server, window in force, bytes, request
-latency) are served on --metrics-addr at /metrics. Nothing is written besides
-what clients write to the backend. Stops cleanly on SIGINT/SIGTERM: requests
-already received complete first.`,
+latency, dispatch knobs) are served on --metrics-addr at /metrics.
+
+--tune iopathtune (seed 004's heuristic) or dqn (a CAPES-style deep Q-network)
+changes the dispatch knobs while the daemon runs, one decision every
+--tune-interval from the bytes acknowledged and the bytes waiting: the most
+requests merged into one access to a data server and the most accesses in
+flight to one (docs/tuning.md). Each change is logged and counted in
+adaptio_fwd_knob_changes_total; adaptio_fwd_knob shows the values in force.
+
+Nothing is written besides what clients write to the backend. Stops cleanly
+on SIGINT/SIGTERM: requests already received complete first.`,
 		Example: `  adaptio forward --backend posix:/mnt/pfs --listen 0.0.0.0:7070 --listen unix:/run/adaptio.sock
   adaptio forward --backend pfs:127.0.0.1:7101,127.0.0.1:7102 --node 1 --nodes 4 --window 2ms`,
 		Args: cobra.NoArgs,
@@ -114,6 +123,7 @@ already received complete first.`,
 	f.StringVar(&cfg.CouncilAuth.TLSKey, "council-tls-key", "", "PEM private key of --council-tls-cert")
 	f.DurationVar(&cfg.Interval, "interval", announce.DefaultInterval, "how often the announcer reports to the Council")
 	f.BoolVarP(&cfg.Verbose, "verbose", "v", false, "log connections and errors to stderr at debug level")
+	cfg.Tune.flags(f, "the aggregation limit and the accesses in flight per data server")
 	return cmd
 }
 
@@ -151,6 +161,9 @@ func runForward(cmd *cobra.Command, cfg forwardConfig) error {
 		return errors.New("forward: --backend is required (posix:DIR or pfs:ADDR,...)")
 	}
 	if err := requirePositive(cmd, "interval"); err != nil {
+		return fmt.Errorf("forward: %w", err)
+	}
+	if err := cfg.Tune.check(); err != nil {
 		return fmt.Errorf("forward: %w", err)
 	}
 	var selectNames []string
@@ -231,6 +244,9 @@ func runForward(cmd *cobra.Command, cfg forwardConfig) error {
 	if driver != nil {
 		fmt.Fprintf(cmd.ErrOrStderr(), "adaptio forward: dynamic selection among %s every %v\n", strings.Join(selectNames, ","), cfg.SelectPeriod)
 		go runSelection(cmd.Context(), d, ds, cfg.SelectPeriod, selectRNG, log, reg, selectNames)
+	}
+	if err := cfg.Tune.start(cmd.Context(), d, log, cmd.ErrOrStderr(), "adaptio forward"); err != nil {
+		return fmt.Errorf("forward: %w", err)
 	}
 	stopAnnouncer, err := startAnnouncer(cmd, cfg, d, log, reg)
 	if err != nil {

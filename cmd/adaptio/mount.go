@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"log/slog"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -23,6 +24,7 @@ type mountConfig struct {
 	NoRing       bool
 	RingSpin     time.Duration
 	Debug        bool
+	Tune         tuneConfig
 }
 
 func newMountCmd() *cobra.Command {
@@ -44,6 +46,11 @@ the file's writes and report their first error, as on any file system with a
 write-back cache; reads, stat and truncate wait for the writes they could
 see. --write-behind 0 acknowledges each write only once the backend has it.
 
+--tune iopathtune or dqn changes the client's largest request (at most
+--max-write) and its requests in flight to the forwarder while the mount
+serves, one decision every --tune-interval from the bytes moved and the
+write-behind bytes waiting (docs/tuning.md); each change is logged to stderr.
+
 As root the mount is made directly (no fusermount needed); otherwise fusermount3
 must be installed. Runs until SIGINT/SIGTERM (then unmounts) or until the file
 system is unmounted (umount MOUNTPOINT). Nothing is written locally.`,
@@ -56,6 +63,9 @@ system is unmounted (umount MOUNTPOINT). Nothing is written locally.`,
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := cfg.Tune.check(); err != nil {
+				return fmt.Errorf("mount: %w", err)
+			}
 			maxWrite, err := workload.ParseSize(cfg.MaxWrite)
 			if err != nil {
 				return fmt.Errorf("mount: --max-write: %w", err)
@@ -78,6 +88,11 @@ system is unmounted (umount MOUNTPOINT). Nothing is written locally.`,
 				return fmt.Errorf("mount: %w", err)
 			}
 			fmt.Fprintf(cmd.ErrOrStderr(), "adaptio mount: %s -> %s (Ctrl-C or umount to stop)\n", args[0], cfg.Forwarder)
+			log := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), nil))
+			if err := cfg.Tune.start(cmd.Context(), m, log, cmd.ErrOrStderr(), "adaptio mount"); err != nil {
+				_ = m.Unmount()
+				return fmt.Errorf("mount: %w", err)
+			}
 			done := make(chan struct{})
 			go func() { m.Wait(); close(done) }()
 			select {
@@ -110,5 +125,6 @@ system is unmounted (umount MOUNTPOINT). Nothing is written locally.`,
 	f.DurationVar(&cfg.Reconnect, "reconnect", 30*time.Second, "how long a call waits for a lost forwarder to come back (0: fail at once); reads and writes in flight are sent again")
 	f.StringVar(&cfg.WriteBehind, "write-behind", "64MiB", "bytes of writes acknowledged before the forwarder has them (0: none; see above)")
 	f.BoolVar(&cfg.Debug, "debug", false, "log every FUSE operation to stderr")
+	cfg.Tune.flags(f, "the largest request sent to the forwarder and the requests in flight to it")
 	return cmd
 }

@@ -116,7 +116,9 @@ func (f *File) buffer(buf *Buffer, off int64, write bool) (int, error) {
 	return f.split(len(buf.b), off, func(lo, hi int) (int, error) { return f.oneBuffer(buf, lo, hi, off+int64(lo), write) })
 }
 
-func (f *File) oneBuffer(buf *Buffer, lo, hi int, off int64, write bool) (int, error) {
+func (f *File) oneBuffer(buf *Buffer, lo, hi int, off int64, write bool) (n int, err error) {
+	f.c.begin(hi - lo)
+	defer func() { f.c.end(n, write) }()
 	p := buf.b[lo:hi]
 	m := &fwdproto.Msg{Offset: off, Process: f.Process}
 	handle := f.on(m)

@@ -30,8 +30,12 @@ type Options struct {
 	// Name is a free-form label sent in the hello.
 	Name string
 	// MaxIO is the largest read or write sent in one request; longer ones
-	// are split and pipelined (default 4 MiB).
+	// are split and pipelined (default 4 MiB; SetMaxIO changes it).
 	MaxIO int
+	// MaxInFlight is the most reads and writes the client has outstanding
+	// at once; more wait, and are sent in their order of arrival (default
+	// 0: no limit; SetMaxInFlight changes it).
+	MaxInFlight int
 	// DialTimeout bounds connecting (default 10 s).
 	DialTimeout time.Duration
 	// NoShm turns off the shared-memory transport. By default a client of a
@@ -78,6 +82,12 @@ type Client struct {
 	closed bool
 	noShm  bool // the daemon refused a region: do not offer it again
 	noRing bool // the daemon did not take rings: do not offer them again
+
+	wantIO     atomic.Int64 // the largest request asked for (Options.MaxIO, SetMaxIO)
+	gate       gate         // reads and writes in flight (Options.MaxInFlight)
+	readBytes  atomic.Int64
+	writeBytes atomic.Int64
+	sent       atomic.Int64 // reads and writes sent
 }
 
 // clientConn is one connection with its requests in flight.
@@ -88,7 +98,7 @@ type clientConn struct {
 	// the daemon has taken them, read by callers and the reader.
 	ring    atomic.Pointer[clientRing]
 	gen     uint64
-	maxIO   int // largest read or write per request on this connection
+	maxIO   int // largest read or write the daemon's frames carry on this connection
 	servers int // data servers behind the daemon
 
 	wmu  sync.Mutex
@@ -137,8 +147,11 @@ func DialOptions(addr string, o Options) (*Client, error) {
 	if o.ShmSize > fwdproto.MaxShm {
 		o.ShmSize = fwdproto.MaxShm
 	}
-	if o.MaxIO > fwdproto.DefaultMaxFrame-4096 {
-		o.MaxIO = fwdproto.DefaultMaxFrame - 4096
+	if o.MaxIO > MaxMaxIO {
+		o.MaxIO = MaxMaxIO
+	}
+	if o.MaxInFlight < 0 {
+		return nil, fmt.Errorf("fwd: MaxInFlight %d: %w", o.MaxInFlight, fs.ErrInvalid)
 	}
 	if o.ClientID == 0 {
 		h, _ := os.Hostname()
@@ -149,6 +162,8 @@ func DialOptions(addr string, o Options) (*Client, error) {
 		o.ClientID = x ^ uint32(os.Getpid())
 	}
 	c := &Client{network: network, addr: a, opts: o}
+	c.wantIO.Store(int64(o.MaxIO))
+	c.gate.limit = o.MaxInFlight
 	cc, err := c.dial()
 	if err != nil {
 		return nil, fmt.Errorf("fwd: %s: %w", addr, err)
@@ -175,7 +190,7 @@ func (c *Client) dial() (*clientConn, error) {
 		return nil, fmt.Errorf("hello: %w", err)
 	}
 	// Requests must fit the daemon's frames: header, fields and data.
-	cc.maxIO = c.opts.MaxIO
+	cc.maxIO = MaxMaxIO
 	if lim := int(cl.resp.MaxFrame) - 4096; cl.resp.MaxFrame > 0 && lim < cc.maxIO {
 		cc.maxIO = max(lim, 4096)
 	}
@@ -272,7 +287,7 @@ func (c *Client) current() (*clientConn, error) {
 func (c *Client) maxIO() int {
 	c.connMu.Lock()
 	defer c.connMu.Unlock()
-	return c.conn.maxIO
+	return min(int(c.wantIO.Load()), c.conn.maxIO)
 }
 
 // SharedMemory reports whether the current connection moves data through
@@ -783,7 +798,9 @@ func (f *File) split(n int, off int64, one func(lo, hi int) (int, error)) (int, 
 	return moved, nil
 }
 
-func (f *File) one(p []byte, off int64, write bool) (int, error) {
+func (f *File) one(p []byte, off int64, write bool) (n int, err error) {
+	f.c.begin(len(p))
+	defer func() { f.c.end(n, write) }()
 	if write {
 		m := &fwdproto.Msg{Op: fwdproto.OpWrite, Offset: off, Process: f.Process, Data: p}
 		cl, err := f.c.do(m, nil, f.on(m))

@@ -1,0 +1,126 @@
+package tune
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"slices"
+	"time"
+)
+
+// Sample is a tuning target's counters at one instant: totals since it
+// started (Bytes, Entered, Requests) and a level (Queued).
+type Sample struct {
+	Bytes    int64 // bytes moved (acknowledged by the next stage)
+	Entered  int64 // bytes accepted from the application
+	Requests int64 // requests sent on (RPCs, accesses to data servers)
+	Queued   int64 // bytes accepted and not yet sent on, now: Lustre's dirty pages
+}
+
+// Observe is the observation of the interval of length dt between two
+// samples.
+func Observe(prev, cur Sample, dt time.Duration) Observation {
+	if dt <= 0 {
+		return Observation{DirtyBytes: cur.Queued}
+	}
+	s := dt.Seconds()
+	return Observation{
+		Bandwidth:  float64(cur.Bytes-prev.Bytes) / s,
+		DirtyBytes: cur.Queued,
+		CacheRate:  float64(cur.Entered-prev.Entered) / s,
+		RPCRate:    float64(cur.Requests-prev.Requests) / s,
+	}
+}
+
+// Target is what Run tunes: a daemon (fwd.Daemon), a FUSE mount
+// (fusemount.Server). Its methods are safe for concurrent use with its
+// I/O.
+type Target interface {
+	// Knobs returns the knobs with their current values and ranges.
+	Knobs() []Knob
+	// SetKnob sets a knob; it takes effect for new requests.
+	SetKnob(name string, v int) error
+	// Sample returns the counters now.
+	Sample() Sample
+}
+
+// Options configure New.
+type Options struct {
+	Knobs    []Knob        // the target's knobs at their current values (required)
+	Interval time.Duration // one decision per interval (default 10 s, seed 004's)
+	Seed     uint64        // random source of the tuners that draw (the DQN)
+}
+
+// Names lists the tuners New builds.
+func Names() []string { return []string{"iopathtune", "dqn"} }
+
+// New returns the tuner called name over o.Knobs: "iopathtune" (seed 004's
+// heuristic) or "dqn" (the CAPES-style deep Q-network, one action per
+// interval).
+func New(name string, o Options) (Tuner, error) {
+	if len(o.Knobs) == 0 {
+		return nil, fmt.Errorf("%w: no knobs", ErrConfig)
+	}
+	if o.Interval == 0 {
+		o.Interval = 10 * time.Second
+	}
+	switch name {
+	case "iopathtune":
+		return NewIOPathTune(Config{Knobs: o.Knobs, Interval: o.Interval})
+	case "dqn":
+		return NewDQN(DQNConfig{Knobs: o.Knobs, Interval: o.Interval}, rand.New(rand.NewPCG(o.Seed, 0xd9)))
+	}
+	return nil, fmt.Errorf("%w: unknown tuner %q (known: %v)", ErrConfig, name, Names())
+}
+
+// Run drives tn against tg until ctx ends, then returns ctx's error: every
+// interval it samples tg, passes the interval's observation to tn.Step
+// (the time since Run started as now) and applies the settings returned,
+// logging each change with the observation that led to it. An interval in
+// which nothing entered, moved or waited is not shown to the tuner: an idle
+// target would only make it move at random. A setting tg refuses is logged
+// and skipped. log may be nil.
+func Run(ctx context.Context, tn Tuner, tg Target, interval time.Duration, log *slog.Logger) error {
+	if interval <= 0 {
+		return fmt.Errorf("%w: interval %v", ErrConfig, interval)
+	}
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	start := time.Now()
+	prev, prevAt := tg.Sample(), start
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case at := <-t.C:
+			cur := tg.Sample()
+			o := Observe(prev, cur, at.Sub(prevAt))
+			idle := cur.Bytes == prev.Bytes && cur.Entered == prev.Entered && cur.Queued == 0
+			prev, prevAt = cur, at
+			if idle {
+				continue
+			}
+			for _, s := range tn.Step(at.Sub(start), o) {
+				old := knobValue(tg.Knobs(), s.Knob)
+				if err := tg.SetKnob(s.Knob, s.Value); err != nil {
+					log.Warn("tune: setting refused", "knob", s.Knob, "value", s.Value, "err", err)
+					continue
+				}
+				log.Info("tune", "knob", s.Knob, "from", old, "to", s.Value,
+					"bandwidth_bytes_per_second", int64(o.Bandwidth), "queued_bytes", o.DirtyBytes)
+			}
+		}
+	}
+}
+
+// knobValue is the value of knob name among ks (0 if absent).
+func knobValue(ks []Knob, name string) int {
+	if i := slices.IndexFunc(ks, func(k Knob) bool { return k.Name == name }); i >= 0 {
+		return ks[i].Value
+	}
+	return 0
+}
