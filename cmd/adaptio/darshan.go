@@ -248,6 +248,15 @@ func summaryReport(path string, s *summary.Summary) (*eval.Report, error) {
 	return r, nil
 }
 
+// newReplayCmd is "adaptio replay LOG", the same command as "adaptio
+// darshan replay LOG" at the top level, where a user bringing a job's log
+// looks first.
+func newReplayCmd() *cobra.Command {
+	cmd := newDarshanReplayCmd()
+	cmd.Short += " (also: adaptio darshan replay)"
+	return cmd
+}
+
 func newDarshanReplayCmd() *cobra.Command {
 	var m modelFlags
 	var ion, repeat, maxProcs int

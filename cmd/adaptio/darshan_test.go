@@ -113,6 +113,15 @@ func TestDarshanReplayDXTCommand(t *testing.T) {
 	if _, err := run(ior, "--from", "dxt"); err == nil || !strings.Contains(err.Error(), "no usable DXT trace") {
 		t.Errorf("--from dxt without a trace: got %v", err)
 	}
+	// adaptio replay is the same command at the top level.
+	top := newRootCmd()
+	var topOut bytes.Buffer
+	top.SetOut(&topOut)
+	top.SetErr(&topOut)
+	top.SetArgs([]string{"replay", dxt, "--repeat", "1", "--io-nodes", "2", "--no-think"})
+	if err := top.Execute(); err != nil || !strings.Contains(topOut.String(), "320 accesses of 32 ranks") {
+		t.Errorf("adaptio replay: %v\n%s", err, topOut.String())
+	}
 }
 
 // adaptio darshan replay --real: the same trace through a running

@@ -41,6 +41,7 @@ Start with "adaptio demo".`,
 		newMountCmd(),
 		newBenchCmd(),
 		newDarshanCmd(),
+		newReplayCmd(),
 		newTuneCmd(),
 	)
 	return root
