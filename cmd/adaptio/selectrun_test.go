@@ -15,10 +15,10 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/adaptio/adaptio/backend"
-	"github.com/adaptio/adaptio/backend/posix"
 	"github.com/adaptio/adaptio/council/service"
 	"github.com/adaptio/adaptio/fwd"
 	"github.com/adaptio/adaptio/fwd/client"
+	"github.com/adaptio/adaptio/fwd/fwdtest"
 	"github.com/adaptio/adaptio/selection"
 )
 
@@ -26,33 +26,13 @@ import (
 // a client writes, stays on one of the chosen set, and exports the one in
 // force and the changes.
 func TestForwardDynamicSelection(t *testing.T) {
-	be, err := posix.New(t.TempDir(), backend.Layout{StripeSize: 64 << 10, StripeCount: 4})
-	if err != nil {
-		t.Fatal(err)
-	}
 	names := []string{"mlf", "to-agg", "sjf", "to", "noop"}
 	rng := rand.New(rand.NewPCG(1, 2))
 	dr, err := selection.NewDriver(selection.DriverConfig{Bandit: selection.BanditConfig{Schedulers: names}, Period: 20 * time.Millisecond}, 1, rng)
 	if err != nil {
 		t.Fatal(err)
 	}
-	d, err := fwd.New(fwd.Options{Backend: be, Listen: []string{"127.0.0.1:0"}, Scheduler: dr.Current(0)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := d.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer d.Shutdown()
-	c, err := client.Dial(d.Addrs()[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	f, err := c.Create("dyn.dat")
-	if err != nil {
-		t.Fatal(err)
-	}
+	d, f := selectionDaemon(t, fwd.Options{Scheduler: dr.Current(0)}, "dyn.dat")
 	ctx, cancel := context.WithCancel(context.Background())
 	reg := prometheus.NewRegistry()
 	done := make(chan struct{})
@@ -125,10 +105,6 @@ func TestForwardPatternSelectionKeepsItsKnowledge(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			run := func() (loaded, known int) {
 				store := tt.store(t) // a run opens its store and closes it at the end
-				be, err := posix.New(t.TempDir(), backend.Layout{StripeSize: 64 << 10, StripeCount: 4})
-				if err != nil {
-					t.Fatal(err)
-				}
 				names := []string{"mlf", "to-agg", "sjf"}
 				rng := rand.New(rand.NewPCG(3, 4))
 				dr, err := selection.NewDriver(selection.DriverConfig{Bandit: selection.BanditConfig{Schedulers: names}, Period: 20 * time.Millisecond, Patterns: &selection.KBConfig{}}, 1, rng)
@@ -139,23 +115,8 @@ func TestForwardPatternSelectionKeepsItsKnowledge(t *testing.T) {
 				if loaded, err = ds.load(context.Background()); err != nil {
 					t.Fatal(err)
 				}
-				d, err := fwd.New(fwd.Options{Backend: be, Listen: []string{"127.0.0.1:0"}, Scheduler: dr.Current(0), OnRequest: ds.request})
-				if err != nil {
-					t.Fatal(err)
-				}
-				if err := d.Start(); err != nil {
-					t.Fatal(err)
-				}
+				d, f := selectionDaemon(t, fwd.Options{Scheduler: dr.Current(0), OnRequest: ds.request}, "pat.dat")
 				defer d.Shutdown()
-				c, err := client.Dial(d.Addrs()[0])
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer c.Close()
-				f, err := c.Create("pat.dat")
-				if err != nil {
-					t.Fatal(err)
-				}
 				ctx, cancel := context.WithCancel(context.Background())
 				done := make(chan struct{})
 				go func() {
@@ -204,4 +165,23 @@ func TestForwardPatternSelectionRefusesABadKnowledgeBase(t *testing.T) {
 	if b, _ := os.ReadFile(path); string(b) != `{"patterns":[{"id":5}]}` {
 		t.Fatalf("the file was changed: %s", b)
 	}
+}
+
+// selectionDaemon starts a daemon with opts over a POSIX backend of 64 KiB
+// stripes on 4 data servers and returns it with a file a client created
+// through it; both end with the test.
+func selectionDaemon(t *testing.T, opts fwd.Options, name string) (*fwd.Daemon, *client.File) {
+	t.Helper()
+	opts.Backend = fwdtest.PosixLayout(t, t.TempDir(), backend.Layout{StripeSize: 64 << 10, StripeCount: 4})
+	d := fwdtest.Start(t, opts)
+	c, err := client.Dial(d.Addrs()[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	f, err := c.Create(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d, f
 }
