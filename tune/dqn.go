@@ -269,3 +269,31 @@ func (m mlp) train(x []float64, a int, y, rate float64) {
 	}
 	m.b2[a] -= rate * e
 }
+
+// Clone returns a copy of d that keeps what it learnt (network, target
+// network, replay buffer, step count and so its epsilon, bandwidth scale)
+// and starts a new run: knobs at the given values (the target's, same
+// names and ranges as d's), no history, drawing from rng.
+func (d *DQN) Clone(knobs []Knob, rng *rand.Rand) (*DQN, error) {
+	if len(knobs) != len(d.knobs) {
+		return nil, fmt.Errorf("%w: %d knobs for a DQN of %d", ErrConfig, len(knobs), len(d.knobs))
+	}
+	for i, k := range knobs {
+		if k.Name != d.knobs[i].Name || k.Min != d.knobs[i].Min || k.Max != d.knobs[i].Max {
+			return nil, fmt.Errorf("%w: knob %+v for a DQN trained on %+v", ErrConfig, k, d.knobs[i])
+		}
+	}
+	if err := validKnobs(knobs); err != nil {
+		return nil, err
+	}
+	c := *d
+	c.rng = rng
+	c.knobs = append([]Knob(nil), knobs...)
+	c.net, c.target = d.net.clone(), d.target.clone()
+	c.replay = append([]transition(nil), d.replay...) // transitions are never changed in place
+	c.hist, c.lastState, c.started = nil, nil, false
+	return &c, nil
+}
+
+// Steps is the number of actions d has chosen.
+func (d *DQN) Steps() int { return d.steps }

@@ -41,6 +41,9 @@ type Observation struct {
 	DirtyBytes int64   // dirty pages waiting in the client's cache at the end
 	CacheRate  float64 // bytes per second entering the cache (the application's write speed)
 	RPCRate    float64 // RPCs per second the client generated
+	// Pattern is the workload the interval showed, for the tuners that
+	// key on it (PatternBandit; zero: unknown).
+	Pattern Pattern
 }
 
 // Setting is a knob's new value.
