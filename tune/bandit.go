@@ -25,11 +25,14 @@ type BanditConfig struct {
 	// Neighbors is how many known patterns a new one's prior comes from
 	// (bandit.Options.Neighbors; 2).
 	Neighbors int
-	// Drift is the factor by which an interval's bandwidth must differ
-	// from what the setting in force was worth, measured at least three
-	// times, for the pattern to count as changed (2): a file read again
-	// from the page cache is the same pattern on a different machine.
-	Drift float64
+	// Drift is the factor by which the mean bandwidth of the best setting's
+	// last Window intervals must differ from the mean of its first Window
+	// since it became the best, for the pattern to count as changed (1.5):
+	// a file read again from the page cache, or a workload that speeds up
+	// as it runs, is the same pattern on a different machine, and what
+	// was measured before no longer compares with what is measured now.
+	Drift  float64
+	Window int // intervals averaged to tell a drift (5)
 }
 
 // PatternBandit is a contextual bandit over knob settings keyed by the
@@ -46,8 +49,8 @@ type BanditConfig struct {
 // values (bandit.Contextual's prior), or from the setting in force. An
 // interval is credited to the setting in force only when its pattern is
 // the one before it (a change of workload mixes two in one interval). When
-// a setting's bandwidth drifts by more than BanditConfig.Drift from what it
-// was worth, the pattern starts afresh, with what it learnt as the prior.
+// the best setting's bandwidth drifts by more than BanditConfig.Drift, the
+// pattern starts afresh, with what it learnt as the prior.
 // Deterministic: it draws no random numbers.
 type PatternBandit struct {
 	cfg    BanditConfig
@@ -70,6 +73,9 @@ type PatternBandit struct {
 type patternState struct {
 	epoch    int       // starts afresh so far: the policy's context is "key#epoch"
 	extremes [][2]bool // per knob, whether its lowest and highest levels were measured
+	best     int       // the best-valued setting the readings below are of
+	ref      float64   // the mean of its first Window readings (0: not yet)
+	win      []float64 // its last readings, at most Window
 }
 
 var _ Tuner = (*PatternBandit)(nil)
@@ -86,9 +92,12 @@ func NewPatternBandit(cfg BanditConfig) (*PatternBandit, error) {
 		cfg.Neighbors = 2
 	}
 	if cfg.Drift == 0 {
-		cfg.Drift = 2
+		cfg.Drift = 1.5
 	}
-	if len(cfg.Knobs) == 0 || cfg.Interval < 0 || cfg.Recheck < 0 || cfg.Neighbors < 0 || cfg.Drift <= 1 {
+	if cfg.Window == 0 {
+		cfg.Window = 5
+	}
+	if len(cfg.Knobs) == 0 || cfg.Interval < 0 || cfg.Recheck < 0 || cfg.Neighbors < 0 || cfg.Drift <= 1 || cfg.Window < 1 {
 		return nil, fmt.Errorf("%w: bandit %+v", ErrConfig, cfg)
 	}
 	if err := validKnobs(cfg.Knobs); err != nil {
@@ -184,15 +193,15 @@ func (t *PatternBandit) Step(now time.Duration, o Observation) []Setting {
 	}
 	ps := t.pats[pt.Key]
 	if ps == nil {
-		ps = &patternState{extremes: make([][2]bool, len(t.knobs))}
+		ps = &patternState{extremes: make([][2]bool, len(t.knobs)), best: -1}
 		t.pats[pt.Key] = ps
 	}
 	p := t.ctx.PolicyWith(fmt.Sprintf("%s#%d", pt.Key, ps.epoch), pt.Features[:])
 	cur := t.arm(t.cur)
 	if pt.Key == t.last.Key {
-		if q := p.Values()[cur]; p.Counts()[cur] >= 3 && (o.Bandwidth > t.cfg.Drift*q || o.Bandwidth*t.cfg.Drift < q) {
+		if t.drifted(ps, p.Best(), cur, o.Bandwidth) {
 			ps.epoch++
-			ps.extremes = make([][2]bool, len(t.knobs))
+			*ps = patternState{epoch: ps.epoch, extremes: make([][2]bool, len(t.knobs)), best: -1}
 			t.Drifts++
 			p = t.ctx.PolicyWith(fmt.Sprintf("%s#%d", pt.Key, ps.epoch), pt.Features[:])
 		}
@@ -207,6 +216,35 @@ func (t *PatternBandit) Step(now time.Duration, o Observation) []Setting {
 		t.Jumps++
 	}
 	return t.apply(next)
+}
+
+// drifted records bw, measured on cur while best is the pattern's
+// best-valued setting, and reports whether the best setting's bandwidth
+// has drifted: the mean of its last Window readings against the mean of
+// its first Window since it became the best.
+func (t *PatternBandit) drifted(ps *patternState, best, cur int, bw float64) bool {
+	if cur != best {
+		return false
+	}
+	if best != ps.best {
+		ps.best, ps.ref, ps.win = best, 0, ps.win[:0]
+	}
+	ps.win = append(ps.win, bw)
+	if len(ps.win) > t.cfg.Window {
+		ps.win = ps.win[1:]
+	}
+	if len(ps.win) < t.cfg.Window {
+		return false
+	}
+	var m float64
+	for _, v := range ps.win {
+		m += v / float64(len(ps.win))
+	}
+	if ps.ref == 0 {
+		ps.ref = m
+		return false
+	}
+	return m > t.cfg.Drift*ps.ref || m*t.cfg.Drift < ps.ref
 }
 
 // choose is the next arm for the pattern's policy p and state ps, cur in

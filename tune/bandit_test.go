@@ -29,6 +29,7 @@ func TestPatternBanditClimbs(t *testing.T) {
 			late += bw / 50
 		}
 	}
+	t.Logf("mean bandwidth over the last 50 of 150 intervals %.0f of 1000; knobs %+v", late, tn.Knobs())
 	if late < 970 {
 		t.Errorf("mean bandwidth over the last 50 intervals %.0f of 1000, want >= 970 (knobs %+v)", late, tn.Knobs())
 	}
