@@ -36,11 +36,12 @@ func newEvalCmd() *cobra.Command {
   adaptio eval forge   the bandits on real FORGE measurements (MareNostrum 4 by default; any machine's file)
   adaptio eval generalise  policies picked on one machine, unchanged on synthetic machines and the simulator's data
   adaptio eval labels  the Council's detection on a real run, from its decision log and the run's phases
+  adaptio eval tune    run-time tuning of the forwarder's knobs in the simulator (seed 004): IOPathTune, a DQN, ours
 
 The first three write CSV files and one self-contained report.html (inline SVG, nothing
 loaded from the network) to --out. Progress goes to stderr.`,
 	}
-	cmd.AddCommand(newEvalBanditCmd(), newEvalForgeCmd(), newEvalDetectCmd(), newEvalLabelsCmd(), newEvalLogCmd(), newEvalGeneraliseCmd(), newEvalSelectCmd())
+	cmd.AddCommand(newEvalBanditCmd(), newEvalForgeCmd(), newEvalDetectCmd(), newEvalLabelsCmd(), newEvalLogCmd(), newEvalGeneraliseCmd(), newEvalSelectCmd(), newEvalTuneCmd())
 	return cmd
 }
 

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"io"
 	"strings"
 	"testing"
 	"time"
@@ -20,6 +21,18 @@ func TestTuneFlagsCheck(t *testing.T) {
 		err := tt.cfg.check()
 		if (err == nil) != (tt.fail == "") || err != nil && !strings.Contains(err.Error(), tt.fail) {
 			t.Errorf("%+v: %v, want an error naming %q", tt.cfg, err, tt.fail)
+		}
+	}
+}
+
+func TestEvalTuneRefusesBadSequences(t *testing.T) {
+	for _, seq := range []string{"x", "0", "13", "1,,2"} {
+		cmd := newEvalTuneCmd()
+		cmd.SetArgs([]string{"--sequence", seq, "--out", t.TempDir()})
+		cmd.SetOut(io.Discard)
+		cmd.SetErr(io.Discard)
+		if err := cmd.Execute(); err == nil {
+			t.Errorf("--sequence %q accepted", seq)
 		}
 	}
 }
