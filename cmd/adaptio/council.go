@@ -9,7 +9,6 @@ import (
 	"net"
 	"os"
 	"os/exec"
-	"runtime/pprof"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -242,7 +241,6 @@ type councilBenchConfig struct {
 	Procs      int
 	JSON       bool
 	Align      string
-	CPUProfile string
 	// Worker mode (child processes started by --procs).
 	Worker      bool
 	WorkerFirst int
@@ -276,7 +274,6 @@ of the Council process (Council and embedded NATS server) per round.`,
 	f.IntVar(&cfg.Conns, "conns", 0, "in-process: NATS connections shared by the Announcers (0: one per 128)")
 	f.IntVar(&cfg.Procs, "procs", 0, "run the Announcers in this many child processes (0: in this process)")
 	f.BoolVar(&cfg.JSON, "json", false, "print the result as JSON instead of a table")
-	f.StringVar(&cfg.CPUProfile, "cpuprofile", "", "write this process's CPU profile (the Council, and the Announcers unless --procs) to this file")
 	f.StringVar(&cfg.Align, "align", "clock", "when Announcers report: clock (at multiples of --interval on the wall clock) or decision (one --interval after each decision)")
 	f.BoolVarP(&cfg.Verbose, "verbose", "v", false, "log the Council at debug level")
 	f.BoolVar(&cfg.Worker, "worker", false, "internal: run as a child process of --procs")
@@ -310,17 +307,6 @@ func runCouncilBench(cmd *cobra.Command, cfg councilBenchConfig) error {
 	exe, err := os.Executable()
 	if err != nil {
 		return fmt.Errorf("council bench: %w", err)
-	}
-	if cfg.CPUProfile != "" {
-		f, err := os.Create(cfg.CPUProfile)
-		if err != nil {
-			return fmt.Errorf("council bench: --cpuprofile: %w", err)
-		}
-		defer f.Close()
-		if err := pprof.StartCPUProfile(f); err != nil {
-			return fmt.Errorf("council bench: --cpuprofile: %w", err)
-		}
-		defer pprof.StopCPUProfile()
 	}
 	var logger *slog.Logger
 	if cfg.Verbose {

@@ -1,6 +1,9 @@
 package main
 
 import (
+	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -29,5 +32,26 @@ func TestZeroIsRefusedWhereItWouldMeanDefault(t *testing.T) {
 				t.Fatalf("adaptio %v: %v, want an error naming %q", tt.args, err, tt.want)
 			}
 		})
+	}
+}
+
+func TestCPUProfileFlag(t *testing.T) {
+	run := func(args ...string) error {
+		cmd := newRootCmd()
+		cmd.SetOut(io.Discard)
+		cmd.SetErr(io.Discard)
+		cmd.SetArgs(args)
+		return cmd.Execute()
+	}
+	path := filepath.Join(t.TempDir(), "cpu.prof")
+	if err := run("--cpuprofile", path, "sched", "list"); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Stat(path); err != nil || fi.Size() == 0 {
+		t.Fatalf("profile not written: %v", err)
+	}
+	err := run("--cpuprofile", filepath.Join(t.TempDir(), "no", "such", "dir", "cpu.prof"), "sched", "list")
+	if err == nil || !strings.Contains(err.Error(), "--cpuprofile") {
+		t.Errorf("unwritable profile path: %v, want an error naming --cpuprofile", err)
 	}
 }

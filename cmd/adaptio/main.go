@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -27,6 +28,10 @@ Start with "adaptio demo".`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
+	var profile cpuProfile
+	root.PersistentFlags().StringVar(&profile.path, "cpuprofile", "", "write this process's CPU profile to this file (read it with go tool pprof)")
+	root.PersistentPreRunE = func(*cobra.Command, []string) error { return profile.start() }
+	root.PersistentPostRun = func(*cobra.Command, []string) { profile.stop() }
 	// The one place where commands are registered.
 	root.AddCommand(
 		newDemoCmd(),
@@ -47,10 +52,43 @@ Start with "adaptio demo".`,
 	return root
 }
 
+// cpuProfile writes the process's CPU profile while a command runs.
+type cpuProfile struct {
+	path string
+	file *os.File
+}
+
+func (p *cpuProfile) start() error {
+	if p.path == "" {
+		return nil
+	}
+	f, err := os.Create(p.path)
+	if err != nil {
+		return fmt.Errorf("--cpuprofile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return fmt.Errorf("--cpuprofile: %w", err)
+	}
+	p.file = f
+	return nil
+}
+
+func (p *cpuProfile) stop() {
+	if p.file == nil {
+		return
+	}
+	pprof.StopCPUProfile()
+	p.file.Close()
+	p.file = nil
+}
+
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := newRootCmd().ExecuteContext(ctx); err != nil {
+	err := newRootCmd().ExecuteContext(ctx)
+	pprof.StopCPUProfile() // a command that failed did not stop its --cpuprofile
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "adaptio:", err)
 		os.Exit(1)
 	}
