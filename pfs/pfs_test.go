@@ -207,6 +207,7 @@ type recordingDevice struct {
 	n          int
 	overlap    int
 	backToBack int
+	addrs      []int64 // in the order served
 }
 
 func (d *recordingDevice) Service(now time.Duration, op rw.Op, addr, length int64, rng *rand.Rand) time.Duration {
@@ -222,6 +223,7 @@ func (d *recordingDevice) Service(now time.Duration, op rw.Op, addr, length int6
 	d.freeAt = now + svc
 	d.total += svc
 	d.n++
+	d.addrs = append(d.addrs, addr)
 	return svc
 }
 
@@ -337,6 +339,66 @@ func TestQueuedAccessesBackToBack(t *testing.T) {
 	}
 	if got := c.Server(0).Stats().Busy; clock.Now().Sub(time.Unix(1000, 0)) != got {
 		t.Errorf("clock advanced %v, want exactly the modelled busy time %v", clock.Now().Sub(time.Unix(1000, 0)), got)
+	}
+}
+
+// TestAccessesQueuedInWireOrder: requests pipelined on one connection
+// reach the model's queue in the order they were sent, as at a real
+// server's device queue, whichever of their goroutines runs first; so the
+// device serves them in that order.
+func TestAccessesQueuedInWireOrder(t *testing.T) {
+	ctx := context.Background()
+	cfg, err := disk.DefaultConfig("hdd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	inner, err := disk.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dev := &recordingDevice{inner: inner}
+	c, b := startCluster(t, pfs.ClusterOptions{Servers: 1, Model: deviceOnly, Device: func(int) disk.Device { return dev }})
+	if err := b.Create(ctx, "f", 0o644); err != nil {
+		t.Fatal(err)
+	}
+	nc, err := net.Dial("tcp", c.Addrs()[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	const n = 64
+	var frames []byte
+	for i := range n + 1 {
+		r := pfsproto.Request{ID: uint64(i + 1), Op: pfsproto.OpWrite, Path: "f", A: int64(i) * 4096, Data: make([]byte, 4096)}
+		if i == 0 {
+			r = pfsproto.Request{ID: 1, Op: pfsproto.OpHello, A: 0}
+		}
+		if frames, err = pfsproto.AppendRequest(frames, &r); err != nil {
+			t.Fatal(err)
+		}
+		frames = append(frames, r.Data...)
+	}
+	before := len(dev.addrs)
+	if _, err := nc.Write(frames); err != nil {
+		t.Fatal(err)
+	}
+	nc.SetReadDeadline(time.Now().Add(30 * time.Second))
+	rd := pfsproto.NewReader(nc, 0)
+	for i := range n + 1 {
+		if _, err := rd.Next(nil); err != nil {
+			t.Fatalf("response %d: %v", i, err)
+		}
+	}
+	dev.mu.Lock()
+	got := dev.addrs[before:]
+	dev.mu.Unlock()
+	if len(got) != n {
+		t.Fatalf("device served %d accesses, want %d", len(got), n)
+	}
+	for i := 1; i < n; i++ {
+		if got[i] <= got[i-1] {
+			t.Fatalf("access %d served at address %d after %d: not in the order sent", i, got[i], got[i-1])
+		}
 	}
 }
 

@@ -76,6 +76,9 @@ type Stats struct {
 	ReadBytes  int64
 	WriteBytes int64
 	Busy       time.Duration // modelled device time (sum of service times)
+	// Model holds the data-server model's counters (accesses, switches
+	// between I/O nodes, page-cache chunks, device); zero without a model.
+	Model dataserver.Stats
 }
 
 // Server is one data server: it stores its share of every file in local
@@ -223,12 +226,18 @@ func (s *Server) Addr() string {
 
 // Stats returns the server's counters.
 func (s *Server) Stats() Stats {
-	return Stats{
+	st := Stats{
 		Requests:   s.requests.Load(),
 		ReadBytes:  s.readBytes.Load(),
 		WriteBytes: s.writeBytes.Load(),
 		Busy:       time.Duration(s.busy.Load()),
 	}
+	s.devMu.Lock()
+	if s.model != nil {
+		st.Model = s.model.Stats()
+	}
+	s.devMu.Unlock()
+	return st
 }
 
 // Shutdown stops listening, closes every connection, waits for requests in
@@ -330,10 +339,14 @@ func (s *Server) serve(c net.Conn) {
 		}
 		sem <- struct{}{}
 		inflight.Add(1)
+		// A read or write joins the model's queue here, in the order the
+		// requests came on the wire, as at a real server's device queue;
+		// its goroutine then waits for its turn.
+		t := s.arrive(node, &req)
 		go func(node int) {
 			defer func() { <-sem; inflight.Done() }()
 			s.requests.Add(1)
-			st, a, data, recycle := s.handle(node, &req)
+			st, a, data, recycle := s.handle(node, &req, t)
 			putBuf(body) // req.Data is no longer used
 			hdr := pfsproto.AppendResponseHeader(make([]byte, 0, pfsproto.LenBytes+pfsproto.ResponseFixed), req.ID, st, a, len(data))
 			bufs := net.Buffers{hdr, data}
@@ -369,12 +382,18 @@ func readBody(r *pfsproto.Reader) ([]byte, error) {
 
 // handle executes one request and returns the response's status, a and
 // data, and a pooled buffer to recycle once the response is sent.
-func (s *Server) handle(node int, r *pfsproto.Request) (st pfsproto.Status, a int64, data, recycle []byte) {
-	st, a, data = s.exec(node, r, &recycle)
+// turn is the access's place in the model's queue (nil: none).
+func (s *Server) handle(node int, r *pfsproto.Request, turn *turn) (st pfsproto.Status, a int64, data, recycle []byte) {
+	st, a, data = s.exec(node, r, turn, &recycle)
+	if turn != nil && !turn.served {
+		// Refused before its I/O: its place in the model's queue is
+		// served empty, so the accesses behind it go on.
+		s.serve1(turn, func() (int, error) { return 0, nil })
+	}
 	return st, a, data, recycle
 }
 
-func (s *Server) exec(node int, r *pfsproto.Request, recycle *[]byte) (pfsproto.Status, int64, []byte) {
+func (s *Server) exec(node int, r *pfsproto.Request, turn *turn, recycle *[]byte) (pfsproto.Status, int64, []byte) {
 	fail := func(err error) (pfsproto.Status, int64, []byte) {
 		return pfsproto.StatusOf(err), 0, []byte(fmt.Sprintf("server %d: %s %q: %v", s.opts.ID, r.Op, r.Path, err))
 	}
@@ -387,14 +406,14 @@ func (s *Server) exec(node int, r *pfsproto.Request, recycle *[]byte) (pfsproto.
 		}
 		buf := getBuf(int(r.B))
 		*recycle = buf
-		n, err := s.access(node, rw.Read, r.Path, r.A, len(buf), func() (int, error) { return s.fs.ReadAt(r.Path, buf, r.A) })
+		n, err := s.serve1(turn, func() (int, error) { return s.fs.ReadAt(r.Path, buf, r.A) })
 		if err != nil {
 			return fail(err)
 		}
 		s.readBytes.Add(int64(n))
 		return pfsproto.StatusOK, int64(n), buf[:n]
 	case pfsproto.OpWrite:
-		n, err := s.access(node, rw.Write, r.Path, r.A, len(r.Data), func() (int, error) { return s.fs.WriteAt(r.Path, r.Data, r.A) })
+		n, err := s.serve1(turn, func() (int, error) { return s.fs.WriteAt(r.Path, r.Data, r.A) })
 		if err != nil {
 			return fail(err)
 		}
@@ -460,26 +479,58 @@ type waiter struct {
 // service.
 type grant struct{ end, svc time.Duration }
 
-// access performs one read or write through the data-server model (package
-// dataserver, the simulator's): the access joins the model's queue; when
-// the model starts it (one at a time, in the model's order) it gets its
-// service time, does the real I/O and returns once the wall clock reaches
-// its modelled end. An access queued behind another starts, in model time,
-// when that one ends (back to back, as from a disk's command queue), so
-// oversleeping is paid back by later accesses and the long-run pace
-// follows the model; time spent in the real I/O counts towards the delay.
-func (s *Server) access(node int, op rw.Op, path string, local int64, n int, do func() (int, error)) (int, error) {
+// arrive queues a read or write in the data-server model (package
+// dataserver, the simulator's) and returns the channel its grant comes on;
+// nil for other requests, for a read larger than a request may carry, and
+// without a model. Called in the order requests come on a connection.
+func (s *Server) arrive(node int, r *pfsproto.Request) *turn {
+	var op rw.Op
+	n := int64(len(r.Data))
+	switch r.Op {
+	case pfsproto.OpRead:
+		op, n = rw.Read, r.B
+		if n < 0 || n > pfsproto.MaxData {
+			return nil
+		}
+	case pfsproto.OpWrite:
+		op = rw.Write
+	default:
+		return nil
+	}
 	if s.model == nil {
-		return do()
+		return nil
 	}
 	ch := make(chan grant, 1)
 	s.devMu.Lock()
 	s.nextTag++
 	s.waiters[s.nextTag] = waiter{arrived: s.clock.Now().Sub(s.start), grant: ch}
-	s.model.Arrive(dataserver.Access{Node: node, File: fileHandle(path), Op: op, Offset: local, Length: int64(n), Tag: s.nextTag})
+	s.model.Arrive(dataserver.Access{Node: node, File: fileHandle(r.Path), Op: op, Offset: r.A, Length: n, Tag: s.nextTag})
 	s.startLocked()
 	s.devMu.Unlock()
-	g := <-ch
+	return &turn{grant: ch}
+}
+
+// turn is an access's place in the model's queue; served once its
+// service has been through serve1.
+type turn struct {
+	grant  chan grant
+	served bool
+}
+
+// serve1 performs an access queued by arrive (turn; nil: at once, without
+// a model): when the model starts it (one at a time, in the model's
+// order) it gets its service time, does the real I/O and returns once the
+// wall clock reaches its modelled end. An access queued behind another
+// starts, in model time, when that one ends (back to back, as from a
+// disk's command queue), so oversleeping is paid back by later accesses
+// and the long-run pace follows the model; time spent in the real I/O
+// counts towards the delay.
+func (s *Server) serve1(t *turn, do func() (int, error)) (int, error) {
+	if t == nil || t.served {
+		return do()
+	}
+	t.served = true
+	g := <-t.grant
 	got, err := do()
 	s.busy.Add(int64(g.svc))
 	if d := s.start.Add(g.end).Sub(s.clock.Now()); d > 0 {
