@@ -133,6 +133,18 @@ type Stats struct {
 	Disk                 disk.Stats
 }
 
+// Plus returns s and t added field by field (several servers together).
+func (s Stats) Plus(t Stats) Stats {
+	return Stats{Accesses: s.Accesses + t.Accesses, Switches: s.Switches + t.Switches, Busy: s.Busy + t.Busy,
+		PageHits: s.PageHits + t.PageHits, PageMisses: s.PageMisses + t.PageMisses, Disk: s.Disk.Plus(t.Disk)}
+}
+
+// Minus returns s less t field by field (the counters since t was taken).
+func (s Stats) Minus(t Stats) Stats {
+	return Stats{Accesses: s.Accesses - t.Accesses, Switches: s.Switches - t.Switches, Busy: s.Busy - t.Busy,
+		PageHits: s.PageHits - t.PageHits, PageMisses: s.PageMisses - t.PageMisses, Disk: s.Disk.Minus(t.Disk)}
+}
+
 // Server is one data server's model. Not safe for concurrent use.
 type Server struct {
 	cfg   Config

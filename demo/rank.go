@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/adaptio/adaptio/dataserver"
 	"github.com/adaptio/adaptio/demo/record"
 	"github.com/adaptio/adaptio/demo/report"
 	"github.com/adaptio/adaptio/sched"
@@ -51,7 +52,12 @@ type Ranking struct {
 	Phases   []string
 	Real     [][]float64 // [setting][phase] mean seconds on the real stack
 	Sim      [][]float64 // [setting][phase] mean seconds in the simulator
-	Took     time.Duration
+	// RealServers and SimServers are the data servers' counters (all
+	// servers together) per iteration of each phase: [setting][phase].
+	// Where the times rank apart, they say why (accesses the I/O nodes
+	// aggregated, switches between I/O nodes, device time, repositionings).
+	RealServers, SimServers [][]dataserver.Stats
+	Took                    time.Duration
 }
 
 // Rho is the Spearman rank correlation of the real and simulated times of
@@ -89,7 +95,7 @@ func Rank(ctx context.Context, cfg Config, settings []Setting, progress io.Write
 		if s.FIFO {
 			c.Static, c.scheduler = sched.DefaultWindow, "fifo"
 		}
-		real, err := staticRealOne(ctx, c, c.Static)
+		real, realServers, err := staticRealServers(ctx, c, c.Static)
 		if err != nil {
 			return r, fmt.Errorf("demo: rank %v on the real stack: %w", s, err)
 		}
@@ -99,12 +105,33 @@ func Rank(ctx context.Context, cfg Config, settings []Setting, progress io.Write
 		}
 		r.Real = append(r.Real, phaseRow(real, r.Phases))
 		r.Sim = append(r.Sim, phaseMeans(res, len(r.Phases)))
+		r.RealServers = append(r.RealServers, serversPerPhase(realServers, len(r.Phases)))
+		r.SimServers = append(r.SimServers, serversPerPhase(res.PhaseServers, len(r.Phases)))
 		if progress != nil {
 			fmt.Fprintf(progress, "rank: %v done (%d of %d, %v elapsed)\n", s, i+1, len(settings), time.Since(t0).Round(time.Second))
 		}
 	}
 	r.Took = time.Since(t0)
 	return r, nil
+}
+
+// serversPerPhase averages counters taken per phase run (phase k of n is
+// run k mod n) into one per phase and iteration.
+func serversPerPhase(runs []dataserver.Stats, n int) []dataserver.Stats {
+	out, count := make([]dataserver.Stats, n), make([]uint64, n)
+	for k, st := range runs {
+		out[k%n] = out[k%n].Plus(st)
+		count[k%n]++
+	}
+	for i, c := range count {
+		if c > 1 {
+			o := &out[i]
+			o.Accesses, o.Switches, o.PageHits, o.PageMisses = o.Accesses/c, o.Switches/c, o.PageHits/c, o.PageMisses/c
+			o.Busy /= time.Duration(c)
+			o.Disk.ReadMisses, o.Disk.Streamed, o.Disk.CacheHits, o.Disk.Writes = o.Disk.ReadMisses/c, o.Disk.Streamed/c, o.Disk.CacheHits/c, o.Disk.Writes/c
+		}
+	}
+	return out
 }
 
 func phaseRow(sr record.StaticResult, phases []string) []float64 {
@@ -124,7 +151,16 @@ func (r Ranking) Write(w io.Writer) {
 		for i, s := range r.Settings {
 			fmt.Fprintf(w, "%-8v %10.3f %5d %10.3f %5d\n", s, r.Real[i][p], realRank[i], r.Sim[i][p], simRank[i])
 		}
-		fmt.Fprintf(w, "Spearman rho (real vs simulator) = %.3f\n\n", r.Rho(p))
+		fmt.Fprintf(w, "Spearman rho (real vs simulator) = %.3f\n", r.Rho(p))
+		if len(r.RealServers) == len(r.Settings) && len(r.SimServers) == len(r.Settings) {
+			fmt.Fprintf(w, "data servers per iteration, real / sim:\n%-8s %15s %13s %15s %13s\n", "setting", "accesses", "switches", "device busy s", "read seeks")
+			for i, s := range r.Settings {
+				a, b := r.RealServers[i][p], r.SimServers[i][p]
+				fmt.Fprintf(w, "%-8v %7d/%-7d %6d/%-6d %7.2f/%-7.2f %6d/%-6d\n", s, a.Accesses, b.Accesses, a.Switches, b.Switches,
+					a.Busy.Seconds(), b.Busy.Seconds(), a.Disk.ReadMisses, b.Disk.ReadMisses)
+			}
+		}
+		fmt.Fprintln(w)
 	}
 	fmt.Fprintf(w, "took %v\n", r.Took.Round(time.Second))
 }

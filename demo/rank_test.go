@@ -43,6 +43,14 @@ func TestRankRunsEverySettingOnBothStacks(t *testing.T) {
 			}
 		}
 	}
+	for i := range settings {
+		for p := range r.Phases {
+			if r.RealServers[i][p].Accesses == 0 || r.SimServers[i][p].Accesses == 0 {
+				t.Errorf("%v %s: data servers served %d accesses on the real stack and %d in the simulator; want both counted",
+					settings[i], r.Phases[p], r.RealServers[i][p].Accesses, r.SimServers[i][p].Accesses)
+			}
+		}
+	}
 	if r.Sim[0][0] == r.Sim[1][0] {
 		t.Errorf("simulated FIFO and 125µs took the same %v s: the FIFO row did not run FIFO", r.Sim[0][0])
 	}
@@ -51,7 +59,7 @@ func TestRankRunsEverySettingOnBothStacks(t *testing.T) {
 	}
 	var out strings.Builder
 	r.Write(&out)
-	if !strings.Contains(out.String(), "Spearman rho") {
+	if !strings.Contains(out.String(), "Spearman rho") || !strings.Contains(out.String(), "data servers per iteration") {
 		t.Errorf("report lacks rho:\n%s", out.String())
 	}
 }

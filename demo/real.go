@@ -86,6 +86,19 @@ type stack struct {
 	svc      *service.Service
 	clients  []*client.Client
 	pfsDir   string
+	// phaseServers holds the data servers' counters (all servers
+	// together) during each phase run, in the order run.
+	phaseServers []dataserver.Stats
+	serversAt    dataserver.Stats
+}
+
+// serverStats is the data servers' counters, all servers together.
+func (s *stack) serverStats() dataserver.Stats {
+	var all dataserver.Stats
+	for _, x := range s.cluster.Stats() {
+		all = all.Plus(x.Model)
+	}
+	return all
 }
 
 func (s *stack) shutdown() {
@@ -391,6 +404,9 @@ func realLoop(ctx context.Context, cfg Config, rec *record.Recorder, st *stack, 
 			if err != nil {
 				return fmt.Errorf("demo: %s: %w", p.Name, err)
 			}
+			all := st.serverStats()
+			st.phaseServers = append(st.phaseServers, all.Minus(st.serversAt))
+			st.serversAt = all
 			rec.AddIteration(record.Iteration{Phase: p.Name, Workload: p.Pattern.String(), Start: now,
 				Seconds: ph.Makespan.Seconds(), Bytes: ph.Bytes})
 		}
@@ -442,17 +458,24 @@ func staticReal(ctx context.Context, cfg Config, rec *record.Recorder, t0 time.T
 }
 
 func staticRealOne(ctx context.Context, cfg Config, w time.Duration) (record.StaticResult, error) {
+	sr, _, err := staticRealServers(ctx, cfg, w)
+	return sr, err
+}
+
+// staticRealServers is staticRealOne that also returns the data servers'
+// counters during each phase run, in the order run.
+func staticRealServers(ctx context.Context, cfg Config, w time.Duration) (record.StaticResult, []dataserver.Stats, error) {
 	c := cfg
 	c.Static, c.Iterations = w, cfg.Compare
 	dir, err := os.MkdirTemp("", "adaptio-demo-static-")
 	if err != nil {
-		return record.StaticResult{}, err
+		return record.StaticResult{}, nil, err
 	}
 	defer os.RemoveAll(dir)
 	c.StateDir = dir
 	devnull, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
 	if err != nil {
-		return record.StaticResult{}, err
+		return record.StaticResult{}, nil, err
 	}
 	defer devnull.Close()
 	r := record.New(c.meta("real"))
@@ -462,14 +485,15 @@ func staticRealOne(ctx context.Context, cfg Config, w time.Duration) (record.Sta
 	sink := &decisionSink{file: devnull, t0: t0, phase: &phase, trk: newTracker(r, nil, sched.Windows, w), nodes: c.Nodes}
 	st, err := startStack(ctx, c, sink)
 	if err != nil {
-		return record.StaticResult{}, err
+		return record.StaticResult{}, nil, err
 	}
 	err = realLoop(ctx, c, r, st, &phase, t0)
 	st.shutdown()
+	servers := st.phaseServers
 	if err != nil {
-		return record.StaticResult{}, err
+		return record.StaticResult{}, nil, err
 	}
 	sr := record.CycleMean(r.Snapshot().Iterations)
 	sr.Window, sr.Label = w, ""
-	return sr, nil
+	return sr, servers, nil
 }

@@ -280,6 +280,18 @@ type Stats struct {
 	Writes     uint64
 }
 
+// Minus returns s less t, field by field (counters since t was taken).
+func (s Stats) Minus(t Stats) Stats {
+	return Stats{CacheHits: s.CacheHits - t.CacheHits, Streamed: s.Streamed - t.Streamed,
+		ReadMisses: s.ReadMisses - t.ReadMisses, Writes: s.Writes - t.Writes}
+}
+
+// Plus returns s and t added field by field.
+func (s Stats) Plus(t Stats) Stats {
+	return Stats{CacheHits: s.CacheHits + t.CacheHits, Streamed: s.Streamed + t.Streamed,
+		ReadMisses: s.ReadMisses + t.ReadMisses, Writes: s.Writes + t.Writes}
+}
+
 // StatsOf returns d's statistics (zero for devices that keep none).
 func StatsOf(d Device) Stats {
 	if h, ok := d.(*HDD); ok {

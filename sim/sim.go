@@ -78,6 +78,9 @@ type Result struct {
 	Requests  uint64          // client requests completed
 	Sched     []sched.Stats   // per I/O node scheduler statistics
 	Servers   []ServerStats   // per data server
+	// PhaseServers holds, per finished phase, the counters of all data
+	// servers together during that phase.
+	PhaseServers []ServerStats
 }
 
 // ServerStats describe one data server over a run: the data-server
@@ -114,6 +117,10 @@ type Sim struct {
 	bytes      int64
 	requests   uint64
 	events     uint64
+
+	// The data servers' counters at the last phase's end, and per phase.
+	serversAtPhase ServerStats
+	phaseServers   []ServerStats
 
 	intervalEnd int64 // end of the current observation interval
 	obs         []access.Observation
@@ -334,6 +341,12 @@ func (s *Sim) processDone() {
 		return
 	}
 	s.phases = append(s.phases, time.Duration(s.now-s.phaseStart))
+	var all ServerStats
+	for i := range s.servers {
+		all = all.Plus(s.servers[i].m.Stats())
+	}
+	s.phaseServers = append(s.phaseServers, all.Minus(s.serversAtPhase))
+	s.serversAtPhase = all
 	if s.phase+1 < len(s.cfg.Patterns)+len(s.cfg.Traces) {
 		s.startPhase(s.phase + 1)
 	} else {
@@ -626,6 +639,7 @@ func (s *Sim) Result() Result {
 	}
 	r.Makespan = time.Duration(end)
 	r.Phases = append([]time.Duration(nil), s.phases...)
+	r.PhaseServers = append([]ServerStats(nil), s.phaseServers...)
 	if end > 0 {
 		r.Bandwidth = float64(s.bytes) / time.Duration(end).Seconds()
 	}

@@ -194,6 +194,21 @@ func TestWriteThenRead(t *testing.T) {
 	if res.Bytes != 4*(16<<20) {
 		t.Errorf("moved %d bytes, want %d", res.Bytes, 4*(16<<20))
 	}
+	// The data servers' counters per phase add up to the run's, and only
+	// the read phases read.
+	var phases, total ServerStats
+	for k, st := range res.PhaseServers {
+		phases = phases.Plus(st)
+		if reads := st.PageHits + st.PageMisses; (k%2 == 0) != (reads == 0) {
+			t.Errorf("phase %d (%s): %d page-cache chunks read", k, []string{"write", "read"}[k%2], reads)
+		}
+	}
+	for _, st := range res.Servers {
+		total = total.Plus(st)
+	}
+	if len(res.PhaseServers) != 4 || phases != total {
+		t.Errorf("%d phases' server counters add to %+v, the run's are %+v", len(res.PhaseServers), phases, total)
+	}
 }
 
 // The simulator stripes a file as the daemon's backends do

@@ -30,7 +30,8 @@ type Options struct {
 	// "bench"); RunDirect takes its directory as an argument instead.
 	Dir string
 	// Clients are extra connections; processes are spread over the client
-	// passed to Run and these, round robin (default: just the one).
+	// passed to Run and these in blocks of consecutive processes, as MPI
+	// places ranks on nodes (default: just the one).
 	Clients []*client.Client
 	// Seed varies the content written (default 0).
 	Seed uint64
@@ -290,7 +291,7 @@ func phase(ctx context.Context, t target, dir string, p workload.Pattern, o Opti
 		go func() {
 			defer wg.Done()
 			file, _ := p.Request(proc, 0)
-			h, err := t.open(proc, FileName(dir, p, file), int(p.RequestSize))
+			h, err := t.open(proc, p.Processes, FileName(dir, p, file), int(p.RequestSize))
 			if err != nil {
 				fail(err)
 				return

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -186,4 +187,45 @@ func TestInvalidPattern(t *testing.T) {
 func ExampleSize() {
 	fmt.Println(fwdbench.Size(32<<10), fwdbench.Size(4<<30), fwdbench.Size(1000))
 	// Output: 32KiB 4GiB 1000B
+}
+
+// Processes are spread over the connections in blocks of consecutive
+// ranks, as MPI places ranks on nodes and the simulator maps them to I/O
+// nodes: with two forwarders and 8 processes of a 1D-strided pattern, the
+// first forwarder sees the blocks of ranks 0 to 3 only.
+func TestProcessesSpreadInBlocks(t *testing.T) {
+	dir := t.TempDir()
+	be, err := posix.New(dir, backend.Layout{StripeSize: 16 << 10, StripeCount: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { be.Close() })
+	const procs, size = 8, 4 << 10
+	var mu sync.Mutex
+	ranks := [2]map[int64]bool{{}, {}}
+	var conns []*client.Client
+	for i := range 2 {
+		d := fwdtest.Start(t, fwd.Options{Backend: be, Scheduler: "fifo", OnRequest: func(_ uint64, off, _ int64, _ rw.Op) {
+			mu.Lock()
+			ranks[i][off/size%procs] = true
+			mu.Unlock()
+		}})
+		conns = append(conns, dial(t, d.Addr()))
+	}
+	p := workload.Pattern{Processes: procs, Layout: workload.Shared, Spatiality: workload.Strided, Op: rw.Write, RequestSize: size, TotalBytes: procs * 4 * size}
+	if _, err := fwdbench.Run(context.Background(), conns[0], p, fwdbench.Options{Clients: conns[1:], NoVerify: true}); err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range [2][]int64{{0, 1, 2, 3}, {4, 5, 6, 7}} {
+		if len(ranks[i]) != len(want) {
+			t.Errorf("forwarder %d served the blocks of ranks %v, want %v", i, ranks[i], want)
+			continue
+		}
+		for _, r := range want {
+			if !ranks[i][r] {
+				t.Errorf("forwarder %d served the blocks of ranks %v, want %v", i, ranks[i], want)
+				break
+			}
+		}
+	}
 }

@@ -17,9 +17,9 @@ type target interface {
 	prepare(dir string) error
 	// create creates file name, or truncates it to zero bytes.
 	create(name string) error
-	// open opens file name for process proc with a request buffer of n
-	// bytes; it is called from the process's goroutine.
-	open(proc int, name string, n int) (handle, error)
+	// open opens file name for process proc of procs with a request
+	// buffer of n bytes; it is called from the process's goroutine.
+	open(proc, procs int, name string, n int) (handle, error)
 	// remove unlinks file name.
 	remove(name string) error
 }
@@ -37,6 +37,20 @@ type handle interface {
 	close()
 }
 
+// clientOf is the connection (the I/O node, in the demo) of process proc
+// of procs spread over clients in blocks: processes 0 to procs/clients-1 on
+// the first, and so on, as MPI places consecutive ranks on one compute node
+// and the simulator maps compute nodes to I/O nodes (package sim). With
+// round robin instead, each I/O node's processes of a strided pattern hold
+// every clients-th block, and no two of its requests ever continue each
+// other on a data server: nothing could be aggregated.
+func clientOf(proc, procs, clients int) int {
+	if procs <= 0 || proc < 0 || proc >= procs {
+		return 0
+	}
+	return proc * clients / procs
+}
+
 var (
 	_ target = forwarder(nil)
 	_ target = direct{}
@@ -45,7 +59,7 @@ var (
 )
 
 // forwarder is the daemon's target: the clients, processes spread over them
-// round robin.
+// in blocks (clientOf).
 type forwarder []*client.Client
 
 func (t forwarder) prepare(dir string) error {
@@ -63,8 +77,8 @@ func (t forwarder) create(name string) error {
 	return f.Close()
 }
 
-func (t forwarder) open(proc int, name string, n int) (handle, error) {
-	c := t[proc%len(t)]
+func (t forwarder) open(proc, procs int, name string, n int) (handle, error) {
+	c := t[clientOf(proc, procs, len(t))]
 	f, err := c.Open(name)
 	if err != nil {
 		return nil, err
@@ -119,7 +133,7 @@ func (direct) create(name string) error {
 	return f.Close()
 }
 
-func (direct) open(_ int, name string, n int) (handle, error) {
+func (direct) open(_, _ int, name string, n int) (handle, error) {
 	f, err := os.OpenFile(name, os.O_RDWR, 0)
 	if err != nil {
 		return nil, err

@@ -19,7 +19,8 @@ type TraceOptions struct {
 	// (default "replay").
 	Dir string
 	// Clients are extra connections; processes are spread over the client
-	// passed to RunTrace and these, round robin (default: just the one).
+	// passed to RunTrace and these in blocks of consecutive processes, as
+	// MPI places ranks on nodes (default: just the one).
 	Clients []*client.Client
 	// Seed varies the content written (default 0).
 	Seed uint64
@@ -220,7 +221,7 @@ func replayTrace(ctx context.Context, clients forwarder, tr workload.Trace, name
 				}
 				f := files[r.File]
 				if f == nil {
-					if f, err = clients[proc%len(clients)].Open(name(r.File)); err != nil {
+					if f, err = clients[clientOf(proc, tr.Processes(), len(clients))].Open(name(r.File)); err != nil {
 						fail(err)
 						return
 					}
