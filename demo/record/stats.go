@@ -15,6 +15,8 @@ type PhaseStats struct {
 	BestK      int     `json:"best_k"`      // K of the best iteration
 	Mean       float64 `json:"mean"`        // mean seconds over all iterations
 	LastMean   float64 `json:"last_mean"`   // mean seconds over the last quarter (at least one)
+	// LastHalfMean is the mean seconds over the last half (at least one).
+	LastHalfMean float64 `json:"last_half_mean"`
 	Slope      float64 `json:"slope"`       // trend: seconds per iteration (least squares on K)
 	Intercept  float64 `json:"intercept"`   // trend value at K = 0
 	TrendFirst float64 `json:"trend_first"` // trend value at the first iteration
@@ -71,6 +73,12 @@ func Stats(its []Iteration, phase string) PhaseStats {
 		tail += it.Seconds
 	}
 	st.LastMean = tail / float64(q)
+	h := max(len(ps)/2, 1)
+	tail = 0
+	for _, it := range ps[len(ps)-h:] {
+		tail += it.Seconds
+	}
+	st.LastHalfMean = tail / float64(h)
 	if d := n*sxx - sx*sx; d != 0 {
 		st.Slope = (n*sxy - sx*sy) / d
 	}
@@ -89,6 +97,18 @@ func Summary(its []Iteration) StaticResult {
 		st := Stats(its, p)
 		r.Phases[p] = st.LastMean
 		r.Total += st.LastMean
+	}
+	return r
+}
+
+// SummaryHalf is Summary over the last half of each phase's iterations:
+// learning judged with its second half, explorations included.
+func SummaryHalf(its []Iteration) StaticResult {
+	r := StaticResult{Label: "learning (last half)", Phases: map[string]float64{}}
+	for _, p := range Phases(its) {
+		st := Stats(its, p)
+		r.Phases[p] = st.LastHalfMean
+		r.Total += st.LastHalfMean
 	}
 	return r
 }

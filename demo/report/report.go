@@ -29,26 +29,27 @@ func WindowLabel(w time.Duration) string {
 // the page (element id "adaptio-summary") so tests and scripts can check the
 // figures without parsing SVG.
 type Summary struct {
-	Mode       string                `json:"mode"`
-	Elapsed    float64               `json:"elapsed"`
-	Seconds    int                   `json:"seconds"`
-	Iterations int                   `json:"iterations"`
-	Phases     []record.PhaseStats   `json:"phases"`
-	Decisions  int                   `json:"decisions"` // node-seconds with a decision in force (non-idle)
-	Explores   int                   `json:"explores"`  // of which explorations
-	Estimates  []record.Estimate     `json:"estimates"`
-	Static     []record.StaticResult `json:"static"`
-	Learned    record.StaticResult   `json:"learned"`
-	Carried    int64                 `json:"carried_over"`
-	WindowsUS  []int64               `json:"windows_us"` // the Council's arms in microseconds, as in the recording
-	Rounds     record.Decisions      `json:"rounds"`     // the Council's deciding rounds, as in the decision log
+	Mode        string                `json:"mode"`
+	Elapsed     float64               `json:"elapsed"`
+	Seconds     int                   `json:"seconds"`
+	Iterations  int                   `json:"iterations"`
+	Phases      []record.PhaseStats   `json:"phases"`
+	Decisions   int                   `json:"decisions"` // node-seconds with a decision in force (non-idle)
+	Explores    int                   `json:"explores"`  // of which explorations
+	Estimates   []record.Estimate     `json:"estimates"`
+	Static      []record.StaticResult `json:"static"`
+	Learned     record.StaticResult   `json:"learned"`
+	LearnedHalf record.StaticResult   `json:"learned_half"` // over the last half of the iterations
+	Carried     int64                 `json:"carried_over"`
+	WindowsUS   []int64               `json:"windows_us"` // the Council's arms in microseconds, as in the recording
+	Rounds      record.Decisions      `json:"rounds"`     // the Council's deciding rounds, as in the decision log
 }
 
 // Summarize computes the Summary of a recording.
 func Summarize(r record.Recording) Summary {
 	s := Summary{Mode: r.Meta.Mode, Elapsed: r.Elapsed, Seconds: len(r.Seconds), Iterations: len(r.Iterations),
 		Estimates: r.Estimates, Static: r.Static, Carried: r.Meta.CarriedOver, WindowsUS: record.MicrosOf(r.Meta.Windows),
-		Learned: record.Summary(r.Iterations), Rounds: r.Decisions}
+		Learned: record.Summary(r.Iterations), LearnedHalf: record.SummaryHalf(r.Iterations), Rounds: r.Decisions}
 	for _, p := range record.Phases(r.Iterations) {
 		s.Phases = append(s.Phases, record.Stats(r.Iterations, p))
 	}
@@ -364,7 +365,7 @@ func static(r record.Recording, sum Summary, phases []string) ([]string, []stati
 		on = r.Meta.Mode
 	}
 	if r.Meta.StaticWindow == 0 && len(r.Iterations) > 0 && on == r.Meta.Mode {
-		rows = append(rows, learned)
+		rows = append(rows, sum.LearnedHalf, learned)
 	}
 	best := math.Inf(1)
 	for _, s := range r.Static {
@@ -397,14 +398,62 @@ func static(r record.Recording, sum Summary, phases []string) ([]string, []stati
 			col = "#2ca02c"
 		}
 		label := row.Label
-		if row.Learn {
-			label = "learning"
-		}
 		bars = append(bars, Bar{Label: label, Value: s.Total, Note: fmt.Sprintf("%.1f", s.Total), Color: col})
 		out = append(out, row)
 	}
 	svg := BarChart("One cycle of the experiment: seconds (lower is better)", "seconds", bars, 760, 260)
-	return cols, out, template.HTML(svg), verdict(rows)
+	return cols, out, template.HTML(svg), strings.TrimSpace(verdict(rows) + " " + phaseVerdict(rows, cols))
+}
+
+// phaseVerdict says, for each phase where the default window is 15% or
+// more slower than the phase's best static window, how learning over the
+// last half of its iterations compares with the default: what learning
+// buys where the window matters.
+func phaseVerdict(rows []record.StaticResult, phases []string) string {
+	var half, def *record.StaticResult
+	for i := range rows {
+		switch r := &rows[i]; {
+		case r.Window == 0 && r.Label == "learning (last half)":
+			half = r
+		case r.Window == sched.DefaultWindow:
+			def = r
+		}
+	}
+	if half == nil || def == nil {
+		return ""
+	}
+	var parts []string
+	for _, p := range phases {
+		best := math.Inf(1)
+		var bestW time.Duration
+		for _, r := range rows {
+			if v, ok := r.Phases[p]; ok && r.Window > 0 && v < best {
+				best, bestW = v, r.Window
+			}
+		}
+		d, l := def.Phases[p], half.Phases[p]
+		if !(best > 0) || d < 1.15*best || !(l > 0) {
+			continue
+		}
+		parts = append(parts, fmt.Sprintf("%s (the default %.0f%% slower than %s): learning %.1f%% %s than the default", p,
+			100*(d/best-1), WindowLabel(bestW), 100*math.Abs(1-l/d), map[bool]string{true: "faster", false: "slower"}[l <= d]))
+	}
+	if len(parts) == 0 {
+		return fmt.Sprintf("In no phase is the default window (%s) 15%% or more slower than the best static window.", WindowLabel(sched.DefaultWindow))
+	}
+	return fmt.Sprintf("Over the last half of its iterations, learning takes %.2f s a cycle (%.0f%% of the best static window's). Where the default window matters: %s.",
+		half.Total, 100*half.Total/minStatic(rows), strings.Join(parts, "; "))
+}
+
+// minStatic is the shortest cycle of a static window.
+func minStatic(rows []record.StaticResult) float64 {
+	best := math.Inf(1)
+	for _, r := range rows {
+		if r.Window > 0 {
+			best = math.Min(best, r.Total)
+		}
+	}
+	return best
 }
 
 // verdict says in one sentence what learning bought: the learning row
@@ -463,7 +512,7 @@ tr.learn td{background:#fff1e0;font-weight:bold}tr.best td{background:#e6f4e4}
 {{range .Figures}}<h2>{{.Title}}</h2><p class="cap">{{.Caption}}</p><div class="figs">{{range .SVGs}}{{.}}{{end}}</div>{{end}}
 <h2>The same workload under each static window</h2>
 {{if .Static}}
-<p class="cap">Mean execution time per phase in seconds; "cycle" is one pass of every phase. The learning row uses the last quarter of each phase's iterations, after the bandits have learned. Relative: to the best static window.</p>
+<p class="cap">Mean execution time per phase in seconds; "cycle" is one pass of every phase. The learning rows use the last half and the last quarter of each phase's iterations. Relative: to the best static window.</p>
 <table id="static"><tr><th>window</th>{{range .PhaseCols}}<th>{{.}}</th>{{end}}<th>cycle (s)</th><th>relative</th></tr>
 {{range .Static}}<tr class="{{if .Learn}}learn{{else if .Best}}best{{end}}"><td>{{.Label}}</td>{{range .Cells}}<td>{{.}}</td>{{end}}<td>{{.Total}}</td><td>{{.Rel}}</td></tr>
 {{end}}</table>

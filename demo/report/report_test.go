@@ -139,3 +139,23 @@ func TestVerdict(t *testing.T) {
 		t.Errorf("verdict without a learning row = %q, want empty", got)
 	}
 }
+
+// The per-phase verdict names only the phases where the default window is
+// 15% or more slower than the phase's best static window, and compares the
+// learning of the last half with the default there.
+func TestPhaseVerdict(t *testing.T) {
+	rows := []record.StaticResult{
+		{Window: time.Millisecond, Total: 12, Phases: map[string]float64{"W": 10, "R": 2}},
+		{Window: 8 * time.Millisecond, Total: 10.05, Phases: map[string]float64{"W": 8, "R": 2.05}},
+		{Label: "learning (last half)", Total: 11, Phases: map[string]float64{"W": 9, "R": 2}},
+		{Label: "learning (last quarter)", Total: 10, Phases: map[string]float64{"W": 8, "R": 2}},
+	}
+	want := "Over the last half of its iterations, learning takes 11.00 s a cycle (109% of the best static window's). Where the default window matters: W (the default 25% slower than 8ms): learning 10.0% faster than the default."
+	if got := phaseVerdict(rows, []string{"W", "R"}); got != want {
+		t.Errorf("phaseVerdict:\n got %s\nwant %s", got, want)
+	}
+	rows[0].Phases["W"] = 9
+	if got := phaseVerdict(rows, []string{"W", "R"}); !strings.HasPrefix(got, "In no phase") {
+		t.Errorf("phaseVerdict with the default within 15%% everywhere = %q", got)
+	}
+}
