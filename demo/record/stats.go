@@ -8,19 +8,19 @@ import (
 // PhaseStats summarises the iterations of one phase (seed 000 Fig. 6: the
 // first time, the best time and the linear trend).
 type PhaseStats struct {
-	Phase      string  `json:"phase"`
-	Count      int     `json:"count"`
-	First      float64 `json:"first"`       // seconds of the first iteration
-	Best       float64 `json:"best"`        // lowest seconds
-	BestK      int     `json:"best_k"`      // K of the best iteration
-	Mean       float64 `json:"mean"`        // mean seconds over all iterations
-	LastMean   float64 `json:"last_mean"`   // mean seconds over the last quarter (at least one)
+	Phase    string  `json:"phase"`
+	Count    int     `json:"count"`
+	First    float64 `json:"first"`     // seconds of the first iteration
+	Best     float64 `json:"best"`      // lowest seconds
+	BestK    int     `json:"best_k"`    // K of the best iteration
+	Mean     float64 `json:"mean"`      // mean seconds over all iterations
+	LastMean float64 `json:"last_mean"` // mean seconds over the last quarter (at least one)
 	// LastHalfMean is the mean seconds over the last half (at least one).
 	LastHalfMean float64 `json:"last_half_mean"`
-	Slope      float64 `json:"slope"`       // trend: seconds per iteration (least squares on K)
-	Intercept  float64 `json:"intercept"`   // trend value at K = 0
-	TrendFirst float64 `json:"trend_first"` // trend value at the first iteration
-	TrendLast  float64 `json:"trend_last"`  // trend value at the last iteration
+	Slope        float64 `json:"slope"`       // trend: seconds per iteration (least squares on K)
+	Intercept    float64 `json:"intercept"`   // trend value at K = 0
+	TrendFirst   float64 `json:"trend_first"` // trend value at the first iteration
+	TrendLast    float64 `json:"trend_last"`  // trend value at the last iteration
 }
 
 // Phases returns the distinct phases of its in first-seen order.
