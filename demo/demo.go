@@ -15,6 +15,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/adaptio/adaptio/announce"
 	"github.com/adaptio/adaptio/bandit"
 	"github.com/adaptio/adaptio/council"
 	"github.com/adaptio/adaptio/demo/dashboard"
@@ -69,6 +70,15 @@ type Config struct {
 	// 0: the default, 128 KiB; negative: no page cache, every read goes
 	// to the modelled disk).
 	ServerReadAhead int64
+	// ServerElevator makes the data servers serve their queued accesses in
+	// disk-address (C-LOOK) order, as the Linux block layer sorts them,
+	// instead of arrival order, on the real stack and in the simulator.
+	ServerElevator bool
+	// Interval is how often each Announcer reports and the Council decides
+	// (default 1 s, the papers'); the simulator observes at the same
+	// interval. A shorter one lets the Council act within phases shorter
+	// than a second.
+	Interval time.Duration
 
 	// scheduler replaces TWINS on every I/O node (Rank's FIFO row); ""
 	// is TWINS.
@@ -112,6 +122,9 @@ func (c Config) WithDefaults() Config {
 	if c.Nodes == 0 {
 		c.Nodes = DefaultNodes
 	}
+	if c.Interval == 0 {
+		c.Interval = announce.DefaultInterval
+	}
 	if c.Servers == 0 {
 		c.Servers = DefaultServers
 	}
@@ -154,6 +167,8 @@ func (c Config) Validate() error {
 		return bad("duration %v, want >= 0", c.Duration)
 	case c.Static != 0 && !slices.Contains(sched.Windows, c.Static):
 		return bad("static window %v is not one of the TWINS windows %v", c.Static, sched.Windows)
+	case c.Interval < 10*time.Millisecond || c.Interval > time.Minute:
+		return bad("interval %v, want 10ms to 1m", c.Interval)
 	case c.Nodes < 1 || c.Servers < 1:
 		return bad("%d I/O nodes and %d data servers, want >= 1 each", c.Nodes, c.Servers)
 	case c.Epsilon < 0 || c.Epsilon > 1:

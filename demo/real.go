@@ -137,7 +137,7 @@ func startStack(ctx context.Context, cfg Config, sink *decisionSink) (*stack, er
 	s.svc, err = service.New(service.Options{
 		Prefix: realPrefix, Port: -1, StateDir: filepath.Join(cfg.StateDir, RealStateDir),
 		Core: council.Config{Policy: cfg.Policy, Options: bandit.Options{Epsilon: cfg.Epsilon}, Windows: sched.Windows,
-			Nodes: cfg.Nodes},
+			Nodes: cfg.Nodes, Timeout: min(council.DefaultTimeout, cfg.Interval/2)},
 		Seed: cfg.Seed, DecisionLog: sink, Logger: cfg.Logger, Registerer: prometheus.NewRegistry(),
 	})
 	if err != nil {
@@ -154,7 +154,7 @@ func startStack(ctx context.Context, cfg Config, sink *decisionSink) (*stack, er
 		return fail(fmt.Errorf("demo: pfs: %w", err))
 	}
 	s.cluster, err = pfs.NewCluster(pfs.ClusterOptions{Servers: cfg.Servers, Dir: s.pfsDir, Disk: "hdd", Seed: cfg.Seed,
-		Model:  dataserver.Config{TimeScale: cfg.ServerTimeScale, ReadAheadBytes: cfg.ServerReadAhead},
+		Model:  dataserver.Config{TimeScale: cfg.ServerTimeScale, ReadAheadBytes: cfg.ServerReadAhead, Elevator: cfg.ServerElevator},
 		Logger: cfg.Logger, Registerer: prometheus.NewRegistry()})
 	if err != nil {
 		return fail(fmt.Errorf("demo: pfs: %w", err))
@@ -195,7 +195,7 @@ func startStack(ctx context.Context, cfg Config, sink *decisionSink) (*stack, er
 		if cfg.Static != 0 {
 			applier = nil // no learning: decisions are recorded, not applied
 		}
-		a, err := announce.New(announce.Options{URL: s.svc.ClientURL(), Prefix: realPrefix, Node: i, Source: d, Applier: applier,
+		a, err := announce.New(announce.Options{URL: s.svc.ClientURL(), Prefix: realPrefix, Node: i, Source: d, Applier: applier, Interval: cfg.Interval,
 			Default: window, Logger: cfg.Logger.With("node", i), Registerer: prometheus.NewRegistry()})
 		if err != nil {
 			return fail(fmt.Errorf("demo: announcer %d: %w", i, err))

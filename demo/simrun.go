@@ -31,7 +31,7 @@ const (
 // state from path if the file exists; it returns the pulls carried over.
 func newCore(cfg Config, path string) (*council.Council, int64, error) {
 	core, err := council.New(council.Config{Policy: cfg.Policy, Options: bandit.Options{Epsilon: cfg.Epsilon},
-		Windows: sched.Windows, Nodes: cfg.Nodes}, rand.New(rand.NewPCG(cfg.Seed, 0xc0c1)))
+		Windows: sched.Windows, Nodes: cfg.Nodes, Timeout: min(council.DefaultTimeout, cfg.Interval/2)}, rand.New(rand.NewPCG(cfg.Seed, 0xc0c1)))
 	if err != nil {
 		return nil, 0, fmt.Errorf("demo: %w", err)
 	}
@@ -61,8 +61,8 @@ func (c Config) simConfig(iterations int, window time.Duration) sim.Config {
 	// the default workload: about 4 days).
 	maxTime := max(sim.DefaultMaxTime, time.Duration(iterations)*time.Hour)
 	return sim.Config{Patterns: patternsOf(c.Phases(), iterations), IONodes: c.Nodes, Servers: c.Servers,
-		Scheduler: c.schedulerName(), Window: window, Seed: c.Seed, ServerTimeScale: c.ServerTimeScale, ReadAheadBytes: c.ServerReadAhead,
-		AlignedWindows: !c.ReferenceWindows, MaxTime: maxTime}
+		Scheduler: c.schedulerName(), Window: window, Seed: c.Seed, ServerTimeScale: c.ServerTimeScale, ReadAheadBytes: c.ServerReadAhead, Elevator: c.ServerElevator,
+		AlignedWindows: !c.ReferenceWindows, MaxTime: maxTime, Interval: c.Interval}
 }
 
 // runSim runs the experiment in the simulator, with the Council core

@@ -10,6 +10,7 @@ import (
 	"math/rand/v2"
 	"net"
 	"os"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -343,6 +344,13 @@ func (s *Server) serve(c net.Conn) {
 		// requests came on the wire, as at a real server's device queue;
 		// its goroutine then waits for its turn.
 		t := s.arrive(node, &req)
+		if t != nil {
+			// Let the other connections' readers queue what came on them
+			// meanwhile: the model's queue then follows the order the
+			// requests arrived across connections, as a device queue
+			// does, not one connection's buffered frames before another's.
+			runtime.Gosched()
+		}
 		go func(node int) {
 			defer func() { <-sem; inflight.Done() }()
 			s.requests.Add(1)

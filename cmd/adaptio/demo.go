@@ -115,6 +115,8 @@ run (decisions-sim.jsonl with --sim).`,
 	f.Float64Var(&cfg.Pace, "pace", 0, "with --sim: virtual seconds per wall-clock second, to watch it live (0: as fast as possible)")
 	f.BoolVar(&alignedWindows, "aligned-windows", true, "TWINS windows are slots of one clock shared by every I/O node, which then never serve one data server together (--aligned-windows=false: the reference's windows, each starting at the first dispatch after the last ended, which drift apart node by node)")
 	f.Float64Var(&cfg.ServerTimeScale, "server-time-scale", demo.DefaultServerTimeScale, "multiply the data servers' modelled service times (slower disks), on the real stack and in the simulator alike")
+	f.DurationVar(&cfg.Interval, "interval", 0, "how often each Announcer reports and the Council decides (0: 1 s, the papers'); a shorter interval lets learning act within phases shorter than a second; the simulator observes at the same interval")
+	f.BoolVar(&cfg.ServerElevator, "server-elevator", false, "the data servers serve their queued accesses in disk-address (C-LOOK) order, as the Linux block layer sorts them, instead of arrival order, on the real stack and in the simulator alike")
 	f.Int64Var(&cfg.ServerReadAhead, "server-read-ahead", 0, "the data servers' page-cache chunk in bytes, on the real stack and in the simulator alike (0: 128 KiB; negative: no page cache, every read goes to the modelled disk)")
 	f.BoolVar(&quiet, "quiet", false, "no live view on stdout")
 	f.BoolVar(&verbose, "verbose", false, "log progress on stderr")

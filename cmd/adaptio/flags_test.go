@@ -15,6 +15,7 @@ func TestZeroIsRefusedWhereItWouldMeanDefault(t *testing.T) {
 	}{
 		{[]string{"demo", "--processes", "0"}, "--processes 0"},
 		{[]string{"demo", "--iterations", "-1"}, "--iterations -1"},
+		{[]string{"demo", "--interval", "1ms"}, "interval 1ms"},
 		{[]string{"forward", "--backend", "posix:" + t.TempDir(), "--interval", "0s"}, "--interval 0s"},
 		{[]string{"sim", "run", "--servers", "0"}, "--servers 0"},
 		{[]string{"sim", "grid", "--out", t.TempDir(), "--clients", "0"}, "--clients 0"},
