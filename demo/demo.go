@@ -37,7 +37,7 @@ var (
 type Config struct {
 	Sim        bool          // run in the simulator, in virtual time
 	Duration   time.Duration // stop after this much run time (wall clock; virtual time with Sim); 0: no limit
-	Iterations int           // experiment iterations, each one pass of every phase (default: 120 with Sim, 10 otherwise)
+	Iterations int           // experiment iterations, each one pass of every phase (default: 120 with Sim, 30 otherwise)
 	StateDir   string        // learned state and decision log (default ./adaptio-state)
 	Static     time.Duration // a fixed TWINS window instead of learning (0: learn); must be one of sched.Windows
 	HTTP       string        // dashboard address ("" = none; port 0 picks a free one)
@@ -108,7 +108,7 @@ const (
 // WithDefaults returns c with zero fields set.
 func (c Config) WithDefaults() Config {
 	if c.Iterations == 0 {
-		c.Iterations = 10
+		c.Iterations = 30
 		if c.Sim {
 			c.Iterations = 120
 		}
