@@ -203,11 +203,15 @@ func (d *Driver) Interval(node int, now time.Duration, f Figures, rng *rand.Rand
 	names := d.cfg.Bandit.Schedulers
 	bw := float64(n.bytes) / (now - n.start).Seconds()
 	n.record(names, n.current, bw, now)
-	next = n.choose(names, now, rng)
+	// The pattern knowledge base, when it predicts a pattern it knows,
+	// decides; the node's own learner chooses only otherwise (so it draws
+	// nothing it then throws away).
+	pick, ok := "", false
 	if n.kb != nil {
-		if pick, ok := d.matchPatterns(n, bw, now, rng); ok {
-			next = pick
-		}
+		pick, ok = d.matchPatterns(n, bw, now, rng)
+	}
+	if next = pick; !ok {
+		next = n.choose(names, now, rng)
 	}
 	n.start, n.bytes, n.served, n.reqs = now, 0, 0, n.reqs[:0]
 	if next == n.current {
