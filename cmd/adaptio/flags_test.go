@@ -56,3 +56,27 @@ func TestCPUProfileFlag(t *testing.T) {
 		t.Errorf("unwritable profile path: %v, want an error naming --cpuprofile", err)
 	}
 }
+
+// A lone forwarder's TWINS moves on from an empty server's queue unless told
+// otherwise; with several I/O nodes it waits, as the reference.
+func TestForwardSkipEmptyDefault(t *testing.T) {
+	for _, tt := range []struct {
+		args []string
+		want bool
+	}{
+		{nil, true},
+		{[]string{"--nodes", "4"}, false},
+		{[]string{"--skip-empty=false"}, false},
+		{[]string{"--nodes", "4", "--skip-empty"}, true},
+	} {
+		cmd := newForwardCmd()
+		if err := cmd.ParseFlags(tt.args); err != nil {
+			t.Fatal(err)
+		}
+		set, _ := cmd.Flags().GetBool("skip-empty")
+		nodes, _ := cmd.Flags().GetInt("nodes")
+		if got := skipEmpty(cmd.Flags(), set, nodes); got != tt.want {
+			t.Errorf("forward %v: skip-empty %v, want %v", tt.args, got, tt.want)
+		}
+	}
+}
