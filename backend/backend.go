@@ -47,6 +47,7 @@ type FileInfo struct {
 	Ino          uint64
 	Nlink        uint32
 	UID, GID     uint32
+	Rdev         uint64 // device number of a block or character device
 }
 
 // Attr is an attribute change (chmod, chown, utimes); nil fields stay.
@@ -83,6 +84,14 @@ type Namespace interface {
 	Setattr(ctx context.Context, path string, a Attr) error
 	// Statfs reports the file system's usage.
 	Statfs(ctx context.Context) (FSInfo, error)
+	// Mknod creates a FIFO (fs.ModeNamedPipe), a Unix socket's file
+	// (fs.ModeSocket), a block (fs.ModeDevice) or character device
+	// (fs.ModeDevice|fs.ModeCharDevice) numbered dev, or an empty regular
+	// file (no type bits), as mknod(2); mode's permission, setuid, setgid
+	// and sticky bits apply. Other types are ErrBadArgument; a device node
+	// the file system or the daemon's privileges refuse fails as mknod(2)
+	// did (EPERM).
+	Mknod(ctx context.Context, path string, mode fs.FileMode, dev uint64) error
 }
 
 // Backend stores files striped over Servers() data servers. Implementations

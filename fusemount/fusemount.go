@@ -150,6 +150,7 @@ var (
 	_ gofs.NodeSymlinker  = (*node)(nil)
 	_ gofs.NodeReadlinker = (*node)(nil)
 	_ gofs.NodeStatfser   = (*node)(nil)
+	_ gofs.NodeMknoder    = (*node)(nil)
 )
 
 func (n *node) rel(name string) string {
@@ -214,6 +215,7 @@ func (n *node) fill(fi client.FileInfo, a *fuse.Attr) {
 	a.Blksize = 1 << 20
 	a.Mode = fileType(fi) | fwdproto.UnixMode(fi.Mode)
 	a.Ino = fi.Ino
+	a.Rdev = uint32(fi.Rdev) // Linux's encoding of numbers below 2^12 (major) and 2^20 (minor)
 	if fi.Ino != 0 {
 		a.Blocks = uint64(fi.Blocks)
 		a.Nlink = fi.Nlink
@@ -240,13 +242,10 @@ func (n *node) fill(fi client.FileInfo, a *fuse.Attr) {
 
 // fileType is the S_IF* type of a file.
 func fileType(fi client.FileInfo) uint32 {
-	switch {
-	case fi.IsDir:
+	if fi.IsDir {
 		return syscall.S_IFDIR
-	case fi.Mode&fs.ModeSymlink != 0:
-		return syscall.S_IFLNK
 	}
-	return syscall.S_IFREG
+	return fwdproto.UnixType(fi.Mode)
 }
 
 func (n *node) child(ctx context.Context, fi client.FileInfo, out *fuse.EntryOut) *gofs.Inode {
@@ -441,6 +440,24 @@ func (n *node) Link(ctx context.Context, target gofs.InodeEmbedder, name string,
 func (n *node) Symlink(ctx context.Context, target, name string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
 	p := n.rel(name)
 	if err := n.c.Symlink(target, p); err != nil {
+		return nil, errno(err)
+	}
+	fi, err := n.c.Stat(p)
+	if err != nil {
+		return nil, errno(err)
+	}
+	return n.child(ctx, fi, out), 0
+}
+
+// Mknod creates a FIFO, a socket's file (bind(2) of a Unix socket), a
+// block or character device or an empty regular file on the backend. The
+// kernel serves opens of FIFOs, sockets and devices itself; the backend's
+// node only records them. A backend without namespace operations refuses
+// (ENOTSUP); a device node a non-root daemon or a nodev backend cannot
+// make, with EPERM.
+func (n *node) Mknod(ctx context.Context, name string, mode uint32, dev uint32, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
+	p := n.rel(name)
+	if err := n.c.Mknod(p, fwdproto.FileType(mode)|fwdproto.FileMode(mode), uint64(dev)); err != nil {
 		return nil, errno(err)
 	}
 	fi, err := n.c.Stat(p)

@@ -5,6 +5,8 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -123,6 +125,88 @@ func TestPOSIX(t *testing.T) {
 			if err := os.Symlink(target, filepath.Join(mnt, "bad")); !errors.Is(err, syscall.EACCES) {
 				t.Fatalf("symlink to %q: %v, want EACCES", target, err)
 			}
+		}
+	})
+	t.Run("mkfifo", func(t *testing.T) {
+		p := filepath.Join(mnt, "fifo")
+		if err := syscall.Mkfifo(p, 0o640); err != nil {
+			t.Fatalf("mkfifo on the mount: %v", err)
+		}
+		for _, q := range []string{filepath.Join(root, "fifo"), p} {
+			if fi, err := os.Lstat(q); err != nil || fi.Mode() != os.ModeNamedPipe|0o640 {
+				t.Fatalf("%s: %v, %v; want a FIFO with mode 0640", q, fi.Mode(), err)
+			}
+		}
+		// The kernel serves the FIFO's opens itself: a writer and a reader
+		// meet through it.
+		done := make(chan error, 1)
+		go func() {
+			w, err := os.OpenFile(p, os.O_WRONLY, 0)
+			if err == nil {
+				_, err = w.Write([]byte("through the pipe"))
+				w.Close()
+			}
+			done <- err
+		}()
+		got, err := os.ReadFile(p)
+		if werr := <-done; err != nil || werr != nil || string(got) != "through the pipe" {
+			t.Fatalf("read %q, %v (writer: %v)", got, err, werr)
+		}
+		if err := syscall.Mkfifo(p, 0o640); !errors.Is(err, syscall.EEXIST) {
+			t.Fatalf("mkfifo over an existing name: %v, want EEXIST", err)
+		}
+	})
+	t.Run("unix socket", func(t *testing.T) {
+		p := filepath.Join(mnt, "sock")
+		l, err := net.Listen("unix", p)
+		if err != nil {
+			t.Fatalf("bind on the mount: %v", err)
+		}
+		defer l.Close()
+		if fi, err := os.Lstat(filepath.Join(root, "sock")); err != nil || fi.Mode().Type() != os.ModeSocket {
+			t.Fatalf("backend: %v, %v; want a socket", fi, err)
+		}
+		go func() {
+			if c, err := l.Accept(); err == nil {
+				c.Write([]byte("hi"))
+				c.Close()
+			}
+		}()
+		c, err := net.Dial("unix", p)
+		if err != nil {
+			t.Fatalf("connect through the mount's socket: %v", err)
+		}
+		defer c.Close()
+		if got, err := io.ReadAll(c); err != nil || string(got) != "hi" {
+			t.Fatalf("read %q, %v", got, err)
+		}
+	})
+	t.Run("device node", func(t *testing.T) {
+		p := filepath.Join(mnt, "null")
+		dev := 1<<8 | 3 // makedev(1, 3)
+		if err := syscall.Mknod(p, syscall.S_IFCHR|0o640, dev); err != nil {
+			if errors.Is(err, syscall.EPERM) {
+				t.Skipf("the backend refuses device nodes (no CAP_MKNOD in this container): %v", err)
+			}
+			t.Fatalf("mknod on the mount: %v", err)
+		}
+		for _, q := range []string{filepath.Join(root, "null"), p} {
+			var st syscall.Stat_t
+			if err := syscall.Lstat(q, &st); err != nil {
+				t.Fatal(err)
+			}
+			if st.Mode != syscall.S_IFCHR|0o640 || st.Rdev != uint64(dev) {
+				t.Fatalf("%s: mode %#o, rdev %#x; want a character device %#x with mode 0640", q, st.Mode, st.Rdev, dev)
+			}
+		}
+	})
+	t.Run("mknod of a regular file", func(t *testing.T) {
+		p := filepath.Join(mnt, "plain")
+		if err := syscall.Mknod(p, syscall.S_IFREG|0o600, 0); err != nil {
+			t.Fatal(err)
+		}
+		if fi, err := os.Lstat(filepath.Join(root, "plain")); err != nil || fi.Mode() != 0o600 || fi.Size() != 0 {
+			t.Fatalf("backend: %v, %v; want an empty regular file with mode 0600", fi, err)
 		}
 	})
 	t.Run("chmod", func(t *testing.T) {
@@ -332,5 +416,8 @@ func TestStatfsUnsupportedBackend(t *testing.T) {
 	}
 	if err := os.Rename(filepath.Join(mnt, "a"), filepath.Join(mnt, "b")); !errors.Is(err, syscall.ENOTSUP) {
 		t.Fatalf("rename on a backend without namespace operations: %v, want ENOTSUP", err)
+	}
+	if err := syscall.Mkfifo(filepath.Join(mnt, "fifo"), 0o644); !errors.Is(err, syscall.ENOTSUP) {
+		t.Fatalf("mkfifo on a backend without namespace operations: %v, want ENOTSUP", err)
 	}
 }

@@ -625,14 +625,15 @@ func (c *conn) meta(m *fwdproto.Msg) (*fwdproto.Msg, error) {
 			out.Entries[i] = wireInfo(fi)
 		}
 		return out, nil
-	case fwdproto.OpRename, fwdproto.OpLink, fwdproto.OpSymlink, fwdproto.OpReadlink, fwdproto.OpSetattr, fwdproto.OpStatfs:
+	case fwdproto.OpRename, fwdproto.OpLink, fwdproto.OpSymlink, fwdproto.OpReadlink, fwdproto.OpSetattr, fwdproto.OpStatfs,
+		fwdproto.OpMknod:
 		return d.namespace(ctx, m, p)
 	}
 	return nil, fmt.Errorf("%w: %s", fwdproto.ErrBadOp, m.Op)
 }
 
 // namespace runs the namespace and attribute operations (rename, links,
-// chmod/chown/utimes, statfs) on a backend that has them.
+// chmod/chown/utimes, statfs, mknod) on a backend that has them.
 func (d *Daemon) namespace(ctx context.Context, m *fwdproto.Msg, p string) (*fwdproto.Msg, error) {
 	ns, ok := d.be.(backend.Namespace)
 	if !ok {
@@ -678,6 +679,16 @@ func (d *Daemon) namespace(ctx context.Context, m *fwdproto.Msg, p string) (*fwd
 			a.Mtime = &t
 		}
 		return &fwdproto.Msg{}, ns.Setattr(ctx, p, a)
+	case fwdproto.OpMknod:
+		if p == "." {
+			return nil, fmt.Errorf("%w: mknod of the root", fs.ErrExist)
+		}
+		switch m.Mode & fwdproto.ModeTypeMask {
+		case fwdproto.TypeRegular, fwdproto.TypeFIFO, fwdproto.TypeSocket, fwdproto.TypeBlock, fwdproto.TypeChar:
+		default:
+			return nil, fmt.Errorf("%w: mknod of type %#o", backend.ErrBadArgument, m.Mode&fwdproto.ModeTypeMask)
+		}
+		return &fwdproto.Msg{}, ns.Mknod(ctx, p, fwdproto.FileType(m.Mode)|fwdproto.FileMode(m.Mode), m.Rdev)
 	case fwdproto.OpStatfs:
 		st, err := ns.Statfs(ctx)
 		return &fwdproto.Msg{FS: fwdproto.FS{BlockSize: st.BlockSize, Blocks: st.Blocks, Free: st.Free, Avail: st.Avail,
@@ -725,5 +736,6 @@ func (d *Daemon) renamed(from, to string) {
 
 func wireInfo(fi backend.FileInfo) fwdproto.FileInfo {
 	return fwdproto.FileInfo{Name: fi.Name, Size: fi.Size, Mode: fi.Mode, ModTime: fi.ModTime, IsDir: fi.IsDir,
-		Atime: fi.Atime, Ctime: fi.Ctime, Blocks: fi.Blocks, Ino: fi.Ino, Nlink: fi.Nlink, UID: fi.UID, GID: fi.GID}
+		Atime: fi.Atime, Ctime: fi.Ctime, Blocks: fi.Blocks, Ino: fi.Ino, Nlink: fi.Nlink, UID: fi.UID, GID: fi.GID,
+		Rdev: fi.Rdev}
 }

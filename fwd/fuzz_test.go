@@ -28,6 +28,8 @@ func FuzzDaemonConn(f *testing.F) {
 		{Op: fwdproto.OpStat, ID: 5, Path: "../x"},
 		{Op: fwdproto.OpReadDir, ID: 6, Path: ""},
 		{Op: fwdproto.OpTruncate, ID: 7, Path: "fz", Length: 5},
+		{Op: fwdproto.OpMknod, ID: 8, Path: "fifo", Mode: fwdproto.TypeFIFO | 0o644},
+		{Op: fwdproto.OpMknod, ID: 9, Path: "dev", Mode: fwdproto.TypeChar | 0o600, Rdev: 1<<8 | 3},
 	} {
 		f.Add(fwdproto.Append(nil, &m))
 	}

@@ -338,6 +338,9 @@ func TestPathConfinement(t *testing.T) {
 			if err := c.Mkdir(p+"/d", 0o755); !errors.Is(err, fs.ErrPermission) {
 				t.Errorf("mkdir: got %v, want a path error", err)
 			}
+			if err := c.Mknod(p+"/n", fs.ModeNamedPipe|0o644, 0); !errors.Is(err, fs.ErrPermission) {
+				t.Errorf("mknod: got %v, want a path error", err)
+			}
 			if _, err := c.Stat(p); err == nil {
 				t.Errorf("stat: got no error, want refused")
 			}
@@ -348,6 +351,36 @@ func TestPathConfinement(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(filepath.Join(outside, "secret")); string(b) != "secret" {
 		t.Fatal("a file outside the export root changed")
+	}
+}
+
+// Mknod makes FIFOs and sockets' files on a POSIX backend; it refuses
+// directories and symbolic links (which have their own operations) and an
+// existing name.
+func TestMknod(t *testing.T) {
+	root := t.TempDir()
+	d := startDaemon(t, fwdtest.Posix(t, root), fwd.Options{})
+	c := dial(t, d.Addr())
+	for _, m := range []fs.FileMode{fs.ModeNamedPipe | 0o640, fs.ModeSocket | 0o755} {
+		name := "n" + fmt.Sprint(uint32(m.Type()))
+		if err := c.Mknod(name, m, 0); err != nil {
+			t.Fatalf("mknod %v: %v", m, err)
+		}
+		if fi, err := c.Stat(name); err != nil || fi.Mode != m {
+			t.Fatalf("stat after mknod %v: %v, %v", m, fi.Mode, err)
+		}
+		if fi, err := os.Lstat(filepath.Join(root, name)); err != nil || fi.Mode() != m {
+			t.Fatalf("backend after mknod %v: %v, %v", m, fi.Mode(), err)
+		}
+		if err := c.Mknod(name, m, 0); !errors.Is(err, fs.ErrExist) {
+			t.Fatalf("mknod over an existing name: %v, want exists", err)
+		}
+	}
+	for _, m := range []fs.FileMode{fs.ModeDir | 0o755, fs.ModeSymlink | 0o777} {
+		var we *fwdproto.Error
+		if err := c.Mknod("bad", m, 0); !errors.As(err, &we) || we.Code != fwdproto.CodeBadArgument {
+			t.Fatalf("mknod %v: %v, want bad argument", m, err)
+		}
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"math/rand/v2"
 	"slices"
 	"sync"
@@ -375,6 +376,12 @@ func testPathConfinement(t *testing.T, h Harness) {
 			err := b.Mkdir(ctx, p, 0o755)
 			if existing := p == "escapefile"; !errors.Is(err, backend.ErrPath) && !(existing && errors.Is(err, backend.ErrExist)) {
 				t.Errorf("Mkdir: got %v, want ErrPath", err)
+			}
+			if ns, ok := b.(backend.Namespace); ok {
+				err := ns.Mknod(ctx, p, fs.ModeNamedPipe|0o644, 0)
+				if existing := p == "escapefile"; !errors.Is(err, backend.ErrPath) && !(existing && errors.Is(err, backend.ErrExist)) {
+					t.Errorf("Mknod: got %v, want ErrPath", err)
+				}
 			}
 		})
 	}

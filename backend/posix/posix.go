@@ -330,5 +330,11 @@ func (b *Backend) Setattr(ctx context.Context, path string, a backend.Attr) erro
 	return b.fs.Setattr(path, a)
 }
 
+// Mknod creates a FIFO, socket, device node or empty regular file
+// (mknod(2) in the directory, which must lie inside the export).
+func (b *Backend) Mknod(ctx context.Context, path string, mode fs.FileMode, dev uint64) error {
+	return b.fs.Mknod(path, mode, dev)
+}
+
 // Statfs reports the usage of the file system holding the export.
 func (b *Backend) Statfs(ctx context.Context) (backend.FSInfo, error) { return b.fs.Statfs() }

@@ -341,6 +341,7 @@ func info(st fs.FileInfo) backend.FileInfo {
 		fi.Ino = sys.Ino
 		fi.Nlink = uint32(sys.Nlink)
 		fi.UID, fi.GID = sys.Uid, sys.Gid
+		fi.Rdev = sys.Rdev
 	}
 	return fi
 }
@@ -422,6 +423,55 @@ func (f *FS) Symlink(target, path string) error {
 		return fmt.Errorf("%w: symbolic link target %q leaves the export root", backend.ErrPath, target)
 	}
 	return mapErr(path, f.root.Symlink(target, name))
+}
+
+// Mknod creates a FIFO, socket, block or character device numbered dev,
+// or an empty regular file (mode's type bits say which) with mknodat(2) in
+// its directory, opened through the root: neither the directory nor the
+// new name can lead outside it (mknodat does not follow a final symbolic
+// link: an existing name is EEXIST).
+func (f *FS) Mknod(path string, mode fs.FileMode, dev uint64) error {
+	name, err := Clean(path)
+	if err != nil {
+		return err
+	}
+	if name == "." {
+		return fmt.Errorf("%w: %q is the root directory", backend.ErrExist, path)
+	}
+	var typ uint32
+	switch mode.Type() {
+	case 0:
+		typ = syscall.S_IFREG
+	case fs.ModeNamedPipe:
+		typ = syscall.S_IFIFO
+	case fs.ModeSocket:
+		typ = syscall.S_IFSOCK
+	case fs.ModeDevice:
+		typ = syscall.S_IFBLK
+	case fs.ModeDevice | fs.ModeCharDevice:
+		typ = syscall.S_IFCHR
+	default:
+		return fmt.Errorf("%w: mknod of type %v", backend.ErrBadArgument, mode.Type())
+	}
+	perm := uint32(mode.Perm())
+	if mode&fs.ModeSetuid != 0 {
+		perm |= syscall.S_ISUID
+	}
+	if mode&fs.ModeSetgid != 0 {
+		perm |= syscall.S_ISGID
+	}
+	if mode&fs.ModeSticky != 0 {
+		perm |= syscall.S_ISVTX
+	}
+	d, err := f.root.Open(pathpkg.Dir(name))
+	if err != nil {
+		return mapErr(path, err)
+	}
+	defer d.Close()
+	if err := syscall.Mknodat(int(d.Fd()), pathpkg.Base(name), typ|perm, int(dev)); err != nil {
+		return &fs.PathError{Op: "mknod", Path: path, Err: err}
+	}
+	return nil
 }
 
 // Readlink returns the target of the symbolic link path.

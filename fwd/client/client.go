@@ -353,7 +353,8 @@ func (cc *clientConn) fail(err error) {
 // repeatable reports whether m may be sent again after a lost connection.
 func repeatable(m *fwdproto.Msg) bool {
 	switch m.Op {
-	case fwdproto.OpUnlink, fwdproto.OpMkdir, fwdproto.OpHello, fwdproto.OpRename, fwdproto.OpLink, fwdproto.OpSymlink:
+	case fwdproto.OpUnlink, fwdproto.OpMkdir, fwdproto.OpHello, fwdproto.OpRename, fwdproto.OpLink, fwdproto.OpSymlink,
+		fwdproto.OpMknod:
 		return false
 	case fwdproto.OpOpen:
 		return m.Flags&fwdproto.OpenExcl == 0

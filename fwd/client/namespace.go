@@ -2,6 +2,7 @@ package client
 
 import (
 	"fmt"
+	"io/fs"
 
 	"github.com/adaptio/adaptio/backend"
 	"github.com/adaptio/adaptio/fwd/fwdproto"
@@ -36,6 +37,21 @@ func (c *Client) Link(oldPath, newPath string) error {
 func (c *Client) Symlink(target, path string) error {
 	if _, err := c.do(&fwdproto.Msg{Op: fwdproto.OpSymlink, Path: path, Path2: target}, nil, nil); err != nil {
 		return fmt.Errorf("symlink %s -> %s: %w", path, target, err)
+	}
+	return nil
+}
+
+// Mknod creates a FIFO (fs.ModeNamedPipe), a socket's file
+// (fs.ModeSocket), a block (fs.ModeDevice) or character device
+// (fs.ModeDevice|fs.ModeCharDevice) numbered dev, or an empty regular file
+// (no type bits) at path, with mode's permission bits, as mknod(2). On a
+// backend without namespace operations it fails with a not-supported
+// error; a device node the backend's file system or the daemon's
+// privileges refuse fails with a permission error.
+func (c *Client) Mknod(path string, mode fs.FileMode, dev uint64) error {
+	m := &fwdproto.Msg{Op: fwdproto.OpMknod, Path: path, Mode: fwdproto.UnixType(mode) | fwdproto.UnixMode(mode), Rdev: dev}
+	if _, err := c.do(m, nil, nil); err != nil {
+		return fmt.Errorf("mknod %s: %w", path, err)
 	}
 	return nil
 }

@@ -23,7 +23,7 @@ import (
 // All integers are big-endian.
 const (
 	Magic      uint16 = 0xADF0
-	Version    uint8  = 2
+	Version    uint8  = 3
 	HeaderSize        = 16
 	RespFlag   uint8  = 0x80
 
@@ -74,7 +74,11 @@ const (
 	OpReadlink Op = 20 // response: Path2, the target
 	OpSetattr  Op = 21 // Flags (Set*) say which of Mode, UID, GID, Atime, Mtime apply
 	OpStatfs   Op = 22 // response: FS
-	opMax      Op = 23
+	// OpMknod creates a FIFO, socket, device node or empty regular file at
+	// Path (mknod(2)): Mode is a Unix mode with its S_IF* type bits, Rdev
+	// the device number of a block or character device.
+	OpMknod Op = 23
+	opMax   Op = 24
 )
 
 // Setattr flags: which attributes an OpSetattr changes.
@@ -100,6 +104,58 @@ func UnixMode(m fs.FileMode) uint32 {
 		u |= 0o1000
 	}
 	return u
+}
+
+// Unix file types (S_IF* of a mode's S_IFMT bits), as mknod's Mode
+// carries them.
+const (
+	ModeTypeMask uint32 = 0o170000
+	TypeFIFO     uint32 = 0o010000
+	TypeChar     uint32 = 0o020000
+	TypeDir      uint32 = 0o040000
+	TypeBlock    uint32 = 0o060000
+	TypeRegular  uint32 = 0o100000
+	TypeSymlink  uint32 = 0o120000
+	TypeSocket   uint32 = 0o140000
+)
+
+// UnixType is the S_IF* type of m (TypeRegular for a plain file).
+func UnixType(m fs.FileMode) uint32 {
+	switch {
+	case m&fs.ModeDir != 0:
+		return TypeDir
+	case m&fs.ModeSymlink != 0:
+		return TypeSymlink
+	case m&fs.ModeNamedPipe != 0:
+		return TypeFIFO
+	case m&fs.ModeSocket != 0:
+		return TypeSocket
+	case m&fs.ModeCharDevice != 0:
+		return TypeChar
+	case m&fs.ModeDevice != 0:
+		return TypeBlock
+	}
+	return TypeRegular
+}
+
+// FileType is UnixType's inverse: the fs.FileMode type bits of a Unix
+// mode's S_IF* type (none for a regular file or an unknown type).
+func FileType(u uint32) fs.FileMode {
+	switch u & ModeTypeMask {
+	case TypeDir:
+		return fs.ModeDir
+	case TypeSymlink:
+		return fs.ModeSymlink
+	case TypeFIFO:
+		return fs.ModeNamedPipe
+	case TypeSocket:
+		return fs.ModeSocket
+	case TypeChar:
+		return fs.ModeDevice | fs.ModeCharDevice
+	case TypeBlock:
+		return fs.ModeDevice
+	}
+	return 0
 }
 
 // FileMode is UnixMode's inverse: the permission, setuid, setgid and
@@ -133,7 +189,7 @@ type FS struct {
 const MaxShm = 1 << 30
 
 var opNames = [...]string{"", "hello", "open", "close", "read", "write", "fsync", "stat", "unlink", "truncate", "mkdir", "readdir",
-	"shm", "read-shm", "write-shm", "ring", "wake", "rename", "link", "symlink", "readlink", "setattr", "statfs"}
+	"shm", "read-shm", "write-shm", "ring", "wake", "rename", "link", "symlink", "readlink", "setattr", "statfs", "mknod"}
 
 // String returns the operation's lower-case name.
 func (o Op) String() string {
@@ -342,6 +398,7 @@ type FileInfo struct {
 	Ino          uint64
 	Nlink        uint32
 	UID, GID     uint32
+	Rdev         uint64 // device number of a block or character device
 }
 
 // Msg is any request or response, with the fields its operation uses (see
@@ -358,13 +415,14 @@ type Msg struct {
 	// Requests.
 	ClientID uint32 // hello
 	Name     string // hello: client name
-	Path     string // open, stat, unlink, truncate, mkdir, readdir, rename, link, symlink, readlink, setattr
+	Path     string // open, stat, unlink, truncate, mkdir, readdir, rename, link, symlink, readlink, setattr, mknod
 	Path2    string // rename, link: the new name; symlink: the target; readlink response: the target
 	Flags    uint32 // open; setattr: Set* bits
 	UID, GID uint32 // setattr
 	Atime    int64  // setattr: Unix ns
 	Mtime    int64  // setattr: Unix ns
-	Mode     uint32 // open, mkdir: permission bits
+	Mode     uint32 // open, mkdir: permission bits; mknod: Unix mode, type included
+	Rdev     uint64 // mknod: device number
 	Handle   uint64 // close, read, write, fsync; open response
 	Offset   int64  // read, write
 	Length   int64  // read: bytes wanted; truncate: new size; shm: region size; read-shm, write-shm: bytes; ring: entries
@@ -417,6 +475,7 @@ func (e *enc) info(fi FileInfo) {
 	e.u32(fi.Nlink)
 	e.u32(fi.UID)
 	e.u32(fi.GID)
+	e.u64(fi.Rdev)
 }
 
 // time encodes t as Unix ns, 0 for the zero time.
@@ -446,7 +505,7 @@ func AppendFixed(b []byte, m *Msg) []byte {
 		}
 		switch m.Op {
 		case OpClose, OpFsync, OpUnlink, OpTruncate, OpMkdir, OpShm, OpRing, OpWake,
-			OpRename, OpLink, OpSymlink, OpSetattr:
+			OpRename, OpLink, OpSymlink, OpSetattr, OpMknod:
 		case OpReadlink:
 			e.str(m.Path2)
 		case OpStatfs:
@@ -524,6 +583,10 @@ func AppendFixed(b []byte, m *Msg) []byte {
 			e.str(m.Path)
 		case OpMkdir:
 			e.u32(m.Mode)
+			e.str(m.Path)
+		case OpMknod:
+			e.u32(m.Mode)
+			e.u64(m.Rdev)
 			e.str(m.Path)
 		}
 	}
@@ -630,6 +693,7 @@ func (d *dec) info() FileInfo {
 	fi.Nlink = d.u32()
 	fi.UID = d.u32()
 	fi.GID = d.u32()
+	fi.Rdev = d.u64()
 	return fi
 }
 
@@ -737,6 +801,10 @@ func Decode(h Header, p []byte, m *Msg) error {
 		m.Path = d.str(MaxPath)
 	case OpMkdir:
 		m.Mode = d.u32()
+		m.Path = d.str(MaxPath)
+	case OpMknod:
+		m.Mode = d.u32()
+		m.Rdev = d.u64()
 		m.Path = d.str(MaxPath)
 	}
 	return d.done()

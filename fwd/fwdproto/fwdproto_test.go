@@ -14,7 +14,7 @@ import (
 func sampleMsgs() []Msg {
 	fi := FileInfo{Name: "a/b", Size: 42, Mode: 0o644, ModTime: time.Unix(0, 1700000000123456789),
 		Atime: time.Unix(0, 1700000000000000001), Ctime: time.Unix(0, 1700000000000000002),
-		Blocks: 8, Ino: 1 << 40, Nlink: 2, UID: 1000, GID: 100}
+		Blocks: 8, Ino: 1 << 40, Nlink: 2, UID: 1000, GID: 100, Rdev: 1<<32 | 0x102}
 	return []Msg{
 		{Op: OpHello, ID: 1, ClientID: 7, Name: "node7"},
 		{Op: OpOpen, ID: 2, Flags: OpenCreate | OpenTruncate, Mode: 0o644, Path: "dir/file"},
@@ -58,6 +58,10 @@ func sampleMsgs() []Msg {
 		{Op: OpStatfs, ID: 21, Path: "."},
 		{Op: OpStatfs, ID: 21, Response: true, FS: FS{BlockSize: 4096, Blocks: 1 << 30, Free: 5, Avail: 4, Files: 9, FreeFiles: 8, NameLen: 255}},
 		{Op: OpStat, ID: 7, Response: true, Info: FileInfo{Name: "l", Mode: fs.ModeSymlink | 0o777}},
+		{Op: OpMknod, ID: 22, Path: "dev/null", Mode: TypeChar | 0o666, Rdev: 0x103},
+		{Op: OpMknod, ID: 22, Response: true},
+		{Op: OpMknod, ID: 22, Response: true, Code: CodePermission, Err: "mknod dev/null: operation not permitted"},
+		{Op: OpStat, ID: 7, Response: true, Info: FileInfo{Name: "fifo", Mode: fs.ModeNamedPipe | 0o644, Ino: 3, Nlink: 1}},
 	}
 }
 
@@ -118,6 +122,7 @@ func TestBadFrames(t *testing.T) {
 	}{
 		{"stat path cut", Msg{Op: OpStat, Path: "abc"}, 1},
 		{"read cut", Msg{Op: OpRead, Handle: 1}, 4},
+		{"mknod path cut", Msg{Op: OpMknod, Mode: TypeFIFO | 0o644, Path: "p"}, 1},
 	}
 	for _, tt := range payloads {
 		t.Run(tt.name, func(t *testing.T) {
@@ -128,6 +133,18 @@ func TestBadFrames(t *testing.T) {
 				t.Errorf("got %v, want ErrMalformed", err)
 			}
 		})
+	}
+}
+
+func TestUnixType(t *testing.T) {
+	for _, m := range []fs.FileMode{0, fs.ModeDir, fs.ModeSymlink, fs.ModeNamedPipe, fs.ModeSocket, fs.ModeDevice, fs.ModeDevice | fs.ModeCharDevice} {
+		u := UnixType(m | 0o640)
+		if got := FileType(u | 0o640); got != m {
+			t.Errorf("FileType(UnixType(%v)) = %v", m, got)
+		}
+	}
+	if UnixType(0o644) != TypeRegular || FileType(TypeRegular) != 0 {
+		t.Error("a regular file has type S_IFREG and no fs.FileMode type bits")
 	}
 }
 
