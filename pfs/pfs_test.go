@@ -227,6 +227,20 @@ func (d *recordingDevice) Service(now time.Duration, op rw.Op, addr, length int6
 	return svc
 }
 
+// recordingHDD is the hard-disk model behind a recordingDevice.
+func recordingHDD(t *testing.T) *recordingDevice {
+	t.Helper()
+	cfg, err := disk.DefaultConfig("hdd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	inner, err := disk.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &recordingDevice{inner: inner}
+}
+
 // deviceOnly is the data-server model reduced to its device: no CPU time,
 // no switch cost, no page cache.
 var deviceOnly = dataserver.Config{Overhead: -1, SwitchCost: -1, ReadAheadBytes: -1}
@@ -309,15 +323,7 @@ func TestDiskDelayApplied(t *testing.T) {
 // in device time it starts exactly when the previous one ends.
 func TestQueuedAccessesBackToBack(t *testing.T) {
 	ctx := context.Background()
-	cfg, err := disk.DefaultConfig("hdd")
-	if err != nil {
-		t.Fatal(err)
-	}
-	inner, err := disk.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dev := &recordingDevice{inner: inner}
+	dev := recordingHDD(t)
 	clock := &fakeClock{now: time.Unix(1000, 0)}
 	c, b := startCluster(t, pfs.ClusterOptions{Servers: 1, Clock: clock, Model: deviceOnly, Device: func(int) disk.Device { return dev }})
 	if err := b.Create(ctx, "f", 0o644); err != nil {
@@ -348,15 +354,7 @@ func TestQueuedAccessesBackToBack(t *testing.T) {
 // device serves them in that order.
 func TestAccessesQueuedInWireOrder(t *testing.T) {
 	ctx := context.Background()
-	cfg, err := disk.DefaultConfig("hdd")
-	if err != nil {
-		t.Fatal(err)
-	}
-	inner, err := disk.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dev := &recordingDevice{inner: inner}
+	dev := recordingHDD(t)
 	c, b := startCluster(t, pfs.ClusterOptions{Servers: 1, Model: deviceOnly, Device: func(int) disk.Device { return dev }})
 	if err := b.Create(ctx, "f", 0o644); err != nil {
 		t.Fatal(err)

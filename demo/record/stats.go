@@ -92,34 +92,28 @@ func Stats(its []Iteration, phase string) PhaseStats {
 // comparison with static windows: the mean seconds per phase over the last
 // quarter of each phase's iterations (after learning), and their sum.
 func Summary(its []Iteration) StaticResult {
-	r := StaticResult{Label: "learning (last quarter)", Phases: map[string]float64{}}
-	for _, p := range Phases(its) {
-		st := Stats(its, p)
-		r.Phases[p] = st.LastMean
-		r.Total += st.LastMean
-	}
-	return r
+	return summaryOf(its, "learning (last quarter)", func(st PhaseStats) float64 { return st.LastMean })
 }
 
 // SummaryHalf is Summary over the last half of each phase's iterations:
 // learning judged with its second half, explorations included.
 func SummaryHalf(its []Iteration) StaticResult {
-	r := StaticResult{Label: "learning (last half)", Phases: map[string]float64{}}
+	return summaryOf(its, "learning (last half)", func(st PhaseStats) float64 { return st.LastHalfMean })
+}
+
+// summaryOf is one cycle of its: per phase the figure of its PhaseStats that
+// of picks, and their sum.
+func summaryOf(its []Iteration, label string, of func(PhaseStats) float64) StaticResult {
+	r := StaticResult{Label: label, Phases: map[string]float64{}}
 	for _, p := range Phases(its) {
-		st := Stats(its, p)
-		r.Phases[p] = st.LastHalfMean
-		r.Total += st.LastHalfMean
+		v := of(Stats(its, p))
+		r.Phases[p] = v
+		r.Total += v
 	}
 	return r
 }
 
 // CycleMean is the mean seconds per phase over all iterations, summed over phases.
 func CycleMean(its []Iteration) StaticResult {
-	r := StaticResult{Label: "learning (all iterations)", Phases: map[string]float64{}}
-	for _, p := range Phases(its) {
-		st := Stats(its, p)
-		r.Phases[p] = st.Mean
-		r.Total += st.Mean
-	}
-	return r
+	return summaryOf(its, "learning (all iterations)", func(st PhaseStats) float64 { return st.Mean })
 }
