@@ -40,6 +40,14 @@ type Options struct {
 	// fsync(2) wait for a file's pending writes and report their first
 	// error; reads, stat and truncate wait for the writes they could see.
 	WriteBehind int64
+	// AllowOther lets users other than the one mounting use the mount
+	// (FUSE's allow_other; through fusermount it needs user_allow_other in
+	// /etc/fuse.conf). The kernel then checks each access against the
+	// owner and mode the backend reports (default_permissions), and what a
+	// user creates (files, directories, links, FIFOs, ...) is given to that
+	// user and group (the directory's group if it is setgid), which needs
+	// the daemon to run as root.
+	AllowOther bool
 	// Debug logs every FUSE operation to stderr.
 	Debug bool
 	// Logger receives errors (nil: discard).
@@ -98,14 +106,19 @@ func Mount(dir string, c *client.Client, o Options) (*Server, error) {
 	r := &root{node: node{c: c, o: &o, wb: wb}}
 	to := o.CacheTimeout
 	neg := time.Duration(0)
+	mo := fuse.MountOptions{
+		DirectMount: direct, FsName: "adaptio", Name: "adaptio", MaxWrite: o.MaxWrite,
+		Debug: o.Debug, DisableXAttrs: true, DisableSplice: true,
+		// Shared mmap of a direct-I/O file (Linux 6.6 and later).
+		ExtraCapabilities: fuse.CAP_DIRECT_IO_ALLOW_MMAP,
+	}
+	if o.AllowOther {
+		// Never without default_permissions: the daemon may run as root
+		// and would let any user do anything.
+		mo.AllowOther, mo.Options = true, []string{"default_permissions"}
+	}
 	srv, err := gofs.Mount(dir, r, &gofs.Options{
-		EntryTimeout: &to, AttrTimeout: &to, NegativeTimeout: &neg,
-		MountOptions: fuse.MountOptions{
-			DirectMount: direct, FsName: "adaptio", Name: "adaptio", MaxWrite: o.MaxWrite,
-			Debug: o.Debug, DisableXAttrs: true, DisableSplice: true,
-			// Shared mmap of a direct-I/O file (Linux 6.6 and later).
-			ExtraCapabilities: fuse.CAP_DIRECT_IO_ALLOW_MMAP,
-		},
+		EntryTimeout: &to, AttrTimeout: &to, NegativeTimeout: &neg, MountOptions: mo,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("fusemount: mount %s: %w", dir, err)
@@ -248,6 +261,44 @@ func fileType(fi client.FileInfo) uint32 {
 	return fwdproto.UnixType(fi.Mode)
 }
 
+// own gives what the caller just created at p (described by fi, made
+// with mode's setuid, setgid and sticky bits) to the caller, on a mount
+// other users share: the daemon made it as its own user. The group is the
+// caller's unless the directory is setgid (the backend then gave it the
+// directory's group). chown clears setuid and setgid, so those are
+// applied again. A mount for one user leaves the backend's owner.
+func (n *node) own(ctx context.Context, p string, fi *client.FileInfo, mode uint32) syscall.Errno {
+	if !n.o.AllowOther || fi.Ino == 0 {
+		return 0
+	}
+	c, ok := fuse.FromContext(ctx)
+	if !ok {
+		return 0
+	}
+	uid, gid := c.Uid, c.Gid
+	if gid != fi.GID {
+		if dir, err := n.c.Stat(n.rel("")); err == nil && dir.Mode&fs.ModeSetgid != 0 {
+			gid = fi.GID
+		}
+	}
+	if uid == fi.UID && gid == fi.GID {
+		return 0
+	}
+	a := client.Attr{UID: &uid, GID: &gid}
+	if m := fwdproto.FileMode(mode); m&(fs.ModeSetuid|fs.ModeSetgid) != 0 && fi.Mode&fs.ModeSymlink == 0 {
+		a.Mode = &m
+	}
+	if err := n.c.Setattr(p, a); err != nil {
+		return errno(err)
+	}
+	nfi, err := n.c.Stat(p)
+	if err != nil {
+		return errno(err)
+	}
+	*fi = nfi
+	return 0
+}
+
 func (n *node) child(ctx context.Context, fi client.FileInfo, out *fuse.EntryOut) *gofs.Inode {
 	n.fill(fi, &out.Attr)
 	// The backend's inode number, where it has one, keeps one kernel inode
@@ -375,6 +426,14 @@ func (n *node) Create(ctx context.Context, name string, flags uint32, mode uint3
 		f.Close()
 		return nil, nil, 0, errno(err)
 	}
+	// The kernel asks to create only a name its lookup did not find; a
+	// file another client has filled meanwhile keeps its owner.
+	if fi.Size == 0 {
+		if e := n.own(ctx, p, &fi, mode); e != 0 {
+			f.Close()
+			return nil, nil, 0, e
+		}
+	}
 	ch := n.child(ctx, fi, out)
 	return ch, &handle{f: f, c: n.c, n: ch.Operations().(*node)}, n.fuseFlags(), 0
 }
@@ -387,6 +446,9 @@ func (n *node) Mkdir(ctx context.Context, name string, mode uint32, out *fuse.En
 	fi, err := n.c.Stat(p)
 	if err != nil {
 		return nil, errno(err)
+	}
+	if e := n.own(ctx, p, &fi, mode); e != 0 {
+		return nil, e
 	}
 	return n.child(ctx, fi, out), 0
 }
@@ -446,6 +508,9 @@ func (n *node) Symlink(ctx context.Context, target, name string, out *fuse.Entry
 	if err != nil {
 		return nil, errno(err)
 	}
+	if e := n.own(ctx, p, &fi, 0); e != 0 {
+		return nil, e
+	}
 	return n.child(ctx, fi, out), 0
 }
 
@@ -463,6 +528,9 @@ func (n *node) Mknod(ctx context.Context, name string, mode uint32, dev uint32, 
 	fi, err := n.c.Stat(p)
 	if err != nil {
 		return nil, errno(err)
+	}
+	if e := n.own(ctx, p, &fi, mode); e != 0 {
+		return nil, e
 	}
 	return n.child(ctx, fi, out), 0
 }

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/adaptio/adaptio/backend"
+	"github.com/adaptio/adaptio/fusemount"
 	"github.com/adaptio/adaptio/fwd"
 )
 
@@ -320,6 +321,43 @@ func TestPOSIX(t *testing.T) {
 			t.Fatalf("backend holds %q at 4096 after msync", got[4096:4102])
 		}
 	})
+}
+
+// With AllowOther, another user works on the mount as on a local file
+// system: what they create is theirs on the backend (the daemon, root
+// here, made it), and the kernel checks their access against the
+// backend's owners and modes.
+func TestAllowOther(t *testing.T) {
+	root := t.TempDir()
+	mnt, _ := mountedClient(t, root, fwd.Options{}, fusemount.Options{AllowOther: true})
+	for _, d := range []string{filepath.Dir(mnt), mnt} {
+		if err := os.Chmod(d, 0o777); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(mnt, "secret"), []byte("root's"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	const nobody = 65534
+	cmd := exec.Command("/bin/sh", "-c", `set -e; cd "$1"; echo x > f; mkdir d; mkfifo p; ln -s f l
+		if cat secret 2>/dev/null; then echo "read another user's 0600 file"; exit 1; fi
+		if chmod 0644 secret 2>/dev/null; then echo "chmod of another user's file"; exit 1; fi`, "sh", mnt)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: nobody, Gid: nobody}}
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("as uid %d: %v: %s", nobody, err, out)
+	}
+	for _, name := range []string{"f", "d", "p", "l"} {
+		var st syscall.Stat_t
+		if err := syscall.Lstat(filepath.Join(root, name), &st); err != nil {
+			t.Fatal(err)
+		}
+		if st.Uid != nobody || st.Gid != nobody {
+			t.Errorf("backend %s owned by %d:%d, want %d:%d", name, st.Uid, st.Gid, nobody, nobody)
+		}
+	}
+	if fi, err := os.Stat(filepath.Join(root, "secret")); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("secret: %v, %v", fi, err)
+	}
 }
 
 // mmapEnv, set to a file's path, makes the test binary map the file shared,

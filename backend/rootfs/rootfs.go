@@ -484,16 +484,13 @@ func (f *FS) Readlink(path string) (string, error) {
 	return t, mapErr(path, err)
 }
 
-// Setattr applies the attribute changes a names (chmod, lchown, utimes).
+// Setattr applies the attribute changes a names (lchown, chmod, utimes,
+// in that order: chown clears setuid and setgid, which a mode given with
+// the owner sets again).
 func (f *FS) Setattr(path string, a backend.Attr) error {
 	name, err := Clean(path)
 	if err != nil {
 		return err
-	}
-	if a.Mode != nil {
-		if err := f.root.Chmod(name, a.Mode.Perm()|*a.Mode&(fs.ModeSetuid|fs.ModeSetgid|fs.ModeSticky)); err != nil {
-			return mapErr(path, err)
-		}
 	}
 	if a.UID != nil || a.GID != nil {
 		uid, gid := -1, -1
@@ -504,6 +501,11 @@ func (f *FS) Setattr(path string, a backend.Attr) error {
 			gid = int(*a.GID)
 		}
 		if err := f.root.Lchown(name, uid, gid); err != nil {
+			return mapErr(path, err)
+		}
+	}
+	if a.Mode != nil {
+		if err := f.root.Chmod(name, a.Mode.Perm()|*a.Mode&(fs.ModeSetuid|fs.ModeSetgid|fs.ModeSticky)); err != nil {
 			return mapErr(path, err)
 		}
 	}

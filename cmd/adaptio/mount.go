@@ -23,6 +23,7 @@ type mountConfig struct {
 	NoShm        bool
 	NoRing       bool
 	RingSpin     time.Duration
+	AllowOther   bool
 	Debug        bool
 	Tune         tuneConfig
 }
@@ -50,6 +51,11 @@ see. --write-behind 0 acknowledges each write only once the backend has it.
 --max-write) and its requests in flight to the forwarder while the mount
 serves, one decision every --tune-interval from the bytes moved and the
 write-behind bytes waiting (docs/tuning.md); each change is logged to stderr.
+
+--allow-other lets other users use the mount, the kernel checking their
+access against the owners and modes the backend reports; what they create is
+given to them on the backend, which needs the daemon to run as root
+(docs/posix.md). Without it only the user mounting may enter the mount.
 
 As root the mount is made directly (no fusermount needed); otherwise fusermount3
 must be installed. Runs until SIGINT/SIGTERM (then unmounts) or until the file
@@ -82,7 +88,8 @@ system is unmounted (umount MOUNTPOINT). Nothing is written locally.`,
 			}
 			defer c.Close()
 			m, err := fusemount.Mount(args[0], c, fusemount.Options{
-				CacheTimeout: cfg.CacheTimeout, PageCache: cfg.PageCache, MaxWrite: int(maxWrite), WriteBehind: wb, Debug: cfg.Debug,
+				CacheTimeout: cfg.CacheTimeout, PageCache: cfg.PageCache, MaxWrite: int(maxWrite), WriteBehind: wb,
+				AllowOther: cfg.AllowOther, Debug: cfg.Debug,
 			})
 			if err != nil {
 				return fmt.Errorf("mount: %w", err)
@@ -124,6 +131,7 @@ system is unmounted (umount MOUNTPOINT). Nothing is written locally.`,
 	f.StringVar(&cfg.MaxWrite, "max-write", "1MiB", "largest read or write the kernel sends in one request")
 	f.DurationVar(&cfg.Reconnect, "reconnect", 30*time.Second, "how long a call waits for a lost forwarder to come back (0: fail at once); reads and writes in flight are sent again")
 	f.StringVar(&cfg.WriteBehind, "write-behind", "64MiB", "bytes of writes acknowledged before the forwarder has them (0: none; see above)")
+	f.BoolVar(&cfg.AllowOther, "allow-other", false, "let other users use the mount, with the kernel checking permissions (allow_other,default_permissions; see above)")
 	f.BoolVar(&cfg.Debug, "debug", false, "log every FUSE operation to stderr")
 	cfg.Tune.flags(f, "the largest request sent to the forwarder and the requests in flight to it")
 	return cmd
