@@ -347,11 +347,11 @@ func windowsNote(cfg Config) string {
 // training like any application's.
 func writePhases(path string, its []record.Iteration, t0 time.Time) error {
 	return atomicfile.Write(path, func(w io.Writer) error {
-		fmt.Fprintln(w, "phase,start,end")
+		fmt.Fprintln(w, "phase,start,end,bytes")
 		for _, it := range its {
 			start := t0.Add(time.Duration(it.Start * float64(time.Second)))
 			end := start.Add(time.Duration(it.Seconds * float64(time.Second)))
-			if _, err := fmt.Fprintf(w, "%s,%s,%s\n", it.Phase, start.UTC().Format(time.RFC3339Nano), end.UTC().Format(time.RFC3339Nano)); err != nil {
+			if _, err := fmt.Fprintf(w, "%s,%s,%s,%d\n", it.Phase, start.UTC().Format(time.RFC3339Nano), end.UTC().Format(time.RFC3339Nano), it.Bytes); err != nil {
 				return err
 			}
 		}

@@ -10,6 +10,7 @@ import (
 	"io"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -26,6 +27,10 @@ import (
 type Phase struct {
 	Name       string
 	Start, End time.Time
+	// Bytes the phase moved (0: not known). With it, a node-second that
+	// overlaps two phases is attributed to the one that moved more bytes
+	// in it, at each phase's mean rate, not to the longer overlap.
+	Bytes int64
 }
 
 // ErrBadLabels is returned for a malformed phase file or decision log.
@@ -33,17 +38,19 @@ var ErrBadLabels = errors.New("eval labels")
 
 // ReadPhases reads a phase file: CSV with the header "phase,start,end",
 // one line per phase, times in RFC 3339 (e.g. from "date --rfc-3339=ns"
-// around each run of the application). A phase's name is "CLASS op".
+// around each run of the application), and optionally a fourth column
+// "bytes", the bytes the phase moved. A phase's name is "CLASS op".
 func ReadPhases(r io.Reader) ([]Phase, error) {
 	cr := csv.NewReader(r)
-	cr.FieldsPerRecord = 3
+	cr.FieldsPerRecord = -1
 	cr.TrimLeadingSpace = true
 	head, err := cr.Read()
 	if err != nil {
 		return nil, fmt.Errorf("%w: phases: header: %w", ErrBadLabels, err)
 	}
-	if strings.TrimPrefix(head[0], "\ufeff") != "phase" || head[1] != "start" || head[2] != "end" {
-		return nil, fmt.Errorf("%w: phases: header %q, want phase,start,end", ErrBadLabels, strings.Join(head, ","))
+	if len(head) < 3 || len(head) > 4 || strings.TrimPrefix(head[0], "\ufeff") != "phase" || head[1] != "start" || head[2] != "end" ||
+		(len(head) == 4 && head[3] != "bytes") {
+		return nil, fmt.Errorf("%w: phases: header %q, want phase,start,end[,bytes]", ErrBadLabels, strings.Join(head, ","))
 	}
 	var out []Phase
 	for line := 2; ; line++ {
@@ -54,7 +61,17 @@ func ReadPhases(r io.Reader) ([]Phase, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%w: phases: %w", ErrBadLabels, err)
 		}
+		if len(rec) != len(head) {
+			return nil, fmt.Errorf("%w: phases line %d: %d fields, want %d as in the header", ErrBadLabels, line, len(rec), len(head))
+		}
 		p := Phase{Name: rec[0]}
+		if len(head) == 4 {
+			b, err := strconv.ParseInt(strings.TrimSpace(rec[3]), 10, 64)
+			if err != nil || b < 0 {
+				return nil, fmt.Errorf("%w: phases line %d, column bytes: %q is not a byte count", ErrBadLabels, line, rec[3])
+			}
+			p.Bytes = b
+		}
 		if err := checkPhaseName(p.Name); err != nil {
 			return nil, fmt.Errorf("%w: phases line %d: %w", ErrBadLabels, line, err)
 		}
@@ -250,7 +267,7 @@ func LabelAccuracy(phases []Phase, seconds []record.Second, start time.Time, ski
 			rec.Meta.Phases = append(rec.Meta.Phases, p.Name)
 		}
 		rec.Iterations = append(rec.Iterations, record.Iteration{
-			Phase: p.Name, Start: p.Start.Sub(start).Seconds(), Seconds: p.End.Sub(p.Start).Seconds(),
+			Phase: p.Name, Start: p.Start.Sub(start).Seconds(), Seconds: p.End.Sub(p.Start).Seconds(), Bytes: p.Bytes,
 		})
 	}
 	for _, s := range seconds {

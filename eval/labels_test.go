@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/adaptio/adaptio/demo/record"
 	"github.com/adaptio/adaptio/eval"
 )
 
@@ -72,7 +73,9 @@ func TestReadPhasesErrors(t *testing.T) {
 		{"bad name", "phase,start,end\nSS append,2026-11-25T10:00:00Z,2026-11-25T10:00:01Z\n", `phase "SS append"`},
 		{"bad time", "phase,start,end\nSS write,yesterday,2026-11-25T10:00:01Z\n", "line 2, column start"},
 		{"end before start", "phase,start,end\nSS write,2026-11-25T10:00:02Z,2026-11-25T10:00:01Z\n", "not after start"},
-		{"wrong field count", "phase,start,end\nSS write,2026-11-25T10:00:00Z\n", "wrong number of fields"},
+		{"wrong field count", "phase,start,end\nSS write,2026-11-25T10:00:00Z\n", "2 fields, want 3"},
+		{"bad bytes", "phase,start,end,bytes\nSS write,2026-11-25T10:00:00Z,2026-11-25T10:00:01Z,lots\n", "column bytes"},
+		{"bad fourth column", "phase,start,end,size\n", "want phase,start,end[,bytes]"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := eval.ReadPhases(strings.NewReader(tt.in))
@@ -163,5 +166,30 @@ func TestLabelledRowsTakeThePhasesClassInsidePhasesOnly(t *testing.T) {
 	bad := featRound(3, "write", "1,2,3")
 	if _, err := eval.LabelledRows(phases, strings.NewReader(bad), 0); !errors.Is(err, eval.ErrBadLabels) || !strings.Contains(err.Error(), "3 features") {
 		t.Errorf("a node with 3 features: %v, want ErrBadLabels naming the count", err)
+	}
+}
+
+// With the bytes each phase moved, a second that overlaps a short fast
+// phase and a long slow one goes to the phase that moved more bytes in it.
+func TestLabelAccuracyByBytes(t *testing.T) {
+	start := time.Date(2026, 11, 26, 10, 0, 0, 0, time.UTC)
+	at := func(s float64) time.Time { return start.Add(time.Duration(s * float64(time.Second))) }
+	in := "phase,start,end,bytes\n" +
+		"SC read," + at(0).Format(time.RFC3339Nano) + "," + at(1.8).Format(time.RFC3339Nano) + ",100\n" +
+		"SS write," + at(1.8).Format(time.RFC3339Nano) + "," + at(5).Format(time.RFC3339Nano) + ",1000000\n"
+	phases, err := eval.ReadPhases(strings.NewReader(in))
+	if err != nil || phases[1].Bytes != 1000000 {
+		t.Fatalf("ReadPhases: %v, %+v", err, phases)
+	}
+	// The second (1, 2] holds 0.8 s of the slow read and 0.2 s of the write,
+	// which moved far more bytes in it: it is the write's.
+	secs := []record.Second{{T: 2, Nodes: []record.NodeSecond{{Node: 0, Pattern: "SS", Op: "write"}}}}
+	acc := eval.LabelAccuracy(phases, secs, start, 0)
+	if len(acc) != 1 || acc[0].Phase != "SS write" || acc[0].Correct != 1 {
+		t.Fatalf("accuracy %v, want the second attributed to SS write and right", acc)
+	}
+	phases[0].Bytes, phases[1].Bytes = 0, 0 // without bytes: the longer overlap, the read
+	if acc = eval.LabelAccuracy(phases, secs, start, 0); acc[0].Phase != "SC read" {
+		t.Fatalf("without bytes: %v, want the second attributed to SC read", acc)
 	}
 }

@@ -420,13 +420,16 @@ were labelled.
 
 The phase file is CSV with the header phase,start,end and one line per phase; a phase is
 "CLASS op" (CLASS FPP, SC or SS; op read or write), the times RFC 3339, e.g. written around
-each run of the application with date --rfc-3339=ns:
+each run of the application with date --rfc-3339=ns. An optional fourth column, bytes, gives
+the bytes each phase moved (adaptio demo writes it in its phases.csv):
 
   phase,start,end
   SS write,2026-11-25 17:50:01.123456789+00:00,2026-11-25 17:50:09.987654321+00:00
 
-Each round stands for the second before it and is attributed to the phase that overlaps that
-second most. --skip D leaves out the seconds within D of a phase's start or end, where one
+Each round stands for the second before it (the Announcers' default 1 s interval) and is
+attributed to the phase that overlaps that second most, or, with bytes, to the phase that
+moved the most bytes in it at its mean rate: a second holding the end of a fast read phase
+and the start of a slow write phase is the read's, whose requests make most of its report. --skip D leaves out the seconds within D of a phase's start or end, where one
 report mixes two phases. scripts/ior-detect runs IOR through adaptio mount and calls this.
 
 --export DIR also writes DIR/observations.csv: every busy node-second wholly inside a phase
@@ -510,7 +513,7 @@ takes DIR as a source, so detection learns from real runs too.`,
 	}
 	f := cmd.Flags()
 	f.StringVar(&decisions, "decisions", "", "the Council's decision log (JSON lines)")
-	f.StringVar(&phases, "phases", "", "CSV phase file: phase,start,end")
+	f.StringVar(&phases, "phases", "", "CSV phase file: phase,start,end[,bytes]")
 	f.DurationVar(&skip, "skip", 0, "leave out the seconds within this of a phase's start or end")
 	f.StringVar(&export, "export", "", "also write the labelled node-seconds to DIR/observations.csv, a training source for adaptio detect train --data")
 	return cmd
