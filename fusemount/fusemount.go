@@ -119,6 +119,8 @@ func Mount(dir string, c *client.Client, o Options) (*Server, error) {
 	}
 	srv, err := gofs.Mount(dir, r, &gofs.Options{
 		EntryTimeout: &to, AttrTimeout: &to, NegativeTimeout: &neg, MountOptions: mo,
+		// A mode of 0000 is shown as it is (go-fuse would show 0644 or 0755).
+		NullPermissions: true,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("fusemount: mount %s: %w", dir, err)
@@ -211,6 +213,8 @@ func errno(err error) syscall.Errno {
 			return syscall.EPERM
 		case fwdproto.CodeNoSpace:
 			return syscall.ENOSPC
+		case fwdproto.CodeNameTooLong:
+			return syscall.ENAMETOOLONG
 		}
 		return syscall.EIO
 	}
@@ -416,7 +420,9 @@ func (n *node) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uint32,
 
 func (n *node) Create(ctx context.Context, name string, flags uint32, mode uint32, out *fuse.EntryOut) (*gofs.Inode, gofs.FileHandle, uint32, syscall.Errno) {
 	p := n.rel(name)
-	f, err := n.c.OpenFile(p, openFlags(flags)|fwdproto.OpenCreate, fs.FileMode(mode).Perm())
+	// OpenMode: the mode as the kernel gives it (open(2) with mode 0 makes
+	// a file nobody but root may open).
+	f, err := n.c.OpenFile(p, openFlags(flags)|fwdproto.OpenCreate|fwdproto.OpenMode, fs.FileMode(mode).Perm())
 	if err != nil {
 		return nil, nil, 0, errno(err)
 	}

@@ -11,9 +11,12 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/adaptio/adaptio/backend"
 	"github.com/adaptio/adaptio/fusemount"
@@ -77,6 +80,26 @@ func TestPOSIX(t *testing.T) {
 		}
 		if _, err := os.Stat(filepath.Join(root, "d1")); !errors.Is(err, os.ErrNotExist) {
 			t.Fatalf("d1 still on the backend: %v", err)
+		}
+	})
+	t.Run("rename directory over an empty one", func(t *testing.T) {
+		for _, d := range []string{"from/sub", "to"} {
+			if err := os.MkdirAll(filepath.Join(mnt, d), 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}
+		// syscall.Rename: os.Rename itself refuses to replace a directory.
+		if err := syscall.Rename(filepath.Join(mnt, "from"), filepath.Join(mnt, "to")); err != nil {
+			t.Fatalf("rename(2) replaces an empty directory: %v", err)
+		}
+		if fi, err := os.Stat(filepath.Join(root, "to/sub")); err != nil || !fi.IsDir() {
+			t.Fatalf("backend to/sub: %v, %v", fi, err)
+		}
+		if err := os.Mkdir(filepath.Join(mnt, "from"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := syscall.Rename(filepath.Join(mnt, "from"), filepath.Join(mnt, "to")); !errors.Is(err, syscall.ENOTEMPTY) && !errors.Is(err, syscall.EEXIST) {
+			t.Fatalf("rename over a directory that is not empty: %v, want ENOTEMPTY", err)
 		}
 	})
 	t.Run("rename across mounts is EXDEV", func(t *testing.T) {
@@ -255,6 +278,59 @@ func TestPOSIX(t *testing.T) {
 			if st.Ctim.Sec < time.Now().Add(-time.Hour).Unix() {
 				t.Fatalf("%s: ctime %v is not recent", p, time.Unix(st.Ctim.Unix()))
 			}
+		}
+	})
+	t.Run("utimes of a symbolic link", func(t *testing.T) {
+		write(t, "lt", "t")
+		if err := os.Symlink("lt", filepath.Join(mnt, "ll")); err != nil {
+			t.Fatal(err)
+		}
+		before, err := os.Stat(filepath.Join(root, "lt"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		mt := time.Date(2003, 4, 5, 6, 7, 8, 0, time.UTC)
+		ts := []unix.Timespec{unix.NsecToTimespec(mt.UnixNano()), unix.NsecToTimespec(mt.UnixNano())}
+		if err := unix.UtimesNanoAt(unix.AT_FDCWD, filepath.Join(mnt, "ll"), ts, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+			t.Fatal(err)
+		}
+		if fi, err := os.Lstat(filepath.Join(root, "ll")); err != nil || !fi.ModTime().Equal(mt) {
+			t.Fatalf("backend link mtime %v, %v; want %v", fi.ModTime(), err, mt)
+		}
+		if fi, err := os.Stat(filepath.Join(root, "lt")); err != nil || !fi.ModTime().Equal(before.ModTime()) {
+			t.Fatalf("the link's target changed: mtime %v, %v; want %v", fi.ModTime(), err, before.ModTime())
+		}
+	})
+	t.Run("modes as asked, not masked by the daemon's umask", func(t *testing.T) {
+		// The caller's umask 0 (a child process: the daemon in this one
+		// keeps its own), so the kernel asks for 0777 and 0666.
+		cmd := exec.Command("/bin/sh", "-c", `umask 0 && cd "$1" && mkdir um.d && mkfifo um.p && : > um.f`, "sh", mnt)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("%v: %s", err, out)
+		}
+		for name, want := range map[string]os.FileMode{"um.d": os.ModeDir | 0o777, "um.p": os.ModeNamedPipe | 0o666, "um.f": 0o666} {
+			if fi, err := os.Lstat(filepath.Join(root, name)); err != nil || fi.Mode() != want {
+				t.Errorf("backend %s: %v, %v; want %v", name, fi.Mode(), err, want)
+			}
+		}
+		fd, err := syscall.Open(filepath.Join(mnt, "mode0"), syscall.O_CREAT|syscall.O_WRONLY|syscall.O_EXCL, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		syscall.Close(fd)
+		for _, p := range []string{filepath.Join(root, "mode0"), filepath.Join(mnt, "mode0")} {
+			if fi, err := os.Lstat(p); err != nil || fi.Mode() != 0 {
+				t.Errorf("open(O_CREAT, 0): %s mode %v, %v; want 0", p, fi.Mode(), err)
+			}
+		}
+	})
+	t.Run("name too long", func(t *testing.T) {
+		long := filepath.Join(mnt, strings.Repeat("n", 256))
+		if err := os.WriteFile(long, nil, 0o644); !errors.Is(err, syscall.ENAMETOOLONG) {
+			t.Fatalf("create: %v, want ENAMETOOLONG", err)
+		}
+		if err := os.Mkdir(long, 0o755); !errors.Is(err, syscall.ENAMETOOLONG) {
+			t.Fatalf("mkdir: %v, want ENAMETOOLONG", err)
 		}
 	})
 	t.Run("statfs", func(t *testing.T) {

@@ -571,7 +571,7 @@ func (c *conn) meta(m *fwdproto.Msg) (*fwdproto.Msg, error) {
 				}
 			}
 			mode := fs.FileMode(m.Mode) & fs.ModePerm
-			if mode == 0 {
+			if mode == 0 && m.Flags&fwdproto.OpenMode == 0 {
 				mode = 0o644
 			}
 			if err := d.be.Create(ctx, p, mode); err != nil {

@@ -540,6 +540,8 @@ func code(err error) fwdproto.Code {
 		return fwdproto.CodePermission
 	case errors.Is(err, syscall.ENOSPC), errors.Is(err, syscall.EDQUOT):
 		return fwdproto.CodeNoSpace
+	case errors.Is(err, syscall.ENAMETOOLONG):
+		return fwdproto.CodeNameTooLong
 	case errors.Is(err, fs.ErrPermission):
 		return fwdproto.CodePath
 	}

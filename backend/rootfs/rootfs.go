@@ -9,10 +9,13 @@ import (
 	"os"
 	pathpkg "path"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/adaptio/adaptio/backend"
 )
@@ -24,6 +27,7 @@ const DefaultMaxOpen = 256
 type FS struct {
 	root    *os.Root
 	maxOpen int
+	umask   fs.FileMode // the process's, applied by the kernel to what we create; -1 (all bits): unknown
 
 	mu     sync.Mutex
 	files  map[string]*handle
@@ -49,7 +53,41 @@ func Open(dir string, maxOpen int) (*FS, error) {
 	if maxOpen <= 0 {
 		maxOpen = DefaultMaxOpen
 	}
-	return &FS{root: r, maxOpen: maxOpen, files: make(map[string]*handle)}, nil
+	return &FS{root: r, maxOpen: maxOpen, umask: processUmask(), files: make(map[string]*handle)}, nil
+}
+
+// processUmask reads the process's file mode creation mask (Linux 4.7 and
+// later show it in /proc/self/status); all permission bits if unknown.
+func processUmask() fs.FileMode {
+	b, err := os.ReadFile("/proc/self/status")
+	if err == nil {
+		for _, line := range strings.Split(string(b), "\n") {
+			if v, ok := strings.CutPrefix(line, "Umask:"); ok {
+				if u, err := strconv.ParseUint(strings.TrimSpace(v), 8, 32); err == nil {
+					return fs.FileMode(u) & fs.ModePerm
+				}
+			}
+		}
+	}
+	return fs.ModePerm
+}
+
+// masked reports whether the process's umask took bits of perm away from
+// a file just created: the modes clients ask for are final (the mount's
+// kernel has applied the caller's umask already), so such a file is
+// chmod'ed to perm.
+func (f *FS) masked(perm fs.FileMode) bool { return perm&f.umask != 0 }
+
+// parent opens the directory holding name (a clean path other than ".")
+// through the root, so that neither it nor the links on its way lead
+// outside, and returns it with name's last element, which *at system
+// calls on it then do not follow.
+func (f *FS) parent(path, name string) (*os.File, string, error) {
+	d, err := f.root.Open(pathpkg.Dir(name))
+	if err != nil {
+		return nil, "", mapErr(path, err)
+	}
+	return d, pathpkg.Base(name), nil
 }
 
 // Clean validates a slash-separated path relative to the root and returns
@@ -240,13 +278,19 @@ func (f *FS) Create(path string, mode fs.FileMode) error {
 	if name == "." {
 		return fmt.Errorf("%w: %q is the root directory", backend.ErrBadArgument, path)
 	}
-	file, err := f.root.OpenFile(name, os.O_RDWR|os.O_CREATE, mode.Perm())
+	file, err := f.root.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, mode.Perm())
+	if errors.Is(err, fs.ErrExist) { // left as it is
+		if file, err = f.root.OpenFile(name, os.O_RDWR, 0); err == nil {
+			file.Close()
+		}
+		return mapErr(path, err)
+	}
 	if err != nil {
 		return mapErr(path, err)
 	}
 	defer file.Close()
-	if st, err := file.Stat(); err == nil && st.IsDir() {
-		return fmt.Errorf("%w: %q is a directory", backend.ErrExist, path)
+	if f.masked(mode.Perm()) {
+		return file.Chmod(mode.Perm())
 	}
 	return nil
 }
@@ -257,7 +301,13 @@ func (f *FS) Mkdir(path string, mode fs.FileMode) error {
 	if err != nil {
 		return err
 	}
-	return mapErr(path, f.root.Mkdir(name, mode.Perm()))
+	if err := f.root.Mkdir(name, mode.Perm()); err != nil {
+		return mapErr(path, err)
+	}
+	if f.masked(mode.Perm()) {
+		return mapErr(path, f.root.Chmod(name, mode.Perm()))
+	}
+	return nil
 }
 
 // Unlink removes a file or an empty directory.
@@ -356,10 +406,22 @@ func (f *FS) Rename(oldPath, newPath string) error {
 	if from == "." || to == "." {
 		return fmt.Errorf("%w: cannot rename the root", backend.ErrBadArgument)
 	}
+	od, ob, err := f.parent(oldPath, from)
+	if err != nil {
+		return err
+	}
+	defer od.Close()
+	nd, nb, err := f.parent(newPath, to)
+	if err != nil {
+		return err
+	}
+	defer nd.Close()
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if err := f.root.Rename(from, to); err != nil {
-		return mapErr(oldPath, err)
+	// renameat(2) itself, not os.Root.Rename, which refuses to replace a
+	// directory (an empty one may be replaced, as rename(2) does).
+	if err := unix.Renameat(int(od.Fd()), ob, int(nd.Fd()), nb); err != nil {
+		return &os.LinkError{Op: "rename", Old: oldPath, New: newPath, Err: err}
 	}
 	// Cached handles follow their files: under the new name, and the
 	// replaced file's handle is dropped.
@@ -463,13 +525,16 @@ func (f *FS) Mknod(path string, mode fs.FileMode, dev uint64) error {
 	if mode&fs.ModeSticky != 0 {
 		perm |= syscall.S_ISVTX
 	}
-	d, err := f.root.Open(pathpkg.Dir(name))
+	d, base, err := f.parent(path, name)
 	if err != nil {
-		return mapErr(path, err)
+		return err
 	}
 	defer d.Close()
-	if err := syscall.Mknodat(int(d.Fd()), pathpkg.Base(name), typ|perm, int(dev)); err != nil {
+	if err := syscall.Mknodat(int(d.Fd()), base, typ|perm, int(dev)); err != nil {
 		return &fs.PathError{Op: "mknod", Path: path, Err: err}
+	}
+	if f.masked(mode.Perm()) {
+		return mapErr(path, f.root.Chmod(name, mode&(fs.ModePerm|fs.ModeSetuid|fs.ModeSetgid|fs.ModeSticky)))
 	}
 	return nil
 }
@@ -510,15 +575,23 @@ func (f *FS) Setattr(path string, a backend.Attr) error {
 		}
 	}
 	if a.Atime != nil || a.Mtime != nil {
-		var at, mt time.Time // zero: left as it is
+		// utimensat(2) on the name, not following a symbolic link: the
+		// mount asks for a link's own times (utimensat with
+		// AT_SYMLINK_NOFOLLOW); it resolves links itself otherwise.
+		ts := []unix.Timespec{{Nsec: unix.UTIME_OMIT}, {Nsec: unix.UTIME_OMIT}}
 		if a.Atime != nil {
-			at = *a.Atime
+			ts[0] = unix.NsecToTimespec(a.Atime.UnixNano())
 		}
 		if a.Mtime != nil {
-			mt = *a.Mtime
+			ts[1] = unix.NsecToTimespec(a.Mtime.UnixNano())
 		}
-		if err := f.root.Chtimes(name, at, mt); err != nil {
-			return mapErr(path, err)
+		d, base, err := f.parent(path, name)
+		if err != nil {
+			return err
+		}
+		defer d.Close()
+		if err := unix.UtimesNanoAt(int(d.Fd()), base, ts, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+			return &fs.PathError{Op: "utimensat", Path: path, Err: err}
 		}
 	}
 	return nil

@@ -207,6 +207,7 @@ const (
 	OpenCreate   uint32 = 1 << 0 // create the file if absent
 	OpenTruncate uint32 = 1 << 1 // truncate to zero length
 	OpenExcl     uint32 = 1 << 2 // with OpenCreate: fail with CodeExist if it exists
+	OpenMode     uint32 = 1 << 3 // with OpenCreate: Mode is the mode as given, 0 included (else 0 means 0644)
 )
 
 // Code is a response status.
@@ -233,6 +234,7 @@ const (
 	CodeCrossDevice  Code = 16 // rename or link across file systems
 	CodePermission   Code = 17 // permission denied by the backend
 	CodeNoSpace      Code = 18 // no space left on the backend (or quota exceeded)
+	CodeNameTooLong  Code = 19 // a name longer than the backend's file system allows
 )
 
 var codeNames = map[Code]string{
@@ -242,6 +244,7 @@ var codeNames = map[Code]string{
 	CodeIO: "i/o error", CodeIsDir: "is a directory", CodeNotDir: "not a directory",
 	CodeNotEmpty: "directory not empty", CodeNoHello: "no hello", CodeNotSupported: "not supported",
 	CodeCrossDevice: "cross-device link", CodePermission: "permission denied", CodeNoSpace: "no space left",
+	CodeNameTooLong: "file name too long",
 }
 
 // String names the code.
