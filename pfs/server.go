@@ -488,7 +488,7 @@ type waiter struct {
 type grant struct{ end, svc time.Duration }
 
 // arrive queues a read or write in the data-server model (package
-// dataserver, the simulator's) and returns the channel its grant comes on;
+// dataserver, the simulator's) and returns its place in the queue (turn);
 // nil for other requests, for a read larger than a request may carry, and
 // without a model. Called in the order requests come on a connection.
 func (s *Server) arrive(node int, r *pfsproto.Request) *turn {
