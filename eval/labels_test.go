@@ -193,3 +193,26 @@ func TestLabelAccuracyByBytes(t *testing.T) {
 		t.Fatalf("without bytes: %v, want the second attributed to SC read", acc)
 	}
 }
+
+// ReadPhases refuses what it cannot read with ErrBadLabels, and what it
+// accepts is well formed: named phases that end after they start, with no
+// negative byte counts.
+func FuzzReadPhases(f *testing.F) {
+	f.Add([]byte(phasesCSV))
+	f.Add([]byte("phase,start,end,bytes\nSS write,2026-11-25T10:00:00Z,2026-11-25T10:00:01Z,1024\n"))
+	f.Add([]byte("\ufeffphase,start,end\nFPP read,2026-11-25 10:00:00+00:00,2026-11-25 10:00:00.1+00:00\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		phases, err := eval.ReadPhases(strings.NewReader(string(data)))
+		if err != nil {
+			if !errors.Is(err, eval.ErrBadLabels) {
+				t.Fatalf("error %v does not wrap ErrBadLabels", err)
+			}
+			return
+		}
+		for _, p := range phases {
+			if !p.End.After(p.Start) || p.Bytes < 0 || p.Name == "" {
+				t.Fatalf("accepted phase %+v", p)
+			}
+		}
+	})
+}
