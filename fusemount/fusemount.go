@@ -444,11 +444,9 @@ func (n *node) Create(ctx context.Context, name string, flags uint32, mode uint3
 	return ch, &handle{f: f, c: n.c, n: ch.Operations().(*node)}, n.fuseFlags(), 0
 }
 
-func (n *node) Mkdir(ctx context.Context, name string, mode uint32, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
-	p := n.rel(name)
-	if err := n.c.Mkdir(p, fs.FileMode(mode).Perm()); err != nil {
-		return nil, errno(err)
-	}
+// made answers the creation of p (by Mkdir or Mknod, with mode): its
+// attributes from the backend, given to the creating user, as a new child.
+func (n *node) made(ctx context.Context, p string, mode uint32, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
 	fi, err := n.c.Stat(p)
 	if err != nil {
 		return nil, errno(err)
@@ -457,6 +455,14 @@ func (n *node) Mkdir(ctx context.Context, name string, mode uint32, out *fuse.En
 		return nil, e
 	}
 	return n.child(ctx, fi, out), 0
+}
+
+func (n *node) Mkdir(ctx context.Context, name string, mode uint32, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
+	p := n.rel(name)
+	if err := n.c.Mkdir(p, fs.FileMode(mode).Perm()); err != nil {
+		return nil, errno(err)
+	}
+	return n.made(ctx, p, mode, out)
 }
 
 func (n *node) Unlink(ctx context.Context, name string) syscall.Errno {
@@ -531,14 +537,7 @@ func (n *node) Mknod(ctx context.Context, name string, mode uint32, dev uint32, 
 	if err := n.c.Mknod(p, fwdproto.FileType(mode)|fwdproto.FileMode(mode), uint64(dev)); err != nil {
 		return nil, errno(err)
 	}
-	fi, err := n.c.Stat(p)
-	if err != nil {
-		return nil, errno(err)
-	}
-	if e := n.own(ctx, p, &fi, mode); e != 0 {
-		return nil, e
-	}
-	return n.child(ctx, fi, out), 0
+	return n.made(ctx, p, mode, out)
 }
 
 func (n *node) Readlink(ctx context.Context) ([]byte, syscall.Errno) {
