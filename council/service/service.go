@@ -196,7 +196,7 @@ func (s *Service) start() error {
 		return fmt.Errorf("JetStream KV bucket %s (does the NATS server have JetStream enabled?): %w", s.opts.Bucket, err)
 	}
 	s.kv = kv
-	switch e, err := kv.Get(ctx, stateKey); {
+	switch e, err := getState(ctx, kv); {
 	case errors.Is(err, jetstream.ErrKeyNotFound):
 		s.log.Info("no learned state yet: starting fresh", "bucket", s.opts.Bucket)
 	case err != nil:
@@ -527,4 +527,21 @@ type statusJSON struct {
 	NATS   string `json:"nats"`
 	council.Status
 	Last councilmsg.Decision `json:"last_decision"`
+}
+
+// getState reads the learned state from kv. A bucket just created on a
+// cluster answers "no responders" until its replicas have elected a
+// leader: that is retried until ctx ends, every other answer returned.
+func getState(ctx context.Context, kv jetstream.KeyValue) (jetstream.KeyValueEntry, error) {
+	for {
+		e, err := kv.Get(ctx, stateKey)
+		if !errors.Is(err, nats.ErrNoResponders) {
+			return e, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("%w (the bucket's replicas elected no leader in time)", err)
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
 }
