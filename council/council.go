@@ -161,6 +161,9 @@ type NodeReport struct {
 	// decision-log source).
 	Features []float64 `json:"feat,omitempty"`
 	Requests int64     `json:"reqs,omitempty"` // requests received in the interval
+	// Interval is the length of the interval the report covers (the
+	// Announcer's; 1 s by default).
+	Interval time.Duration `json:"iv_ns,omitempty"`
 }
 
 // Decision is the outcome of one round.
@@ -326,7 +329,7 @@ func (c *Council) Observe(now time.Duration, r Report) error {
 	// opens nor completes the open round, and does not vote. (Round 0 is a
 	// node that has not received any decision yet: it joins the open round.)
 	if r.Round != 0 && r.Round < c.round {
-		nr := NodeReport{Node: o.Node, Seq: r.Seq, Round: r.Round, Reports: 1, Late: true, Bandwidth: o.Bandwidth, Window: o.Window}
+		nr := NodeReport{Node: o.Node, Seq: r.Seq, Round: r.Round, Reports: 1, Late: true, Bandwidth: o.Bandwidth, Window: o.Window, Interval: o.Interval}
 		c.learn(&nr, o)
 		if len(c.late) < c.cfg.MaxNodes {
 			c.late = append(c.late, nr)
@@ -342,7 +345,7 @@ func (c *Council) Observe(now time.Duration, r Report) error {
 		s.known = true
 		c.known++
 	}
-	nr := &NodeReport{Node: o.Node, Seq: r.Seq, Round: r.Round, Reports: 1, Bandwidth: o.Bandwidth, Window: o.Window}
+	nr := &NodeReport{Node: o.Node, Seq: r.Seq, Round: r.Round, Reports: 1, Bandwidth: o.Bandwidth, Window: o.Window, Interval: o.Interval}
 	if prev := c.open[o.Node]; prev != nil {
 		nr.Reports = prev.Reports + 1
 	} else {

@@ -86,6 +86,9 @@ func (k *tracker) decision(t float64, phase string, d council.Decision, nodes in
 			ns.Explore, ns.Prob = prev.Explore, prev.Prob
 		}
 		sec.Nodes[nr.Node] = ns
+		if iv := nr.Interval.Seconds(); iv > sec.Span && iv != 1 {
+			sec.Span = iv
+		}
 		if nr.Pattern != "" {
 			cur := nr.Pattern + " " + nr.Op
 			if old := k.last[nr.Node]; old != cur {

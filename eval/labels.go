@@ -124,7 +124,22 @@ type loggedRound struct {
 		Bytes    float64       `json:"bw"`
 		Features []float64     `json:"feat"`
 		Requests int64         `json:"reqs"`
+		Interval time.Duration `json:"iv_ns"` // 0 in logs written before it was logged: 1 s
 	} `json:"nodes"`
+}
+
+// interval is the span the round's reports cover: the longest of its
+// nodes' intervals, 1 s when the log does not say (the Announcers'
+// default).
+func (d *loggedRound) interval() time.Duration {
+	var iv time.Duration
+	for _, n := range d.Nodes {
+		iv = max(iv, n.Interval)
+	}
+	if iv <= 0 {
+		return time.Second
+	}
+	return iv
 }
 
 // readRounds calls fn for each round of a decision log, in file order.
@@ -169,7 +184,7 @@ func eachLogLine[T any](r io.Reader, kind error, fn func(line int, v *T) error) 
 func ReadDecisionSeconds(r io.Reader, start time.Time) ([]record.Second, error) {
 	var out []record.Second
 	err := readRounds(r, func(_ int, d *loggedRound) error {
-		s := record.Second{T: d.Wall.Sub(start).Seconds()}
+		s := record.Second{T: d.Wall.Sub(start).Seconds(), Span: d.interval().Seconds()}
 		for _, n := range d.Nodes {
 			ns := record.NodeSecond{Node: n.Node}
 			if !n.Idle && !n.Late {
@@ -219,7 +234,7 @@ func LabelledRows(phases []Phase, r io.Reader, skip time.Duration) ([]dataset.Ro
 	seconds := make([]int, len(phases))
 	err := readRounds(r, func(line int, d *loggedRound) error {
 		hi := d.Wall
-		lo := hi.Add(-time.Second)
+		lo := hi.Add(-d.interval())
 		k := slices.IndexFunc(phases, func(p Phase) bool {
 			return !lo.Before(p.Start.Add(skip)) && !hi.After(p.End.Add(-skip))
 		})
@@ -239,7 +254,7 @@ func LabelledRows(phases []Phase, r io.Reader, skip time.Duration) ([]dataset.Ro
 				return fmt.Errorf("%w: decision log line %d: node %d: %w", ErrBadLabels, line, n.Node, err)
 			}
 			f := n.Features
-			o := access.Observation{Node: n.Node, Interval: time.Second, Op: op, FileHandles: int(f[0]), ReqAvg: f[1],
+			o := access.Observation{Node: n.Node, Interval: d.interval(), Op: op, FileHandles: int(f[0]), ReqAvg: f[1],
 				ReqMin: int64(f[2]), ReqMax: int64(f[3]), OffsetDist: f[4], ProcDist: f[5], Bandwidth: n.Bytes,
 				Bytes: int64(n.Bytes), Requests: n.Requests, Window: n.Window}
 			if runs[k].Scenario.RequestSize == 0 {
@@ -271,7 +286,7 @@ func LabelAccuracy(phases []Phase, seconds []record.Second, start time.Time, ski
 		})
 	}
 	for _, s := range seconds {
-		if skip > 0 && nearEdge(phases, start, s.T, skip) {
+		if skip > 0 && nearEdge(phases, start, s, skip) {
 			continue
 		}
 		rec.Seconds = append(rec.Seconds, s)
@@ -279,10 +294,10 @@ func LabelAccuracy(phases []Phase, seconds []record.Second, start time.Time, ski
 	return record.LabelAccuracy(rec)
 }
 
-// nearEdge reports whether the second ending t (seconds after start)
-// overlaps the first or last skip of a phase.
-func nearEdge(phases []Phase, start time.Time, t float64, skip time.Duration) bool {
-	lo, hi := t-1, t
+// nearEdge reports whether the span of s (seconds after start) overlaps
+// the first or last skip of a phase.
+func nearEdge(phases []Phase, start time.Time, s record.Second, skip time.Duration) bool {
+	lo, hi := s.Covers()
 	for _, p := range phases {
 		ps, pe := p.Start.Sub(start).Seconds(), p.End.Sub(start).Seconds()
 		if hi <= ps || lo >= pe {

@@ -216,3 +216,29 @@ func FuzzReadPhases(f *testing.F) {
 		}
 	})
 }
+
+// A round whose reports cover 250 ms stands for the 250 ms before it, not
+// the second: it falls inside a phase of 0.6 s and is counted there.
+func TestLabelAccuracyShortIntervals(t *testing.T) {
+	start := time.Date(2026, 11, 26, 10, 0, 0, 0, time.UTC)
+	at := func(s float64) string { return start.Add(time.Duration(s * float64(time.Second))).Format(time.RFC3339Nano) }
+	phases, err := eval.ReadPhases(strings.NewReader("phase,start,end\nSS write," + at(0) + "," + at(5) + "\nSS read," + at(5) + "," + at(5.6) + "\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := `{"round":1,"wall":"` + at(5.5) + `","nodes":[{"node":0,"op":"read","pattern":"SS","iv_ns":250000000}]}` + "\n"
+	secs, err := eval.ReadDecisionSeconds(strings.NewReader(log), start)
+	if err != nil {
+		t.Fatal(err)
+	}
+	acc := eval.LabelAccuracy(phases, secs, start, 0)
+	if len(acc) != 1 || acc[0].Phase != "SS read" || acc[0].Correct != 1 {
+		t.Fatalf("accuracy %v, want the round counted, right, in SS read", acc)
+	}
+	// Logged without its interval, the same round stands for a second,
+	// most of it the write's.
+	secs, _ = eval.ReadDecisionSeconds(strings.NewReader(strings.Replace(log, `,"iv_ns":250000000`, "", 1)), start)
+	if acc = eval.LabelAccuracy(phases, secs, start, 0); acc[0].Phase != "SS write" {
+		t.Fatalf("without the interval: %v, want the round attributed to SS write", acc)
+	}
+}

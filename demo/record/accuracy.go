@@ -39,7 +39,8 @@ func LabelAccuracy(r Recording) []Accuracy {
 	for _, s := range r.Seconds {
 		phase, best := "", 0.0
 		for _, it := range r.Iterations {
-			lo, hi := max(it.Start, s.T-1), min(it.Start+it.Seconds, s.T)
+			from, to := s.Covers()
+			lo, hi := max(it.Start, from), min(it.Start+it.Seconds, to)
 			if hi <= lo {
 				continue
 			}

@@ -22,6 +22,18 @@ type Second struct {
 	T     float64      `json:"t"`     // seconds since the start of the run (end of the second)
 	Phase string       `json:"phase"` // workload phase the clients were running ("SS write"), "" between phases
 	Nodes []NodeSecond `json:"nodes"`
+	// Span is how many seconds before T the reports cover (0: one, the
+	// Announcers' default interval).
+	Span float64 `json:"span,omitempty"`
+}
+
+// Covers returns the span [T - Span, T] the second's reports describe.
+func (s Second) Covers() (lo, hi float64) {
+	span := s.Span
+	if span <= 0 {
+		span = 1
+	}
+	return s.T - span, s.T
 }
 
 // Iteration is one completed phase of the repeated experiment.
