@@ -221,7 +221,9 @@ func FuzzReadPhases(f *testing.F) {
 // the second: it falls inside a phase of 0.6 s and is counted there.
 func TestLabelAccuracyShortIntervals(t *testing.T) {
 	start := time.Date(2026, 11, 26, 10, 0, 0, 0, time.UTC)
-	at := func(s float64) string { return start.Add(time.Duration(s * float64(time.Second))).Format(time.RFC3339Nano) }
+	at := func(s float64) string {
+		return start.Add(time.Duration(s * float64(time.Second))).Format(time.RFC3339Nano)
+	}
 	phases, err := eval.ReadPhases(strings.NewReader("phase,start,end\nSS write," + at(0) + "," + at(5) + "\nSS read," + at(5) + "," + at(5.6) + "\n"))
 	if err != nil {
 		t.Fatal(err)
