@@ -139,6 +139,16 @@ func (s Stats) Plus(t Stats) Stats {
 		PageHits: s.PageHits + t.PageHits, PageMisses: s.PageMisses + t.PageMisses, Disk: s.Disk.Plus(t.Disk)}
 }
 
+// Div returns s with every counter divided by n (a mean over n runs; n 0
+// or 1: s).
+func (s Stats) Div(n uint64) Stats {
+	if n <= 1 {
+		return s
+	}
+	return Stats{Accesses: s.Accesses / n, Switches: s.Switches / n, Busy: s.Busy / time.Duration(n),
+		PageHits: s.PageHits / n, PageMisses: s.PageMisses / n, Disk: s.Disk.Div(n)}
+}
+
 // Minus returns s less t field by field (the counters since t was taken).
 func (s Stats) Minus(t Stats) Stats {
 	return Stats{Accesses: s.Accesses - t.Accesses, Switches: s.Switches - t.Switches, Busy: s.Busy - t.Busy,

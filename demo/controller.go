@@ -86,9 +86,7 @@ func (k *tracker) decision(t float64, phase string, d council.Decision, nodes in
 			ns.Explore, ns.Prob = prev.Explore, prev.Prob
 		}
 		sec.Nodes[nr.Node] = ns
-		if iv := nr.Interval.Seconds(); iv > sec.Span && iv != 1 {
-			sec.Span = iv
-		}
+		sec.Span = max(sec.Span, nr.Interval.Seconds())
 		if nr.Pattern != "" {
 			cur := nr.Pattern + " " + nr.Op
 			if old := k.last[nr.Node]; old != cur {
@@ -98,6 +96,9 @@ func (k *tracker) decision(t float64, phase string, d council.Decision, nodes in
 				k.last[nr.Node] = cur
 			}
 		}
+	}
+	if sec.Span == 1 {
+		sec.Span = 0 // the default: recordings stay as they were
 	}
 	k.rec.AddSecond(sec)
 	if k.static == 0 && d.Voters > 0 {

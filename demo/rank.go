@@ -124,12 +124,7 @@ func serversPerPhase(runs []dataserver.Stats, n int) []dataserver.Stats {
 		count[k%n]++
 	}
 	for i, c := range count {
-		if c > 1 {
-			o := &out[i]
-			o.Accesses, o.Switches, o.PageHits, o.PageMisses = o.Accesses/c, o.Switches/c, o.PageHits/c, o.PageMisses/c
-			o.Busy /= time.Duration(c)
-			o.Disk.ReadMisses, o.Disk.Streamed, o.Disk.CacheHits, o.Disk.Writes = o.Disk.ReadMisses/c, o.Disk.Streamed/c, o.Disk.CacheHits/c, o.Disk.Writes/c
-		}
+		out[i] = out[i].Div(c)
 	}
 	return out
 }

@@ -286,6 +286,15 @@ func (s Stats) Minus(t Stats) Stats {
 		ReadMisses: s.ReadMisses - t.ReadMisses, Writes: s.Writes - t.Writes}
 }
 
+// Div returns s with every counter divided by n (a mean over n runs; n 0
+// or 1: s).
+func (s Stats) Div(n uint64) Stats {
+	if n <= 1 {
+		return s
+	}
+	return Stats{CacheHits: s.CacheHits / n, Streamed: s.Streamed / n, ReadMisses: s.ReadMisses / n, Writes: s.Writes / n}
+}
+
 // Plus returns s and t added field by field.
 func (s Stats) Plus(t Stats) Stats {
 	return Stats{CacheHits: s.CacheHits + t.CacheHits, Streamed: s.Streamed + t.Streamed,

@@ -88,17 +88,23 @@ func Stats(its []Iteration, phase string) PhaseStats {
 	return st
 }
 
+// Labels of the learning rows of a static comparison.
+const (
+	LabelLastQuarter = "learning (last quarter)"
+	LabelLastHalf    = "learning (last half)"
+)
+
 // Summary is the learning run reduced to one cycle of the experiment, for the
 // comparison with static windows: the mean seconds per phase over the last
 // quarter of each phase's iterations (after learning), and their sum.
 func Summary(its []Iteration) StaticResult {
-	return summaryOf(its, "learning (last quarter)", func(st PhaseStats) float64 { return st.LastMean })
+	return summaryOf(its, LabelLastQuarter, func(st PhaseStats) float64 { return st.LastMean })
 }
 
 // SummaryHalf is Summary over the last half of each phase's iterations:
 // learning judged with its second half, explorations included.
 func SummaryHalf(its []Iteration) StaticResult {
-	return summaryOf(its, "learning (last half)", func(st PhaseStats) float64 { return st.LastHalfMean })
+	return summaryOf(its, LabelLastHalf, func(st PhaseStats) float64 { return st.LastHalfMean })
 }
 
 // summaryOf is one cycle of its: per phase the figure of its PhaseStats that

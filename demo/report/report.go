@@ -367,12 +367,7 @@ func static(r record.Recording, sum Summary, phases []string) ([]string, []stati
 	if r.Meta.StaticWindow == 0 && len(r.Iterations) > 0 && on == r.Meta.Mode {
 		rows = append(rows, sum.LearnedHalf, learned)
 	}
-	best := math.Inf(1)
-	for _, s := range r.Static {
-		if s.Window > 0 {
-			best = math.Min(best, s.Total)
-		}
-	}
+	best := minStatic(r.Static)
 	var out []staticRow
 	var bars []Bar
 	for _, s := range rows {
@@ -413,7 +408,7 @@ func phaseVerdict(rows []record.StaticResult, phases []string) string {
 	var half, def *record.StaticResult
 	for i := range rows {
 		switch r := &rows[i]; {
-		case r.Window == 0 && r.Label == "learning (last half)":
+		case r.Window == 0 && r.Label == record.LabelLastHalf:
 			half = r
 		case r.Window == sched.DefaultWindow:
 			def = r
@@ -435,8 +430,12 @@ func phaseVerdict(rows []record.StaticResult, phases []string) string {
 		if !(best > 0) || d < 1.15*best || !(l > 0) {
 			continue
 		}
+		than := "faster"
+		if l > d {
+			than = "slower"
+		}
 		parts = append(parts, fmt.Sprintf("%s (the default %.0f%% slower than %s): learning %.1f%% %s than the default", p,
-			100*(d/best-1), WindowLabel(bestW), 100*math.Abs(1-l/d), map[bool]string{true: "faster", false: "slower"}[l <= d]))
+			100*(d/best-1), WindowLabel(bestW), 100*math.Abs(1-l/d), than))
 	}
 	if len(parts) == 0 {
 		return fmt.Sprintf("In no phase is the default window (%s) 15%% or more slower than the best static window.", WindowLabel(sched.DefaultWindow))
