@@ -37,6 +37,15 @@ type Applier interface {
 	ApplyWindow(w time.Duration) error
 }
 
+// PlanApplier is an Applier that also follows a decision's plan: a window
+// for each direction of requests, applied as the node's requests turn
+// (see ionode.Plan). The forwarding daemon implements it; an Applier that
+// does not gets the decision's window only.
+type PlanApplier interface {
+	Applier
+	ApplyPlan(w, read, write time.Duration) error
+}
+
 // Defaults.
 const (
 	DefaultInterval = time.Second
@@ -116,6 +125,7 @@ type Announcer struct {
 	seq      uint64
 	round    uint64
 	window   time.Duration
+	plan     [2]time.Duration // read and write windows of the plan applied last
 	sentAt   time.Time
 	started  bool
 	cancel   context.CancelFunc
@@ -326,7 +336,7 @@ func (a *Announcer) onDecision(m *nats.Msg) {
 		a.m.latency.Observe(since.Seconds())
 	}
 	a.round, a.decided = d.Round, true
-	a.applyLocked(d.Window)
+	a.applyDecisionLocked(d)
 	a.m.decisions.Inc()
 	cb := a.opts.OnDecision
 	a.mu.Unlock()
@@ -339,6 +349,26 @@ func (a *Announcer) onDecision(m *nats.Msg) {
 	if cb != nil {
 		cb(d, since)
 	}
+}
+
+// applyDecisionLocked applies d's window and, to a PlanApplier, its plan.
+func (a *Announcer) applyDecisionLocked(d councilmsg.Decision) {
+	pa, ok := a.opts.Applier.(PlanApplier)
+	if !ok {
+		a.applyLocked(d.Window)
+		return
+	}
+	plan := [2]time.Duration{d.Read, d.Write}
+	if d.Window == a.window && plan == a.plan {
+		return
+	}
+	if err := pa.ApplyPlan(d.Window, d.Read, d.Write); err != nil {
+		a.m.applyErrors.Inc()
+		a.log.Warn("apply plan", "window", d.Window, "read", d.Read, "write", d.Write, "err", err)
+		return
+	}
+	a.window, a.plan = d.Window, plan
+	a.m.window.Set(d.Window.Seconds())
 }
 
 func (a *Announcer) applyLocked(w time.Duration) {

@@ -259,3 +259,53 @@ func TestReportsNameTheScheduler(t *testing.T) {
 		return false
 	})
 }
+
+// planDaemon is a daemon that follows plans (announce.PlanApplier).
+type planDaemon struct {
+	daemon
+	plans [][3]time.Duration // window, read, write of each ApplyPlan
+}
+
+func (d *planDaemon) ApplyPlan(w, read, write time.Duration) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.window = w
+	d.plans = append(d.plans, [3]time.Duration{w, read, write})
+	return nil
+}
+
+// A PlanApplier gets each decision's plan beside its window (the writes
+// the stand-in daemon reports are FPP: the plan has a write window, the
+// decision's own, and none for reads, never seen); a plain Applier keeps
+// getting the window only.
+func TestPlanApplierGetsThePlan(t *testing.T) {
+	s, err := service.New(service.Options{Port: -1, Core: council.Config{Nodes: 1, Detector: fpp{}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer s.Shutdown()
+	d := &planDaemon{}
+	a, _ := announce.New(announce.Options{URL: s.ClientURL(), Interval: 10 * time.Millisecond, Source: d, Applier: d, Registerer: prometheus.NewRegistry()})
+	if err := a.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	defer a.Shutdown()
+	poll.Until(t, "plans applied", 5*time.Second, func() bool {
+		d.mu.Lock()
+		defer d.mu.Unlock()
+		return len(d.plans) >= 3
+	})
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if n := len(d.applied); n != 0 {
+		t.Fatalf("ApplyWindow called %d times on a PlanApplier", n)
+	}
+	for _, p := range d.plans[1:] { // the first may precede any report: no plan yet
+		if p[1] != 0 || p[2] != p[0] {
+			t.Fatalf("applied plan %v, want window w, read 0, write w", p)
+		}
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/adaptio/adaptio/access"
@@ -72,6 +73,11 @@ type Config struct {
 	Forget    int             // a known node that misses this many consecutive rounds is forgotten until it reports again (default 3)
 	MaxNodes  int             // reports from node indexes >= MaxNodes are refused, bounding the state a rogue reporter can create (default 65536)
 	Detector  Detector        // pattern detector (default detect.Default())
+	// NoPlan makes each decision one window only, as the papers' Council.
+	// By default a decision also carries a plan: a window for each direction
+	// of requests, for the pattern that direction is expected to take next
+	// (Decision.Plan), which I/O nodes apply as soon as their requests turn.
+	NoPlan bool
 }
 
 func (c Config) withDefaults() Config {
@@ -179,11 +185,35 @@ type Decision struct {
 	Nodes   []NodeReport  `json:"nodes"`             // one per reporting node, by node index
 	Missing []int         `json:"missing,omitempty"` // known nodes that did not report
 	Late    []NodeReport  `json:"late,omitempty"`    // late reports received since the previous decision
+	// Plan is the window for each direction of requests (reads first),
+	// for the context that direction is expected to take next; absent with
+	// Config.NoPlan, and for a direction never seen.
+	Plan []PlanEntry `json:"plan,omitempty"`
+}
+
+// PlanEntry is a decision's window for one direction of requests.
+type PlanEntry struct {
+	Op      string        `json:"op"`      // "read" or "write"
+	Context string        `json:"context"` // context expected next for Op
+	Window  time.Duration `json:"win_ns"`
+	Explore bool          `json:"explore,omitempty"` // Window was drawn to explore Context
+	Prob    float64       `json:"prob"`              // probability with which Window was chosen
+}
+
+// PlanWindow returns the plan's window for op (0: none).
+func (d Decision) PlanWindow(op rw.Op) time.Duration {
+	for _, e := range d.Plan {
+		if e.Op == op.String() {
+			return e.Window
+		}
+	}
+	return 0
 }
 
 // Wire returns the message broadcast for d.
 func (d Decision) Wire() councilmsg.Decision {
-	return councilmsg.Decision{Round: d.Round, Window: d.Window, Explore: d.Explore, Prob: d.Prob, Nodes: len(d.Nodes), Reason: d.Reason}
+	return councilmsg.Decision{Round: d.Round, Window: d.Window, Explore: d.Explore, Prob: d.Prob, Nodes: len(d.Nodes), Reason: d.Reason,
+		Read: d.PlanWindow(rw.Read), Write: d.PlanWindow(rw.Write)}
 }
 
 type nodeState struct {
@@ -192,6 +222,7 @@ type nodeState struct {
 	missed    int
 	known     bool
 	scheduler string // the algorithm the node last reported running ("": not said)
+	context   string // the context of the node's last detected report
 }
 
 // Council is the Council's core: a pure, deterministic state machine. It
@@ -214,6 +245,13 @@ type Council struct {
 	heard    int                 // known nodes that reported in the open round
 	first    time.Duration       // first report of the open round
 	deadline time.Duration
+
+	// The plan's state: how often a node's context was followed by each
+	// other (from -> to -> count), the context last seen for each
+	// direction, and the plan of the last decision.
+	next   map[string]map[string]int
+	lastOf map[rw.Op]string
+	plan   []PlanEntry
 }
 
 // New returns a Council core drawing its random choices from rng.
@@ -229,7 +267,8 @@ func New(cfg Config, rng *rand.Rand) (*Council, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrBadConfig, err)
 	}
-	c := &Council{cfg: cfg, rng: rng, bands: bands, nodes: map[int]*nodeState{}, window: cfg.Default, open: map[int]*NodeReport{}}
+	c := &Council{cfg: cfg, rng: rng, bands: bands, nodes: map[int]*nodeState{}, window: cfg.Default, open: map[int]*NodeReport{},
+		next: map[string]map[string]int{}, lastOf: map[rw.Op]string{}}
 	for n := range cfg.Nodes {
 		c.nodes[n] = &nodeState{known: true}
 		c.ids = append(c.ids, n)
@@ -376,6 +415,7 @@ func (c *Council) learn(nr *NodeReport, o access.Observation) {
 	}
 	nr.Pattern = class.String()
 	nr.Context = Context(class, o.Op)
+	c.follow(o.Node, nr.Context, o.Op)
 	p := c.bands.Policy(nr.Context)
 	if a := c.arm(o.Window); a >= 0 {
 		nr.Reward = c.reward(o)
@@ -473,6 +513,7 @@ func (c *Council) close(now time.Duration) Decision {
 		// Nothing detectable: keep the window in force (seed 000: a decision
 		// is made only when the metrics allow a detection).
 		d.Window, d.Prob = c.window, 1
+		d.Plan = c.plan
 		return d
 	}
 	consensus := 0
@@ -500,7 +541,73 @@ func (c *Council) close(now time.Duration) Decision {
 	d.Prob = propensity(p, ch, arm, best, consensus)
 	d.Window = c.cfg.Windows[arm]
 	c.window = d.Window
+	if !c.cfg.NoPlan {
+		c.plan = c.makePlan(d, ch)
+		d.Plan = c.plan
+	}
 	return d
+}
+
+// follow records that node reported context ctx (of direction op): a
+// transition from its previous context, and the last context of op.
+func (c *Council) follow(node int, ctx string, op rw.Op) {
+	s := c.nodes[node]
+	if s.context != "" && s.context != ctx {
+		m := c.next[s.context]
+		if m == nil {
+			m = map[string]int{}
+			c.next[s.context] = m
+		}
+		m[ctx]++
+	}
+	s.context = ctx
+	c.lastOf[op] = ctx
+}
+
+// expect returns the context direction op is expected to take after the
+// governing context from: its own when from is of direction op, else the
+// successor of from of direction op seen most often (ties: first by name),
+// else the context op was last seen in ("" if never).
+func (c *Council) expect(from string, op rw.Op) string {
+	suffix := "/" + op.String()
+	if strings.HasSuffix(from, suffix) {
+		return from
+	}
+	best, n := "", 0
+	for to, k := range c.next[from] {
+		if strings.HasSuffix(to, suffix) && (k > n || k == n && to < best) {
+			best, n = to, k
+		}
+	}
+	if best != "" {
+		return best
+	}
+	return c.lastOf[op]
+}
+
+// makePlan returns decision d's plan: for each direction, the context
+// expected next and that context's own choice of window: for the
+// governing context's direction, the arm its policy drew for d (gov), and
+// for the other, a draw from that context's policy (its exploration
+// included). Not the consensus: a round of nodes in two phases votes
+// across contexts, and each direction's window is its own context's.
+func (c *Council) makePlan(d Decision, gov bandit.Choice) []PlanEntry {
+	var plan []PlanEntry
+	for _, op := range [...]rw.Op{rw.Read, rw.Write} {
+		ctx := c.expect(d.Context, op)
+		if ctx == "" {
+			continue
+		}
+		p := c.bands.Policy(ctx)
+		ch := gov
+		if ctx != d.Context {
+			ch = p.Select(c.rng)
+		}
+		best := p.Best()
+		plan = append(plan, PlanEntry{Op: op.String(), Context: ctx, Window: c.cfg.Windows[ch.Arm], Explore: ch.Arm != best,
+			Prob: propensity(p, ch, ch.Arm, best, best)})
+	}
+	return plan
 }
 
 // propensity returns the probability that the decision rule picks arm:
@@ -576,6 +683,9 @@ type snapshot struct {
 	Policy  string          `json:"policy"`
 	Windows []time.Duration `json:"windows_ns"`
 	Bandits json.RawMessage `json:"bandits"`
+	// Next is the plan's count of context transitions (absent in
+	// snapshots of Councils that made no plan).
+	Next map[string]map[string]int `json:"next,omitempty"`
 }
 
 // Snapshot returns the learned state (round counter, window in force, every
@@ -585,7 +695,7 @@ func (c *Council) Snapshot() ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return json.Marshal(snapshot{V: 1, Round: c.round, Window: c.window, Policy: c.cfg.Policy, Windows: c.cfg.Windows, Bandits: b})
+	return json.Marshal(snapshot{V: 1, Round: c.round, Window: c.window, Policy: c.cfg.Policy, Windows: c.cfg.Windows, Bandits: b, Next: c.next})
 }
 
 // Restore replaces the learned state with a Snapshot's. The snapshot must
@@ -617,6 +727,9 @@ func (c *Council) Restore(data []byte) error {
 			return fmt.Errorf("%w: context %q has %d arms, want %d", ErrSnapshot, ctx, p.Arms(), len(c.cfg.Windows))
 		}
 	}
-	c.bands, c.round, c.window = bands, s.Round, s.Window
+	if s.Next == nil {
+		s.Next = map[string]map[string]int{}
+	}
+	c.bands, c.round, c.window, c.next = bands, s.Round, s.Window, s.Next
 	return nil
 }

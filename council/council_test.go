@@ -558,3 +558,154 @@ func TestStatusNamesEachNodesScheduler(t *testing.T) {
 		}
 	}
 }
+
+// TestPlanExpectsTheNextPhase runs a cycle of phases (SS writes, SS reads,
+// FPP writes, SC reads), one round each, and checks that each decision's
+// plan names, for the other direction, the context that follows in the
+// cycle, not merely the one last seen for that direction.
+func TestPlanExpectsTheNextPhase(t *testing.T) {
+	type phase struct {
+		class access.Class
+		op    rw.Op
+	}
+	cycle := []phase{{access.SS, rw.Write}, {access.SS, rw.Read}, {access.FPP, rw.Write}, {access.SC, rw.Read}}
+	next := map[string]string{"SS/write": "SS/read", "SS/read": "FPP/write", "FPP/write": "SC/read", "SC/read": "SS/write"}
+	for _, noPlan := range []bool{false, true} {
+		c := newCouncil(t, Config{Nodes: 2, NoPlan: noPlan})
+		var rp reporter
+		now := time.Duration(0)
+		for round := range 4 * len(cycle) {
+			ph := cycle[round%len(cycle)]
+			w := c.Window()
+			for n := range 2 {
+				mustObserve(t, c, now, rp.report(obs(n, ph.class, ph.op, w, 1e8), c.Round()))
+			}
+			d, ok, _ := c.Poll(now)
+			if !ok {
+				t.Fatalf("round %d not closed", round)
+			}
+			now += time.Second
+			if noPlan {
+				if d.Plan != nil || d.Wire().Read != 0 || d.Wire().Write != 0 {
+					t.Fatalf("NoPlan: decision carries a plan %+v", d.Plan)
+				}
+				continue
+			}
+			ctx := Context(ph.class, ph.op)
+			if d.Context != ctx {
+				t.Fatalf("round %d governed by %q, want %q", round, d.Context, ctx)
+			}
+			other := rw.Read
+			if ph.op == rw.Read {
+				other = rw.Write
+			}
+			var own, expected *PlanEntry
+			for i := range d.Plan {
+				switch d.Plan[i].Op {
+				case ph.op.String():
+					own = &d.Plan[i]
+				case other.String():
+					expected = &d.Plan[i]
+				}
+			}
+			if own == nil || own.Context != ctx || own.Window != d.Window || own.Prob != d.Prob {
+				t.Fatalf("round %d: own direction's entry %+v, want %s with the decision's window %v", round, own, ctx, d.Window)
+			}
+			if round == 0 {
+				if expected != nil {
+					t.Fatalf("round 0: a plan for %v, never seen: %+v", other, expected)
+				}
+				continue
+			}
+			if round < len(cycle) {
+				continue // the cycle is not known yet: the last context seen stands in
+			}
+			if expected == nil || expected.Context != next[ctx] {
+				t.Fatalf("round %d (%s): plan for %v is %+v, want context %s", round, ctx, other, expected, next[ctx])
+			}
+			if slices.Index(c.cfg.Windows, expected.Window) < 0 || !(expected.Prob > 0 && expected.Prob <= 1) {
+				t.Fatalf("round %d: plan entry %+v: window not an arm or probability out of (0, 1]", round, expected)
+			}
+			if d.Wire().For(other) != expected.Window {
+				t.Fatalf("round %d: broadcast plan %v for %v, want %v", round, d.Wire().For(other), other, expected.Window)
+			}
+		}
+	}
+}
+
+func TestSnapshotKeepsThePlansTransitions(t *testing.T) {
+	a := newCouncil(t, Config{Nodes: 1})
+	var rp reporter
+	for round, ph := range []access.Class{access.SS, access.SS, access.FPP} {
+		op := rw.Write
+		if round == 1 {
+			op = rw.Read
+		}
+		mustObserve(t, a, 0, rp.report(obs(0, ph, op, a.Window(), 1e8), a.Round()))
+		a.Poll(0)
+	}
+	snap, err := a.Snapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := newCouncil(t, Config{Nodes: 1})
+	if err := b.Restore(snap); err != nil {
+		t.Fatal(err)
+	}
+	if got := b.expect("SS/write", rw.Read); got != "SS/read" {
+		t.Fatalf("restored Council expects %q after SS/write, want SS/read", got)
+	}
+	if got := b.expect("SS/read", rw.Write); got != "FPP/write" {
+		t.Fatalf("restored Council expects %q after SS/read, want FPP/write", got)
+	}
+}
+
+// TestPlanTakesEachContextsOwnWindow: a round whose nodes are in two
+// phases votes across contexts, and the consensus may be the other
+// context's best window; the plan's entry for the governing context's
+// direction is still that context's own choice.
+func TestPlanTakesEachContextsOwnWindow(t *testing.T) {
+	c := newCouncil(t, Config{Nodes: 4, Policy: "greedy"})
+	var rp reporter
+	now := time.Duration(0)
+	round := func(ctx func(n int) (access.Class, rw.Op, time.Duration, float64)) Decision {
+		t.Helper()
+		for n := range 4 {
+			class, op, w, bw := ctx(n)
+			mustObserve(t, c, now, rp.report(obs(n, class, op, w, bw), c.Round()))
+		}
+		d, ok, _ := c.Poll(now)
+		if !ok {
+			t.Fatal("round not closed")
+		}
+		now += time.Second
+		return d
+	}
+	// Teach: SS writes are best under 8 ms, SS reads under 1 ms.
+	for _, w := range []time.Duration{time.Millisecond, 8 * time.Millisecond} {
+		round(func(int) (access.Class, rw.Op, time.Duration, float64) {
+			return access.SS, rw.Write, w, map[bool]float64{true: 2e8, false: 1e7}[w == 8*time.Millisecond]
+		})
+		round(func(int) (access.Class, rw.Op, time.Duration, float64) {
+			return access.SS, rw.Read, w, map[bool]float64{true: 1e8, false: 1e7}[w == time.Millisecond]
+		})
+	}
+	// Two nodes read, two write (more bandwidth): the votes tie, the
+	// writers' bandwidth makes 8 ms the consensus, and SS/read governs
+	// (ties between contexts go to the first by name).
+	d := round(func(n int) (access.Class, rw.Op, time.Duration, float64) {
+		if n < 2 {
+			return access.SS, rw.Read, time.Millisecond, 1e8
+		}
+		return access.SS, rw.Write, 8 * time.Millisecond, 2e8
+	})
+	if d.Context != "SS/read" || d.Window != 8*time.Millisecond || d.Explore {
+		t.Fatalf("decision %s %v explore %v; the test wants SS/read governing an 8ms consensus", d.Context, d.Window, d.Explore)
+	}
+	if got := d.PlanWindow(rw.Read); got != time.Millisecond {
+		t.Errorf("plan for reads %v, want SS/read's own 1ms (plan %+v)", got, d.Plan)
+	}
+	if got := d.PlanWindow(rw.Write); got != 8*time.Millisecond {
+		t.Errorf("plan for writes %v, want SS/write's 8ms (plan %+v)", got, d.Plan)
+	}
+}

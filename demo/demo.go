@@ -79,6 +79,10 @@ type Config struct {
 	// interval. A shorter one lets the Council act within phases shorter
 	// than a second.
 	Interval time.Duration
+	// NoPlan makes the Council decide one window only (the papers'); by
+	// default each decision carries a window per direction of requests,
+	// applied by the I/O nodes as their requests turn (council.Config.NoPlan).
+	NoPlan bool
 
 	// scheduler replaces TWINS on every I/O node (Rank's FIFO row); ""
 	// is TWINS.

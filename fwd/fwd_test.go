@@ -28,6 +28,7 @@ import (
 	"github.com/adaptio/adaptio/fwd/client"
 	"github.com/adaptio/adaptio/fwd/fwdproto"
 	"github.com/adaptio/adaptio/fwd/fwdtest"
+	"github.com/adaptio/adaptio/ionode"
 	"github.com/adaptio/adaptio/rw"
 	"github.com/adaptio/adaptio/sched"
 )
@@ -962,5 +963,62 @@ func TestSetObserveStartsCounting(t *testing.T) {
 	}
 	if o := d.CloseInterval(time.Now()); o.Bytes != 0 || !o.Idle() {
 		t.Fatalf("idle interval: %d bytes, idle %v", o.Bytes, o.Idle())
+	}
+}
+
+// TestApplyPlanFollowsTheRequests checks the daemon's side of a decision's
+// plan: the window of the direction its requests take, switched as they
+// turn, and each interval credited with its direction's window.
+func TestApplyPlanFollowsTheRequests(t *testing.T) {
+	d := startDaemon(t, fwdtest.Posix(t, t.TempDir()), fwd.Options{Observe: true, Sched: sched.Config{Node: 0, Nodes: 2}})
+	c := dial(t, d.Addr())
+	f, err := c.Create("plan")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 2 * ionode.FollowAfter
+	run := func(write bool) {
+		t.Helper()
+		buf := make([]byte, 8<<10)
+		for i := range n {
+			if write {
+				_, err = f.WriteAt(buf, int64(i)*(8<<10))
+			} else {
+				_, err = f.ReadAt(buf, int64(i)*(8<<10))
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if err := d.ApplyPlan(time.Millisecond, 250*time.Microsecond, 8*time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.ApplyPlan(time.Millisecond, -1, 0); !errors.Is(err, fwd.ErrBadWindow) {
+		t.Fatalf("negative plan window: %v, want ErrBadWindow", err)
+	}
+	run(true)
+	if w := d.Window(); w != time.Millisecond {
+		t.Fatalf("window %v after the first writes, want the decision's 1ms (no turn yet)", w)
+	}
+	d.CloseInterval(time.Now())
+	run(false)
+	if w := d.Window(); w != 250*time.Microsecond {
+		t.Fatalf("window %v after %d reads, want the plan's 250µs", w, n)
+	}
+	if o := d.CloseInterval(time.Now()); o.Window != 250*time.Microsecond {
+		t.Fatalf("read interval credited to %v, want 250µs", o.Window)
+	}
+	run(true)
+	if w := d.Window(); w != 8*time.Millisecond {
+		t.Fatalf("window %v after turning back to writes, want the plan's 8ms", w)
+	}
+	// A plain window ends the plan.
+	if err := d.ApplyWindow(2 * time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	run(false)
+	if w := d.Window(); w != 2*time.Millisecond {
+		t.Fatalf("window %v after ApplyWindow and reads, want 2ms", w)
 	}
 }

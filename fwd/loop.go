@@ -173,6 +173,9 @@ func (d *Daemon) add(ps []piece) {
 		q.depth[p.server]++
 		q.entered += int64(len(p.buf))
 	}
+	if w, ok := q.node.Switched(); ok {
+		d.windowApplied(w) // the requests turned: the plan's window for their direction
+	}
 	d.rings.setQueued(len(q.pending))
 	for n := min(len(ps)-len(failed), q.idle); n > 0; n-- {
 		q.work.Signal()

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/adaptio/adaptio/access"
+	"github.com/adaptio/adaptio/ionode"
 )
 
 // CloseInterval ends the current metrics interval at now and returns its
@@ -30,6 +31,13 @@ func (d *Daemon) CloseInterval(now time.Time) access.Observation {
 	d.acc.Done(total - d.accBytes)
 	d.accBytes = total
 	o := d.acc.Close(d.opts.Sched.Node, rel, iv, d.be.Servers(), d.Window())
+	if o.Op.Valid() && o.Window > 0 {
+		// Following a plan, the requests of each direction ran under their
+		// own window: credit the interval's direction with its own.
+		d.q.mu.Lock()
+		o.Window = d.q.node.WindowOf(o.Op)
+		d.q.mu.Unlock()
+	}
 	d.accStart = now
 	if o.Interval > 0 {
 		d.m.bandwidth.Set(o.Bandwidth)
@@ -64,26 +72,40 @@ func (d *Daemon) Scheduler() string {
 }
 
 // ApplyWindow sets the TWINS window live (the Announcer's Applier): queued
-// requests stay queued and the current window's end moves.
+// requests stay queued and the current window's end moves. It ends any
+// plan the daemon followed (ApplyPlan).
 func (d *Daemon) ApplyWindow(w time.Duration) error {
-	if w <= 0 {
-		return fmt.Errorf("%w: %v", ErrBadWindow, w)
+	return d.ApplyPlan(w, 0, 0)
+}
+
+// ApplyPlan sets the TWINS window live to the plan's window for the
+// direction the daemon's requests take now (read or write; w when the
+// plan has none for it), and from then on to the plan's window for each
+// direction as the requests turn (ionode.Plan): the Announcer's
+// PlanApplier.
+func (d *Daemon) ApplyPlan(w, read, write time.Duration) error {
+	if w <= 0 || read < 0 || write < 0 {
+		return fmt.Errorf("%w: %v (plan read %v, write %v)", ErrBadWindow, w, read, write)
 	}
 	return d.control(func(now time.Duration) error {
 		if d.sw.Name() != "twins" {
 			return fmt.Errorf("%w: %s", ErrNotTunable, d.sw.Name())
 		}
-		if d.sw.Params().Window == w {
-			return nil
-		}
-		if err := d.sw.SetWindow(now, w); err != nil {
+		if err := d.q.node.Follow(now, ionode.Plan{Read: read, Write: write}, w); err != nil {
 			return err
 		}
-		d.window.Store(int64(w))
-		d.m.window.Set(w.Seconds())
-		d.log.Info("window applied", "window", w)
+		if w, ok := d.q.node.Switched(); ok {
+			d.windowApplied(w)
+			d.log.Info("window applied", "window", w)
+		}
 		return nil
 	})
+}
+
+// windowApplied publishes a window the scheduler took (q.mu held).
+func (d *Daemon) windowApplied(w time.Duration) {
+	d.window.Store(int64(w))
+	d.m.window.Set(w.Seconds())
 }
 
 // SwitchScheduler changes the scheduling algorithm live; queued requests

@@ -82,6 +82,7 @@ type Node struct {
 	// and their bytes.
 	queued      int
 	queuedBytes int64
+	fol         follower // the Council's plan, if any (Follow)
 }
 
 // New returns a Node dispatching from sw.
@@ -124,6 +125,7 @@ func (n *Node) Add(now time.Duration, r sched.Request) error {
 	if err := n.sw.Add(now, r); err != nil {
 		return err
 	}
+	n.follow(now, r)
 	n.queued++
 	n.queuedBytes += r.Length
 	return nil

@@ -258,6 +258,16 @@ func (s *Sim) SetWindow(node int, w time.Duration) error {
 	return s.ions[node].sch.SetWindow(time.Duration(s.now), w)
 }
 
+// Follow makes I/O node node follow a Council's plan from now on (see
+// ionode.Node.Follow): the window of the direction its requests take,
+// switched as they turn; w where the plan has none.
+func (s *Sim) Follow(node int, plan ionode.Plan, w time.Duration) error {
+	if node < 0 || node >= len(s.ions) {
+		return fmt.Errorf("%w: no I/O node %d", ErrBadConfig, node)
+	}
+	return s.ions[node].core.Follow(time.Duration(s.now), plan, w)
+}
+
 // Switch makes I/O node node run the named scheduler from now on.
 func (s *Sim) Switch(node int, name string) error {
 	if node < 0 || node >= len(s.ions) {
@@ -584,7 +594,11 @@ func (s *Sim) closeInterval(end int64, length time.Duration) []access.Observatio
 		if n.twins {
 			w = n.sch.Params().Window
 		}
-		s.obs = append(s.obs, n.acc.Close(k, start, length, s.cfg.Servers, w))
+		o := n.acc.Close(k, start, length, s.cfg.Servers, w)
+		if w > 0 && o.Op.Valid() {
+			o.Window = n.core.WindowOf(o.Op) // a node following a plan credits each direction its own
+		}
+		s.obs = append(s.obs, o)
 	}
 	return s.obs
 }

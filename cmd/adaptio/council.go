@@ -48,6 +48,7 @@ type councilConfig struct {
 	MaxNodes    int
 	Model       string
 	Seed        uint64
+	NoPlan      bool
 	Security    service.Security
 	Verbose     bool
 }
@@ -66,6 +67,7 @@ func addCoreFlags(cmd *cobra.Command, cfg *councilConfig) {
 	f.IntVar(&cfg.MaxNodes, "max-nodes", council.DefaultMaxNodes, "reports from I/O node indexes >= this are refused (bounds the state a rogue reporter can create)")
 	f.StringVar(&cfg.Model, "model", "", "access-pattern model file (from \"adaptio detect train\"; empty: the embedded default model)")
 	f.Uint64Var(&cfg.Seed, "seed", 1, "seed of the Council's random choices")
+	f.BoolVar(&cfg.NoPlan, "no-plan", false, "decide one window only, as the papers' Council; by default each decision also carries a window for reads and one for writes, for the pattern each direction is expected to take next, which the I/O nodes apply as soon as their requests turn")
 }
 
 // addSecurityFlags registers the NATS authentication and TLS flags.
@@ -83,6 +85,7 @@ func (c councilConfig) core() (council.Config, error) {
 	cc := council.Config{
 		Policy: c.Policy, Options: bandit.Options{Epsilon: c.Epsilon}, Windows: c.Windows, Default: c.Default,
 		Consensus: c.Consensus, Reward: c.Reward, Timeout: c.Timeout, Nodes: c.Nodes, Forget: c.Forget, MaxNodes: c.MaxNodes,
+		NoPlan: c.NoPlan,
 	}
 	if c.Model != "" {
 		m, err := learn.LoadFile(c.Model)

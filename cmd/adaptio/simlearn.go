@@ -25,6 +25,7 @@ type learnOptions struct {
 	State   string // learned state carried between runs ("" none)
 	Seed    uint64
 	Compare bool // also run every static window and FIFO
+	NoPlan  bool // one window per decision (council.Config.NoPlan)
 }
 
 // staticRun is one experiment without learning, for the comparison.
@@ -51,7 +52,7 @@ func simLearn(ctx context.Context, cfg sim.Config, o learnOptions, progress io.W
 		return learnResult{}, fmt.Errorf("--learn chooses TWINS windows: --scheduler %s cannot learn", cfg.Scheduler)
 	}
 	core, err := council.New(council.Config{Policy: o.Policy, Options: bandit.Options{Epsilon: o.Epsilon}, Windows: sched.Windows,
-		Nodes: max(cfg.IONodes, 1)}, rand.New(rand.NewPCG(o.Seed, 0xc0c1)))
+		Nodes: max(cfg.IONodes, 1), NoPlan: o.NoPlan}, rand.New(rand.NewPCG(o.Seed, 0xc0c1)))
 	if err != nil {
 		return learnResult{}, err
 	}

@@ -95,6 +95,10 @@ type Decision struct {
 	Prob    float64       // probability with which the window was chosen, in (0, 1]
 	Nodes   int           // I/O nodes that reported in the round
 	Reason  string        // why the round closed: "all", "deadline"
+	// Read and Write are the plan: the window a node applies when its
+	// requests turn to reads, or to writes (0: none; keep Window). Absent
+	// from a Council that makes no plan.
+	Read, Write time.Duration
 }
 
 // reportJSON is the version-1 report as it travels: one flat object,
@@ -132,6 +136,8 @@ type decisionJSON struct {
 	Prob    float64 `json:"prob"`
 	Nodes   int     `json:"nodes"`
 	Reason  string  `json:"reason"`
+	Read    int64   `json:"rd_ns,omitempty"`
+	Write   int64   `json:"wr_ns,omitempty"`
 }
 
 func opString(o rw.Op) string {
@@ -327,6 +333,14 @@ func AppendDecision(b []byte, d Decision) []byte {
 	b = strconv.AppendInt(b, int64(d.Nodes), 10)
 	b = appendField(b, "reason")
 	b = strconv.AppendQuote(b, d.Reason)
+	if d.Read != 0 {
+		b = appendField(b, "rd_ns")
+		b = strconv.AppendInt(b, int64(d.Read), 10)
+	}
+	if d.Write != 0 {
+		b = appendField(b, "wr_ns")
+		b = strconv.AppendInt(b, int64(d.Write), 10)
+	}
 	return append(b, '}')
 }
 
@@ -334,7 +348,7 @@ func AppendDecision(b []byte, d Decision) []byte {
 func MarshalDecision(d Decision) []byte { return AppendDecision(make([]byte, 0, 128), d) }
 
 // UnmarshalDecision decodes and checks a decision (positive window, round
-// >= 1, probability in (0, 1]).
+// >= 1, probability in (0, 1], plan windows not negative).
 func UnmarshalDecision(data []byte) (Decision, error) {
 	if len(data) > MaxSize {
 		return Decision{}, ErrOversized
@@ -352,7 +366,11 @@ func UnmarshalDecision(data []byte) (Decision, error) {
 	if m.Round == 0 || m.Window <= 0 || !(m.Prob > 0 && m.Prob <= 1) || m.Nodes < 0 {
 		return Decision{}, fmt.Errorf("%w: decision round %d window %d prob %v", ErrInvalid, m.Round, m.Window, m.Prob)
 	}
-	return Decision{Round: m.Round, Window: time.Duration(m.Window), Explore: m.Explore, Prob: m.Prob, Nodes: m.Nodes, Reason: m.Reason}, nil
+	if m.Read < 0 || m.Write < 0 {
+		return Decision{}, fmt.Errorf("%w: decision plan read %d write %d", ErrInvalid, m.Read, m.Write)
+	}
+	return Decision{Round: m.Round, Window: time.Duration(m.Window), Explore: m.Explore, Prob: m.Prob, Nodes: m.Nodes, Reason: m.Reason,
+		Read: time.Duration(m.Read), Write: time.Duration(m.Write)}, nil
 }
 
 // Subjects of one Council group. Prefix is a NATS subject prefix such as
@@ -424,4 +442,15 @@ func (s Subjects) DecodeReport(subject string, data []byte) (Report, error) {
 		return Report{}, fmt.Errorf("%w: subject node %d, message node %d", ErrSubject, n, r.Obs.Node)
 	}
 	return r, nil
+}
+
+// For returns the plan's window for op (0: none).
+func (d Decision) For(op rw.Op) time.Duration {
+	switch op {
+	case rw.Read:
+		return d.Read
+	case rw.Write:
+		return d.Write
+	}
+	return 0
 }

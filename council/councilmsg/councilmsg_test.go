@@ -142,7 +142,19 @@ func TestDecisionRoundTrip(t *testing.T) {
 	if err != nil || got != d {
 		t.Fatalf("got %+v, %v; want %+v", got, err, d)
 	}
-	for _, in := range []string{`{"v":1,"round":0,"win_ns":1,"prob":1}`, `{"v":1,"round":1,"win_ns":0,"prob":1}`, `{"v":1,"round":1,"win_ns":1,"prob":0}`, `{"v":3,"round":1,"win_ns":1,"prob":1}`, `{`} {
+	planned := Decision{Round: 10, Window: 8 * time.Millisecond, Prob: 0.9, Nodes: 4, Reason: "all", Read: 125 * time.Microsecond, Write: 8 * time.Millisecond}
+	b := MarshalDecision(planned)
+	if got, err := UnmarshalDecision(b); err != nil || got != planned {
+		t.Fatalf("plan: got %+v, %v; want %+v", got, err, planned)
+	}
+	if _, ok := fastDecision(b); !ok {
+		t.Fatalf("canonical decision with a plan %s not decoded by the fast path", b)
+	}
+	if bytes.Contains(MarshalDecision(d), []byte("rd_ns")) {
+		t.Error("a decision without a plan carries plan fields")
+	}
+	for _, in := range []string{`{"v":1,"round":0,"win_ns":1,"prob":1}`, `{"v":1,"round":1,"win_ns":0,"prob":1}`, `{"v":1,"round":1,"win_ns":1,"prob":0}`, `{"v":3,"round":1,"win_ns":1,"prob":1}`, `{`,
+		`{"v":1,"round":1,"win_ns":1,"prob":1,"rd_ns":-1}`, `{"v":1,"round":1,"win_ns":1,"prob":1,"wr_ns":-5}`} {
 		if _, err := UnmarshalDecision([]byte(in)); err == nil {
 			t.Errorf("UnmarshalDecision(%s) accepted", in)
 		}
@@ -182,6 +194,7 @@ func FuzzUnmarshalReport(f *testing.F) {
 
 func FuzzUnmarshalDecision(f *testing.F) {
 	f.Add(MarshalDecision(Decision{Round: 1, Window: time.Millisecond, Prob: 0.9, Nodes: 2, Reason: "all"}))
+	f.Add(MarshalDecision(Decision{Round: 1, Window: time.Millisecond, Prob: 0.9, Nodes: 2, Reason: "all", Read: 250000}))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		d, err := UnmarshalDecision(data)
 		if err != nil {
@@ -250,6 +263,7 @@ func TestFastPathTaken(t *testing.T) {
 
 func FuzzFastDecisionMatchesJSON(f *testing.F) {
 	f.Add(MarshalDecision(Decision{Round: 3, Window: time.Millisecond, Explore: true, Prob: 0.02, Nodes: 5, Reason: "deadline"}))
+	f.Add(MarshalDecision(Decision{Round: 3, Window: time.Millisecond, Prob: 0.5, Nodes: 5, Reason: "all", Read: 125000, Write: 8000000}))
 	f.Add([]byte(`{"v":1,"explore":true }`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		fast, ok := fastDecision(data)

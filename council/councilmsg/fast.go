@@ -306,6 +306,10 @@ func fastDecision(data []byte) (m decisionJSON, ok bool) {
 				m.Round, err = strconv.ParseUint(s, 10, 64)
 			case "win_ns":
 				m.Window, err = strconv.ParseInt(s, 10, 64)
+			case "rd_ns":
+				m.Read, err = strconv.ParseInt(s, 10, 64)
+			case "wr_ns":
+				m.Write, err = strconv.ParseInt(s, 10, 64)
 			case "prob":
 				m.Prob, err = strconv.ParseFloat(s, 64)
 			case "nodes":

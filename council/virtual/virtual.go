@@ -17,6 +17,8 @@ import (
 
 	"github.com/adaptio/adaptio/access"
 	"github.com/adaptio/adaptio/council"
+	"github.com/adaptio/adaptio/ionode"
+	"github.com/adaptio/adaptio/rw"
 	"github.com/adaptio/adaptio/sim"
 )
 
@@ -59,8 +61,8 @@ func (l *Loop) Interval(now time.Duration, obs []access.Observation) (d council.
 }
 
 // Hooks returns simulator hooks that run the loop every interval and
-// apply each decision's window to every I/O node (but after the last
-// interval). onDecision, if not nil, sees each decision with its virtual
+// apply each decision's window and plan to every I/O node (but after the
+// last interval), as the Announcer does to a daemon. onDecision, if not nil, sees each decision with its virtual
 // time.
 func (l *Loop) Hooks(onDecision func(now time.Duration, d council.Decision)) sim.Hooks {
 	return sim.Hooks{OnNodeInterval: func(s *sim.Sim, now time.Duration, obs []access.Observation) error {
@@ -77,11 +79,19 @@ func (l *Loop) Hooks(onDecision func(now time.Duration, d council.Decision)) sim
 		if s.Done() {
 			return nil
 		}
-		for k := range s.Config().IONodes {
-			if err := s.SetWindow(k, d.Window); err != nil {
-				return err
-			}
-		}
-		return nil
+		return Apply(s, d)
 	}}
+}
+
+// Apply applies decision d to every I/O node of s as the Announcer applies
+// a broadcast decision to a daemon: its window, and its plan (a window
+// per direction, taken as each node's requests turn).
+func Apply(s *sim.Sim, d council.Decision) error {
+	plan := ionode.Plan{Read: d.PlanWindow(rw.Read), Write: d.PlanWindow(rw.Write)}
+	for k := range s.Config().IONodes {
+		if err := s.Follow(k, plan, d.Window); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -16,8 +16,13 @@ import (
 )
 
 func newCore(t *testing.T, nodes int) *council.Council {
+	return newCoreConfig(t, council.Config{Nodes: nodes})
+}
+
+func newCoreConfig(t *testing.T, cfg council.Config) *council.Council {
 	t.Helper()
-	c, err := council.New(council.Config{Windows: sched.Windows, Nodes: nodes}, rand.New(rand.NewPCG(3, 4)))
+	cfg.Windows = sched.Windows
+	c, err := council.New(cfg, rand.New(rand.NewPCG(3, 4)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,38 +53,50 @@ func TestIntervalClosesTheRound(t *testing.T) {
 
 // The hooks apply every decision's window to every I/O node of the
 // simulator, but after the last interval: the window in force at the end is
-// the last decision's made while the run went on.
+// the last decision's made while the run went on (with a plan, the plan's
+// window for the direction the node's requests took last).
 func TestHooksApplyTheDecisionsToTheSimulator(t *testing.T) {
-	p := workload.Pattern{Processes: 32, Layout: workload.Shared, Spatiality: workload.Strided, RequestSize: 32 << 10, TotalBytes: 64 << 20}
-	s, err := sim.New(sim.Config{Patterns: sim.WriteRead(p, 3), IONodes: 2, Seed: 1}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	loop := virtual.New(newCore(t, 2))
-	var windows []time.Duration
-	h := loop.Hooks(func(_ time.Duration, d council.Decision) { windows = append(windows, d.Window) })
-	inner := h.OnNodeInterval
-	var applied time.Duration
-	h.OnNodeInterval = func(s *sim.Sim, now time.Duration, obs []access.Observation) error {
-		before := len(windows)
-		err := inner(s, now, obs)
-		if len(windows) > before && !s.Done() {
-			applied = windows[len(windows)-1]
+	for _, noPlan := range []bool{true, false} {
+		p := workload.Pattern{Processes: 32, Layout: workload.Shared, Spatiality: workload.Strided, RequestSize: 32 << 10, TotalBytes: 64 << 20}
+		s, err := sim.New(sim.Config{Patterns: sim.WriteRead(p, 3), IONodes: 2, Seed: 1}, nil)
+		if err != nil {
+			t.Fatal(err)
 		}
-		return err
-	}
-	if _, err := s.Run(context.Background(), h); err != nil {
-		t.Fatal(err)
-	}
-	if applied == 0 || len(windows) < 2 {
-		t.Fatalf("%d decisions, none applied while the run went on", len(windows))
-	}
-	for k := range 2 {
-		if w := s.Window(k); w != applied {
-			t.Errorf("I/O node %d ends with window %v, want the last applied decision's %v", k, w, applied)
+		loop := virtual.New(newCoreConfig(t, council.Config{Nodes: 2, NoPlan: noPlan}))
+		var decisions []council.Decision
+		h := loop.Hooks(func(_ time.Duration, d council.Decision) { decisions = append(decisions, d) })
+		inner := h.OnNodeInterval
+		var applied council.Decision
+		planned := 0
+		h.OnNodeInterval = func(s *sim.Sim, now time.Duration, obs []access.Observation) error {
+			before := len(decisions)
+			err := inner(s, now, obs)
+			if len(decisions) > before && !s.Done() {
+				applied = decisions[len(decisions)-1]
+				if len(applied.Plan) == 2 {
+					planned++
+				}
+			}
+			return err
 		}
-	}
-	if got := loop.Core().Round(); got != uint64(len(windows)) {
-		t.Errorf("core at round %d after %d decisions", got, len(windows))
+		if _, err := s.Run(context.Background(), h); err != nil {
+			t.Fatal(err)
+		}
+		if applied.Round == 0 || len(decisions) < 2 {
+			t.Fatalf("%d decisions, none applied while the run went on", len(decisions))
+		}
+		if noPlan != (planned == 0) {
+			t.Fatalf("NoPlan %v: %d decisions with a plan for both directions", noPlan, planned)
+		}
+		for k := range 2 {
+			w := s.Window(k)
+			if w != applied.Window && (noPlan || w != applied.PlanWindow(rw.Read) && w != applied.PlanWindow(rw.Write)) {
+				t.Errorf("NoPlan %v: I/O node %d ends with window %v, want the last applied decision's %v (plan %+v)", noPlan, k, w, applied.Window, applied.Plan)
+			}
+		}
+		windows := decisions
+		if got := loop.Core().Round(); got != uint64(len(windows)) {
+			t.Errorf("core at round %d after %d decisions", got, len(windows))
+		}
 	}
 }
