@@ -83,6 +83,22 @@ type Observation struct {
 	Requests    int64         // requests received in the interval
 	Completed   int64         // requests completed in the interval (Accumulator.Done calls; not sent to the Council)
 	Window      time.Duration // TWINS window in force during the interval (0: not TWINS)
+	// OpBytes and OpSpan describe the majority operation's requests served
+	// in the interval (Accumulator.Served): their bytes, and the time from
+	// the earliest start to the latest end among them, clipped to the
+	// interval. OpBytes / OpSpan is the operation's bandwidth while it ran,
+	// which a phase shorter than the interval does not dilute (0: not
+	// measured, e.g. a reporter that predates them).
+	OpBytes int64
+	OpSpan  time.Duration
+}
+
+// OpBandwidth returns OpBytes / OpSpan (0 when either is 0).
+func (o Observation) OpBandwidth() float64 {
+	if o.OpBytes <= 0 || o.OpSpan <= 0 {
+		return 0
+	}
+	return float64(o.OpBytes) / o.OpSpan.Seconds()
 }
 
 // Idle reports whether the interval saw no I/O; the Council ignores such
@@ -143,13 +159,17 @@ func FeatureIndex(name string) int {
 // a valid operation when there was I/O.
 func (o Observation) Validate() error {
 	if o.Node < 0 || o.DataServers < 0 || o.Clients < 0 || o.Processes < 0 || o.FileHandles < 0 ||
-		o.ReqMin < 0 || o.ReqMax < 0 || o.Bytes < 0 || o.Requests < 0 || o.Interval < 0 || o.Window < 0 {
+		o.ReqMin < 0 || o.ReqMax < 0 || o.Bytes < 0 || o.Requests < 0 || o.Interval < 0 || o.Window < 0 ||
+		o.OpBytes < 0 || o.OpSpan < 0 {
 		return fmt.Errorf("access: negative field in observation of node %d", o.Node)
 	}
 	for _, f := range []float64{o.ReqAvg, o.OffsetDist, o.ProcDist, o.Bandwidth} {
 		if math.IsNaN(f) || math.IsInf(f, 0) || f < 0 {
 			return fmt.Errorf("access: non-finite or negative value %v in observation of node %d", f, o.Node)
 		}
+	}
+	if o.OpSpan > o.Interval {
+		return fmt.Errorf("access: observation of node %d: operation span %v longer than the interval %v", o.Node, o.OpSpan, o.Interval)
 	}
 	if o.Requests > 0 {
 		if !o.Op.Valid() {
@@ -184,6 +204,14 @@ type Accumulator struct {
 	ops       [3]opAccumulator // by rw.Op (0: requests without a valid operation)
 	done      int64
 	completed int64
+	served    [3]servedSpan // by rw.Op: Served requests of the interval
+}
+
+// servedSpan is what Served recorded of one operation in an interval.
+type servedSpan struct {
+	bytes       int64
+	first, last time.Duration
+	seen        bool
 }
 
 // opAccumulator is the part of an interval of one operation.
@@ -289,6 +317,23 @@ func (a *Accumulator) Done(bytes int64) {
 	a.completed++
 }
 
+// Served records that a request of operation op that started at start
+// (arrival at the I/O node) ended at end having moved bytes, on the clock
+// of Close's start: the measure of OpBytes and OpSpan. The caller also
+// counts it with Done, or counts bytes its own way.
+func (a *Accumulator) Served(op rw.Op, start, end time.Duration, bytes int64) {
+	if !op.Valid() {
+		return
+	}
+	s := &a.served[op]
+	if !s.seen {
+		s.first, s.last, s.seen = start, end, true
+	} else {
+		s.first, s.last = min(s.first, start), max(s.last, end)
+	}
+	s.bytes += bytes
+}
+
 // Close returns the observation of the interval [start, start+interval) and
 // resets the per-interval counts. Offsets of the last request per file are
 // kept so distances stay meaningful across interval boundaries; they are
@@ -324,6 +369,13 @@ func (a *Accumulator) Close(node int, start, interval time.Duration, dataServers
 	if interval > 0 {
 		o.Bandwidth = float64(a.done) / interval.Seconds()
 	}
+	if s := a.served[op]; s.seen && op.Valid() {
+		first, last := max(s.first, start), min(s.last, start+interval)
+		if last > first {
+			o.OpBytes, o.OpSpan = s.bytes, last-first
+		}
+	}
+	a.served = [3]servedSpan{}
 	for i := range a.ops {
 		a.ops[i].reset()
 	}

@@ -347,3 +347,51 @@ func TestAccumulatorMatchesDefinition(t *testing.T) {
 		}
 	})
 }
+
+// A read phase of 200 ms inside a 1 s interval, after the tail of a write
+// phase: the interval's bandwidth is diluted by the idle rest of the
+// second, its operation's bandwidth is the reads' own while they ran.
+func TestOpSpanMeasuresThePhaseNotTheInterval(t *testing.T) {
+	var a access.Accumulator
+	const sz = 1 << 20
+	ms := time.Millisecond
+	// The interval is [1 s, 2 s). The write tail: started in the interval
+	// before, ended 100 ms into this one.
+	a.Request(1, 1, 1, 0, sz, rw.Write)
+	a.Done(sz)
+	a.Served(rw.Write, 900*ms, 1100*ms, sz)
+	// 64 reads of 1 MiB between 300 and 500 ms into the interval.
+	for i := range 64 {
+		a.Request(1, 1, 2, int64(i)*sz, sz, rw.Read)
+		a.Done(sz)
+		a.Served(rw.Read, 1300*ms+time.Duration(i)*3*ms, 1310*ms+time.Duration(i)*3*ms, sz)
+	}
+	a.Served(rw.Op(0), 0, 2*time.Second, 1) // no operation: ignored
+	o := a.Close(0, time.Second, time.Second, 4, 0)
+	if o.Op != rw.Read || o.OpBytes != 64*sz || o.OpSpan != 199*ms {
+		t.Fatalf("op %v bytes %d span %v; want read, %d, 199ms", o.Op, o.OpBytes, o.OpSpan, 64*sz)
+	}
+	if got, want := o.OpBandwidth(), float64(64*sz)/0.199; math.Abs(got-want) > 1 {
+		t.Fatalf("OpBandwidth %v, want %v", got, want)
+	}
+	if o.Bandwidth > o.OpBandwidth()/4 {
+		t.Fatalf("interval bandwidth %v not diluted against %v", o.Bandwidth, o.OpBandwidth())
+	}
+	if err := o.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	// The write tail's span is clipped to the interval.
+	a.Request(1, 1, 1, sz, sz, rw.Write)
+	a.Served(rw.Write, 1900*ms, 2100*ms, sz)
+	if o := a.Close(0, 2*time.Second, time.Second, 4, 0); o.Op != rw.Write || o.OpSpan != 100*ms {
+		t.Fatalf("clipped span %v (op %v), want 100ms of writes", o.OpSpan, o.Op)
+	}
+	// Nothing served: nothing measured.
+	if o := a.Close(0, 3*time.Second, time.Second, 4, 0); o.OpBytes != 0 || o.OpSpan != 0 || o.OpBandwidth() != 0 {
+		t.Fatalf("idle interval: %d bytes over %v", o.OpBytes, o.OpSpan)
+	}
+	bad := access.Observation{Interval: time.Second, OpSpan: 2 * time.Second}
+	if err := bad.Validate(); err == nil {
+		t.Fatal("an operation span longer than the interval validated")
+	}
+}

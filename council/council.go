@@ -50,6 +50,13 @@ const (
 	RewardBandwidth  = "bandwidth"   // bytes per second (the papers)
 	RewardPerProcess = "per-process" // bytes per second per client process: normalises by demand (seed 000 V-F)
 	RewardServed     = "served"      // bytes completed / bytes requested in the interval: normalises by demand
+	// RewardOpBandwidth is the bandwidth of the interval's majority
+	// operation while it ran (access.Observation.OpBandwidth: its bytes over
+	// the span from its first request's arrival to its last one's end in
+	// the interval); the papers' bandwidth for a report that does not carry
+	// them. A phase shorter than the interval otherwise earns the same
+	// reward under every window: its bytes, over a second.
+	RewardOpBandwidth = "op-bandwidth"
 )
 
 // Defaults of the Config fields.
@@ -67,7 +74,7 @@ type Config struct {
 	Windows   []time.Duration // the arms: TWINS windows to choose from (default sched.Windows)
 	Default   time.Duration   // window in force before the first decision (default sched.DefaultWindow); must be one of Windows
 	Consensus string          // Majority (default) or Bandwidth
-	Reward    string          // RewardBandwidth (default), RewardPerProcess or RewardServed
+	Reward    string          // RewardOpBandwidth (default), RewardBandwidth (the papers'), RewardPerProcess or RewardServed
 	Timeout   time.Duration   // a round closes at most this long after its first report, even if known nodes are silent (default 500 ms)
 	Nodes     int             // I/O nodes 0..Nodes-1 are known from the start (others become known when they report); with none known, the first round closes at its deadline
 	Forget    int             // a known node that misses this many consecutive rounds is forgotten until it reports again (default 3)
@@ -95,7 +102,7 @@ func (c Config) withDefaults() Config {
 		c.Consensus = Majority
 	}
 	if c.Reward == "" {
-		c.Reward = RewardBandwidth
+		c.Reward = RewardOpBandwidth
 	}
 	if c.Timeout == 0 {
 		c.Timeout = DefaultTimeout
@@ -129,8 +136,8 @@ func (c Config) validate() error {
 		return bad("Default = %v is not one of Windows %v", c.Default, c.Windows)
 	case c.Consensus != Majority && c.Consensus != Bandwidth:
 		return bad("Consensus = %q, want %q or %q", c.Consensus, Majority, Bandwidth)
-	case c.Reward != RewardBandwidth && c.Reward != RewardPerProcess && c.Reward != RewardServed:
-		return bad("Reward = %q, want %q, %q or %q", c.Reward, RewardBandwidth, RewardPerProcess, RewardServed)
+	case c.Reward != RewardOpBandwidth && c.Reward != RewardBandwidth && c.Reward != RewardPerProcess && c.Reward != RewardServed:
+		return bad("Reward = %q, want %q, %q, %q or %q", c.Reward, RewardOpBandwidth, RewardBandwidth, RewardPerProcess, RewardServed)
 	case c.Timeout < 0:
 		return bad("Timeout = %v, want > 0", c.Timeout)
 	case c.Nodes < 0:
@@ -326,6 +333,10 @@ func (c *Council) reward(o access.Observation) float64 {
 			return 0
 		}
 		return float64(o.Bytes) / asked
+	case RewardOpBandwidth:
+		if bw := o.OpBandwidth(); bw > 0 {
+			return bw
+		}
 	}
 	return o.Bandwidth
 }

@@ -709,3 +709,28 @@ func TestPlanTakesEachContextsOwnWindow(t *testing.T) {
 		t.Errorf("plan for writes %v, want SS/write's 8ms (plan %+v)", got, d.Plan)
 	}
 }
+
+// The default reward is the interval's operation's bandwidth while it ran;
+// the papers' interval bandwidth stays by name, and stands in for a report
+// that does not measure its operation's span.
+func TestRewardOpBandwidth(t *testing.T) {
+	o := obs(0, access.SS, rw.Read, time.Millisecond, 5e7)
+	o.OpBytes, o.OpSpan = 5e7, 250*time.Millisecond
+	for _, tc := range []struct {
+		reward string
+		o      access.Observation
+		want   float64
+	}{
+		{"", o, 2e8},
+		{RewardBandwidth, o, 5e7},
+		{"", obs(0, access.SS, rw.Read, time.Millisecond, 5e7), 5e7},
+	} {
+		c := newCouncil(t, Config{Nodes: 1, Reward: tc.reward})
+		var rp reporter
+		mustObserve(t, c, 0, rp.report(tc.o, 0))
+		d, ok, _ := c.Poll(0)
+		if !ok || len(d.Nodes) != 1 || d.Nodes[0].Reward != tc.want {
+			t.Fatalf("reward %q: node report %+v, want reward %v", tc.reward, d.Nodes, tc.want)
+		}
+	}
+}

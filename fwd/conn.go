@@ -518,6 +518,9 @@ func (d *Daemon) complete(op *ioOp) {
 		return
 	}
 	d.m.bytes(op.write, n) // the Announcer's intervals take their bytes from these counters
+	if d.observe.Load() {
+		d.served(op, n)
+	}
 	if op.ring {
 		c.ring.complete(op.id, int64(n))
 		return
@@ -528,6 +531,19 @@ func (d *Daemon) complete(op *ioOp) {
 	}
 	frame := op.frame
 	c.send(&fwdproto.Msg{Op: wop, ID: op.id, Response: true, Data: op.buf[:n]}, func() { putBuf(frame) })
+}
+
+// served records a request's service for the interval's OpBytes and
+// OpSpan (access.Accumulator.Served), on the clock of CloseInterval.
+func (d *Daemon) served(op *ioOp, n int) {
+	o := rw.Read
+	if op.write {
+		o = rw.Write
+	}
+	end := time.Now()
+	d.accMu.Lock()
+	d.acc.Served(o, op.start.Sub(d.t0), end.Sub(d.t0), int64(n))
+	d.accMu.Unlock()
 }
 
 // meta runs a metadata operation.

@@ -1006,8 +1006,13 @@ func TestApplyPlanFollowsTheRequests(t *testing.T) {
 	if w := d.Window(); w != 250*time.Microsecond {
 		t.Fatalf("window %v after %d reads, want the plan's 250µs", w, n)
 	}
-	if o := d.CloseInterval(time.Now()); o.Window != 250*time.Microsecond {
+	o := d.CloseInterval(time.Now())
+	if o.Window != 250*time.Microsecond {
 		t.Fatalf("read interval credited to %v, want 250µs", o.Window)
+	}
+	// The reads' own bytes and span: access.Accumulator.Served.
+	if o.OpBytes != n*8<<10 || o.OpSpan <= 0 || o.OpSpan > o.Interval || o.OpBandwidth() < o.Bandwidth {
+		t.Fatalf("read interval: %d bytes over %v (interval %v, %.0f B/s), want %d over a span within it", o.OpBytes, o.OpSpan, o.Interval, o.Bandwidth, n*8<<10)
 	}
 	run(true)
 	if w := d.Window(); w != 8*time.Millisecond {

@@ -35,6 +35,7 @@ type process struct {
 	op      rw.Op // current request's operation
 	pending int32 // pieces not yet completed
 	start   int64 // when the current request was issued
+	arrive  int64 // when it reached its I/O node
 }
 
 // ion is an I/O node: the dispatch core the daemon runs too (package
@@ -411,6 +412,7 @@ func (s *Sim) ionArrive(i int) {
 	}
 	ps := s.split(pr.file, pr.off, pr.length)
 	pr.pending = int32(len(ps))
+	pr.arrive = s.now
 	for j, pc := range ps {
 		err := n.core.Add(time.Duration(s.now), sched.Request{
 			ID: uint64(i)<<pieceBits | uint64(j), Queue: pc.server, File: fh,
@@ -561,6 +563,7 @@ func (s *Sim) step(e event) {
 				pr.pending--
 				if pr.pending == 0 {
 					n.acc.Done(pr.length)
+					n.acc.Served(pr.op, time.Duration(pr.arrive), time.Duration(s.now), pr.length)
 					size := s.cfg.HeaderBytes
 					if pr.op == rw.Read {
 						size += pr.length

@@ -61,7 +61,7 @@ func addCoreFlags(cmd *cobra.Command, cfg *councilConfig) {
 	f.DurationSliceVar(&cfg.Windows, "windows", sched.Windows, "TWINS windows to choose from (the bandit's arms)")
 	f.DurationVar(&cfg.Default, "default-window", sched.DefaultWindow, "window in force before the first decision (one of --windows)")
 	f.StringVar(&cfg.Consensus, "consensus", council.Majority, "how per-node recommendations become one window: majority (the papers) or bandwidth (votes weighted by bandwidth)")
-	f.StringVar(&cfg.Reward, "reward", council.RewardBandwidth, "reward of an interval: bandwidth (bytes/s, the papers), per-process (bytes/s per process) or served (bytes completed / bytes requested)")
+	f.StringVar(&cfg.Reward, "reward", council.RewardOpBandwidth, "reward of an interval: op-bandwidth (bytes/s of the interval's majority operation while it ran: a phase shorter than the interval is not diluted), bandwidth (bytes/s over the interval, the papers'), per-process (bytes/s per process) or served (bytes completed / bytes requested)")
 	f.DurationVar(&cfg.Timeout, "round-timeout", council.DefaultTimeout, "a round closes at most this long after its first report, even if known I/O nodes are silent")
 	f.IntVar(&cfg.Forget, "forget", council.DefaultForget, "rounds a silent I/O node may miss before the Council stops waiting for it")
 	f.IntVar(&cfg.MaxNodes, "max-nodes", council.DefaultMaxNodes, "reports from I/O node indexes >= this are refused (bounds the state a rogue reporter can create)")

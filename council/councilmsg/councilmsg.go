@@ -126,6 +126,8 @@ type reportJSON struct {
 	Bytes    int64   `json:"bytes"`
 	Reqs     int64   `json:"reqs"`
 	Sched    string  `json:"sched,omitempty"` // optional: absent in reports of announcers that predate it, or that do not say
+	OBytes   int64   `json:"obytes,omitempty"`   // optional: the majority operation's bytes served (access.Observation.OpBytes)
+	OSpan    int64   `json:"ospan_ns,omitempty"` // optional: ... and the span they were served in, ns (OpSpan)
 }
 
 type decisionJSON struct {
@@ -223,6 +225,12 @@ func AppendReport(b []byte, r Report) ([]byte, error) {
 	b = strconv.AppendInt(b, o.Bytes, 10)
 	b = appendField(b, "reqs")
 	b = strconv.AppendInt(b, o.Requests, 10)
+	if o.OpBytes != 0 || o.OpSpan != 0 {
+		b = appendField(b, "obytes")
+		b = strconv.AppendInt(b, o.OpBytes, 10)
+		b = appendField(b, "ospan_ns")
+		b = strconv.AppendInt(b, int64(o.OpSpan), 10)
+	}
 	if r.Scheduler != "" {
 		b = appendField(b, "sched")
 		b = append(b, '"')

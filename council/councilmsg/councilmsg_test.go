@@ -17,6 +17,7 @@ func sampleReport() Report {
 		Node: 3, Start: 6 * time.Second, Interval: time.Second, DataServers: 4, Clients: 32, Processes: 128,
 		Op: rw.Write, FileHandles: 1, ReqAvg: 32768, ReqMin: 32768, ReqMax: 32768, OffsetDist: 4.1943e6, ProcDist: 32768,
 		Bandwidth: 3.5e8, Bytes: 350000000, Requests: 10681, Window: time.Millisecond,
+		OpBytes: 340000000, OpSpan: 900 * time.Millisecond,
 	}}
 }
 
@@ -31,16 +32,18 @@ func TestReportRoundTrip(t *testing.T) {
 			op = rapid.SampledFrom([]rw.Op{rw.Read, rw.Write}).Draw(t, "op")
 			avg = float64(mn) + rapid.Float64Range(0, 1).Draw(t, "frac")*float64(mx-mn)
 		}
+		ivl := rapid.Int64Min(0).Draw(t, "ivl")
 		r := Report{
 			Instance: rapid.Uint64Min(1).Draw(t, "inst"), Seq: rapid.Uint64Min(1).Draw(t, "seq"),
 			Round: rapid.Uint64().Draw(t, "round"),
 			Obs: access.Observation{
 				Node: rapid.IntRange(0, 1<<20).Draw(t, "node"), Start: time.Duration(rapid.Int64Min(0).Draw(t, "start")),
-				Interval: time.Duration(rapid.Int64Min(0).Draw(t, "ivl")), DataServers: rapid.IntRange(0, 1000).Draw(t, "ds"),
+				Interval: time.Duration(ivl), DataServers: rapid.IntRange(0, 1000).Draw(t, "ds"),
 				Clients: rapid.IntRange(0, 1e6).Draw(t, "cl"), Processes: rapid.IntRange(0, 1e7).Draw(t, "pr"),
 				Op: op, FileHandles: rapid.IntRange(0, 1e6).Draw(t, "fh"), ReqAvg: avg, ReqMin: mn, ReqMax: mx,
 				OffsetDist: rapid.Float64Range(0, 1e18).Draw(t, "dist"), ProcDist: rapid.Float64Range(0, 1e18).Draw(t, "pdist"), Bandwidth: rapid.Float64Range(0, 1e15).Draw(t, "bw"),
 				Bytes: rapid.Int64Min(0).Draw(t, "bytes"), Requests: reqs, Window: time.Duration(rapid.Int64Min(0).Draw(t, "win")),
+				OpBytes: rapid.Int64Min(0).Draw(t, "obytes"), OpSpan: time.Duration(rapid.Int64Range(0, ivl).Draw(t, "ospan")),
 			},
 			Scheduler: rapid.SampledFrom([]string{"", "twins", "to-agg", "mlf", strings.Repeat("a", MaxSchedulerName)}).Draw(t, "sched"),
 		}

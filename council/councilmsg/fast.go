@@ -108,7 +108,7 @@ func (m *reportJSON) setNumber(key, tok []byte) bool {
 		case "round":
 			m.Round = u
 		}
-	case "start_ns", "ivl_ns", "win_ns", "rmin", "rmax", "bytes", "reqs":
+	case "start_ns", "ivl_ns", "win_ns", "rmin", "rmax", "bytes", "reqs", "obytes", "ospan_ns":
 		v, err = strconv.ParseInt(s, 10, 64)
 		switch string(key) {
 		case "start_ns":
@@ -125,6 +125,10 @@ func (m *reportJSON) setNumber(key, tok []byte) bool {
 			m.Bytes = v
 		case "reqs":
 			m.Reqs = v
+		case "obytes":
+			m.OBytes = v
+		case "ospan_ns":
+			m.OSpan = v
 		}
 	case "ravg", "odist", "pdist", "bw":
 		var f float64
@@ -242,6 +246,7 @@ func (m reportJSON) toReport() (Report, error) {
 		DataServers: m.DS, Clients: m.Clients, Processes: m.Procs, Op: op, FileHandles: m.FH,
 		ReqAvg: m.ReqAvg, ReqMin: m.ReqMin, ReqMax: m.ReqMax, OffsetDist: m.Dist, ProcDist: m.PDist,
 		Bandwidth: m.BW, Bytes: m.Bytes, Requests: m.Reqs, Window: time.Duration(m.Window),
+		OpBytes: m.OBytes, OpSpan: time.Duration(m.OSpan),
 	}, Scheduler: m.Sched}, nil
 }
 
