@@ -125,7 +125,7 @@ type reportJSON struct {
 	BW       float64 `json:"bw"`
 	Bytes    int64   `json:"bytes"`
 	Reqs     int64   `json:"reqs"`
-	Sched    string  `json:"sched,omitempty"` // optional: absent in reports of announcers that predate it, or that do not say
+	Sched    string  `json:"sched,omitempty"`    // optional: absent in reports of announcers that predate it, or that do not say
 	OBytes   int64   `json:"obytes,omitempty"`   // optional: the majority operation's bytes served (access.Observation.OpBytes)
 	OSpan    int64   `json:"ospan_ns,omitempty"` // optional: ... and the span they were served in, ns (OpSpan)
 }
