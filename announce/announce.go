@@ -14,6 +14,7 @@ import (
 
 	"github.com/adaptio/adaptio/access"
 	"github.com/adaptio/adaptio/council/councilmsg"
+	"github.com/adaptio/adaptio/rw"
 )
 
 // Source supplies the metrics of each interval; the forwarding daemon
@@ -125,7 +126,7 @@ type Announcer struct {
 	seq      uint64
 	round    uint64
 	window   time.Duration
-	plan     [2]time.Duration // read and write windows of the plan applied last
+	plan     rw.Pair[time.Duration] // the plan applied last
 	sentAt   time.Time
 	started  bool
 	cancel   context.CancelFunc
@@ -358,13 +359,13 @@ func (a *Announcer) applyDecisionLocked(d councilmsg.Decision) {
 		a.applyLocked(d.Window)
 		return
 	}
-	plan := [2]time.Duration{d.Read, d.Write}
+	plan := d.Plan
 	if d.Window == a.window && plan == a.plan {
 		return
 	}
-	if err := pa.ApplyPlan(d.Window, d.Read, d.Write); err != nil {
+	if err := pa.ApplyPlan(d.Window, d.Plan.Read, d.Plan.Write); err != nil {
 		a.m.applyErrors.Inc()
-		a.log.Warn("apply plan", "window", d.Window, "read", d.Read, "write", d.Write, "err", err)
+		a.log.Warn("apply plan", "window", d.Window, "read", d.Plan.Read, "write", d.Plan.Write, "err", err)
 		return
 	}
 	a.window, a.plan = d.Window, plan

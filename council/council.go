@@ -220,7 +220,7 @@ func (d Decision) PlanWindow(op rw.Op) time.Duration {
 // Wire returns the message broadcast for d.
 func (d Decision) Wire() councilmsg.Decision {
 	return councilmsg.Decision{Round: d.Round, Window: d.Window, Explore: d.Explore, Prob: d.Prob, Nodes: len(d.Nodes), Reason: d.Reason,
-		Read: d.PlanWindow(rw.Read), Write: d.PlanWindow(rw.Write)}
+		Plan: rw.Pair[time.Duration]{Read: d.PlanWindow(rw.Read), Write: d.PlanWindow(rw.Write)}}
 }
 
 type nodeState struct {

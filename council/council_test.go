@@ -586,7 +586,7 @@ func TestPlanExpectsTheNextPhase(t *testing.T) {
 			}
 			now += time.Second
 			if noPlan {
-				if d.Plan != nil || d.Wire().Read != 0 || d.Wire().Write != 0 {
+				if d.Plan != nil || d.Wire().Plan != (rw.Pair[time.Duration]{}) {
 					t.Fatalf("NoPlan: decision carries a plan %+v", d.Plan)
 				}
 				continue
@@ -626,8 +626,8 @@ func TestPlanExpectsTheNextPhase(t *testing.T) {
 			if slices.Index(c.cfg.Windows, expected.Window) < 0 || !(expected.Prob > 0 && expected.Prob <= 1) {
 				t.Fatalf("round %d: plan entry %+v: window not an arm or probability out of (0, 1]", round, expected)
 			}
-			if d.Wire().For(other) != expected.Window {
-				t.Fatalf("round %d: broadcast plan %v for %v, want %v", round, d.Wire().For(other), other, expected.Window)
+			if d.Wire().Plan.For(other) != expected.Window {
+				t.Fatalf("round %d: broadcast plan %v for %v, want %v", round, d.Wire().Plan.For(other), other, expected.Window)
 			}
 		}
 	}

@@ -17,20 +17,7 @@ import (
 // the window chosen for the phase before it. With a plan the node moves to
 // the window of the new direction as soon as its requests turn, without
 // waiting for a report and a round.
-type Plan struct {
-	Read, Write time.Duration
-}
-
-// For returns the plan's window for op (0: none).
-func (p Plan) For(op rw.Op) time.Duration {
-	switch op {
-	case rw.Read:
-		return p.Read
-	case rw.Write:
-		return p.Write
-	}
-	return 0
-}
+type Plan = rw.Pair[time.Duration]
 
 // FollowAfter is how many pieces in a row of the other direction turn a
 // node following a plan to that direction: one request's worth of pieces

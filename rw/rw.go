@@ -46,3 +46,20 @@ func ParseOp(s string) (Op, error) {
 	}
 	return 0, fmt.Errorf("%w: %q", ErrBadOp, s)
 }
+
+// Pair holds one value for each direction: reads' and writes'.
+type Pair[T any] struct {
+	Read, Write T
+}
+
+// For returns the value for op (the zero value for an invalid op).
+func (p Pair[T]) For(op Op) T {
+	switch op {
+	case Read:
+		return p.Read
+	case Write:
+		return p.Write
+	}
+	var zero T
+	return zero
+}

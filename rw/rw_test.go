@@ -27,3 +27,10 @@ func TestParseOpRoundTrips(t *testing.T) {
 		t.Errorf("Op(7) = %q", got)
 	}
 }
+
+func TestPairFor(t *testing.T) {
+	p := Pair[int]{Read: 1, Write: 2}
+	if p.For(Read) != 1 || p.For(Write) != 2 || p.For(Op(0)) != 0 || p.For(Op(9)) != 0 {
+		t.Fatalf("For: read %d write %d invalid %d %d", p.For(Read), p.For(Write), p.For(Op(0)), p.For(Op(9)))
+	}
+}

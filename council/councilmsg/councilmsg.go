@@ -95,10 +95,10 @@ type Decision struct {
 	Prob    float64       // probability with which the window was chosen, in (0, 1]
 	Nodes   int           // I/O nodes that reported in the round
 	Reason  string        // why the round closed: "all", "deadline"
-	// Read and Write are the plan: the window a node applies when its
-	// requests turn to reads, or to writes (0: none; keep Window). Absent
-	// from a Council that makes no plan.
-	Read, Write time.Duration
+	// Plan is the window a node applies when its requests turn to reads,
+	// or to writes (0: none; keep Window). Absent from a Council that makes
+	// no plan.
+	Plan rw.Pair[time.Duration]
 }
 
 // reportJSON is the version-1 report as it travels: one flat object,
@@ -341,13 +341,13 @@ func AppendDecision(b []byte, d Decision) []byte {
 	b = strconv.AppendInt(b, int64(d.Nodes), 10)
 	b = appendField(b, "reason")
 	b = strconv.AppendQuote(b, d.Reason)
-	if d.Read != 0 {
+	if d.Plan.Read != 0 {
 		b = appendField(b, "rd_ns")
-		b = strconv.AppendInt(b, int64(d.Read), 10)
+		b = strconv.AppendInt(b, int64(d.Plan.Read), 10)
 	}
-	if d.Write != 0 {
+	if d.Plan.Write != 0 {
 		b = appendField(b, "wr_ns")
-		b = strconv.AppendInt(b, int64(d.Write), 10)
+		b = strconv.AppendInt(b, int64(d.Plan.Write), 10)
 	}
 	return append(b, '}')
 }
@@ -378,7 +378,7 @@ func UnmarshalDecision(data []byte) (Decision, error) {
 		return Decision{}, fmt.Errorf("%w: decision plan read %d write %d", ErrInvalid, m.Read, m.Write)
 	}
 	return Decision{Round: m.Round, Window: time.Duration(m.Window), Explore: m.Explore, Prob: m.Prob, Nodes: m.Nodes, Reason: m.Reason,
-		Read: time.Duration(m.Read), Write: time.Duration(m.Write)}, nil
+		Plan: rw.Pair[time.Duration]{Read: time.Duration(m.Read), Write: time.Duration(m.Write)}}, nil
 }
 
 // Subjects of one Council group. Prefix is a NATS subject prefix such as
@@ -450,15 +450,4 @@ func (s Subjects) DecodeReport(subject string, data []byte) (Report, error) {
 		return Report{}, fmt.Errorf("%w: subject node %d, message node %d", ErrSubject, n, r.Obs.Node)
 	}
 	return r, nil
-}
-
-// For returns the plan's window for op (0: none).
-func (d Decision) For(op rw.Op) time.Duration {
-	switch op {
-	case rw.Read:
-		return d.Read
-	case rw.Write:
-		return d.Write
-	}
-	return 0
 }

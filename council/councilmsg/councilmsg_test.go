@@ -145,7 +145,7 @@ func TestDecisionRoundTrip(t *testing.T) {
 	if err != nil || got != d {
 		t.Fatalf("got %+v, %v; want %+v", got, err, d)
 	}
-	planned := Decision{Round: 10, Window: 8 * time.Millisecond, Prob: 0.9, Nodes: 4, Reason: "all", Read: 125 * time.Microsecond, Write: 8 * time.Millisecond}
+	planned := Decision{Round: 10, Window: 8 * time.Millisecond, Prob: 0.9, Nodes: 4, Reason: "all", Plan: rw.Pair[time.Duration]{Read: 125 * time.Microsecond, Write: 8 * time.Millisecond}}
 	b := MarshalDecision(planned)
 	if got, err := UnmarshalDecision(b); err != nil || got != planned {
 		t.Fatalf("plan: got %+v, %v; want %+v", got, err, planned)
@@ -197,7 +197,7 @@ func FuzzUnmarshalReport(f *testing.F) {
 
 func FuzzUnmarshalDecision(f *testing.F) {
 	f.Add(MarshalDecision(Decision{Round: 1, Window: time.Millisecond, Prob: 0.9, Nodes: 2, Reason: "all"}))
-	f.Add(MarshalDecision(Decision{Round: 1, Window: time.Millisecond, Prob: 0.9, Nodes: 2, Reason: "all", Read: 250000}))
+	f.Add(MarshalDecision(Decision{Round: 1, Window: time.Millisecond, Prob: 0.9, Nodes: 2, Reason: "all", Plan: rw.Pair[time.Duration]{Read: 250000}}))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		d, err := UnmarshalDecision(data)
 		if err != nil {
@@ -266,7 +266,7 @@ func TestFastPathTaken(t *testing.T) {
 
 func FuzzFastDecisionMatchesJSON(f *testing.F) {
 	f.Add(MarshalDecision(Decision{Round: 3, Window: time.Millisecond, Explore: true, Prob: 0.02, Nodes: 5, Reason: "deadline"}))
-	f.Add(MarshalDecision(Decision{Round: 3, Window: time.Millisecond, Prob: 0.5, Nodes: 5, Reason: "all", Read: 125000, Write: 8000000}))
+	f.Add(MarshalDecision(Decision{Round: 3, Window: time.Millisecond, Prob: 0.5, Nodes: 5, Reason: "all", Plan: rw.Pair[time.Duration]{Read: 125000, Write: 8000000}}))
 	f.Add([]byte(`{"v":1,"explore":true }`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		fast, ok := fastDecision(data)
