@@ -606,6 +606,13 @@ func (c *conn) meta(m *fwdproto.Msg) (*fwdproto.Msg, error) {
 		if fi.IsDir {
 			return nil, fmt.Errorf("%s: %w", p, syscall.EISDIR)
 		}
+		if ns, ok := d.be.(backend.Namespace); ok && fi.Mode&fs.ModeSymlink != 0 {
+			// Stat describes a link without reading it; an open follows
+			// it, refused where following is (a link leaving the export).
+			if _, err := ns.Readlink(ctx, p); err != nil {
+				return nil, err
+			}
+		}
 		h := d.acquire(p)
 		c.mu.Lock()
 		c.handles[h]++

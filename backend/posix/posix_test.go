@@ -89,7 +89,9 @@ func TestPerDirectoryLayout(t *testing.T) {
 	}
 }
 
-func TestReadDirSkipsEscapingSymlinks(t *testing.T) {
+// ReadDir lists symbolic links as links, one leaving the root too (it is
+// neither followed nor read: Readlink refuses it).
+func TestReadDirListsLinks(t *testing.T) {
 	dir := t.TempDir()
 	b := newBackend(t, dir, backend.DefaultLayout(2))
 	if err := os.Symlink(t.TempDir(), filepath.Join(dir, "out")); err != nil {
@@ -109,8 +111,11 @@ func TestReadDirSkipsEscapingSymlinks(t *testing.T) {
 	for _, e := range ents {
 		names = append(names, e.Name)
 	}
-	if want := []string{"alias", "in"}; !slices.Equal(names, want) {
+	if want := []string{"alias", "in", "out"}; !slices.Equal(names, want) {
 		t.Errorf("ReadDir: got %v, want %v", names, want)
+	}
+	if _, err := b.Readlink(context.Background(), "out"); !errors.Is(err, backend.ErrPath) {
+		t.Errorf("Readlink of the link leaving the root: got %v, want ErrPath", err)
 	}
 }
 

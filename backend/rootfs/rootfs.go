@@ -332,26 +332,21 @@ func (f *FS) Stat(path string) (backend.FileInfo, error) {
 	return f.describe(name)
 }
 
-// describe is lstat: a symbolic link is described, not followed, but one
-// whose target leaves the root is refused (ErrPath), as opening it would be.
+// describe is lstat: a symbolic link is described, not followed nor read,
+// even one whose target leaves the root (Readlink and every operation that
+// follows it refuse that one). Reading a link to check it would update its
+// atime (on a relatime file system, once its atime is older than its
+// mtime), so a link's atime set with utimensat would read back as now.
 func (f *FS) describe(name string) (backend.FileInfo, error) {
 	st, err := f.root.Lstat(name)
 	if err != nil {
 		return backend.FileInfo{}, mapErr(name, err)
 	}
-	if st.Mode()&fs.ModeSymlink != 0 {
-		if _, err := f.root.Stat(name); err != nil {
-			if err := mapErr(name, err); errors.Is(err, backend.ErrPath) {
-				return backend.FileInfo{}, err
-			}
-		}
-	}
 	return info(st), nil
 }
 
 // ReadDir lists a directory in name order; symbolic links are listed as
-// links (not followed); entries removed meanwhile and links leaving the
-// root are left out.
+// links (not followed nor read); entries removed meanwhile are left out.
 func (f *FS) ReadDir(path string) ([]backend.FileInfo, error) {
 	name, err := Clean(path)
 	if err != nil {
@@ -539,14 +534,26 @@ func (f *FS) Mknod(path string, mode fs.FileMode, dev uint64) error {
 	return nil
 }
 
-// Readlink returns the target of the symbolic link path.
+// Readlink returns the target of the symbolic link path; a link whose
+// target leaves the root (made on the backend directly: Symlink refuses
+// such targets) is refused with backend.ErrPath, as following it is.
 func (f *FS) Readlink(path string) (string, error) {
 	name, err := Clean(path)
 	if err != nil {
 		return "", err
 	}
 	t, err := f.root.Readlink(name)
-	return t, mapErr(path, err)
+	if err != nil {
+		return "", mapErr(path, err)
+	}
+	// Followed inside the root (a dangling link is fine). The read above
+	// has just set the link's atime; following it sets the same.
+	if _, err := f.root.Stat(name); err != nil {
+		if err := mapErr(path, err); errors.Is(err, backend.ErrPath) {
+			return "", err
+		}
+	}
+	return t, nil
 }
 
 // Setattr applies the attribute changes a names (lchown, chmod, utimes,
