@@ -144,7 +144,7 @@ func (f *File) oneBuffer(buf *Buffer, lo, hi int, off int64, write bool) (n int,
 		what = "write"
 	}
 	if err != nil {
-		return 0, fmt.Errorf("%s %s at %d: %w", what, f.path, off, err)
+		return 0, fmt.Errorf("%s %s at %d: %w", what, f.Name(), off, err)
 	}
 	if m.Op == fwdproto.OpRead {
 		return cl.n, nil

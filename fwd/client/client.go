@@ -83,6 +83,9 @@ type Client struct {
 	noShm  bool // the daemon refused a region: do not offer it again
 	noRing bool // the daemon did not take rings: do not offer them again
 
+	filesMu sync.Mutex
+	files   map[*File]struct{} // open files: their names follow Rename
+
 	wantIO     atomic.Int64 // the largest request asked for (Options.MaxIO, SetMaxIO)
 	gate       gate         // reads and writes in flight (Options.MaxInFlight)
 	readBytes  atomic.Int64
@@ -161,7 +164,7 @@ func DialOptions(addr string, o Options) (*Client, error) {
 		}
 		o.ClientID = x ^ uint32(os.Getpid())
 	}
-	c := &Client{network: network, addr: a, opts: o}
+	c := &Client{network: network, addr: a, opts: o, files: make(map[*File]struct{})}
 	c.wantIO.Store(int64(o.MaxIO))
 	c.gate.limit = o.MaxInFlight
 	cc, err := c.dial()
@@ -640,6 +643,9 @@ func (c *Client) OpenFile(path string, flags uint32, mode fs.FileMode) (*File, e
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
 	f.h, f.gen, f.info = cl.resp.Handle, gen, cl.resp.Info
+	c.filesMu.Lock()
+	c.files[f] = struct{}{}
+	c.filesMu.Unlock()
 	return f, nil
 }
 
@@ -699,22 +705,27 @@ func (c *Client) ReadDir(path string) ([]FileInfo, error) {
 // File is an open file on the daemon. ReadAt and WriteAt may be called
 // concurrently; each call is pipelined in MaxIO chunks. With
 // Options.Reconnect the file is reopened by path (without creating or
-// truncating) on a new connection.
+// truncating) on a new connection: its name as the Client last renamed it.
 type File struct {
 	c    *Client
-	path string
 	info FileInfo
 	// Process identifies the calling process to the daemon's pattern
 	// detection (set it per rank in multi-process clients, before use).
 	Process uint32
 
-	mu  sync.Mutex
-	h   uint64 // handle on the connection of generation gen
-	gen uint64
+	mu   sync.Mutex
+	path string // as opened, or as the Client renamed it since
+	h    uint64 // handle on the connection of generation gen
+	gen  uint64
 }
 
-// Name returns the path the file was opened with.
-func (f *File) Name() string { return f.path }
+// Name returns the file's path: the one it was opened with, or its new
+// name once the Client renamed it (or a directory above it).
+func (f *File) Name() string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.path
+}
 
 // Handle returns the daemon's handle of the file.
 func (f *File) Handle() uint64 {
@@ -763,7 +774,7 @@ func (f *File) chunks(p []byte, off int64, write bool) (int, error) {
 // bytes moved up to the first short request or error.
 func (f *File) split(n int, off int64, one func(lo, hi int) (int, error)) (int, error) {
 	if off < 0 {
-		return 0, fmt.Errorf("%s: negative offset: %w", f.path, fs.ErrInvalid)
+		return 0, fmt.Errorf("%s: negative offset: %w", f.Name(), fs.ErrInvalid)
 	}
 	max := f.c.maxIO()
 	if n <= max {
@@ -806,14 +817,14 @@ func (f *File) one(p []byte, off int64, write bool) (n int, err error) {
 		m := &fwdproto.Msg{Op: fwdproto.OpWrite, Offset: off, Process: f.Process, Data: p}
 		cl, err := f.c.do(m, nil, f.on(m))
 		if err != nil {
-			return 0, fmt.Errorf("write %s at %d: %w", f.path, off, err)
+			return 0, fmt.Errorf("write %s at %d: %w", f.Name(), off, err)
 		}
 		return int(cl.resp.N), nil
 	}
 	m := &fwdproto.Msg{Op: fwdproto.OpRead, Offset: off, Length: int64(len(p)), Process: f.Process}
 	cl, err := f.c.do(m, p, f.on(m))
 	if err != nil {
-		return 0, fmt.Errorf("read %s at %d: %w", f.path, off, err)
+		return 0, fmt.Errorf("read %s at %d: %w", f.Name(), off, err)
 	}
 	return cl.n, nil
 }
@@ -822,13 +833,13 @@ func (f *File) one(p []byte, off int64, write bool) (n int, err error) {
 func (f *File) Sync() error {
 	m := &fwdproto.Msg{Op: fwdproto.OpFsync}
 	if _, err := f.c.do(m, nil, f.on(m)); err != nil {
-		return fmt.Errorf("fsync %s: %w", f.path, err)
+		return fmt.Errorf("fsync %s: %w", f.Name(), err)
 	}
 	return nil
 }
 
 // Stat returns the file's current metadata.
-func (f *File) Stat() (FileInfo, error) { return f.c.Stat(f.path) }
+func (f *File) Stat() (FileInfo, error) { return f.c.Stat(f.Name()) }
 
 // errGone: the file's handle died with an earlier connection.
 var errGone = errors.New("fwd: handle of an earlier connection")
@@ -836,6 +847,9 @@ var errGone = errors.New("fwd: handle of an earlier connection")
 // Close releases the handle. A handle of a connection since lost is
 // already released.
 func (f *File) Close() error {
+	f.c.filesMu.Lock()
+	delete(f.c.files, f)
+	f.c.filesMu.Unlock()
 	m := &fwdproto.Msg{Op: fwdproto.OpClose}
 	_, err := f.c.do(m, nil, func(cc *clientConn) error {
 		f.mu.Lock()
@@ -847,7 +861,7 @@ func (f *File) Close() error {
 		return nil
 	})
 	if err != nil && !errors.Is(err, errGone) {
-		return fmt.Errorf("close %s: %w", f.path, err)
+		return fmt.Errorf("close %s: %w", f.Name(), err)
 	}
 	return nil
 }

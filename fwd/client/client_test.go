@@ -76,6 +76,65 @@ func TestClientReconnectAcrossRestart(t *testing.T) {
 	}
 }
 
+// Files renamed through the client (or below a directory it renamed) are
+// known by their new names: after a daemon restart they are reopened there.
+func TestReconnectReopensRenamedFiles(t *testing.T) {
+	dir := t.TempDir()
+	be := fwdtest.Posix(t, dir)
+	sock := "unix:" + filepath.Join(t.TempDir(), "fwd.sock")
+	start := func() *fwd.Daemon { return fwdtest.Start(t, fwd.Options{Backend: be, Listen: []string{sock}}) }
+	d := start()
+	c, err := client.DialOptions(sock, client.Options{Reconnect: 10 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if err := c.Mkdir("d", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	f, err := c.Create("d/a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := c.Create("b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := c.Create("untouched")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range [][2]string{{"d/a", "d/a2"}, {"./d", "e"}, {"b", "c"}} {
+		if err := c.Rename(r[0], r[1]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tt := range []struct {
+		f    *client.File
+		want string
+	}{{f, "e/a2"}, {g, "c"}, {h, "untouched"}} {
+		if got := tt.f.Name(); got != tt.want {
+			t.Errorf("Name: got %q, want %q", got, tt.want)
+		}
+	}
+	d.Shutdown()
+	defer start().Shutdown()
+	for _, w := range []struct {
+		f    *client.File
+		data string
+	}{{f, "one"}, {g, "two"}, {h, "three"}} {
+		if _, err := w.f.WriteAt([]byte(w.data), 0); err != nil {
+			t.Fatalf("write to %s after the restart: %v", w.f.Name(), err)
+		}
+		if err := w.f.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if got, err := os.ReadFile(filepath.Join(dir, w.f.Name())); err != nil || string(got) != w.data {
+			t.Errorf("backend %s: %q, %v; want %q", w.f.Name(), got, err, w.data)
+		}
+	}
+}
+
 // Clients size their requests to the frame limit the daemon announces.
 func TestClientFollowsFrameLimit(t *testing.T) {
 	d := fwdtest.Start(t, fwd.Options{Backend: fwdtest.Posix(t, t.TempDir()), MaxFrame: 64 << 10})

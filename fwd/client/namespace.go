@@ -3,6 +3,8 @@ package client
 import (
 	"fmt"
 	"io/fs"
+	"path"
+	"strings"
 
 	"github.com/adaptio/adaptio/backend"
 	"github.com/adaptio/adaptio/fwd/fwdproto"
@@ -15,14 +17,38 @@ type Attr = backend.Attr
 type FSInfo = fwdproto.FS
 
 // Rename moves oldPath to newPath, replacing newPath as rename(2) does;
-// handles open on the file (or below the directory) follow it. On a backend
-// without renames it fails with a not-supported error.
+// handles open on the file (or below the directory) follow it, on the
+// daemon and in this Client (a File reopened after a reconnect is reopened
+// by its new name). On a backend without renames it fails with a
+// not-supported error.
 func (c *Client) Rename(oldPath, newPath string) error {
 	if _, err := c.do(&fwdproto.Msg{Op: fwdproto.OpRename, Path: oldPath, Path2: newPath}, nil, nil); err != nil {
 		return fmt.Errorf("rename %s to %s: %w", oldPath, newPath, err)
 	}
+	c.renamed(oldPath, newPath)
 	return nil
 }
+
+// renamed gives the open files at from, or below it, their names under to.
+func (c *Client) renamed(from, to string) {
+	from, to = cleanName(from), cleanName(to)
+	c.filesMu.Lock()
+	defer c.filesMu.Unlock()
+	for f := range c.files {
+		f.mu.Lock()
+		switch p := cleanName(f.path); {
+		case p == from:
+			f.path = to
+		case strings.HasPrefix(p, from+"/"):
+			f.path = to + p[len(from):]
+		}
+		f.mu.Unlock()
+	}
+}
+
+// cleanName is a path as the daemon resolves it in the export ("" and
+// "/" name the root, as ".").
+func cleanName(p string) string { return path.Clean("/" + p)[1:] }
 
 // Link makes newPath a hard link to oldPath.
 func (c *Client) Link(oldPath, newPath string) error {
