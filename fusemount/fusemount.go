@@ -10,6 +10,7 @@ import (
 	"os"
 	"path"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -103,7 +104,9 @@ func Mount(dir string, c *client.Client, o Options) (*Server, error) {
 	if o.WriteBehind > 0 {
 		wb = newWriteBehind(o.WriteBehind)
 	}
-	r := &root{node: node{c: c, o: &o, wb: wb}}
+	u := newUnlinked()
+	r := &root{node: node{c: c, o: &o, wb: wb, u: u}}
+	u.root = &r.node
 	to := o.CacheTimeout
 	neg := time.Duration(0)
 	mo := fuse.MountOptions{
@@ -140,12 +143,17 @@ func (m *Server) Unmount() error {
 // Wait blocks until the file system is unmounted.
 func (m *Server) Wait() { m.srv.Wait() }
 
-// node is a file or directory; its path is computed from the inode tree.
+// node is a file or directory; its path is computed from the inode tree,
+// or is a hidden name while the file is open and unlinked (unlinked.go).
 type node struct {
 	gofs.Inode
 	c  *client.Client
 	o  *Options
 	wb *writeBehind // nil: write-through
+	u  *unlinked    // the mount's open files
+
+	opens int                      // open handles on this mount (guarded by u.mu)
+	hid   atomic.Pointer[[]hidden] // names the file is kept under since its own were removed (written under u.mu)
 }
 
 type root struct{ node }
@@ -168,7 +176,14 @@ var (
 	_ gofs.NodeMknoder    = (*node)(nil)
 )
 
+// rel is the backend path of n's child name, or of n itself ("") — for a
+// file unlinked while open, the hidden name it is kept under.
 func (n *node) rel(name string) string {
+	if name == "" {
+		if hs := n.hiddenNames(); len(hs) > 0 {
+			return hs[0].path()
+		}
+	}
 	p := n.Path(n.Root())
 	if name != "" {
 		p = path.Join(p, name)
@@ -307,10 +322,38 @@ func (n *node) child(ctx context.Context, fi client.FileInfo, out *fuse.EntryOut
 	n.fill(fi, &out.Attr)
 	// The backend's inode number, where it has one, keeps one kernel inode
 	// per file across lookups (and for hard links).
-	return n.NewInode(ctx, &node{c: n.c, o: n.o, wb: n.wb}, gofs.StableAttr{Mode: fileType(fi), Ino: fi.Ino})
+	ch := n.NewInode(ctx, &node{c: n.c, o: n.o, wb: n.wb, u: n.u}, gofs.StableAttr{Mode: fileType(fi), Ino: fi.Ino})
+	if c, ok := ch.Operations().(*node); ok {
+		c.visibleLinks(&out.Attr) // an existing inode: a hard link of a file unlinked while open
+	}
+	return ch
 }
 
+// visibleLinks leaves out of a's link count the hidden names n is kept
+// under: a file unlinked while open has no link left (fstat shows 0), a
+// hard link of one has one fewer.
+func (n *node) visibleLinks(a *fuse.Attr) {
+	if k := uint32(len(n.hiddenNames())); k > 0 {
+		a.Nlink -= min(k, a.Nlink)
+	}
+}
+
+// childNode is the node of child name, if the kernel has looked it up.
+func (n *node) childNode(name string) *node {
+	if ch := n.GetChild(name); ch != nil {
+		c, _ := ch.Operations().(*node)
+		return c
+	}
+	return nil
+}
+
+// self is n's node (root's is the one it embeds).
+func (n *node) self() *node { return n }
+
 func (n *node) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
+	if hiddenName(name) {
+		return nil, syscall.ENOENT
+	}
 	fi, err := n.c.Stat(n.rel(name))
 	if err != nil {
 		return nil, errno(err)
@@ -325,6 +368,7 @@ func (n *node) Getattr(ctx context.Context, fh gofs.FileHandle, out *fuse.AttrOu
 		return errno(err)
 	}
 	n.fill(fi, &out.Attr)
+	n.visibleLinks(&out.Attr)
 	return 0
 }
 
@@ -373,7 +417,9 @@ func (n *node) Readdir(ctx context.Context) (gofs.DirStream, syscall.Errno) {
 	list := make([]fuse.DirEntry, 0, len(ents)+2)
 	list = append(list, fuse.DirEntry{Name: ".", Mode: syscall.S_IFDIR}, fuse.DirEntry{Name: "..", Mode: syscall.S_IFDIR})
 	for _, e := range ents {
-		list = append(list, fuse.DirEntry{Name: e.Name, Mode: fileType(e), Ino: e.Ino})
+		if !hiddenName(e.Name) {
+			list = append(list, fuse.DirEntry{Name: e.Name, Mode: fileType(e), Ino: e.Ino})
+		}
 	}
 	return gofs.NewListDirStream(list), 0
 }
@@ -409,9 +455,13 @@ func (n *node) fuseFlags() uint32 {
 	return fuse.FOPEN_DIRECT_IO | fuse.FOPEN_PARALLEL_DIRECT_WRITES
 }
 
+// Open opens the file on the daemon. It is counted before the daemon
+// opens it, so that an unlink meanwhile keeps the file (unlinked.go).
 func (n *node) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uint32, syscall.Errno) {
+	n.u.opened(n)
 	f, err := n.c.OpenFile(n.rel(""), openFlags(flags)&^fwdproto.OpenCreate, 0)
 	if err != nil {
+		n.u.closed(n)
 		return nil, 0, errno(err)
 	}
 	f.Process = callerPID(ctx)
@@ -419,6 +469,9 @@ func (n *node) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uint32,
 }
 
 func (n *node) Create(ctx context.Context, name string, flags uint32, mode uint32, out *fuse.EntryOut) (*gofs.Inode, gofs.FileHandle, uint32, syscall.Errno) {
+	if hiddenName(name) {
+		return nil, nil, 0, syscall.EPERM
+	}
 	p := n.rel(name)
 	// OpenMode: the mode as the kernel gives it (open(2) with mode 0 makes
 	// a file nobody but root may open).
@@ -440,8 +493,9 @@ func (n *node) Create(ctx context.Context, name string, flags uint32, mode uint3
 			return nil, nil, 0, e
 		}
 	}
-	ch := n.child(ctx, fi, out)
-	return ch, &handle{f: f, c: n.c, n: ch.Operations().(*node)}, n.fuseFlags(), 0
+	ch := n.child(ctx, fi, out).Operations().(*node)
+	n.u.opened(ch) // the kernel holds the directory: no unlink of name meanwhile
+	return &ch.Inode, &handle{f: f, c: n.c, n: ch}, n.fuseFlags(), 0
 }
 
 // made answers the creation of p (by Mkdir or Mknod, with mode): its
@@ -458,6 +512,9 @@ func (n *node) made(ctx context.Context, p string, mode uint32, out *fuse.EntryO
 }
 
 func (n *node) Mkdir(ctx context.Context, name string, mode uint32, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
+	if hiddenName(name) {
+		return nil, syscall.EPERM
+	}
 	p := n.rel(name)
 	if err := n.c.Mkdir(p, fs.FileMode(mode).Perm()); err != nil {
 		return nil, errno(err)
@@ -465,38 +522,92 @@ func (n *node) Mkdir(ctx context.Context, name string, mode uint32, out *fuse.En
 	return n.made(ctx, p, mode, out)
 }
 
+// Unlink removes name; a file open on this mount is kept under a hidden
+// name until its last close instead (unlinked.go), so its descriptors still
+// read, write and fstat it (with no link left).
 func (n *node) Unlink(ctx context.Context, name string) syscall.Errno {
+	if hiddenName(name) {
+		return syscall.ENOENT
+	}
+	if h, e := n.u.hide(n, name, n.childNode(name)); h != "" || e != 0 {
+		return e
+	}
 	return errno(n.c.Unlink(n.rel(name)))
 }
 
+// Rmdir removes an empty directory. One that holds only files unlinked
+// while open on this mount (empty to its users) is emptied first: they move
+// to the export root, under their hidden names.
 func (n *node) Rmdir(ctx context.Context, name string) syscall.Errno {
-	return errno(n.c.Unlink(n.rel(name)))
+	if hiddenName(name) {
+		return syscall.ENOENT
+	}
+	p := n.rel(name)
+	e := errno(n.c.Unlink(p))
+	if notEmpty(e) && n.u.evacuate(p) {
+		e = errno(n.c.Unlink(p))
+	}
+	return e
 }
+
+// notEmpty reports whether e is rmdir(2)'s "directory not empty" (the
+// daemon reports ENOTEMPTY as EEXIST, which POSIX allows too).
+func notEmpty(e syscall.Errno) bool { return e == syscall.ENOTEMPTY || e == syscall.EEXIST }
 
 // Rename renames atomically on the backend (one rename(2) there). Both
 // names are on this mount, so on one daemon; the kernel itself refuses a
 // rename between two mounts with EXDEV. RENAME_NOREPLACE is checked
 // before the rename (not atomic against another client); RENAME_EXCHANGE
-// is not supported.
+// is not supported. A file the rename replaces that is open on this mount
+// is first kept under a hidden name, as by Unlink (so the target's name is
+// missing for the moment between the two renames); a directory it replaces
+// that holds only such files is emptied first, as by Rmdir.
 func (n *node) Rename(ctx context.Context, name string, newParent gofs.InodeEmbedder, newName string, flags uint32) syscall.Errno {
 	const noReplace, exchange = 1, 2 // RENAME_NOREPLACE, RENAME_EXCHANGE
-	np, ok := newParent.(interface{ rel(string) string })
+	np, ok := newParent.(interface{ self() *node })
 	if !ok || flags&exchange != 0 {
 		return syscall.ENOTSUP
 	}
-	to := np.rel(newName)
+	if hiddenName(name) {
+		return syscall.ENOENT
+	}
+	if hiddenName(newName) {
+		return syscall.EPERM
+	}
+	dst := np.self()
+	from, to := n.rel(name), dst.rel(newName)
 	if flags&noReplace != 0 {
 		if _, err := n.c.Stat(to); err == nil {
 			return syscall.EEXIST
 		}
 	}
-	return errno(n.c.Rename(n.rel(name), to))
+	// The replaced file, unless it is the one renamed (two links of one
+	// file: rename(2) then does nothing).
+	var replaced *node
+	if t := dst.childNode(newName); t != nil && t != n.childNode(name) {
+		replaced = t
+	}
+	h, e := n.u.hide(dst, newName, replaced)
+	if e != 0 {
+		return e
+	}
+	err := n.c.Rename(from, to)
+	if notEmpty(errno(err)) && n.u.evacuate(to) {
+		err = n.c.Rename(from, to)
+	}
+	if err != nil && h != "" {
+		n.u.unhide(dst, newName, replaced, h)
+	}
+	return errno(err)
 }
 
 func (n *node) Link(ctx context.Context, target gofs.InodeEmbedder, name string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
 	t, ok := target.(interface{ rel(string) string })
 	if !ok {
 		return nil, syscall.ENOTSUP
+	}
+	if hiddenName(name) {
+		return nil, syscall.EPERM
 	}
 	p := n.rel(name)
 	if err := n.c.Link(t.rel(""), p); err != nil {
@@ -512,6 +623,9 @@ func (n *node) Link(ctx context.Context, target gofs.InodeEmbedder, name string,
 // Symlink creates a symbolic link; the backend refuses an absolute target
 // or one leaving the export (EACCES).
 func (n *node) Symlink(ctx context.Context, target, name string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
+	if hiddenName(name) {
+		return nil, syscall.EPERM
+	}
 	p := n.rel(name)
 	if err := n.c.Symlink(target, p); err != nil {
 		return nil, errno(err)
@@ -533,6 +647,9 @@ func (n *node) Symlink(ctx context.Context, target, name string, out *fuse.Entry
 // (ENOTSUP); a device node a non-root daemon or a nodev backend cannot
 // make, with EPERM.
 func (n *node) Mknod(ctx context.Context, name string, mode uint32, dev uint32, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
+	if hiddenName(name) {
+		return nil, syscall.EPERM
+	}
 	p := n.rel(name)
 	if err := n.c.Mknod(p, fwdproto.FileType(mode)|fwdproto.FileMode(mode), uint64(dev)); err != nil {
 		return nil, errno(err)
@@ -688,7 +805,11 @@ func (h *handle) Fsync(ctx context.Context, flags uint32) syscall.Errno {
 // writes and reports the first error one of them met.
 func (h *handle) Flush(ctx context.Context) syscall.Errno { return errno(h.n.wb.drain(h.n)) }
 
+// Release closes the daemon's handle; at the file's last close on this
+// mount, the hidden name of a file unlinked while open is removed.
 func (h *handle) Release(ctx context.Context) syscall.Errno {
 	h.n.wb.wait(h.n)
-	return errno(h.f.Close())
+	err := h.f.Close()
+	h.n.u.closed(h.n)
+	return errno(err)
 }

@@ -301,6 +301,34 @@ func TestPOSIX(t *testing.T) {
 			t.Fatalf("the link's target changed: mtime %v, %v; want %v", fi.ModTime(), err, before.ModTime())
 		}
 	})
+	t.Run("a symbolic link's atime as set", func(t *testing.T) {
+		// Set before the mtime, which relatime would move to now at the
+		// next read of the link: describing it must not read it
+		// (pjdfstest utimensat/05.t).
+		if err := os.Symlink("lt", filepath.Join(mnt, "la")); err != nil {
+			t.Fatal(err)
+		}
+		at, mt := time.Unix(1960000000, 0), time.Unix(1970000000, 0)
+		ts := []unix.Timespec{unix.NsecToTimespec(at.UnixNano()), unix.NsecToTimespec(mt.UnixNano())}
+		if err := unix.UtimesNanoAt(unix.AT_FDCWD, filepath.Join(mnt, "la"), ts, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range []string{filepath.Join(mnt, "la"), filepath.Join(root, "la")} {
+			var st unix.Stat_t
+			if err := unix.Lstat(p, &st); err != nil {
+				t.Fatal(err)
+			}
+			if got := time.Unix(st.Atim.Unix()); !got.Equal(at) {
+				t.Fatalf("%s: atime %v, want %v", p, got, at)
+			}
+		}
+		if _, err := os.ReadDir(mnt); err != nil {
+			t.Fatal(err)
+		}
+		if got, err := os.Readlink(filepath.Join(mnt, "la")); err != nil || got != "lt" {
+			t.Fatalf("readlink: %q, %v", got, err)
+		}
+	})
 	t.Run("modes as asked, not masked by the daemon's umask", func(t *testing.T) {
 		// The caller's umask 0 (a child process: the daemon in this one
 		// keeps its own), so the kernel asks for 0777 and 0666.
