@@ -29,6 +29,7 @@ import (
 	"github.com/adaptio/adaptio/pfs"
 	"github.com/adaptio/adaptio/rw"
 	"github.com/adaptio/adaptio/sched"
+	"github.com/adaptio/adaptio/workload"
 )
 
 // Files in the state directory for the real stack.
@@ -347,16 +348,39 @@ func windowsNote(cfg Config) string {
 // training like any application's.
 func writePhases(path string, its []record.Iteration, t0 time.Time) error {
 	return atomicfile.Write(path, func(w io.Writer) error {
-		fmt.Fprintln(w, "phase,start,end,bytes")
+		fmt.Fprintln(w, "phase,start,end,bytes,node")
 		for _, it := range its {
 			start := t0.Add(time.Duration(it.Start * float64(time.Second)))
-			end := start.Add(time.Duration(it.Seconds * float64(time.Second)))
-			if _, err := fmt.Fprintf(w, "%s,%s,%s,%d\n", it.Phase, start.UTC().Format(time.RFC3339Nano), end.UTC().Format(time.RFC3339Nano), it.Bytes); err != nil {
+			wall := func(secs float64) string {
+				return start.Add(time.Duration(secs * float64(time.Second))).UTC().Format(time.RFC3339Nano)
+			}
+			if _, err := fmt.Fprintf(w, "%s,%s,%s,%d,\n", it.Phase, wall(0), wall(it.Seconds), it.Bytes); err != nil {
 				return err
+			}
+			for n, s := range it.Nodes {
+				if _, err := fmt.Fprintf(w, "%s,%s,%s,%d,%d\n", it.Phase, wall(0), wall(min(s.Seconds, it.Seconds)), s.Bytes, n); err != nil {
+					return err
+				}
 			}
 		}
 		return nil
 	})
+}
+
+// nodeSpans returns each I/O node's part of a phase: its processes (in
+// blocks, fwdbench.ClientOf; client k is I/O node k) end when the last of
+// them does, having moved their share of the bytes.
+func nodeSpans(ph fwdbench.Phase, p workload.Pattern, nodes int) []record.NodeSpan {
+	if nodes <= 1 || len(ph.ProcessEnds) != p.Processes {
+		return nil
+	}
+	spans := make([]record.NodeSpan, nodes)
+	for proc, end := range ph.ProcessEnds {
+		s := &spans[fwdbench.ClientOf(proc, p.Processes, nodes)]
+		s.Seconds = max(s.Seconds, end.Seconds())
+		s.Bytes += p.BytesPerProcess()
+	}
+	return spans
 }
 
 // settle waits until the Council has closed no round for longer than its
@@ -408,7 +432,7 @@ func realLoop(ctx context.Context, cfg Config, rec *record.Recorder, st *stack, 
 			st.phaseServers = append(st.phaseServers, all.Minus(st.serversAt))
 			st.serversAt = all
 			rec.AddIteration(record.Iteration{Phase: p.Name, Workload: p.Pattern.String(), Start: now,
-				Seconds: ph.Makespan.Seconds(), Bytes: ph.Bytes})
+				Seconds: ph.Makespan.Seconds(), Bytes: ph.Bytes, Nodes: nodeSpans(ph, p.Pattern, len(st.clients))})
 		}
 		phase.Store("")
 		if err := st.clients[0].Unlink(fwdbench.FileName("demo", phases[0].Pattern, 0)); err != nil {

@@ -5,12 +5,16 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/adaptio/adaptio/demo/record"
 	"github.com/adaptio/adaptio/eval"
+	"github.com/adaptio/adaptio/fwd/fwdbench"
 	"github.com/adaptio/adaptio/sched"
+	"github.com/adaptio/adaptio/workload"
 )
 
 func TestRealDemoShortReportAgreesWithDecisionLog(t *testing.T) {
@@ -113,5 +117,20 @@ func TestRealDemoStaticComparisonOnRealStack(t *testing.T) {
 	}
 	if !strings.Contains(string(page), `<tr class="learn">`) || !strings.Contains(string(page), "After learning, one cycle takes") {
 		t.Error("report compares no learning row with the static windows run on the same stack")
+	}
+}
+
+// Each I/O node's part of a phase: its block of processes ends with the
+// last of them, and moves their bytes.
+func TestNodeSpans(t *testing.T) {
+	p := workload.Pattern{Processes: 4, Layout: workload.Shared, Spatiality: workload.Strided, RequestSize: 1 << 10, TotalBytes: 8 << 10}
+	ph := fwdbench.Phase{ProcessEnds: []time.Duration{time.Second, 3 * time.Second, 2 * time.Second, 500 * time.Millisecond}}
+	got := nodeSpans(ph, p, 2)
+	want := []record.NodeSpan{{Seconds: 3, Bytes: 4 << 10}, {Seconds: 2, Bytes: 4 << 10}}
+	if !slices.Equal(got, want) {
+		t.Fatalf("nodeSpans = %+v, want %+v", got, want)
+	}
+	if nodeSpans(ph, p, 1) != nil || nodeSpans(fwdbench.Phase{}, p, 2) != nil {
+		t.Fatal("one node, or no process ends: want no node parts")
 	}
 }

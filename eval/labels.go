@@ -31,6 +31,17 @@ type Phase struct {
 	// overlaps two phases is attributed to the one that moved more bytes
 	// in it, at each phase's mean rate, not to the longer overlap.
 	Bytes int64
+	// Nodes is, when the phase file has a node column, each I/O node's
+	// part of the phase by node index (its processes' end and bytes): a
+	// node-second is then attributed by that node's own part. Zero
+	// entries: not given.
+	Nodes []PhaseNode
+}
+
+// PhaseNode is one I/O node's part of a phase (Phase.Nodes).
+type PhaseNode struct {
+	End   time.Time
+	Bytes int64
 }
 
 // ErrBadLabels is returned for a malformed phase file or decision log.
@@ -39,7 +50,10 @@ var ErrBadLabels = errors.New("eval labels")
 // ReadPhases reads a phase file: CSV with the header "phase,start,end",
 // one line per phase, times in RFC 3339 (e.g. from "date --rfc-3339=ns"
 // around each run of the application), and optionally a fourth column
-// "bytes", the bytes the phase moved. A phase's name is "CLASS op".
+// "bytes", the bytes the phase moved, and a fifth, "node". A phase's name
+// is "CLASS op". Lines with a node index (the column empty on the phase's
+// own line) give one I/O node's part of the phase just before them (same
+// name and start): when that node's processes ended, and their bytes.
 func ReadPhases(r io.Reader) ([]Phase, error) {
 	cr := csv.NewReader(r)
 	cr.FieldsPerRecord = -1
@@ -48,9 +62,9 @@ func ReadPhases(r io.Reader) ([]Phase, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: phases: header: %w", ErrBadLabels, err)
 	}
-	if len(head) < 3 || len(head) > 4 || strings.TrimPrefix(head[0], "\ufeff") != "phase" || head[1] != "start" || head[2] != "end" ||
-		(len(head) == 4 && head[3] != "bytes") {
-		return nil, fmt.Errorf("%w: phases: header %q, want phase,start,end[,bytes]", ErrBadLabels, strings.Join(head, ","))
+	if len(head) < 3 || len(head) > 5 || strings.TrimPrefix(head[0], "\ufeff") != "phase" || head[1] != "start" || head[2] != "end" ||
+		(len(head) >= 4 && head[3] != "bytes") || (len(head) == 5 && head[4] != "node") {
+		return nil, fmt.Errorf("%w: phases: header %q, want phase,start,end[,bytes[,node]]", ErrBadLabels, strings.Join(head, ","))
 	}
 	var out []Phase
 	for line := 2; ; line++ {
@@ -65,7 +79,7 @@ func ReadPhases(r io.Reader) ([]Phase, error) {
 			return nil, fmt.Errorf("%w: phases line %d: %d fields, want %d as in the header", ErrBadLabels, line, len(rec), len(head))
 		}
 		p := Phase{Name: rec[0]}
-		if len(head) == 4 {
+		if len(head) >= 4 {
 			b, err := strconv.ParseInt(strings.TrimSpace(rec[3]), 10, 64)
 			if err != nil || b < 0 {
 				return nil, fmt.Errorf("%w: phases line %d, column bytes: %q is not a byte count", ErrBadLabels, line, rec[3])
@@ -85,6 +99,24 @@ func ReadPhases(r io.Reader) ([]Phase, error) {
 		if !p.End.After(p.Start) {
 			return nil, fmt.Errorf("%w: phases line %d: end %v is not after start %v", ErrBadLabels, line, p.End, p.Start)
 		}
+		if len(head) == 5 && strings.TrimSpace(rec[4]) != "" {
+			node, err := strconv.Atoi(strings.TrimSpace(rec[4]))
+			if err != nil || node < 0 || node >= maxPhaseNodes {
+				return nil, fmt.Errorf("%w: phases line %d, column node: %q is not a node index (0 to %d)", ErrBadLabels, line, rec[4], maxPhaseNodes-1)
+			}
+			if len(out) == 0 || out[len(out)-1].Name != p.Name || !out[len(out)-1].Start.Equal(p.Start) {
+				return nil, fmt.Errorf("%w: phases line %d: node %d's part of %s comes after no line of that phase starting at %s", ErrBadLabels, line, node, p.Name, rec[1])
+			}
+			last := &out[len(out)-1]
+			if p.End.After(last.End) {
+				return nil, fmt.Errorf("%w: phases line %d: node %d ends after its phase", ErrBadLabels, line, node)
+			}
+			for len(last.Nodes) <= node {
+				last.Nodes = append(last.Nodes, PhaseNode{})
+			}
+			last.Nodes[node] = PhaseNode{End: p.End, Bytes: p.Bytes}
+			continue
+		}
 		out = append(out, p)
 	}
 	if len(out) == 0 {
@@ -92,6 +124,10 @@ func ReadPhases(r io.Reader) ([]Phase, error) {
 	}
 	return out, nil
 }
+
+// maxPhaseNodes bounds a phase file's node index (and the memory one line
+// can make ReadPhases allocate).
+const maxPhaseNodes = 1 << 16
 
 // parseWall accepts RFC 3339 with or without fractional seconds, and the
 // space date(1) puts between date and time with --rfc-3339.
@@ -281,9 +317,17 @@ func LabelAccuracy(phases []Phase, seconds []record.Second, start time.Time, ski
 		if !slices.Contains(rec.Meta.Phases, p.Name) {
 			rec.Meta.Phases = append(rec.Meta.Phases, p.Name)
 		}
-		rec.Iterations = append(rec.Iterations, record.Iteration{
+		it := record.Iteration{
 			Phase: p.Name, Start: p.Start.Sub(start).Seconds(), Seconds: p.End.Sub(p.Start).Seconds(), Bytes: p.Bytes,
-		})
+		}
+		for _, n := range p.Nodes {
+			var s record.NodeSpan
+			if !n.End.IsZero() {
+				s = record.NodeSpan{Seconds: n.End.Sub(p.Start).Seconds(), Bytes: n.Bytes}
+			}
+			it.Nodes = append(it.Nodes, s)
+		}
+		rec.Iterations = append(rec.Iterations, it)
 	}
 	for _, s := range seconds {
 		if skip > 0 && nearEdge(phases, start, s, skip) {

@@ -75,7 +75,7 @@ func TestReadPhasesErrors(t *testing.T) {
 		{"end before start", "phase,start,end\nSS write,2026-11-25T10:00:02Z,2026-11-25T10:00:01Z\n", "not after start"},
 		{"wrong field count", "phase,start,end\nSS write,2026-11-25T10:00:00Z\n", "2 fields, want 3"},
 		{"bad bytes", "phase,start,end,bytes\nSS write,2026-11-25T10:00:00Z,2026-11-25T10:00:01Z,lots\n", "column bytes"},
-		{"bad fourth column", "phase,start,end,size\n", "want phase,start,end[,bytes]"},
+		{"bad fourth column", "phase,start,end,size\n", "want phase,start,end[,bytes[,node]]"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := eval.ReadPhases(strings.NewReader(tt.in))
@@ -194,6 +194,53 @@ func TestLabelAccuracyByBytes(t *testing.T) {
 	}
 }
 
+// With each I/O node's part of a phase, a node-second is attributed by that
+// node's own: node 0's readers finished 0.1 s into the read phase's last
+// second, node 1's ran to its end, so the same second is node 0's write and
+// node 1's read.
+func TestLabelAccuracyByNode(t *testing.T) {
+	start := time.Date(2026, 11, 26, 10, 0, 0, 0, time.UTC)
+	at := func(s float64) string {
+		return start.Add(time.Duration(s * float64(time.Second))).Format(time.RFC3339Nano)
+	}
+	in := "phase,start,end,bytes,node\n" +
+		"SS read," + at(0) + "," + at(1.5) + ",4000000,\n" +
+		"SS read," + at(0) + "," + at(1.1) + ",1000000,0\n" +
+		"SS read," + at(0) + "," + at(1.5) + ",3000000,1\n" +
+		"FPP write," + at(1.5) + "," + at(9.5) + ",8000000,\n"
+	phases, err := eval.ReadPhases(strings.NewReader(in))
+	if err != nil || len(phases) != 2 || len(phases[0].Nodes) != 2 || phases[0].Nodes[0].Bytes != 1000000 || !phases[0].Nodes[0].End.Equal(start.Add(1100*time.Millisecond)) {
+		t.Fatalf("ReadPhases: %v, %+v", err, phases)
+	}
+	secs := []record.Second{{T: 2, Nodes: []record.NodeSecond{{Node: 0, Pattern: "FPP", Op: "write"}, {Node: 1, Pattern: "SS", Op: "read"}}}}
+	acc := eval.LabelAccuracy(phases, secs, start, 0)
+	if len(acc) != 2 {
+		t.Fatalf("accuracy %+v, want one node-second in each phase", acc)
+	}
+	for _, a := range acc {
+		if a.Total != 1 || a.Correct != 1 {
+			t.Fatalf("accuracy %+v: each node's second should be its own phase's, labelled right", acc)
+		}
+	}
+	// Without the nodes' parts both seconds go to the read (the phase's
+	// mean rate over its last 0.5 s), and node 0's label is wrong.
+	phases[0].Nodes = nil
+	acc = eval.LabelAccuracy(phases, secs, start, 0)
+	if len(acc) != 1 || acc[0].Phase != "SS read" || acc[0].Correct != 1 || acc[0].Total != 2 {
+		t.Fatalf("without node parts: %+v", acc)
+	}
+	for name, bad := range map[string]string{
+		"orphan node line":    "phase,start,end,bytes,node\nSS read," + at(0) + "," + at(1) + ",1,0\n",
+		"node after its end":  "phase,start,end,bytes,node\nSS read," + at(0) + "," + at(1) + ",1,\nSS read," + at(0) + "," + at(2) + ",1,0\n",
+		"node not an index":   "phase,start,end,bytes,node\nSS read," + at(0) + "," + at(1) + ",1,\nSS read," + at(0) + "," + at(1) + ",1,-1\n",
+		"node of other phase": "phase,start,end,bytes,node\nSS read," + at(0) + "," + at(1) + ",1,\nSS write," + at(0) + "," + at(1) + ",1,0\n",
+	} {
+		if _, err := eval.ReadPhases(strings.NewReader(bad)); !errors.Is(err, eval.ErrBadLabels) {
+			t.Errorf("%s: %v, want ErrBadLabels", name, err)
+		}
+	}
+}
+
 // ReadPhases refuses what it cannot read with ErrBadLabels, and what it
 // accepts is well formed: named phases that end after they start, with no
 // negative byte counts.
@@ -201,6 +248,7 @@ func FuzzReadPhases(f *testing.F) {
 	f.Add([]byte(phasesCSV))
 	f.Add([]byte("phase,start,end,bytes\nSS write,2026-11-25T10:00:00Z,2026-11-25T10:00:01Z,1024\n"))
 	f.Add([]byte("\ufeffphase,start,end\nFPP read,2026-11-25 10:00:00+00:00,2026-11-25 10:00:00.1+00:00\n"))
+	f.Add([]byte("phase,start,end,bytes,node\nSS read,2026-11-25T10:00:00Z,2026-11-25T10:00:01Z,2,\nSS read,2026-11-25T10:00:00Z,2026-11-25T10:00:00.5Z,1,1\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		phases, err := eval.ReadPhases(strings.NewReader(string(data)))
 		if err != nil {
@@ -212,6 +260,11 @@ func FuzzReadPhases(f *testing.F) {
 		for _, p := range phases {
 			if !p.End.After(p.Start) || p.Bytes < 0 || p.Name == "" {
 				t.Fatalf("accepted phase %+v", p)
+			}
+			for _, n := range p.Nodes {
+				if !n.End.IsZero() && (!n.End.After(p.Start) || n.End.After(p.End) || n.Bytes < 0) {
+					t.Fatalf("accepted node part %+v of phase %+v", n, p)
+				}
 			}
 		}
 	})

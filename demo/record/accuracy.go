@@ -26,9 +26,10 @@ func (a Accuracy) Fraction() float64 {
 }
 
 // LabelAccuracy measures detection per node-second of each phase: each
-// recorded second [T-1, T] is attributed to the phase that moved the most
-// bytes in it (from the iterations' start, duration and bytes, at each
-// phase's mean rate; by time when bytes are unknown), as the Accumulator
+// node's recorded second [T-1, T] is attributed to the phase that moved the
+// most bytes at that node in it (from the iterations' start, duration and
+// bytes, the node's own part when Iteration.Nodes has it, at each phase's
+// mean rate; by time when bytes are unknown), as the Accumulator
 // describes an interval by its majority operation, and each node busy in it
 // counts as correct when its detected pattern and operation are the
 // phase's (phase names are "CLASS op"). Seconds in which no phase ran are
@@ -37,35 +38,36 @@ func LabelAccuracy(r Recording) []Accuracy {
 	byPhase := map[string]*Accuracy{}
 	order := append([]string(nil), r.Meta.Phases...)
 	for _, s := range r.Seconds {
-		phase, best := "", 0.0
-		for _, it := range r.Iterations {
-			from, to := s.Covers()
-			lo, hi := max(it.Start, from), min(it.Start+it.Seconds, to)
-			if hi <= lo {
-				continue
-			}
-			weight := hi - lo // the phase's share of the second's bytes, at its mean rate
-			if it.Bytes > 0 && it.Seconds > 0 {
-				weight *= float64(it.Bytes) / it.Seconds
-			}
-			if weight > best {
-				phase, best = it.Phase, weight
-			}
-		}
-		if phase == "" {
-			continue
-		}
-		a := byPhase[phase]
-		if a == nil {
-			a = &Accuracy{Phase: phase, Wrong: map[string]int{}}
-			byPhase[phase] = a
-			if !slices.Contains(order, phase) {
-				order = append(order, phase)
-			}
-		}
+		from, to := s.Covers()
 		for _, n := range s.Nodes {
 			if n.Pattern == "" {
 				continue
+			}
+			phase, best := "", 0.0
+			for _, it := range r.Iterations {
+				secs, bytes := it.span(n.Node)
+				lo, hi := max(it.Start, from), min(it.Start+secs, to)
+				if hi <= lo {
+					continue
+				}
+				weight := hi - lo // the phase's share of the second's bytes at the node, at its mean rate there
+				if bytes > 0 && secs > 0 {
+					weight *= float64(bytes) / secs
+				}
+				if weight > best {
+					phase, best = it.Phase, weight
+				}
+			}
+			if phase == "" {
+				continue
+			}
+			a := byPhase[phase]
+			if a == nil {
+				a = &Accuracy{Phase: phase, Wrong: map[string]int{}}
+				byPhase[phase] = a
+				if !slices.Contains(order, phase) {
+					order = append(order, phase)
+				}
 			}
 			a.Total++
 			if label := n.Pattern + " " + n.Op; label == phase {

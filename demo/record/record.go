@@ -45,6 +45,26 @@ type Iteration struct {
 	Start    float64 `json:"start"`    // seconds since the start of the run
 	Seconds  float64 `json:"seconds"`  // execution time as the clients saw it
 	Bytes    int64   `json:"bytes"`
+	// Nodes is, when known, each I/O node's part of the phase, by node
+	// index: its processes all started at Start; they ended Seconds later
+	// and moved Bytes. A phase's slowest process sets its end, so the
+	// others' nodes are done before it.
+	Nodes []NodeSpan `json:"nodes,omitempty"`
+}
+
+// NodeSpan is one I/O node's part of a phase (Iteration.Nodes).
+type NodeSpan struct {
+	Seconds float64 `json:"seconds"`
+	Bytes   int64   `json:"bytes"`
+}
+
+// span returns the part of the phase node ran: its own when known, else
+// the phase's.
+func (it Iteration) span(node int) (seconds float64, bytes int64) {
+	if node >= 0 && node < len(it.Nodes) && it.Nodes[node].Seconds > 0 {
+		return it.Nodes[node].Seconds, it.Nodes[node].Bytes
+	}
+	return it.Seconds, it.Bytes
 }
 
 // Estimate is the learned value of each window for one context (a detected

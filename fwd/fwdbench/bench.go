@@ -81,6 +81,10 @@ type Phase struct {
 	// Comparison.Print).
 	Steal      float64
 	StealKnown bool
+	// ProcessEnds holds, for each process, when it finished its last
+	// request, from the phase's start: the phase's tail, process by
+	// process (ClientOf says which connection, or I/O node, each was on).
+	ProcessEnds []time.Duration
 }
 
 // CPUPerGiB is the phase's CPU time per GiB moved: this process's and,
@@ -286,10 +290,12 @@ func phase(ctx context.Context, t target, dir string, p workload.Pattern, o Opti
 			}
 		}()
 	}
+	ends := make([]time.Duration, p.Processes)
 	for proc := 0; proc < p.Processes; proc++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			defer func() { ends[proc] = time.Since(start) }()
 			file, _ := p.Request(proc, 0)
 			h, err := t.open(proc, p.Processes, FileName(dir, p, file), int(p.RequestSize))
 			if err != nil {
@@ -344,7 +350,7 @@ func phase(ctx context.Context, t target, dir string, p workload.Pattern, o Opti
 	span := time.Since(start)
 	reqs := int64(n) * int64(p.Processes)
 	ph := Phase{Op: op, Bytes: p.BytesPerProcess() * int64(p.Processes), Requests: reqs, Makespan: span,
-		MaxLat: time.Duration(latMax.Load()), CPU: processCPU() - cpu0}
+		MaxLat: time.Duration(latMax.Load()), CPU: processCPU() - cpu0, ProcessEnds: ends}
 	if stat1, err := cpustat.Read(); err == nil && statErr == nil {
 		ph.Steal, ph.StealKnown = stat1.StolenSince(stat0)
 	}

@@ -37,14 +37,14 @@ type handle interface {
 	close()
 }
 
-// clientOf is the connection (the I/O node, in the demo) of process proc
+// ClientOf is the connection (the I/O node, in the demo) of process proc
 // of procs spread over clients in blocks: processes 0 to procs/clients-1 on
 // the first, and so on, as MPI places consecutive ranks on one compute node
 // and the simulator maps compute nodes to I/O nodes (package sim). With
 // round robin instead, each I/O node's processes of a strided pattern hold
 // every clients-th block, and no two of its requests ever continue each
 // other on a data server: nothing could be aggregated.
-func clientOf(proc, procs, clients int) int {
+func ClientOf(proc, procs, clients int) int {
 	if procs <= 0 || proc < 0 || proc >= procs {
 		return 0
 	}
@@ -59,7 +59,7 @@ var (
 )
 
 // forwarder is the daemon's target: the clients, processes spread over them
-// in blocks (clientOf).
+// in blocks (ClientOf).
 type forwarder []*client.Client
 
 func (t forwarder) prepare(dir string) error {
@@ -78,7 +78,7 @@ func (t forwarder) create(name string) error {
 }
 
 func (t forwarder) open(proc, procs int, name string, n int) (handle, error) {
-	c := t[clientOf(proc, procs, len(t))]
+	c := t[ClientOf(proc, procs, len(t))]
 	f, err := c.Open(name)
 	if err != nil {
 		return nil, err

@@ -221,7 +221,7 @@ func replayTrace(ctx context.Context, clients forwarder, tr workload.Trace, name
 				}
 				f := files[r.File]
 				if f == nil {
-					if f, err = clients[clientOf(proc, tr.Processes(), len(clients))].Open(name(r.File)); err != nil {
+					if f, err = clients[ClientOf(proc, tr.Processes(), len(clients))].Open(name(r.File)); err != nil {
 						fail(err)
 						return
 					}
