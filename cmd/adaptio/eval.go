@@ -421,7 +421,10 @@ were labelled.
 The phase file is CSV with the header phase,start,end and one line per phase; a phase is
 "CLASS op" (CLASS FPP, SC or SS; op read or write), the times RFC 3339, e.g. written around
 each run of the application with date --rfc-3339=ns. An optional fourth column, bytes, gives
-the bytes each phase moved (adaptio demo writes it in its phases.csv):
+the bytes each phase moved (adaptio demo writes it in its phases.csv). An optional fifth,
+node, is empty on a phase's own line; a line with a node index right after it gives that
+I/O node's part of the phase (same name and start; the end of its last process, and their
+bytes), and that node's seconds are then attributed by its own part:
 
   phase,start,end
   SS write,2026-11-25 17:50:01.123456789+00:00,2026-11-25 17:50:09.987654321+00:00
