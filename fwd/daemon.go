@@ -520,6 +520,8 @@ func code(err error) fwdproto.Code {
 		return fwdproto.CodeServerDown
 	case errors.Is(err, fs.ErrNotExist):
 		return fwdproto.CodeNotExist
+	case errors.Is(err, syscall.ENOTEMPTY): // before ErrExist, which ENOTEMPTY also matches
+		return fwdproto.CodeNotEmpty
 	case errors.Is(err, fs.ErrExist):
 		return fwdproto.CodeExist
 	case errors.Is(err, backend.ErrBadArgument), errors.Is(err, fs.ErrInvalid):
@@ -530,8 +532,6 @@ func code(err error) fwdproto.Code {
 		return fwdproto.CodeIsDir
 	case errors.Is(err, syscall.ENOTDIR):
 		return fwdproto.CodeNotDir
-	case errors.Is(err, syscall.ENOTEMPTY):
-		return fwdproto.CodeNotEmpty
 	case errors.Is(err, errors.ErrUnsupported), errors.Is(err, syscall.ENOTSUP), errors.Is(err, syscall.EOPNOTSUPP):
 		return fwdproto.CodeNotSupported
 	case errors.Is(err, syscall.EXDEV):
