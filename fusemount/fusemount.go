@@ -551,7 +551,8 @@ func (n *node) Rmdir(ctx context.Context, name string) syscall.Errno {
 }
 
 // notEmpty reports whether e is rmdir(2)'s "directory not empty" (the
-// daemon reports ENOTEMPTY as EEXIST, which POSIX allows too).
+// daemon answers ENOTEMPTY; older daemons answered EEXIST, which POSIX
+// allows too).
 func notEmpty(e syscall.Errno) bool { return e == syscall.ENOTEMPTY || e == syscall.EEXIST }
 
 // Rename renames atomically on the backend (one rename(2) there). Both
