@@ -15,19 +15,28 @@ import (
 	"github.com/adaptio/adaptio/fwd/fwdtest"
 )
 
-// With Reconnect, a client rides through a daemon restart: writes in flight
-// are repeated, open files are reopened, and every byte lands.
-func TestClientReconnectAcrossRestart(t *testing.T) {
-	dir := t.TempDir()
+// restartable starts a daemon on a POSIX backend in dir and a client that
+// reconnects to it for 10 s; start starts the daemon again on the same
+// socket after d is shut down.
+func restartable(t *testing.T) (dir string, start func() *fwd.Daemon, d *fwd.Daemon, c *client.Client) {
+	t.Helper()
+	dir = t.TempDir()
 	be := fwdtest.Posix(t, dir)
 	sock := "unix:" + filepath.Join(t.TempDir(), "fwd.sock")
-	start := func() *fwd.Daemon { return fwdtest.Start(t, fwd.Options{Backend: be, Listen: []string{sock}}) }
-	d := start()
+	start = func() *fwd.Daemon { return fwdtest.Start(t, fwd.Options{Backend: be, Listen: []string{sock}}) }
+	d = start()
 	c, err := client.DialOptions(sock, client.Options{Reconnect: 10 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer c.Close()
+	t.Cleanup(func() { c.Close() })
+	return dir, start, d, c
+}
+
+// With Reconnect, a client rides through a daemon restart: writes in flight
+// are repeated, open files are reopened, and every byte lands.
+func TestClientReconnectAcrossRestart(t *testing.T) {
+	_, start, d, c := restartable(t)
 	f, err := c.Create("r")
 	if err != nil {
 		t.Fatal(err)
@@ -79,16 +88,7 @@ func TestClientReconnectAcrossRestart(t *testing.T) {
 // Files renamed through the client (or below a directory it renamed) are
 // known by their new names: after a daemon restart they are reopened there.
 func TestReconnectReopensRenamedFiles(t *testing.T) {
-	dir := t.TempDir()
-	be := fwdtest.Posix(t, dir)
-	sock := "unix:" + filepath.Join(t.TempDir(), "fwd.sock")
-	start := func() *fwd.Daemon { return fwdtest.Start(t, fwd.Options{Backend: be, Listen: []string{sock}}) }
-	d := start()
-	c, err := client.DialOptions(sock, client.Options{Reconnect: 10 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	dir, start, d, c := restartable(t)
 	if err := c.Mkdir("d", 0o755); err != nil {
 		t.Fatal(err)
 	}
