@@ -258,7 +258,8 @@ func runReal(ctx context.Context, cfg Config, rec *record.Recorder, councilHTTP 
 		m.StateDir = filepath.Join(cfg.StateDir, RealStateDir)
 		m.Notes = append(m.Notes,
 			fmt.Sprintf("Real stack in one process: a Council service (embedded NATS at %s, learned state in JetStream KV), %d emulated data servers with the hard-disk model, %d forwarding daemons running TWINS (%s), each with an Announcer reporting every second; the clients are %d goroutines moving real bytes, verified on read.",
-				st.svc.ClientURL(), cfg.Servers, cfg.Nodes, windowsNote(cfg), cfg.Processes))
+				st.svc.ClientURL(), cfg.Servers, cfg.Nodes, windowsNote(cfg), cfg.Processes),
+			learningNote(cfg))
 		switch {
 		case cfg.Compare > 0 && cfg.CompareReal:
 			m.StaticOn = "real"
@@ -332,6 +333,17 @@ func runReal(ctx context.Context, cfg Config, rec *record.Recorder, councilHTTP 
 		return nil
 	}
 	return runErr
+}
+
+// learningNote says what a decision carries and what it is rewarded with.
+func learningNote(cfg Config) string {
+	if cfg.Static != 0 {
+		return fmt.Sprintf("Learning is off: every I/O node keeps the %v window.", cfg.Static)
+	}
+	if cfg.NoPlan {
+		return "Each decision is one window for every I/O node (--no-plan, the papers' Council). An interval is rewarded with its majority operation's bandwidth while it ran."
+	}
+	return "Each decision is a window and a plan: a window for reads and one for writes, for the pattern each is expected to take next, which the I/O nodes apply as soon as their requests turn, so that a phase shorter than a decision runs under its own pattern's window (--no-plan: one window). An interval is rewarded with its majority operation's bandwidth while it ran."
 }
 
 // windowsNote says which TWINS windows the run uses.

@@ -77,7 +77,7 @@ func runSim(ctx context.Context, cfg Config, rec *record.Recorder) error {
 		m.CarriedOver = carried
 		m.DecisionLog = filepath.Join(cfg.StateDir, SimDecisionLog)
 		m.Policy = core.Config().Policy
-		m.Notes = append(m.Notes, "Simulated platform: the deterministic simulator's model of the papers' cluster (hard disks, 10 Gb/s network, TWINS on every I/O node).")
+		m.Notes = append(m.Notes, "Simulated platform: the deterministic simulator's model of the papers' cluster (hard disks, 10 Gb/s network, TWINS on every I/O node).", learningNote(cfg))
 	})
 	if carried > 0 {
 		rec.AddEvent(0, "info", fmt.Sprintf("learning continues from %s: %d bandit pulls carried over", statePath, carried))
