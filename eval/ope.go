@@ -24,18 +24,39 @@ var ErrBadLog = errors.New("eval log")
 // probability the decision rule gave it (Prob, the propensity), and the
 // reward that window earned in the next round: the mean of that round's
 // credited rewards observed under it.
+//
+// A decision with a plan gives each direction of requests its own window
+// (the plan's, for the context that direction was expected to take, with
+// its own probability): each direction whose I/O nodes earned a credited
+// reward under it is then a sample, and Share is the part of the round's
+// credited rewards it holds (reads and writes in one round: two samples
+// whose shares add up to 1).
 type Sample struct {
 	Round   uint64
 	Context string
 	Action  time.Duration
 	Prob    float64
 	Reward  float64
-	Credits int // I/O nodes whose reward under Action the next round credited
+	Credits int     // I/O nodes whose reward under Action the next round credited
+	Share   float64 // part of the round's credited rewards (0: 1, the whole round)
+}
+
+// weight is s's share of its round.
+func (s Sample) weight() float64 {
+	if s.Share == 0 {
+		return 1
+	}
+	return s.Share
 }
 
 // ReadSamples turns a Council decision log (one council.Decision per line)
-// into samples. A round whose decision has no context (nobody voted), no
-// propensity, or whose next round credited no reward under its window
+// into samples. Each credited reward of a round is paired with the window
+// the decision before gave its I/O node: the plan's window for the node's
+// direction, with the plan's context and probability, else (no plan, or
+// none for that direction) the decision's window, context and
+// probability. A reward earned under another window (a node that had not
+// applied the decision) is left out, and a round whose decision has no
+// context (nobody voted: the window in force was kept) or no propensity
 // gives no sample.
 func ReadSamples(r io.Reader) ([]Sample, error) {
 	var out []Sample
@@ -44,23 +65,58 @@ func ReadSamples(r io.Reader) ([]Sample, error) {
 		if d.Prob < 0 || d.Prob > 1 || math.IsNaN(d.Prob) {
 			return fmt.Errorf("%w: decision log line %d: probability %v outside [0, 1]", ErrBadLog, line, d.Prob)
 		}
-		if prev != nil && prev.Context != "" && prev.Prob > 0 && d.Round == prev.Round+1 {
-			var sum float64
-			n := 0
-			for _, nr := range d.Nodes {
-				if nr.Credited && nr.Window == prev.Window {
-					sum += nr.Reward
-					n++
-				}
+		for _, e := range d.Plan {
+			if e.Prob < 0 || e.Prob > 1 || math.IsNaN(e.Prob) {
+				return fmt.Errorf("%w: decision log line %d: plan probability %v outside [0, 1]", ErrBadLog, line, e.Prob)
 			}
-			if n > 0 {
-				out = append(out, Sample{Round: prev.Round, Context: prev.Context, Action: prev.Window, Prob: prev.Prob, Reward: sum / float64(n), Credits: n})
-			}
+		}
+		if prev != nil && d.Round == prev.Round+1 {
+			out = appendRound(out, prev, d)
 		}
 		prev = d
 		return nil
 	})
 	return out, err
+}
+
+// appendRound appends to out the samples of decision d, whose rewards the
+// next round's reports next carry.
+func appendRound(out []Sample, d, next *council.Decision) []Sample {
+	if d.Context == "" {
+		return out // nobody voted: the window in force was kept, not chosen
+	}
+	// One sample per (context, window, probability) the nodes ran under,
+	// in the order they first appear.
+	var round []Sample
+	credits := 0
+	for _, nr := range next.Nodes {
+		if !nr.Credited {
+			continue
+		}
+		ctx, w, prob := d.Context, d.Window, d.Prob
+		for _, e := range d.Plan {
+			if e.Op == nr.Op {
+				ctx, w, prob = e.Context, e.Window, e.Prob
+			}
+		}
+		if ctx == "" || prob <= 0 || nr.Window != w {
+			continue
+		}
+		credits++
+		i := slices.IndexFunc(round, func(s Sample) bool { return s.Context == ctx && s.Action == w && s.Prob == prob })
+		if i < 0 {
+			round = append(round, Sample{Round: d.Round, Context: ctx, Action: w, Prob: prob})
+			i = len(round) - 1
+		}
+		round[i].Reward += nr.Reward
+		round[i].Credits++
+	}
+	for _, s := range round {
+		s.Reward /= float64(s.Credits)
+		s.Share = float64(s.Credits) / float64(credits)
+		out = append(out, s)
+	}
+	return out
 }
 
 // Target is a policy to evaluate offline: a static window, or a learning
@@ -117,7 +173,7 @@ type replay struct {
 	t     Target
 	bands *bandit.Contextual // learning targets
 	rng   *rand.Rand
-	probs []float64
+	probs []float64   // static targets: the distribution, 1 on the window
 	seen  rewardMeans // learning targets: the rounds replayed so far
 }
 
@@ -126,6 +182,11 @@ func (t Target) start(rng *rand.Rand) *replay {
 	if t.Learning() {
 		r.bands, _ = bandit.NewContextual(t.policy, len(sched.Windows), bandit.Options{}) // validated by LearningTarget
 	}
+	for i, w := range sched.Windows {
+		if w == t.window {
+			r.probs[i] = 1 // a static target's distribution, in every context
+		}
+	}
 	return r
 }
 
@@ -133,12 +194,6 @@ func (t Target) start(rng *rand.Rand) *replay {
 // in ctx, in its current state.
 func (r *replay) distribution(ctx string) []float64 {
 	if !r.t.Learning() {
-		for i, w := range sched.Windows {
-			r.probs[i] = 0
-			if w == r.t.window {
-				r.probs[i] = 1
-			}
-		}
 		return r.probs
 	}
 	return r.bands.Policy(ctx).(bandit.Distribution).Probs()
@@ -209,12 +264,15 @@ type Interval struct {
 
 // Estimate is the value of a target policy estimated from a log: the mean
 // reward per round it would have earned, by inverse propensity scoring
-// (IPS), self-normalised IPS and the doubly robust estimator, each with a
-// bootstrap confidence interval.
+// (IPS), self-normalised IPS and the doubly robust estimator (DR: a
+// reward model, the mean logged reward of each context and window,
+// cross-fitted over blocks of rounds, corrected by the importance-weighted
+// logged rewards), each with a percentile bootstrap interval (each
+// resample refits DR's model).
 type Estimate struct {
 	Target   string
 	Learning bool // the target is a learning policy
-	Samples  int  // logged rounds
+	Samples  int  // logged samples (a round's reads and writes under a plan are two)
 	// Matched is the expected number of rounds where the target would
 	// have chosen the logged window (for a static target, the rounds that
 	// chose its window).
@@ -243,7 +301,8 @@ func Evaluate(samples []Sample, t Target, level float64, resamples int, rng *ran
 }
 
 // EvaluateWith is Evaluate with options: each bootstrap resample replays
-// the log (a learning target in the rounds' order, from its initial state).
+// the log (a learning target in the rounds' order, from its initial state)
+// and refits the doubly robust estimator's reward model.
 func EvaluateWith(samples []Sample, t Target, o EvaluateOptions, rng *rand.Rand) (Estimate, error) {
 	if o.Level == 0 {
 		o.Level = 0.95
@@ -261,7 +320,6 @@ func EvaluateWith(samples []Sample, t Target, o EvaluateOptions, rng *rand.Rand)
 	if !(level > 0 && level < 1) || resamples < 10 {
 		return Estimate{}, fmt.Errorf("%w: confidence level %v and %d resamples, want (0, 1) and >= 10", ErrBadLog, level, resamples)
 	}
-	q := rewardModel(samples)
 	e := Estimate{Target: t.Name, Learning: t.Learning(), Samples: len(samples)}
 	seed := rng.Uint64()
 	// A learning target's replay depends on its own draws: its point
@@ -283,9 +341,10 @@ func EvaluateWith(samples []Sample, t Target, o EvaluateOptions, rng *rand.Rand)
 		}
 		jobs[i] = idx
 	}
+	cells := numberCells(samples)
 	out := make([]estimates, len(jobs))
 	if err := parallel(context.Background(), len(jobs), Config{Workers: max(1, o.Workers), Log: o.Progress}, t.Name+" replays", func(i int) error {
-		out[i] = estimate(samples, jobs[i], t.start(rand.New(rand.NewPCG(seed, uint64(i)))), q)
+		out[i] = estimate(samples, cells, jobs[i], t.start(rand.New(rand.NewPCG(seed, uint64(i)))))
 		return nil
 	}); err != nil {
 		return Estimate{}, err
@@ -310,16 +369,132 @@ func EvaluateWith(samples []Sample, t Target, o EvaluateOptions, rng *rand.Rand)
 	return e, nil
 }
 
-// rewardModel is the doubly robust estimator's model of the reward: the
-// mean logged reward of each (context, window), else of the context.
-func rewardModel(samples []Sample) func(ctx string, w time.Duration) float64 {
-	m := rewardMeans{}
-	for _, s := range samples {
-		m.add(s)
+// drFolds is how many blocks of consecutive rounds the doubly robust
+// estimator's reward model is cross-fitted over.
+const drFolds = 5
+
+// drCells numbers the samples' contexts, once per log, for the doubly
+// robust estimator's reward model.
+type drCells struct {
+	ctx  []int // per sample: its context's number
+	win  []int // per sample: its window's index in sched.Windows (-1: none of them)
+	nctx int
+}
+
+// numberCells numbers the contexts of samples in their order of appearance.
+func numberCells(samples []Sample) *drCells {
+	c := &drCells{ctx: make([]int, len(samples)), win: make([]int, len(samples))}
+	number := map[string]int{}
+	for i, s := range samples {
+		k, ok := number[s.Context]
+		if !ok {
+			k = len(number)
+			number[s.Context] = k
+		}
+		c.ctx[i], c.win[i] = k, slices.Index(sched.Windows, s.Action)
 	}
-	return func(ctx string, w time.Duration) float64 {
-		v, _ := m.mean(ctx, w)
-		return v
+	c.nctx = len(number)
+	return c
+}
+
+// drModel is the doubly robust estimator's reward model: the mean logged
+// reward of each (context, window), else of the context, else of every
+// round. It is cross-fitted: the log falls into drFolds blocks of
+// consecutive rounds, and the model a round is corrected against is
+// fitted on the other blocks only, so that the round's own reward never
+// enters it (fitted on every round, a (context, window) mean absorbs the
+// rounds' own rewards and cancels much of the correction, leaving the
+// model's answer).
+type drModel struct {
+	c *drCells
+	// pred holds the predictions for a context and a block, one per
+	// window: pred[(ctx*drFolds+block)*len(sched.Windows)+window].
+	pred []float64
+}
+
+// foldMeans are one cell's means per block: while fitting, of the
+// block's rounds; once fitted, of the other blocks' rounds.
+type foldMeans [drFolds]meanOf
+
+// fitModel fits the model on samples[idx] (every sample when idx is nil).
+// Each bootstrap resample refits it, so that the intervals carry the
+// model's own uncertainty, not only the spread of its corrections.
+func fitModel(c *drCells, samples []Sample, idx []int) *drModel {
+	k := len(sched.Windows)
+	cell, ctx := make([]foldMeans, c.nctx*k), make([]foldMeans, c.nctx)
+	var all foldMeans
+	each(samples, idx, func(i int, s Sample) {
+		f := fold(i, len(samples))
+		add := func(fm *foldMeans) {
+			fm[f].sum += s.Reward
+			fm[f].n++
+		}
+		if c.win[i] >= 0 {
+			add(&cell[c.ctx[i]*k+c.win[i]])
+		}
+		add(&ctx[c.ctx[i]])
+		add(&all)
+	})
+	for j := range cell {
+		cell[j].leaveOut()
+	}
+	for j := range ctx {
+		ctx[j].leaveOut()
+	}
+	all.leaveOut()
+	m := &drModel{c: c, pred: make([]float64, c.nctx*drFolds*k)}
+	for x := range c.nctx {
+		for f := range drFolds {
+			for w := range k {
+				for _, v := range []meanOf{cell[x*k+w][f], ctx[x][f], all[f]} {
+					if v.n > 0 {
+						m.pred[(x*drFolds+f)*k+w] = v.sum / float64(v.n)
+						break
+					}
+				}
+			}
+		}
+	}
+	return m
+}
+
+// leaveOut turns the blocks' means into means of the other blocks.
+func (fm *foldMeans) leaveOut() {
+	var all meanOf
+	for _, v := range fm {
+		all.sum += v.sum
+		all.n += v.n
+	}
+	for f, v := range fm {
+		fm[f] = meanOf{sum: all.sum - v.sum, n: all.n - v.n}
+	}
+}
+
+// fold is the block of the i-th of n samples.
+func fold(i, n int) int {
+	return i * drFolds / n
+}
+
+// predictions are the model's rewards of sched.Windows in the context of
+// samples[i], fitted on the blocks other than i's (0 where the other
+// blocks have no round).
+func (m *drModel) predictions(i int) []float64 {
+	k := len(sched.Windows)
+	j := (m.c.ctx[i]*drFolds + fold(i, len(m.c.ctx))) * k
+	return m.pred[j : j+k]
+}
+
+// each calls f with every sample of samples[idx] (every sample when idx
+// is nil), in that order, and its index in samples.
+func each(samples []Sample, idx []int, f func(i int, s Sample)) {
+	if idx == nil {
+		for i, s := range samples {
+			f(i, s)
+		}
+		return
+	}
+	for _, i := range idx {
+		f(i, samples[i])
 	}
 }
 
@@ -334,46 +509,41 @@ type estimates struct {
 }
 
 // estimate replays samples[idx] (all samples when idx is nil), in that
-// order, through r.
-func estimate(samples []Sample, idx []int, r *replay, q func(string, time.Duration) float64) estimates {
-	n := len(samples)
-	if idx != nil {
-		n = len(idx)
-	}
+// order, through r, with the doubly robust model fitted on the same
+// samples. Each sample counts for its share of a round, so that the
+// estimates are means per round.
+func estimate(samples []Sample, c *drCells, idx []int, r *replay) estimates {
+	q := fitModel(c, samples, idx)
 	var e estimates
-	var wsum, wsum2 float64
-	for k := range n {
-		s := samples[k]
-		if idx != nil {
-			s = samples[idx[k]]
+	var rounds, wsum, wsum2 float64
+	each(samples, idx, func(i int, s Sample) {
+		pi, qi := r.distribution(s.Context), q.predictions(i)
+		var model float64
+		for k, p := range pi {
+			model += p * qi[k]
 		}
-		pi := r.distribution(s.Context)
-		var pa, model float64
-		for i, w := range sched.Windows {
-			if pi[i] == 0 {
-				continue
-			}
-			model += pi[i] * q(s.Context, w)
-			if w == s.Action {
-				pa = pi[i]
-			}
+		var pa, qa float64 // the target's probability of the logged window, and its model
+		if a := c.win[i]; a >= 0 {
+			pa, qa = pi[a], qi[a]
 		}
-		w := pa / s.Prob
-		e.matched += pa
+		share := s.weight()
+		w := share * pa / s.Prob
+		rounds += share
+		e.matched += share * pa
 		e.ips += w * s.Reward
 		wsum += w
 		wsum2 += w * w
-		e.dr += model + w*(s.Reward-q(s.Context, s.Action))
+		e.dr += share*model + w*(s.Reward-qa)
 		r.learn(s)
-	}
+	})
 	if wsum > 0 {
 		e.snips = e.ips / wsum
 	}
 	if wsum2 > 0 {
 		e.ess = wsum * wsum / wsum2
 	}
-	e.ips /= float64(n)
-	e.dr /= float64(n)
+	e.ips /= rounds
+	e.dr /= rounds
 	return e
 }
 

@@ -169,3 +169,117 @@ func TestOffPolicyLearningTargetCoversOnlineRuns(t *testing.T) {
 		t.Errorf("nosuch: %v, want ErrBadLog listing the policies", err)
 	}
 }
+
+// loggedBandit is a logged contextual bandit with a known value, shaped
+// like the simulated demo's logs: each round is in context "SS/write"
+// (probability 0.95) or "SS/read" (0.05, rewards 30 times larger); the
+// logging policy is epsilon-greedy (epsilon 0.15 over the TWINS windows,
+// greedy window 8 ms for writes and 1 ms for reads), and window i of
+// sched.Windows earns loggedBanditMean(ctx, i) times a uniform noise of
+// +-50%. A window other than the greedy one is chosen in about 2% of a
+// context's rounds: in a few rounds of the rare, heavy context.
+func loggedBandit(rounds int, rng *rand.Rand) []eval.Sample {
+	const eps = 0.15
+	k := len(sched.Windows)
+	var out []eval.Sample
+	for r := range rounds {
+		ctx, greedy := "SS/write", 6
+		if rng.Float64() < loggedBanditReads {
+			ctx, greedy = "SS/read", 3
+		}
+		a := greedy
+		if rng.Float64() < eps {
+			a = rng.IntN(k)
+		}
+		p := eps / float64(k)
+		if a == greedy {
+			p += 1 - eps
+		}
+		out = append(out, eval.Sample{Round: uint64(r + 1), Context: ctx, Action: sched.Windows[a], Prob: p,
+			Reward: loggedBanditMean(ctx, a) * (1 + rng.Float64() - 0.5), Credits: 1})
+	}
+	return out
+}
+
+const loggedBanditReads = 0.05 // share of the rounds in context "SS/read"
+
+func loggedBanditMean(ctx string, a int) float64 {
+	m := 10 + float64((3*a)%7) // 10, 13, 16, 12, 15, 11, 14
+	if ctx == "SS/read" {
+		m *= 30
+	}
+	return m
+}
+
+// The doubly robust estimator's interval covers the true value of a
+// static window about as often as its level says, on logs of a bandit
+// with a known value (100 seeds). With its reward model fitted once, on
+// every round, and held fixed in the bootstrap, the model's own error
+// never entered the interval, and a rare (context, window) cell's
+// rewards were corrected against their own mean: the intervals covered
+// the value in 80 and 83 of the 100 seeds (IPS 93 and 94); refitting the
+// model in each resample gave 90 and 90, refitting it cross-fitted 92
+// and 92.
+func TestOffPolicyDoublyRobustIntervalsCover(t *testing.T) {
+	const seeds, rounds = 100, 4000
+	for _, w := range []int{1, 4} {
+		truth := (1-loggedBanditReads)*loggedBanditMean("SS/write", w) + loggedBanditReads*loggedBanditMean("SS/read", w)
+		covered := map[string]int{}
+		for seed := range uint64(seeds) {
+			rng := rand.New(rand.NewPCG(seed, 11))
+			e, err := eval.Evaluate(loggedBandit(rounds, rng), eval.StaticTarget(sched.Windows[w]), 0.95, 200, rng)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for name, iv := range map[string]eval.Interval{"IPS": e.IPS, "SNIPS": e.SNIPS, "DR": e.DR} {
+				if iv.Lo <= truth && truth <= iv.Hi {
+					covered[name]++
+				}
+			}
+		}
+		t.Logf("static %v: 95%% intervals covering the value %.1f in %d seeds: IPS %d, SNIPS %d, DR %d", sched.Windows[w], truth, seeds, covered["IPS"], covered["SNIPS"], covered["DR"])
+		if covered["DR"] < 90 {
+			t.Errorf("static %v: DR intervals cover the value in %d of %d seeds, want >= 90 (level 95%%)", sched.Windows[w], covered["DR"], seeds)
+		}
+	}
+}
+
+// A decision with a plan gives each direction its own window, context and
+// probability: ReadSamples pairs each I/O node's credited reward with its
+// direction's plan entry, and a round of reads and writes gives a sample
+// per direction with its share of the round.
+func TestReadSamplesFollowsThePlan(t *testing.T) {
+	ms := time.Millisecond
+	node := func(i int, op string, w time.Duration, reward float64) council.NodeReport {
+		return council.NodeReport{Node: i, Op: op, Context: "SS/" + op, Window: w, Credited: true, Reward: reward}
+	}
+	plan := func(rd, wr time.Duration, prd, pwr float64) []council.PlanEntry {
+		return []council.PlanEntry{{Op: "read", Context: "SS/read", Window: rd, Prob: prd}, {Op: "write", Context: "SS/write", Window: wr, Prob: pwr}}
+	}
+	decisions := []council.Decision{
+		{Round: 1, Window: 8 * ms, Prob: 0.9, Context: "SS/write", Nodes: []council.NodeReport{node(0, "write", ms, 5)}, Plan: plan(ms, 8*ms, 0.5, 0.9)},
+		// Round 1's decision: writes ran 8 ms, the reads the read plan's 1 ms
+		// (not the decision's 8 ms); a node that did not apply it is left out.
+		{Round: 2, Window: 2 * ms, Prob: 0.05, Context: "SS/read", Nodes: []council.NodeReport{
+			node(0, "write", 8*ms, 10), node(1, "write", 8*ms, 12), node(2, "read", ms, 100), node(3, "read", 4*ms, 1000)}, Plan: plan(2*ms, 8*ms, 0.05, 0.8)},
+		{Round: 3, Window: 8 * ms, Prob: 0.9, Context: "SS/write", Nodes: []council.NodeReport{node(0, "read", 2*ms, 300)}},
+	}
+	var buf bytes.Buffer
+	for _, d := range decisions {
+		if err := json.NewEncoder(&buf).Encode(d); err != nil {
+			t.Fatal(err)
+		}
+	}
+	samples, err := eval.ReadSamples(bytes.NewReader(buf.Bytes()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []eval.Sample{
+		{Round: 1, Context: "SS/write", Action: 8 * ms, Prob: 0.9, Reward: 11, Credits: 2, Share: 2.0 / 3},
+		{Round: 1, Context: "SS/read", Action: ms, Prob: 0.5, Reward: 100, Credits: 1, Share: 1.0 / 3},
+		{Round: 2, Context: "SS/read", Action: 2 * ms, Prob: 0.05, Reward: 300, Credits: 1, Share: 1},
+	}
+	if !slices.Equal(samples, want) {
+		t.Fatalf("samples:\n%+v\nwant\n%+v", samples, want)
+	}
+}

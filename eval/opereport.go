@@ -34,7 +34,7 @@ func OffPolicyReport(command, logPath string, samples int, level float64, es []E
 	if err != nil {
 		return nil, err
 	}
-	text := fmt.Sprintf("%d logged rounds of %s, each a window chosen with a known probability and the reward it earned in the next round.", samples, logPath)
+	text := fmt.Sprintf("%d logged samples of %s, each a window chosen with a known probability and the reward it earned in the next round (a round whose reads and writes ran under the windows of a plan gives one per direction).", samples, logPath)
 	if measured != nil {
 		text += fmt.Sprintf(" The policy that ran earned %.4g per round (dashed line).", *measured)
 	}
@@ -42,7 +42,8 @@ func OffPolicyReport(command, logPath string, samples int, level float64, es []E
 		Title:   "Off-policy evaluation of a decision log",
 		Command: command,
 		Intro: "What other policies would have earned on the run this log records, without running them: inverse propensity scoring (IPS), " +
-			"self-normalised IPS and doubly robust (DR, a per-context, per-window mean reward model corrected by the logged rewards). " +
+			"self-normalised IPS and doubly robust (DR: a per-context, per-window mean reward model corrected by the importance-weighted logged rewards; " +
+			"the model of each round is fitted on the other four fifths of the log, and each bootstrap resample refits it). " +
 			"A learning policy is replayed along the log from its initial state; where it draws a window the log did not choose it learns the mean reward the log shows for that window in that context up to that round.",
 		Sections: []Section{{Title: "Estimates", Text: text, Tables: []Table{tab}, Figures: []template.HTML{fig}}},
 	}, nil

@@ -534,9 +534,13 @@ func newEvalLogCmd() *cobra.Command {
 		Long: `Estimates from a Council's decision log (adaptio council --decision-log, or the demo's
 decisions.jsonl) the mean reward per round that another policy would have earned, without
 running it. Each round's chosen window, the probability the decision rule gave it (the log's
-"prob") and the reward that window earned in the next round form one logged sample; the
+"prob") and the reward that window earned in the next round form one logged sample; under a
+plan, each direction's window with its own context and probability (a round of reads and
+writes gives two samples, each counting for its share of the round's rewards). The
 estimators are inverse propensity scoring (IPS), self-normalised IPS and doubly robust (a
-per-context, per-window mean reward model), each with a percentile bootstrap interval.
+per-context, per-window mean reward model, each round's fitted on the other four fifths of
+the log, corrected by the importance-weighted rewards), each with a percentile bootstrap
+interval (each resample refits the model).
 
 Policies:
   static:W   the fixed TWINS window W (one of 125us ... 8ms)
@@ -591,7 +595,7 @@ policy that ran, to compare with an estimate made from another run's log.`,
 				return fmt.Errorf("%w (in %s)", err, decisions)
 			}
 			w := cmd.OutOrStdout()
-			fmt.Fprintf(w, "%d logged rounds with a propensity and a reward; mean reward per round, %.0f%% bootstrap intervals\n", len(samples), 100*level)
+			fmt.Fprintf(w, "%d logged samples with a propensity and a reward; mean reward per round, %.0f%% bootstrap intervals\n", len(samples), 100*level)
 			fmt.Fprintf(w, "%-14s %8s %8s %30s %30s %30s\n", "policy", "matched", "ESS", "IPS", "SNIPS", "DR")
 			const minMatched = 30
 			var weak []string
