@@ -426,7 +426,7 @@ func (c *Council) learn(nr *NodeReport, o access.Observation) {
 	}
 	nr.Pattern = class.String()
 	nr.Context = Context(class, o.Op)
-	c.follow(o.Node, nr.Context, o.Op)
+	c.noteContext(o.Node, nr.Context, o.Op)
 	p := c.bands.Policy(nr.Context)
 	if a := c.arm(o.Window); a >= 0 {
 		nr.Reward = c.reward(o)
@@ -559,9 +559,9 @@ func (c *Council) close(now time.Duration) Decision {
 	return d
 }
 
-// follow records that node reported context ctx (of direction op): a
+// noteContext records that node reported context ctx (of direction op): a
 // transition from its previous context, and the last context of op.
-func (c *Council) follow(node int, ctx string, op rw.Op) {
+func (c *Council) noteContext(node int, ctx string, op rw.Op) {
 	s := c.nodes[node]
 	if s.context != "" && s.context != ctx {
 		m := c.next[s.context]

@@ -313,7 +313,7 @@ func (c *conn) handle(m *fwdproto.Msg, frame []byte) {
 			defer c.ops.Done()
 			t0 := time.Now()
 			resp, err := c.meta(&mm)
-			c.d.m.observe(mm.Op, t0, err)
+			c.d.m.observe(mm.Op, t0, time.Now(), err)
 			if err != nil {
 				c.sendErr(mm.Op, mm.ID, err)
 				return
@@ -499,7 +499,8 @@ func (d *Daemon) complete(op *ioOp) {
 	if op.write {
 		mop = fwdproto.OpWrite
 	}
-	d.m.observe(mop, op.start, err)
+	end := time.Now() // one clock reading for the latency and the interval's span
+	d.m.observe(mop, op.start, end, err)
 	if op.write || err != nil {
 		// The write's data is on the backend (or failed); a failed read's
 		// buffer is not sent.
@@ -519,7 +520,7 @@ func (d *Daemon) complete(op *ioOp) {
 	}
 	d.m.bytes(op.write, n) // the Announcer's intervals take their bytes from these counters
 	if d.observe.Load() {
-		d.served(op, n)
+		d.served(op, n, end)
 	}
 	if op.ring {
 		c.ring.complete(op.id, int64(n))
@@ -535,12 +536,11 @@ func (d *Daemon) complete(op *ioOp) {
 
 // served records a request's service for the interval's OpBytes and
 // OpSpan (access.Accumulator.Served), on the clock of CloseInterval.
-func (d *Daemon) served(op *ioOp, n int) {
+func (d *Daemon) served(op *ioOp, n int, end time.Time) {
 	o := rw.Read
 	if op.write {
 		o = rw.Write
 	}
-	end := time.Now()
 	d.accMu.Lock()
 	d.acc.Served(o, op.start.Sub(d.t0), end.Sub(d.t0), int64(n))
 	d.accMu.Unlock()

@@ -93,9 +93,10 @@ func newMetrics(reg prometheus.Registerer, servers int, depth func(server int) f
 	return m, nil
 }
 
-func (m *metrics) observe(op fwdproto.Op, start time.Time, err error) {
+// observe records a request of op that started at start and ended at end.
+func (m *metrics) observe(op fwdproto.Op, start, end time.Time, err error) {
 	if op.Valid() {
-		m.lat[op].Observe(time.Since(start).Seconds())
+		m.lat[op].Observe(end.Sub(start).Seconds())
 	}
 	if err != nil {
 		m.errors.WithLabelValues(op.String()).Inc()
