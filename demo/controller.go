@@ -58,9 +58,30 @@ func newTracker(rec *record.Recorder, log io.Writer, windows []time.Duration, st
 	return &tracker{rec: rec, log: log, windows: windows, static: static, rounds: map[uint64]council.Decision{}, last: map[int]string{}}
 }
 
+// staticDecision is d as a run under the static window w carries it out:
+// the I/O nodes keep w whatever the Council decides, so the decision log
+// records w, chosen with probability 1, for the decision and each
+// direction of its plan (the contexts and node reports stay). Logged as
+// the Council decided, a static run's log claimed the Council's choice
+// (125 µs with probability 1, its first exploration, since its decisions
+// are never applied) while the nodes ran w, and no rewarded round
+// matched it: adaptio eval log could not evaluate it.
+func staticDecision(d council.Decision, w time.Duration) council.Decision {
+	d.Window, d.Prob, d.Explore = w, 1, false
+	d.Plan = slices.Clone(d.Plan)
+	for i := range d.Plan {
+		d.Plan[i].Window, d.Plan[i].Prob, d.Plan[i].Explore = w, 1, false
+	}
+	return d
+}
+
 // decision records round d, closed at t seconds into the run, while the
-// clients ran phase; nodes is the number of I/O nodes.
+// clients ran phase; nodes is the number of I/O nodes. Under a static
+// window, d is recorded as the nodes ran it (staticDecision).
 func (k *tracker) decision(t float64, phase string, d council.Decision, nodes int) {
+	if k.static != 0 {
+		d = staticDecision(d, k.static)
+	}
 	if k.log != nil && k.err == nil {
 		b, err := json.Marshal(d)
 		if err == nil {

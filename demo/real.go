@@ -42,6 +42,8 @@ const (
 
 // decisionSink receives the Council service's decision log: it writes every
 // line to the log file and hands the decoded decision to the tracker.
+// Under a static window, each line is written as the nodes ran it
+// (staticDecision).
 type decisionSink struct {
 	mu    sync.Mutex
 	file  *os.File
@@ -55,8 +57,11 @@ type decisionSink struct {
 func (s *decisionSink) Write(p []byte) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if _, err := s.file.Write(p); err != nil {
-		return 0, err
+	static := s.trk.static
+	if static == 0 {
+		if _, err := s.file.Write(p); err != nil {
+			return 0, err
+		}
 	}
 	s.buf = append(s.buf, p...)
 	for {
@@ -64,9 +69,23 @@ func (s *decisionSink) Write(p []byte) (int, error) {
 		if i < 0 {
 			break
 		}
+		line := s.buf[:i+1]
 		var d council.Decision
-		if err := json.Unmarshal(s.buf[:i], &d); err == nil {
+		err := json.Unmarshal(s.buf[:i], &d)
+		if err == nil {
 			s.trk.decision(time.Since(s.t0).Seconds(), s.phase.Load().(string), d, s.nodes)
+		}
+		if static != 0 {
+			if err == nil {
+				b, err := json.Marshal(staticDecision(d, static))
+				if err != nil {
+					return 0, err
+				}
+				line = append(b, '\n')
+			}
+			if _, err := s.file.Write(line); err != nil {
+				return 0, err
+			}
 		}
 		s.buf = s.buf[i+1:]
 	}
