@@ -37,22 +37,27 @@ var (
 type Config struct {
 	Sim        bool          // run in the simulator, in virtual time
 	Duration   time.Duration // stop after this much run time (wall clock; virtual time with Sim); 0: no limit
-	Iterations int           // experiment iterations, each one pass of every phase (default: 120 with Sim, 30 otherwise)
+	Iterations int           // experiment iterations, each one pass of every phase (default: 120 with Sim, 24 otherwise)
 	StateDir   string        // learned state and decision log (default ./adaptio-state)
 	Static     time.Duration // a fixed TWINS window instead of learning (0: learn); must be one of sched.Windows
 	HTTP       string        // dashboard address ("" = none; port 0 picks a free one)
 	Report     string        // report file (default report.html; "-" = none)
 
-	Nodes       int     // I/O nodes (default 4)
-	Servers     int     // PFS data servers (default 4)
-	Processes   int     // client processes (default 128)
-	RequestSize int64   // bytes per request (default 32 KiB)
-	PhaseBytes  int64   // bytes each phase moves (default 1 GiB with Sim, 128 MiB otherwise)
+	Nodes       int   // I/O nodes (default 4)
+	Servers     int   // PFS data servers (default 4)
+	Processes   int   // client processes (default 128)
+	RequestSize int64 // bytes per request (default 32 KiB)
+	PhaseBytes  int64 // bytes each shared-file phase moves (default 1 GiB with Sim, 256 MiB otherwise)
+	// FPPBytes is what the file-per-process write moves (default an
+	// eighth of PhaseBytes). That phase runs as fast under every window
+	// (README, "The demo"), so its length would only dilute the
+	// comparison's time.
+	FPPBytes    int64
 	Mix         bool    // add file-per-process and shared-contiguous phases to each iteration
 	Policy      string  // bandit policy (default egreedy)
 	Epsilon     float64 // exploration probability (0: the policy's default)
 	Seed        uint64  // random seed
-	Compare     int     // iterations of each static-window run for the comparison (default 2; -1: skip)
+	Compare     int     // iterations of each static-window run for the comparison (default 6; -1: skip)
 	CompareReal bool    // real stack: run the static comparison on the real stack after learning (default: in the simulator)
 	Pace        float64 // Sim only: virtual seconds per wall second (0: as fast as possible)
 	// ReferenceWindows runs the reference TWINS windows, each starting at
@@ -104,6 +109,11 @@ const (
 	DefaultServers     = 4
 	DefaultProcesses   = 128
 	DefaultRequestSize = 32 << 10
+	// DefaultCompare is the iterations of each static window in the
+	// comparison (README, "The demo": with 128 MiB phases and 2
+	// iterations a window, the read phases' means moved by a third
+	// between runs).
+	DefaultCompare = 3
 	// DefaultServerTimeScale is 1: the data servers as modelled.
 	DefaultServerTimeScale = 1.0
 	DefaultPolicy          = council.DefaultPolicy
@@ -112,7 +122,7 @@ const (
 // WithDefaults returns c with zero fields set.
 func (c Config) WithDefaults() Config {
 	if c.Iterations == 0 {
-		c.Iterations = 30
+		c.Iterations = 24
 		if c.Sim {
 			c.Iterations = 120
 		}
@@ -139,7 +149,7 @@ func (c Config) WithDefaults() Config {
 		c.RequestSize = DefaultRequestSize
 	}
 	if c.PhaseBytes == 0 {
-		c.PhaseBytes = 128 << 20
+		c.PhaseBytes = 256 << 20
 		if c.Sim {
 			c.PhaseBytes = 1 << 30
 		}
@@ -147,8 +157,11 @@ func (c Config) WithDefaults() Config {
 	if c.Policy == "" {
 		c.Policy = DefaultPolicy
 	}
+	if c.FPPBytes == 0 {
+		c.FPPBytes = c.PhaseBytes / 8
+	}
 	if c.Compare == 0 {
-		c.Compare = 2
+		c.Compare = DefaultCompare
 	}
 	if c.ServerTimeScale == 0 {
 		c.ServerTimeScale = DefaultServerTimeScale
@@ -211,6 +224,10 @@ func (c Config) Phases() []Phase {
 	if c.Mix {
 		f := p
 		f.Layout, f.Spatiality, f.Op = workload.FilePerProcess, workload.Contiguous, rw.Write
+		f.TotalBytes = c.FPPBytes
+		if f.TotalBytes == 0 {
+			f.TotalBytes = c.PhaseBytes / 8
+		}
 		s := p
 		s.Spatiality, s.Op = workload.Contiguous, rw.Read
 		out = append(out, Phase{"FPP write", f}, Phase{"SC read", s})
@@ -228,8 +245,9 @@ func (c Config) meta(mode string) record.Meta {
 	p := c.Phases()[0].Pattern
 	m.Workload = fmt.Sprintf("%d processes write, then read, a shared file in %s 1D-strided requests (%s per phase)",
 		p.Processes, size(p.RequestSize), size(p.TotalBytes))
-	if c.Mix {
-		m.Workload += ", then write a file per process and read a shared file contiguously"
+	if ph := c.Phases(); c.Mix && len(ph) > 2 {
+		m.Workload += fmt.Sprintf(", then write a file per process (%s in all) and read the shared file contiguously",
+			size(ph[2].Pattern.TotalBytes))
 	}
 	m.Workload += fmt.Sprintf("; %d iterations.", c.Iterations)
 	m.Title = "adaptio demo report"

@@ -280,3 +280,25 @@ func TestLongSimDemoFitsTheSimulatorsTimeLimit(t *testing.T) {
 		t.Fatalf("%d iterations need about %v of virtual time (%v each), the simulator stops at %v", long, need, perIteration, limit)
 	}
 }
+
+// The file-per-process write moves its own bytes (an eighth of the shared
+// phases' by default), and the report's workload line says so.
+func TestFilePerProcessBytes(t *testing.T) {
+	cfg := Config{Mix: true, PhaseBytes: 64 << 20}.WithDefaults()
+	if got := cfg.Phases()[2].Pattern.TotalBytes; got != 8<<20 {
+		t.Errorf("default FPP write moves %d bytes, want %d", got, 8<<20)
+	}
+	cfg = Config{Mix: true, PhaseBytes: 64 << 20, FPPBytes: 16 << 20}.WithDefaults()
+	ph := cfg.Phases()
+	if ph[2].Name != "FPP write" || ph[2].Pattern.TotalBytes != 16<<20 {
+		t.Errorf("phase %s moves %d bytes, want FPP write with %d", ph[2].Name, ph[2].Pattern.TotalBytes, 16<<20)
+	}
+	for _, i := range []int{0, 1, 3} {
+		if ph[i].Pattern.TotalBytes != 64<<20 {
+			t.Errorf("%s moves %d bytes, want %d", ph[i].Name, ph[i].Pattern.TotalBytes, 64<<20)
+		}
+	}
+	if w := cfg.meta("real").Workload; !strings.Contains(w, "file per process (16 MiB in all)") {
+		t.Errorf("workload line %q does not give the FPP bytes", w)
+	}
+}

@@ -21,7 +21,7 @@ func TestRealDemoShortReportAgreesWithDecisionLog(t *testing.T) {
 	state := t.TempDir()
 	// Phases long enough that the run outlasts the Announcers' first
 	// report (a second): 4 phases of 8 MiB can end within it.
-	cfg := Config{Iterations: 1, Processes: 16, PhaseBytes: 24 << 20, StateDir: state, Mix: true, Compare: -1,
+	cfg := Config{Iterations: 1, Processes: 16, PhaseBytes: 24 << 20, FPPBytes: 24 << 20, StateDir: state, Mix: true, Compare: -1,
 		Report: filepath.Join(t.TempDir(), "report.html"), Seed: 5, HTTP: "127.0.0.1:0"}
 	// While it runs, the dashboard also serves the Council's /status.
 	status := make(chan int, 1)

@@ -15,7 +15,7 @@ import (
 // newDemoCmd is "adaptio demo": the whole stack end to end, a live view, a report.
 func newDemoCmd() *cobra.Command {
 	var cfg demo.Config
-	var static, phaseBytes string
+	var static, phaseBytes, fppBytes string
 	var noMix, quiet, rank, alignedWindows bool
 	var rankSettings string
 	var verbose bool
@@ -42,7 +42,7 @@ under each static window.
 Files written: --report (default report.html); in --state (default ./adaptio-state): the
 learned state (a second run continues learning from it) and the decision log of the last
 run (decisions-sim.jsonl with --sim).`,
-		Example: `  adaptio demo                       # the real stack, 30 iterations (about 6 minutes)
+		Example: `  adaptio demo                       # the real stack, 24 iterations (about 4 minutes)
   adaptio demo --sim                 # 120 iterations in the simulator, in seconds
   adaptio demo --sim --static 8ms    # no learning, one fixed window, for comparison
   adaptio demo --http 127.0.0.1:0    # dashboard on a free port (printed at start)`,
@@ -64,6 +64,13 @@ run (decisions-sim.jsonl with --sim).`,
 					return fmt.Errorf("demo: --phase-bytes: %w", err)
 				}
 				cfg.PhaseBytes = b
+			}
+			if fppBytes != "" {
+				b, err := workload.ParseSize(fppBytes)
+				if err != nil {
+					return fmt.Errorf("demo: --fpp-bytes: %w", err)
+				}
+				cfg.FPPBytes = b
 			}
 			cfg.Mix = !noMix
 			cfg.ReferenceWindows = !alignedWindows
@@ -95,7 +102,7 @@ run (decisions-sim.jsonl with --sim).`,
 	f := cmd.Flags()
 	f.BoolVar(&cfg.Sim, "sim", false, "run the experiment in the simulator, in virtual time")
 	f.DurationVar(&cfg.Duration, "duration", 0, "stop after this much run time (virtual time with --sim); 0: run all iterations")
-	f.IntVar(&cfg.Iterations, "iterations", 0, "experiment iterations, each one pass of every phase (default 120 with --sim, 30 otherwise: about 6 minutes on the real stack, enough for learning to settle in its second half)")
+	f.IntVar(&cfg.Iterations, "iterations", 0, "experiment iterations, each one pass of every phase (default 120 with --sim, 24 otherwise: about 4 minutes on the real stack, enough for learning to settle in its second half)")
 	f.StringVar(&cfg.StateDir, "state", demo.DefaultStateDir, "directory of the learned state and the decision log; a second run continues learning")
 	f.StringVar(&static, "static", "", "use this fixed TWINS window (125us, 250us, 500us, 1ms, 2ms, 4ms or 8ms) instead of learning")
 	f.StringVar(&cfg.HTTP, "http", "127.0.0.1:8080", "dashboard address (port 0, or the port taken: a free port, printed at start; empty: no dashboard)")
@@ -105,12 +112,13 @@ run (decisions-sim.jsonl with --sim).`,
 	f.IntVar(&cfg.Servers, "servers", demo.DefaultServers, "data servers of the emulated PFS")
 	f.BoolVar(&rank, "rank", false, "instead of learning: run the experiment under each of --rank-settings on the real stack and in the simulator (--compare iterations each), and print both rankings per phase with Spearman's rho")
 	f.StringVar(&rankSettings, "rank-settings", "125us,250us,500us,1ms,2ms,4ms,8ms,fifo", "with --rank: the static windows and fifo to rank")
-	f.StringVar(&phaseBytes, "phase-bytes", "", "bytes each phase writes or reads, e.g. 64MiB (default 1GiB with --sim, 128MiB otherwise)")
+	f.StringVar(&phaseBytes, "phase-bytes", "", "bytes each shared-file phase writes or reads, e.g. 64MiB (default 1GiB with --sim, 256MiB otherwise)")
+	f.StringVar(&fppBytes, "fpp-bytes", "", "bytes the file-per-process write moves in all (default an eighth of --phase-bytes: it runs as fast under every window)")
 	f.BoolVar(&noMix, "no-mix", false, "run only the shared 1D-strided write and read phases")
 	f.StringVar(&cfg.Policy, "policy", demo.DefaultPolicy, "bandit policy (see adaptio eval)")
 	f.Float64Var(&cfg.Epsilon, "epsilon", 0, "exploration probability (0: the policy's default, 0.15 for egreedy)")
 	f.Uint64Var(&cfg.Seed, "seed", 1, "random seed")
-	f.IntVar(&cfg.Compare, "compare", 0, "iterations of each static-window run in the comparison (default 2; -1: skip)")
+	f.IntVar(&cfg.Compare, "compare", 0, "iterations of each static-window run in the comparison (default 3; -1: skip)")
 	f.BoolVar(&cfg.CompareReal, "compare-real", false, "run the static-window comparison on the real stack after learning (7 windows x --compare iterations; default: in the simulator)")
 	f.Float64Var(&cfg.Pace, "pace", 0, "with --sim: virtual seconds per wall-clock second, to watch it live (0: as fast as possible)")
 	f.BoolVar(&alignedWindows, "aligned-windows", true, "TWINS windows are slots of one clock shared by every I/O node, which then never serve one data server together (--aligned-windows=false: the reference's windows, each starting at the first dispatch after the last ended, which drift apart node by node)")
