@@ -267,8 +267,28 @@ type Interval struct {
 // (IPS), self-normalised IPS and the doubly robust estimator (DR: a
 // reward model, the mean logged reward of each context and window,
 // cross-fitted over blocks of rounds, corrected by the importance-weighted
-// logged rewards), each with a percentile bootstrap interval (each
-// resample refits DR's model).
+// logged rewards), each with a percentile bootstrap interval over blocks
+// of consecutive rounds (each resample refits DR's model).
+//
+// Support. IPS and SNIPS only see the target's choices the logging
+// policy made with a propensity the log shows: where the target puts
+// probability on a (context, window) the log never or almost never chose,
+// its value is not identified. Per (context, window), the target's mass
+// (the sum over the context's rounds of the probability it gives the
+// window) is compared with the part of it the log's importance weights
+// account for (the sum of the weights of the rounds that chose the
+// window, which estimates the supported part of that mass); the
+// shortfall is the unsupported mass. The points keep their definitions:
+// IPS counts unsupported mass as earning nothing, SNIPS as earning the
+// supported mean. Their intervals are partial-identification (Manski)
+// bounds: the unsupported mass earns anything within the rewards the log
+// shows for its context, the lower end of the interval is the bootstrap
+// quantile of the estimate with the unsupported mass at the context's
+// smallest logged reward, the upper end with it at the largest. Where
+// the log supports every choice of the target, they are the usual
+// percentile intervals. DR's model fills unsupported cells with the
+// context's mean (an assumption the log cannot check): its interval is
+// not widened, and Support says how much of the target rests on it.
 type Estimate struct {
 	Target   string
 	Learning bool // the target is a learning policy
@@ -284,14 +304,40 @@ type Estimate struct {
 	IPS   Interval
 	SNIPS Interval
 	DR    Interval
+	// Unsupported is the part of the target's mass, over all rounds,
+	// that the log does not support (0 to 1; see Estimate's doc), and
+	// Support the same per context, in the order the contexts first
+	// appear in the log.
+	Unsupported float64
+	Support     []ContextSupport
+	// Block is the bootstrap's block length, in rounds.
+	Block int
+}
+
+// ContextSupport is the support of a target's choices in one context.
+type ContextSupport struct {
+	Context string
+	Rounds  float64 // the context's rounds (a round's reads and writes count for their shares)
+	// Unsupported is the part of the target's mass in the context the
+	// log does not support: 0 where the importance weights of the
+	// context's rounds account for all of it, 1 where the log never
+	// chose a window the target chooses.
+	Unsupported float64
+	// Min and Max are the smallest and largest logged rewards of the
+	// context, between which the unsupported mass is bounded.
+	Min, Max float64
 }
 
 // EvaluateOptions tune Evaluate.
 type EvaluateOptions struct {
-	Level     float64   // confidence level of the intervals (default 0.95)
-	Resamples int       // bootstrap resamples (default 1000 for a static target, 200 for a learning one)
-	Workers   int       // replays run in parallel (results do not depend on it; 0: 1)
-	Progress  io.Writer // progress lines every 2 s (nil: none)
+	Level     float64 // confidence level of the intervals (default 0.95)
+	Resamples int     // bootstrap resamples (default 1000 for a static target, 200 for a learning one)
+	// Block is the length, in rounds, of the blocks of consecutive rounds
+	// the bootstrap resamples (0: BlockLength of the log's rounds; 1:
+	// rounds drawn independently).
+	Block    int
+	Workers  int       // replays run in parallel (results do not depend on it; 0: 1)
+	Progress io.Writer // progress lines every 2 s (nil: none)
 }
 
 // Evaluate estimates t's value from samples, with level (e.g. 0.95)
@@ -300,9 +346,10 @@ func Evaluate(samples []Sample, t Target, level float64, resamples int, rng *ran
 	return EvaluateWith(samples, t, EvaluateOptions{Level: level, Resamples: resamples}, rng)
 }
 
-// EvaluateWith is Evaluate with options: each bootstrap resample replays
-// the log (a learning target in the rounds' order, from its initial state)
-// and refits the doubly robust estimator's reward model.
+// EvaluateWith is Evaluate with options: each bootstrap resample draws
+// blocks of consecutive rounds (a circular block bootstrap), replays them
+// (a learning target in the rounds' order, from its initial state) and
+// refits the doubly robust estimator's reward model.
 func EvaluateWith(samples []Sample, t Target, o EvaluateOptions, rng *rand.Rand) (Estimate, error) {
 	if o.Level == 0 {
 		o.Level = 0.95
@@ -317,10 +364,16 @@ func EvaluateWith(samples []Sample, t Target, o EvaluateOptions, rng *rand.Rand)
 	if len(samples) == 0 {
 		return Estimate{}, fmt.Errorf("%w: no usable round (a log with propensities and credited rewards is needed)", ErrBadLog)
 	}
-	if !(level > 0 && level < 1) || resamples < 10 {
-		return Estimate{}, fmt.Errorf("%w: confidence level %v and %d resamples, want (0, 1) and >= 10", ErrBadLog, level, resamples)
+	if !(level > 0 && level < 1) || resamples < 10 || o.Block < 0 {
+		return Estimate{}, fmt.Errorf("%w: confidence level %v, %d resamples and block %d, want (0, 1), >= 10 and >= 0", ErrBadLog, level, resamples, o.Block)
 	}
-	e := Estimate{Target: t.Name, Learning: t.Learning(), Samples: len(samples)}
+	units := roundsOf(samples)
+	block := o.Block
+	if block == 0 {
+		block = BlockLength(len(units) - 1)
+	}
+	block = min(block, len(units)-1)
+	e := Estimate{Target: t.Name, Learning: t.Learning(), Samples: len(samples), Block: block}
 	seed := rng.Uint64()
 	// A learning target's replay depends on its own draws: its point
 	// estimate is the mean of several replays of the whole log.
@@ -332,10 +385,7 @@ func EvaluateWith(samples []Sample, t Target, o EvaluateOptions, rng *rand.Rand)
 	// replays can run in parallel and the result not depend on how.
 	jobs := make([][]int, replays+resamples) // nil: the whole log
 	for i := replays; i < len(jobs); i++ {
-		idx := make([]int, len(samples))
-		for k := range idx {
-			idx[k] = rng.IntN(len(samples))
-		}
+		idx := blockResample(units, block, len(samples), rng)
 		if t.Learning() {
 			slices.Sort(idx) // a learning target replays the rounds in their order
 		}
@@ -350,23 +400,87 @@ func EvaluateWith(samples []Sample, t Target, o EvaluateOptions, rng *rand.Rand)
 		return Estimate{}, err
 	}
 	var v estimates
+	v.unsupported, v.rounds = make([]float64, cells.nctx), make([]float64, cells.nctx)
 	for _, x := range out[:replays] {
 		v.ips += x.ips / float64(replays)
 		v.snips += x.snips / float64(replays)
 		v.dr += x.dr / float64(replays)
 		v.matched += x.matched / float64(replays)
 		v.ess += x.ess / float64(replays)
+		for c := range x.unsupported {
+			v.unsupported[c] += x.unsupported[c] / float64(replays)
+			v.rounds[c] += x.rounds[c] / float64(replays)
+		}
 	}
 	e.Matched, e.ESS = v.matched, v.ess
-	var bi, bs, bd []float64
-	for _, b := range out[replays:] {
-		bi, bs, bd = append(bi, b.ips), append(bs, b.snips), append(bd, b.dr)
+	var all, none float64
+	for c, name := range cells.names {
+		all += v.rounds[c]
+		none += v.unsupported[c]
+		cs := ContextSupport{Context: name, Rounds: v.rounds[c], Min: cells.rmin[c], Max: cells.rmax[c]}
+		if v.rounds[c] > 0 {
+			cs.Unsupported = min(1, v.unsupported[c]/v.rounds[c])
+		}
+		e.Support = append(e.Support, cs)
 	}
-	ips, snips, dr := v.ips, v.snips, v.dr
-	e.IPS = interval(ips, bi, level)
-	e.SNIPS = interval(snips, bs, level)
-	e.DR = interval(dr, bd, level)
+	if all > 0 {
+		e.Unsupported = min(1, none/all)
+	}
+	var bil, bih, bsl, bsh, bd []float64
+	for _, b := range out[replays:] {
+		bil, bih = append(bil, b.ipsLo), append(bih, b.ipsHi)
+		bsl, bsh = append(bsl, b.snipsLo), append(bsh, b.snipsHi)
+		bd = append(bd, b.dr)
+	}
+	e.IPS = bounds(v.ips, bil, bih, level)
+	e.SNIPS = bounds(v.snips, bsl, bsh, level)
+	e.DR = interval(v.dr, bd, level)
 	return e, nil
+}
+
+// BlockLength is the bootstrap's default block length for a log of n
+// rounds: the cube root of n, rounded up (16 rounds for 4,000), the order
+// of the block length that minimises the error of a block bootstrap's
+// variance estimate (Hall, Horowitz and Jing 1995). Consecutive rounds
+// are seconds of one run: the same phase, the same state of the data
+// servers' caches, the same learner; resampling rounds independently
+// treats them as independent and makes the intervals too narrow.
+func BlockLength(n int) int {
+	return max(1, int(math.Ceil(math.Cbrt(float64(n))-1e-9)))
+}
+
+// roundsOf splits samples into rounds: runs of consecutive samples with
+// the same Round (a round's reads and writes under a plan are two). It
+// returns the index of each round's first sample, and len(samples).
+func roundsOf(samples []Sample) []int {
+	var starts []int
+	for i, s := range samples {
+		if i == 0 || s.Round != samples[i-1].Round {
+			starts = append(starts, i)
+		}
+	}
+	return append(starts, len(samples))
+}
+
+// blockResample draws a circular block bootstrap resample of the rounds
+// units delimits (as roundsOf returns them): blocks of block consecutive
+// rounds, each starting at a round drawn at random and wrapping around
+// the log's end, until as many rounds as the log's are drawn. It returns
+// the samples of the drawn rounds (about n of them).
+func blockResample(units []int, block, n int, rng *rand.Rand) []int {
+	rounds := len(units) - 1
+	idx := make([]int, 0, n+2*block)
+	for drawn := 0; drawn < rounds; {
+		start := rng.IntN(rounds)
+		for k := 0; k < block && drawn < rounds; k++ {
+			u := (start + k) % rounds
+			for i := units[u]; i < units[u+1]; i++ {
+				idx = append(idx, i)
+			}
+			drawn++
+		}
+	}
+	return idx
 }
 
 // drFolds is how many blocks of consecutive rounds the doubly robust
@@ -374,11 +488,13 @@ func EvaluateWith(samples []Sample, t Target, o EvaluateOptions, rng *rand.Rand)
 const drFolds = 5
 
 // drCells numbers the samples' contexts, once per log, for the doubly
-// robust estimator's reward model.
+// robust estimator's reward model and the support bounds.
 type drCells struct {
-	ctx  []int // per sample: its context's number
-	win  []int // per sample: its window's index in sched.Windows (-1: none of them)
-	nctx int
+	ctx        []int // per sample: its context's number
+	win        []int // per sample: its window's index in sched.Windows (-1: none of them)
+	nctx       int
+	names      []string  // per context: its name
+	rmin, rmax []float64 // per context: its smallest and largest logged reward
 }
 
 // numberCells numbers the contexts of samples in their order of appearance.
@@ -390,8 +506,11 @@ func numberCells(samples []Sample) *drCells {
 		if !ok {
 			k = len(number)
 			number[s.Context] = k
+			c.names = append(c.names, s.Context)
+			c.rmin, c.rmax = append(c.rmin, s.Reward), append(c.rmax, s.Reward)
 		}
 		c.ctx[i], c.win[i] = k, slices.Index(sched.Windows, s.Action)
+		c.rmin[k], c.rmax[k] = min(c.rmin[k], s.Reward), max(c.rmax[k], s.Reward)
 	}
 	c.nctx = len(number)
 	return c
@@ -503,18 +622,33 @@ func each(samples []Sample, idx []int, f func(i int, s Sample)) {
 const learningReplays = 16
 
 // estimates are the three estimators' values over one replay, with the
-// expected matched rounds and the importance weights' effective size.
+// expected matched rounds, the importance weights' effective size, the
+// support bounds of IPS and SNIPS, and per context the target's rounds
+// and its mass without support (in rounds).
 type estimates struct {
-	ips, snips, dr, matched, ess float64
+	ips, snips, dr, matched, ess   float64
+	ipsLo, ipsHi, snipsLo, snipsHi float64
+	unsupported, rounds            []float64
 }
 
 // estimate replays samples[idx] (all samples when idx is nil), in that
 // order, through r, with the doubly robust model fitted on the same
 // samples. Each sample counts for its share of a round, so that the
 // estimates are means per round.
+//
+// Support: per (context, window), the target's mass (the probability it
+// gives the window, summed over the context's rounds) is compared with
+// the sum of the importance weights of the rounds that chose the window,
+// whose expectation is the part of that mass where the logging policy
+// could choose the window; the shortfall, if any, is unsupported mass.
+// IPS's bounds add it at the context's smallest and largest logged
+// reward; SNIPS's scale the self-normalised mean to the supported mass
+// and add the same.
 func estimate(samples []Sample, c *drCells, idx []int, r *replay) estimates {
 	q := fitModel(c, samples, idx)
-	var e estimates
+	k := len(sched.Windows)
+	mass, weight := make([]float64, c.nctx*k), make([]float64, c.nctx*k)
+	e := estimates{unsupported: make([]float64, c.nctx), rounds: make([]float64, c.nctx)}
 	var rounds, wsum, wsum2 float64
 	each(samples, idx, func(i int, s Sample) {
 		pi, qi := r.distribution(s.Context), q.predictions(i)
@@ -522,13 +656,21 @@ func estimate(samples []Sample, c *drCells, idx []int, r *replay) estimates {
 		for k, p := range pi {
 			model += p * qi[k]
 		}
+		share := s.weight()
+		x := c.ctx[i]
+		for a, p := range pi {
+			mass[x*k+a] += share * p
+		}
 		var pa, qa float64 // the target's probability of the logged window, and its model
 		if a := c.win[i]; a >= 0 {
 			pa, qa = pi[a], qi[a]
 		}
-		share := s.weight()
 		w := share * pa / s.Prob
+		if a := c.win[i]; a >= 0 {
+			weight[x*k+a] += w
+		}
 		rounds += share
+		e.rounds[x] += share
 		e.matched += share * pa
 		e.ips += w * s.Reward
 		wsum += w
@@ -536,12 +678,24 @@ func estimate(samples []Sample, c *drCells, idx []int, r *replay) estimates {
 		e.dr += share*model + w*(s.Reward-qa)
 		r.learn(s)
 	})
+	var none, lo, hi float64 // unsupported mass, and its least and most reward
+	for x := range c.nctx {
+		for a := range k {
+			e.unsupported[x] += max(0, mass[x*k+a]-weight[x*k+a])
+		}
+		none += e.unsupported[x]
+		lo += e.unsupported[x] * c.rmin[x]
+		hi += e.unsupported[x] * c.rmax[x]
+	}
 	if wsum > 0 {
 		e.snips = e.ips / wsum
 	}
 	if wsum2 > 0 {
 		e.ess = wsum * wsum / wsum2
 	}
+	supported := max(0, rounds-none)
+	e.ipsLo, e.ipsHi = (e.ips+lo)/rounds, (e.ips+hi)/rounds
+	e.snipsLo, e.snipsHi = (supported*e.snips+lo)/rounds, (supported*e.snips+hi)/rounds
 	e.ips /= rounds
 	e.dr /= rounds
 	return e
@@ -549,10 +703,20 @@ func estimate(samples []Sample, c *drCells, idx []int, r *replay) estimates {
 
 // interval is the percentile bootstrap interval around v.
 func interval(v float64, boot []float64, level float64) Interval {
-	slices.Sort(boot)
-	lo := boot[int(math.Floor((1-level)/2*float64(len(boot)-1)))]
-	hi := boot[int(math.Ceil((1+level)/2*float64(len(boot)-1)))]
-	return Interval{Value: v, Lo: lo, Hi: hi}
+	return bounds(v, boot, boot, level)
+}
+
+// bounds is the interval around v from the bootstrap distributions of a
+// lower and an upper bound of the value: the lower quantile of the one,
+// the upper quantile of the other (with equal bounds, the percentile
+// bootstrap interval).
+func bounds(v float64, lo, hi []float64, level float64) Interval {
+	q := func(boot []float64, p float64, round func(float64) float64) float64 {
+		b := slices.Clone(boot)
+		slices.Sort(b)
+		return b[int(round(p*float64(len(b)-1)))]
+	}
+	return Interval{Value: v, Lo: q(lo, (1-level)/2, math.Floor), Hi: q(hi, (1+level)/2, math.Ceil)}
 }
 
 // MeanRoundReward is the measured value of a run: the mean over its rounds

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"math"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -281,5 +283,195 @@ func TestReadSamplesFollowsThePlan(t *testing.T) {
 	}
 	if !slices.Equal(samples, want) {
 		t.Fatalf("samples:\n%+v\nwant\n%+v", samples, want)
+	}
+}
+
+// supportLog is a logged bandit with two contexts: "SS/write" (90% of the
+// rounds; the logging policy picks 1 ms with probability 0.8, else 8 ms;
+// they earn 10 and 20, noise +-2) and "SS/read" (10%; the logging policy
+// always picks 2 ms, which earns 100 +-50; 8 ms would earn 130 +-10, but
+// the log never chose it there).
+func supportLog(rounds int, rng *rand.Rand) []eval.Sample {
+	var out []eval.Sample
+	for r := range rounds {
+		s := eval.Sample{Round: uint64(r + 1), Context: "SS/write", Action: time.Millisecond, Prob: 0.8, Credits: 1}
+		switch {
+		case rng.Float64() < 0.1:
+			s.Context, s.Action, s.Prob, s.Reward = "SS/read", 2*time.Millisecond, 1, 100+100*rng.Float64()-50
+		case rng.Float64() < 0.8:
+			s.Reward = 10 + 4*rng.Float64() - 2
+		default:
+			s.Action, s.Prob, s.Reward = 8*time.Millisecond, 0.2, 20+4*rng.Float64()-2
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// Where the target chooses a window the log never chose in a context,
+// IPS and SNIPS are not identified: the estimate reports that context's
+// mass as unsupported, and their intervals bound it by the context's
+// logged rewards, so that they contain the value (here 0.9*20 + 0.1*130
+// = 31), where the bootstrap alone gave an interval around IPS's 18 (the
+// unsupported reads counted as earning nothing) and SNIPS's 20 (as
+// earning the writes' mean). The points keep their definitions.
+func TestOffPolicyUnsupportedWindowWidensTheInterval(t *testing.T) {
+	const truth = 0.9*20 + 0.1*130
+	covered := map[string]int{}
+	const seeds = 20
+	for seed := range uint64(seeds) {
+		rng := rand.New(rand.NewPCG(seed, 21))
+		e, err := eval.Evaluate(supportLog(2000, rng), eval.StaticTarget(8*time.Millisecond), 0.95, 200, rng)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for name, iv := range map[string]eval.Interval{"IPS": e.IPS, "SNIPS": e.SNIPS} {
+			if iv.Lo <= truth && truth <= iv.Hi {
+				covered[name]++
+			}
+		}
+		if seed > 0 {
+			continue
+		}
+		t.Logf("IPS %.3g [%.3g, %.3g], SNIPS %.3g [%.3g, %.3g], DR %.3g [%.3g, %.3g]; support %+v",
+			e.IPS.Value, e.IPS.Lo, e.IPS.Hi, e.SNIPS.Value, e.SNIPS.Lo, e.SNIPS.Hi, e.DR.Value, e.DR.Lo, e.DR.Hi, e.Support)
+		if len(e.Support) != 2 || e.Support[1].Context != "SS/read" || e.Support[1].Unsupported != 1 || e.Support[0].Unsupported > 0.1 {
+			t.Errorf("support %+v, want SS/write mostly supported and SS/read not at all", e.Support)
+		}
+		if math.Abs(e.Unsupported-e.Support[1].Rounds/float64(e.Samples)) > 0.02 {
+			t.Errorf("unsupported %.3f in all, want about the reads' share of the rounds %.3f", e.Unsupported, e.Support[1].Rounds/float64(e.Samples))
+		}
+		if math.Abs(e.IPS.Value-18) > 1.5 || math.Abs(e.SNIPS.Value-20) > 1 {
+			t.Errorf("points IPS %.3f, SNIPS %.3f, want about 18 and 20 (plain IPS and SNIPS)", e.IPS.Value, e.SNIPS.Value)
+		}
+		if e.IPS.Hi-e.IPS.Lo > 15 {
+			t.Errorf("IPS interval [%.3f, %.3f] wider than the reads' reward range allows (0.1 * 100 + noise)", e.IPS.Lo, e.IPS.Hi)
+		}
+	}
+	for _, name := range []string{"IPS", "SNIPS"} {
+		if covered[name] < seeds {
+			t.Errorf("%s covers the value %v in %d of %d seeds, want all", name, truth, covered[name], seeds)
+		}
+	}
+}
+
+// A window the logging policy chose once, in a forced first exploration
+// with probability 1, and never again (a near-deterministic log, as
+// thompson-warm's): its importance weights account for one round of the
+// target's thousands, and nearly all its mass is unsupported.
+func TestOffPolicyAlmostNeverChosenWindow(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 5))
+	var samples []eval.Sample
+	for r := range 3000 {
+		s := eval.Sample{Round: uint64(r + 1), Context: "SS/write", Action: 8 * time.Millisecond, Prob: 1, Reward: 20 + 4*rng.Float64() - 2, Credits: 1}
+		if r == 0 {
+			s.Action, s.Reward = time.Millisecond, 10+4*rng.Float64()-2
+		}
+		samples = append(samples, s)
+	}
+	e, err := eval.Evaluate(samples, eval.StaticTarget(time.Millisecond), 0.95, 200, rng)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e.Unsupported < 0.99 || len(e.Support) != 1 || e.Support[0].Unsupported < 0.99 {
+		t.Errorf("unsupported %v, %+v; want >= 0.99", e.Unsupported, e.Support)
+	}
+	const truth = 10 // what 1 ms earns
+	for name, iv := range map[string]eval.Interval{"IPS": e.IPS, "SNIPS": e.SNIPS} {
+		if !(iv.Lo <= truth && truth <= iv.Hi) {
+			t.Errorf("%s %.3f [%.3f, %.3f], want an interval containing %v", name, iv.Value, iv.Lo, iv.Hi, truth)
+		}
+	}
+	// The logging policy's own window is fully supported: no widening.
+	e, err = eval.Evaluate(samples, eval.StaticTarget(8*time.Millisecond), 0.95, 200, rng)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e.Unsupported > 0.001 || e.IPS.Hi-e.IPS.Lo > 0.5 {
+		t.Errorf("static 8ms: unsupported %v, IPS [%.3f, %.3f]; want 0 and a narrow interval around 20", e.Unsupported, e.IPS.Lo, e.IPS.Hi)
+	}
+}
+
+// arLog is a log of consecutive rounds whose rewards share a slowly
+// varying state, as consecutive seconds of one run do (the phase, the data
+// servers' caches): the logging policy picks 1 ms or 8 ms with
+// probability 0.5, which earn 10 and 20 plus z, an AR(1) process with
+// coefficient phi and stationary standard deviation sd, plus noise +-2.
+func arLog(rounds int, phi, sd float64, rng *rand.Rand) []eval.Sample {
+	z := sd * rng.NormFloat64()
+	var out []eval.Sample
+	for r := range rounds {
+		z = phi*z + sd*math.Sqrt(1-phi*phi)*rng.NormFloat64()
+		s := eval.Sample{Round: uint64(r + 1), Context: "SS/write", Action: time.Millisecond, Prob: 0.5, Reward: 10 + z + 4*rng.Float64() - 2, Credits: 1}
+		if rng.Float64() < 0.5 {
+			s.Action, s.Reward = 8*time.Millisecond, s.Reward+10
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// With rewards correlated over consecutive rounds, resampling rounds
+// independently makes the intervals too narrow; resampling blocks of
+// consecutive rounds (eval.BlockLength: 13 rounds of 2,000) widens them
+// to about their level.
+func TestOffPolicyBlockBootstrapCoversDependentRounds(t *testing.T) {
+	const seeds, rounds = 100, 2000
+	if got := eval.BlockLength(rounds); got != 13 {
+		t.Errorf("BlockLength(%d) = %d, want 13", rounds, got)
+	}
+	const truth = 20 // static 8 ms, over the process's stationary law
+	for _, block := range []int{1, 0} {
+		covered := map[string]int{}
+		for seed := range uint64(seeds) {
+			rng := rand.New(rand.NewPCG(seed, 31))
+			e, err := eval.EvaluateWith(arLog(rounds, 0.8, 5, rng), eval.StaticTarget(8*time.Millisecond), eval.EvaluateOptions{Resamples: 200, Block: block}, rng)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for name, iv := range map[string]eval.Interval{"IPS": e.IPS, "SNIPS": e.SNIPS, "DR": e.DR} {
+				if iv.Lo <= truth && truth <= iv.Hi {
+					covered[name]++
+				}
+			}
+		}
+		t.Logf("block %d: 95%% intervals covering the value in %d seeds: IPS %d, SNIPS %d, DR %d", block, seeds, covered["IPS"], covered["SNIPS"], covered["DR"])
+		if block == 0 {
+			for _, name := range []string{"IPS", "SNIPS", "DR"} {
+				if covered[name] < 88 {
+					t.Errorf("block bootstrap: %s covers the value in %d of %d seeds, want >= 88", name, covered[name], seeds)
+				}
+			}
+		}
+	}
+}
+
+// The HTML report states the unsupported part of each policy, in all and
+// per context, and draws intervals that leave their point outside.
+func TestOffPolicyReportStatesSupport(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 21))
+	e, err := eval.Evaluate(supportLog(1000, rng), eval.StaticTarget(8*time.Millisecond), 0.95, 100, rng)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := eval.OffPolicyReport("adaptio eval log", "decisions.jsonl", e.Samples, 0.95, []eval.Estimate{e}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "ope.html")
+	if err := r.WriteHTML(path); err != nil {
+		t.Fatal(err)
+	}
+	page, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e.Block != 10 {
+		t.Errorf("block %d, want 10", e.Block)
+	}
+	for _, want := range []string{"unsupported", "SS/read 100.0%", "SS/write 0.0%", "blocks of 10 consecutive rounds"} {
+		if !strings.Contains(string(page), want) {
+			t.Errorf("report lacks %q", want)
+		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"html/template"
 	"strconv"
+	"strings"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -18,17 +19,23 @@ func OffPolicyReport(command, logPath string, samples int, level float64, es []E
 	iv := func(i Interval) string {
 		return fmt.Sprintf("%.4g [%.4g, %.4g]", i.Value, i.Lo, i.Hi)
 	}
+	block := 0
+	for _, e := range es {
+		block = max(block, e.Block)
+	}
 	tab := Table{
-		Title:  "Estimated mean reward per round",
-		Note:   fmt.Sprintf("%.0f%% percentile bootstrap intervals. Matched: rounds where the policy would have chosen the logged window (expected, for a learning policy). ESS: effective sample size of the importance weights; under 30 the estimate rests on few rounds.", 100*level),
-		Header: []string{"policy", "kind", "matched", "ESS", "IPS", "SNIPS", "DR"},
+		Title: "Estimated mean reward per round",
+		Note: fmt.Sprintf("%.0f%% percentile bootstrap intervals over blocks of %d consecutive rounds. Matched: rounds where the policy would have chosen the logged window (expected, for a learning policy). ESS: effective sample size of the importance weights; under 30 the estimate rests on few rounds. "+
+			"Unsupported: the part of the policy's probability the log does not support (it never or almost never chose those windows in that context): in all, then per context. "+
+			"IPS and SNIPS bound that part by the context's smallest and largest logged reward, so their intervals may leave their points (which count it as earning nothing, and as the supported mean) outside; DR fills it with its model's guess.", 100*level, block),
+		Header: []string{"policy", "kind", "matched", "ESS", "unsupported", "IPS", "SNIPS", "DR"},
 	}
 	for _, e := range es {
 		kind := "static"
 		if e.Learning {
 			kind = "learning"
 		}
-		tab.Rows = append(tab.Rows, []string{e.Target, kind, strconv.FormatFloat(e.Matched, 'f', 0, 64), f1(e.ESS), iv(e.IPS), iv(e.SNIPS), iv(e.DR)})
+		tab.Rows = append(tab.Rows, []string{e.Target, kind, strconv.FormatFloat(e.Matched, 'f', 0, 64), f1(e.ESS), supportCell(e), iv(e.IPS), iv(e.SNIPS), iv(e.DR)})
 	}
 	fig, err := intervalPlot(es, measured)
 	if err != nil {
@@ -44,13 +51,30 @@ func OffPolicyReport(command, logPath string, samples int, level float64, es []E
 		Intro: "What other policies would have earned on the run this log records, without running them: inverse propensity scoring (IPS), " +
 			"self-normalised IPS and doubly robust (DR: a per-context, per-window mean reward model corrected by the importance-weighted logged rewards; " +
 			"the model of each round is fitted on the other four fifths of the log, and each bootstrap resample refits it). " +
+			"The bootstrap resamples blocks of consecutive rounds (the cube root of their number, rounded up), since consecutive seconds of a run are not independent. " +
+			"Where the policy would choose windows the log never or almost never chose in a context, IPS and SNIPS cannot see what they earn: " +
+			"their intervals then bound that part between the smallest and the largest reward the log shows in the context (partial identification), and the table says how large it is. " +
 			"A learning policy is replayed along the log from its initial state; where it draws a window the log did not choose it learns the mean reward the log shows for that window in that context up to that round.",
 		Sections: []Section{{Title: "Estimates", Text: text, Tables: []Table{tab}, Figures: []template.HTML{fig}}},
 	}, nil
 }
 
+// supportCell is an estimate's unsupported part, in all and per context.
+func supportCell(e Estimate) string {
+	out := fmt.Sprintf("%.1f%%", 100*e.Unsupported)
+	var parts []string
+	for _, c := range e.Support {
+		parts = append(parts, fmt.Sprintf("%s %.1f%%", c.Context, 100*c.Unsupported))
+	}
+	if len(parts) > 0 {
+		out += " (" + strings.Join(parts, ", ") + ")"
+	}
+	return out
+}
+
 // intervalPlot draws each policy's three estimates with their intervals,
-// side by side.
+// side by side (an interval is drawn from its ends: a point may lie
+// outside it, see OffPolicyReport).
 func intervalPlot(es []Estimate, measured *float64) (template.HTML, error) {
 	p := plot.New()
 	p.Title.Text = "Estimates and intervals"
@@ -61,12 +85,15 @@ func intervalPlot(es []Estimate, measured *float64) (template.HTML, error) {
 		names[i] = e.Target
 	}
 	for k, est := range []string{"IPS", "SNIPS", "DR"} {
-		pts := make(plotter.XYs, len(es))
+		pts, mids := make(plotter.XYs, len(es)), make(plotter.XYs, len(es))
 		errs := make(plotter.YErrors, len(es))
 		for i, e := range es {
 			v := [3]Interval{e.IPS, e.SNIPS, e.DR}[k]
 			pts[i].X, pts[i].Y = float64(i)+0.2*float64(k-1), v.Value
-			errs[i].Low, errs[i].High = v.Value-v.Lo, v.Hi-v.Value
+			// The bar is drawn around the interval's middle, so that it
+			// spans the interval even where the point is outside it.
+			mids[i].X, mids[i].Y = pts[i].X, (v.Lo+v.Hi)/2
+			errs[i].Low, errs[i].High = (v.Hi-v.Lo)/2, (v.Hi-v.Lo)/2
 		}
 		s, err := plotter.NewScatter(pts)
 		if err != nil {
@@ -77,7 +104,7 @@ func intervalPlot(es []Estimate, measured *float64) (template.HTML, error) {
 		eb, err := plotter.NewYErrorBars(struct {
 			plotter.XYs
 			plotter.YErrors
-		}{pts, errs})
+		}{mids, errs})
 		if err != nil {
 			return "", fmt.Errorf("eval: plot: %w", err)
 		}

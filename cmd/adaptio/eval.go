@@ -522,10 +522,20 @@ takes DIR as a source, so detection learns from real runs too.`,
 	return cmd
 }
 
+// supportLine is an estimate's unsupported part, per context and in all.
+func supportLine(e eval.Estimate) string {
+	var b strings.Builder
+	for _, c := range e.Support {
+		fmt.Fprintf(&b, "%s %.1f%%, ", c.Context, 100*c.Unsupported)
+	}
+	fmt.Fprintf(&b, "all %.1f%%", 100*e.Unsupported)
+	return b.String()
+}
+
 func newEvalLogCmd() *cobra.Command {
 	var decisions, policies, report string
 	var level float64
-	var resamples, workers int
+	var resamples, workers, block int
 	var seed uint64
 	var measured bool
 	cmd := &cobra.Command{
@@ -540,7 +550,18 @@ writes gives two samples, each counting for its share of the round's rewards). T
 estimators are inverse propensity scoring (IPS), self-normalised IPS and doubly robust (a
 per-context, per-window mean reward model, each round's fitted on the other four fifths of
 the log, corrected by the importance-weighted rewards), each with a percentile bootstrap
-interval (each resample refits the model).
+interval. The bootstrap resamples blocks of consecutive rounds (--block; by default the
+cube root of the rounds, 16 for 4,000), since consecutive seconds of a run are not
+independent, and each resample refits the model.
+
+Support: where the policy chooses windows the log never or almost never chose in a context,
+IPS and SNIPS cannot estimate what they earn. "unsupported" says, per context, which part
+of the policy's probability there the log's importance weights do not account for. IPS and
+SNIPS keep their points (IPS counts that mass as earning nothing, SNIPS as earning the
+supported mean), and their intervals bound it by the smallest and largest reward the log
+shows in that context (partial identification), so that they widen instead of being
+wrongly narrow. DR's model fills that mass with the context's mean reward: an assumption
+the log cannot check.
 
 Policies:
   static:W   the fixed TWINS window W (one of 125us ... 8ms)
@@ -554,7 +575,7 @@ Policies:
 
 A log where the target's window was rarely chosen gives a wide interval: "matched" says in
 how many rounds the target would have chosen the logged window, ESS how many effective
-rounds the importance weights amount to.
+rounds the importance weights amount to, "unsupported" how much of it the log cannot see.
 
 --measured prints instead the log's own mean reward per round: the measured value of the
 policy that ran, to compare with an estimate made from another run's log.`,
@@ -598,28 +619,39 @@ policy that ran, to compare with an estimate made from another run's log.`,
 			fmt.Fprintf(w, "%d logged samples with a propensity and a reward; mean reward per round, %.0f%% bootstrap intervals\n", len(samples), 100*level)
 			fmt.Fprintf(w, "%-14s %8s %8s %30s %30s %30s\n", "policy", "matched", "ESS", "IPS", "SNIPS", "DR")
 			const minMatched = 30
-			var weak []string
+			var weak, unsupported []string
+			blockLen := 0
 			var all []eval.Estimate
 			for _, t := range targets {
 				var progress io.Writer
 				if t.Learning() {
 					progress = cmd.ErrOrStderr()
 				}
-				e, err := eval.EvaluateWith(samples, t, eval.EvaluateOptions{Level: level, Resamples: resamples, Workers: workers, Progress: progress},
+				e, err := eval.EvaluateWith(samples, t, eval.EvaluateOptions{Level: level, Resamples: resamples, Block: block, Workers: workers, Progress: progress},
 					rand.New(rand.NewPCG(seed, 0x0be)))
 				if err != nil {
 					return err
 				}
 				iv := func(i eval.Interval) string { return fmt.Sprintf("%.4g [%.4g, %.4g]", i.Value, i.Lo, i.Hi) }
 				fmt.Fprintf(w, "%-14s %8.0f %8.1f %30s %30s %30s\n", e.Target, e.Matched, e.ESS, iv(e.IPS), iv(e.SNIPS), iv(e.DR))
+				fmt.Fprintf(w, "%-14s unsupported %s\n", "", supportLine(e))
+				if e.Unsupported >= 0.01 {
+					unsupported = append(unsupported, e.Target)
+				}
+				blockLen = e.Block
 				if e.ESS < minMatched {
 					weak = append(weak, e.Target)
 				}
 				all = append(all, e)
 			}
+			fmt.Fprintf(w, "intervals: circular block bootstrap, blocks of %d consecutive rounds; IPS and SNIPS bound unsupported mass by its context's logged reward range (their points leave it out)\n", blockLen)
 			if len(weak) > 0 {
 				fmt.Fprintf(w, "warning: the importance weights of %s amount to fewer than %d effective rounds: those estimates rest on few samples (a log under a policy that explores more, e.g. egreedy, evaluates them better)\n",
 					strings.Join(weak, ", "), minMatched)
+			}
+			if len(unsupported) > 0 {
+				fmt.Fprintf(w, "warning: the log does not support 1%% or more of what %s would choose: IPS and SNIPS give bounds there, DR a model's guess\n",
+					strings.Join(unsupported, ", "))
 			}
 			if report == "" {
 				return nil
@@ -646,6 +678,7 @@ policy that ran, to compare with an estimate made from another run's log.`,
 	f.Float64Var(&level, "level", 0.95, "confidence level of the intervals")
 	f.IntVar(&resamples, "resamples", 0, "bootstrap resamples (0: 1000 for a static window, 200 for a learning policy, whose every resample replays the log)")
 	f.IntVar(&workers, "workers", runtime.GOMAXPROCS(0), "replays run in parallel (results do not depend on it)")
+	f.IntVar(&block, "block", 0, "rounds per block of the bootstrap (0: the cube root of the log's rounds; 1: rounds resampled independently)")
 	f.Uint64Var(&seed, "seed", 1, "seed of the bootstrap and of the learning policies' draws")
 	f.BoolVar(&measured, "measured", false, "print the log's own mean reward per round instead of estimating a policy")
 	return cmd
