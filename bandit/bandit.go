@@ -109,6 +109,10 @@ type Options struct {
 	// thompson-warm). A pending prior (SetPrior) stands in for the warm-up
 	// until every arm has a reward; the warm-up then completes.
 	Warmup int `json:"warmup,omitempty"`
+	// TryFavourites: a context that Contextual gives a prior first pulls,
+	// once each, the prior's favourite and the best arm of each of its
+	// Neighbors nearest contexts (Contextual.Share, SetTry).
+	TryFavourites bool `json:"try_favourites,omitempty"`
 }
 
 type factory struct {
@@ -147,6 +151,15 @@ var registry = map[string]factory{
 			if o.Warmup == 0 {
 				o.Warmup = 3
 			}
+		}, func() selector { return thompson{} }},
+	"thompson-warm-fav": {"thompson-warm whose context, when Contextual shares a prior, first pulls once each the prior's favourite and each of its nearest contexts' best arms (TryFavourites)",
+		func(o *Options) {
+			def(&o.Exploration, 0.35)
+			def(&o.Spread, 0.3)
+			if o.Warmup == 0 {
+				o.Warmup = 3
+			}
+			o.TryFavourites = true
 		}, func() selector { return thompson{} }},
 	"softmax": {"Boltzmann exploration, Temperature 0.05 of the largest reward seen",
 		func(o *Options) { def(&o.Temperature, 0.05) }, func() selector { return softmax{} }},
@@ -241,6 +254,7 @@ type core struct {
 	scale  float64   // largest |reward| seen
 	prior  []float64 // pending relative prior (applied at the first reward)
 	priorW float64
+	try    []int // arms to pull once each before the policy's own rule (SetTry)
 }
 
 func (c *core) k() int { return len(c.arms) }
@@ -278,7 +292,15 @@ const priorGrace = 3
 // rewards have no spread, so otherwise an index or a posterior sample may
 // never reach the leader's).
 func (c *core) forced() (int, bool) {
-	if c.prior == nil || c.t < priorGrace*int64(len(c.arms)) {
+	for _, a := range c.try {
+		if c.arms[a].N == 0 {
+			return a, true
+		}
+	}
+	if c.prior == nil {
+		return 0, false
+	}
+	if c.t < priorGrace*int64(len(c.arms)) {
 		return 0, false
 	}
 	best := -1
@@ -351,6 +373,9 @@ func (c *core) update(arm int, r float64) {
 	s.N++
 	if c.prior != nil && !slices.ContainsFunc(c.arms, func(a armState) bool { return a.N == 0 }) {
 		c.prior, c.priorW = nil, 0 // every arm has its own data now
+	}
+	if c.try != nil && !slices.ContainsFunc(c.try, func(a int) bool { return c.arms[a].N == 0 }) {
+		c.try = nil // every arm to try has been tried
 	}
 	switch o := c.opt; {
 	case o.Window > 0:
@@ -514,6 +539,37 @@ func (q *policy) setPrior(rel []float64, weight float64) error {
 	q.prior, q.priorW = make([]float64, len(rel)), weight
 	for a, v := range rel {
 		q.prior[a] = v / top
+	}
+	return nil
+}
+
+// SetTry makes a policy that has recorded no reward pull each of arms once,
+// in order, before its own rule chooses (Select reports these pulls as
+// exploration with probability 1). Contextual.Share uses it for
+// Options.TryFavourites: when the nearest contexts disagree on the best arm,
+// each of their favourites gets one reward of its own at once, where a
+// relative prior alone would rarely let any but the first be tried. An
+// empty arms clears the list.
+func SetTry(p Policy, arms []int) error {
+	q, ok := p.(*policy)
+	if !ok {
+		return fmt.Errorf("%w: policy %T is not of this package", ErrPrior, p)
+	}
+	if q.t != 0 {
+		return fmt.Errorf("%w: policy has already recorded %d rewards", ErrPrior, q.t)
+	}
+	return q.setTry(arms)
+}
+
+func (q *policy) setTry(arms []int) error {
+	for i, a := range arms {
+		if a < 0 || a >= len(q.arms) || slices.Contains(arms[:i], a) {
+			return fmt.Errorf("%w: arms to try %v for %d arms", ErrPrior, arms, len(q.arms))
+		}
+	}
+	q.try = nil
+	if len(arms) > 0 {
+		q.try = slices.Clone(arms)
 	}
 	return nil
 }

@@ -165,6 +165,16 @@ func TestRoundTrip(t *testing.T) {
 						t.Fatal(err)
 					}
 				}
+				if rapid.Bool().Draw(t, "try") {
+					arms := make([]int, k)
+					for i := range arms {
+						arms[i] = i
+					}
+					perm := rapid.Permutation(arms).Draw(t, "order")
+					if err := SetTry(p, perm[:rapid.IntRange(0, k).Draw(t, "tries")]); err != nil {
+						t.Fatal(err)
+					}
+				}
 				n := rapid.IntRange(0, 30).Draw(t, "updates")
 				for i := 0; i < n; i++ {
 					p.Update(rapid.IntRange(0, k-1).Draw(t, "arm"), rapid.Float64Range(0, 100).Draw(t, "r"))

@@ -17,7 +17,9 @@ import (
 // contexts carry feature vectors (PolicyWith): a new context starts from a
 // relative prior, the mean over its Neighbors nearest known contexts
 // (Euclidean distance between feature vectors; the caller scales features)
-// of their estimates divided by their best estimate. See SetPrior.
+// of their estimates divided by their best estimate. See SetPrior. With
+// Options.TryFavourites it also first pulls, once each, the prior's
+// favourite and each of those contexts' best arms (Share, SetTry).
 //
 // A Contextual is not safe for concurrent use.
 type Contextual struct {
@@ -68,9 +70,7 @@ func (c *Contextual) PolicyWith(context string, features []float64) Policy {
 	if !ok {
 		p = c.Policy(context)
 		if c.opt.Neighbors > 0 {
-			if rel := c.Prior(features, context); rel != nil {
-				_ = SetPrior(p, rel, c.opt.PriorWeight) // p is new: cannot fail
-			}
+			_ = c.Share(p, features, context) // p is new: cannot fail
 		}
 	}
 	if _, ok := c.features[context]; !ok && features != nil {
@@ -101,8 +101,52 @@ func (c *Contextual) Contexts() []string {
 // neighbour never tried are skipped; an arm no neighbour tried gets the
 // mean of the others). It returns nil when no such context exists.
 func (c *Contextual) Prior(features []float64, exclude string) []float64 {
-	if features == nil {
+	rel, _ := c.prior(features, exclude)
+	return rel
+}
+
+// Favourites returns the arms the nearest contexts (as Prior finds them)
+// estimate best, one per context, without repeats, in decreasing order of
+// Prior; nil when Prior is nil.
+func (c *Contextual) Favourites(features []float64, exclude string) []int {
+	rel, fav := c.prior(features, exclude)
+	if rel == nil {
 		return nil
+	}
+	sort.SliceStable(fav, func(i, j int) bool { return rel[fav[i]] > rel[fav[j]] })
+	return fav
+}
+
+// Share gives p, a policy of this package without rewards, the prior of
+// the context with the given features (Prior; nothing when it has none)
+// and, with Options.TryFavourites, the prior's favourite and the nearest
+// contexts' Favourites to pull once each first (SetTry).
+func (c *Contextual) Share(p Policy, features []float64, exclude string) error {
+	rel, fav := c.prior(features, exclude)
+	if rel == nil {
+		return nil
+	}
+	if err := SetPrior(p, rel, c.opt.PriorWeight); err != nil {
+		return err
+	}
+	if !c.opt.TryFavourites {
+		return nil
+	}
+	try := []int{argmax(rel)}
+	for _, a := range fav {
+		if !slices.Contains(try, a) {
+			try = append(try, a)
+		}
+	}
+	sort.SliceStable(try, func(i, j int) bool { return rel[try[i]] > rel[try[j]] })
+	return SetTry(p, try)
+}
+
+// prior is Prior and, for each nearest context used, its best arm
+// (without repeats, in order of distance).
+func (c *Contextual) prior(features []float64, exclude string) (rel []float64, fav []int) {
+	if features == nil {
+		return nil, nil
 	}
 	type cand struct {
 		key string
@@ -124,7 +168,7 @@ func (c *Contextual) Prior(features []float64, exclude string) []float64 {
 		cands = append(cands, cand{key, math.Sqrt(d)})
 	}
 	if len(cands) == 0 {
-		return nil
+		return nil, nil
 	}
 	sort.SliceStable(cands, func(i, j int) bool { return cands[i].d < cands[j].d })
 	k := max(c.opt.Neighbors, 1)
@@ -137,13 +181,17 @@ func (c *Contextual) Prior(features []float64, exclude string) []float64 {
 		p := c.policies[cd.key]
 		v, cnt := p.Values(), p.Counts()
 		var top float64
+		best := -1
 		for a := range v {
 			if cnt[a] > 0 && v[a] > top {
-				top = v[a]
+				top, best = v[a], a
 			}
 		}
 		if top <= 0 {
 			continue
+		}
+		if !slices.Contains(fav, best) {
+			fav = append(fav, best)
 		}
 		for a := range v {
 			if cnt[a] > 0 {
@@ -161,14 +209,14 @@ func (c *Contextual) Prior(features []float64, exclude string) []float64 {
 		}
 	}
 	if tn == 0 {
-		return nil
+		return nil, nil
 	}
 	for a := range sum {
 		if n[a] == 0 {
 			sum[a] = tot / tn
 		}
 	}
-	return sum
+	return sum, fav
 }
 
 type contextJSON struct {

@@ -8,7 +8,9 @@
 // the greedy arm is taken. Beside it: "greedy", "egreedy-decay" (decaying
 // epsilon), "egreedy-step" (constant step size), "egreedy-window" (sliding
 // window), "ucb1", "ucb1-discounted", "thompson" (Gaussian), "thompson-warm"
-// (Gaussian, narrowed, after a warm-up of 3 rewards per arm) and "softmax";
+// (Gaussian, narrowed, after a warm-up of 3 rewards per arm),
+// "thompson-warm-fav" (thompson-warm whose shared contexts first try each
+// neighbour's favourite arm once, Options.TryFavourites) and "softmax";
 // Options.Floor adds an exploration floor to any of them. Every Choice
 // carries the probability with which its arm was chosen.
 //

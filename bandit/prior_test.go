@@ -53,6 +53,7 @@ func TestAdversarialPriorCostsBoundedPulls(t *testing.T) {
 	}{
 		{"thompson", 0.95},
 		{"thompson-warm", 0.95},
+		{"thompson-warm-fav", 0.95},
 		{"softmax", 0.95},
 		{"ucb1", 0},    // its exploration costs as much without a prior
 		{"egreedy", 0}, // its constant 15% of random pulls caps it near 0.945

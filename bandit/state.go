@@ -21,6 +21,7 @@ type stateJSON struct {
 	State       []armState `json:"state"`
 	Prior       []float64  `json:"prior,omitempty"`
 	PriorWeight float64    `json:"prior_weight,omitempty"`
+	Try         []int      `json:"try,omitempty"`
 }
 
 // Marshal encodes a policy of this package, options and estimates, as
@@ -32,7 +33,7 @@ func Marshal(p Policy) ([]byte, error) {
 	}
 	return json.Marshal(stateJSON{
 		Version: StateVersion, Policy: q.name, Arms: len(q.arms), Options: q.opt,
-		T: q.t, Scale: q.scale, State: q.arms, Prior: q.prior, PriorWeight: q.priorW,
+		T: q.t, Scale: q.scale, State: q.arms, Prior: q.prior, PriorWeight: q.priorW, Try: q.try,
 	})
 }
 
@@ -87,6 +88,14 @@ func (s *stateJSON) policy() (Policy, error) {
 		}
 		if !slices.ContainsFunc(q.arms, func(a armState) bool { return a.N == 0 }) {
 			return nil, fmt.Errorf("%w: a prior although every arm has rewards", ErrState)
+		}
+	}
+	if s.Try != nil {
+		if err := q.setTry(s.Try); err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrState, err)
+		}
+		if !slices.ContainsFunc(s.Try, func(a int) bool { return q.arms[a].N == 0 }) {
+			return nil, fmt.Errorf("%w: arms to try %v although each has rewards", ErrState, s.Try)
 		}
 	}
 	return q, nil

@@ -35,6 +35,7 @@ func DefaultSpecs(neighbors int) []Spec {
 		{Label: "thompson c=0.35", Policy: "thompson", Options: o(bandit.Options{Exploration: 0.35})},
 		{Label: "thompson floor=0.01", Policy: "thompson", Options: o(bandit.Options{Floor: 0.01})},
 		{Label: "thompson-warm", Policy: "thompson-warm", Options: o(bandit.Options{})},
+		{Label: "thompson-warm-fav", Policy: "thompson-warm-fav", Options: o(bandit.Options{})},
 	}
 }
 

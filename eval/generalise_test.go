@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/adaptio/adaptio/bandit"
 	"github.com/adaptio/adaptio/eval"
 	"github.com/adaptio/adaptio/forge"
 )
@@ -138,5 +139,37 @@ func TestPriorQuality(t *testing.T) {
 	}
 	if _, err := eval.PriorQualityOf(nil, 3); err == nil {
 		t.Error("no environments: no error")
+	}
+}
+
+// The shared evaluation gives a pattern its neighbours' favourites to try
+// (Contextual.Share): on a machine where direct access is best for a random
+// 30% of patterns, thompson-warm-fav's first bin is well above
+// thompson-warm's (0.87 against 0.81 with 100 repetitions), and it is the
+// same policy when cold.
+func TestSharedModeTriesNeighboursFavourites(t *testing.T) {
+	rows, err := eval.DefaultSyntheticMachines()[1].Rows()
+	if err != nil {
+		t.Fatal(err)
+	}
+	envs, _, err := eval.ForgeEnvs(rows)
+	if err != nil {
+		t.Fatal(err)
+	}
+	specs := []eval.Spec{
+		{Label: "thompson-warm", Policy: "thompson-warm", Options: bandit.Options{Neighbors: 3}},
+		{Label: "thompson-warm-fav", Policy: "thompson-warm-fav", Options: bandit.Options{Neighbors: 3}},
+	}
+	r, err := eval.EvaluateForge(context.Background(), envs, eval.ForgeConfig{Config: eval.Config{Reps: 8, Seed: 1, Workers: 2}, Specs: specs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	warm, fav := r.Summaries[0], r.Summaries[1]
+	t.Logf("shared first-bin mean: thompson-warm %.3f, thompson-warm-fav %.3f", warm.SharedFirst.Mean, fav.SharedFirst.Mean)
+	if fav.SharedFirst.Mean < warm.SharedFirst.Mean+0.03 {
+		t.Errorf("shared first-bin mean %.3f with the favourites tried, %.3f without: want a gain of at least 0.03", fav.SharedFirst.Mean, warm.SharedFirst.Mean)
+	}
+	if fav.ColdFirst != warm.ColdFirst || fav.ColdLast != warm.ColdLast {
+		t.Errorf("cold: thompson-warm-fav %+v %+v differs from thompson-warm %+v %+v", fav.ColdFirst, fav.ColdLast, warm.ColdFirst, warm.ColdLast)
 	}
 }

@@ -403,10 +403,8 @@ func SimulateShared(ctx context.Context, envs []*Env, spec Spec, cfg Config) (co
 			if err != nil {
 				return err
 			}
-			if rel := c.Prior(e.Features, e.Key); rel != nil {
-				if err := bandit.SetPrior(p, rel, 0); err != nil {
-					return err
-				}
+			if err := c.Share(p, e.Features, e.Key); err != nil {
+				return err
 			}
 			for t := range cfg.steps(e) {
 				a := choose(p, rng)
