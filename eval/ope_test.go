@@ -122,6 +122,7 @@ func uniformLog(t *testing.T, rounds int, rng *rand.Rand) []byte {
 // rewards, and a static target's estimate is unchanged by the learning
 // machinery (its distribution is its window).
 func TestOffPolicyLearningTargetCoversOnlineRuns(t *testing.T) {
+	eval.SkipUnderRace(t)
 	const rounds = 600
 	rng := rand.New(rand.NewPCG(5, 6))
 	samples, err := eval.ReadSamples(bytes.NewReader(uniformLog(t, rounds, rng)))
@@ -225,6 +226,7 @@ func loggedBanditMean(ctx string, a int) float64 {
 // SNIPS 99 and 99, with their support bounds: a read window chosen fewer
 // times than its propensity implies counts as partly unsupported).
 func TestOffPolicyDoublyRobustIntervalsCover(t *testing.T) {
+	eval.SkipUnderRace(t)
 	const seeds, rounds = 100, 4000
 	for _, w := range []int{1, 4} {
 		truth := (1-loggedBanditReads)*loggedBanditMean("SS/write", w) + loggedBanditReads*loggedBanditMean("SS/read", w)
@@ -418,6 +420,7 @@ func arLog(rounds int, phi, sd float64, rng *rand.Rand) []eval.Sample {
 // consecutive rounds (eval.BlockLength: 13 rounds of 2,000) widens them
 // to about their level.
 func TestOffPolicyBlockBootstrapCoversDependentRounds(t *testing.T) {
+	eval.SkipUnderRace(t)
 	const seeds, rounds = 100, 2000
 	if got := eval.BlockLength(rounds); got != 13 {
 		t.Errorf("BlockLength(%d) = %d, want 13", rounds, got)

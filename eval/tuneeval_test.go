@@ -64,6 +64,7 @@ func TestConverge(t *testing.T) {
 // A small evaluation runs end to end: every tuner gets figures, the best
 // static setting is at least the defaults, and the report is written.
 func TestRunTuneSmall(t *testing.T) {
+	skipUnderRace(t)
 	if testing.Short() {
 		t.Skip("simulates about 30 minutes of I/O")
 	}
