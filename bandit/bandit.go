@@ -115,6 +115,15 @@ type Options struct {
 	TryFavourites bool `json:"try_favourites,omitempty"`
 }
 
+// thompsonWarm sets thompson-warm's defaults.
+func thompsonWarm(o *Options) {
+	def(&o.Exploration, 0.35)
+	def(&o.Spread, 0.3)
+	if o.Warmup == 0 {
+		o.Warmup = 3
+	}
+}
+
 type factory struct {
 	doc      string
 	defaults func(*Options)
@@ -145,22 +154,9 @@ var registry = map[string]factory{
 	"thompson": {"Gaussian Thompson sampling, posterior width scaled by Exploration (1)",
 		func(o *Options) { def(&o.Exploration, 1); def(&o.Spread, 0.3) }, func() selector { return thompson{} }},
 	"thompson-warm": {"Gaussian Thompson sampling narrowed to Exploration 0.35 after a warm-up of Warmup (3) rewards per arm",
-		func(o *Options) {
-			def(&o.Exploration, 0.35)
-			def(&o.Spread, 0.3)
-			if o.Warmup == 0 {
-				o.Warmup = 3
-			}
-		}, func() selector { return thompson{} }},
+		thompsonWarm, func() selector { return thompson{} }},
 	"thompson-warm-fav": {"thompson-warm whose context, when Contextual shares a prior, first pulls once each the prior's favourite and each of its nearest contexts' best arms (TryFavourites)",
-		func(o *Options) {
-			def(&o.Exploration, 0.35)
-			def(&o.Spread, 0.3)
-			if o.Warmup == 0 {
-				o.Warmup = 3
-			}
-			o.TryFavourites = true
-		}, func() selector { return thompson{} }},
+		func(o *Options) { thompsonWarm(o); o.TryFavourites = true }, func() selector { return thompson{} }},
 	"softmax": {"Boltzmann exploration, Temperature 0.05 of the largest reward seen",
 		func(o *Options) { def(&o.Temperature, 0.05) }, func() selector { return softmax{} }},
 }
