@@ -734,3 +734,33 @@ func TestRewardOpBandwidth(t *testing.T) {
 		}
 	}
 }
+
+// With RoundCredit the nodes of one round under one window and context
+// count as one pull with their mean reward; otherwise each node is a pull.
+func TestRoundCreditCountsARoundOnce(t *testing.T) {
+	for _, round := range []bool{false, true} {
+		c := newCouncil(t, Config{Nodes: 4, RoundCredit: round, Reward: RewardBandwidth})
+		var rp reporter
+		for r := uint64(0); r < 2; r++ {
+			for n := range 4 {
+				mustObserve(t, c, 0, rp.report(obs(n, access.SS, rw.Write, time.Millisecond, float64(1e6*(n+1))), r))
+			}
+			d, ok, _ := c.Poll(0)
+			if !ok || len(d.Nodes) != 4 || !d.Nodes[3].Credited || d.Nodes[3].Reward != 4e6 {
+				t.Fatalf("round credit %v, round %d: decision %+v, want 4 node reports, the last credited 4e6", round, r, d)
+			}
+		}
+		p := c.bands.Policy(Context(access.SS, rw.Write)).(interface{ Counts() []int64 })
+		a := c.arm(time.Millisecond)
+		want := int64(8)
+		if round {
+			want = 2
+		}
+		if got := p.Counts()[a]; got != want {
+			t.Errorf("round credit %v: 1 ms pulled %d times after 2 rounds of 4 nodes, want %d", round, got, want)
+		}
+		if v := c.bands.Policy(Context(access.SS, rw.Write)).Values()[a]; math.Abs(v-2.5e6) > 1e-6 {
+			t.Errorf("round credit %v: 1 ms estimated %v, want the mean 2.5e6", round, v)
+		}
+	}
+}

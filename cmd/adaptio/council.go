@@ -49,6 +49,7 @@ type councilConfig struct {
 	Model       string
 	Seed        uint64
 	NoPlan      bool
+	RoundCredit bool
 	Security    service.Security
 	Verbose     bool
 }
@@ -67,6 +68,7 @@ func addCoreFlags(cmd *cobra.Command, cfg *councilConfig) {
 	f.IntVar(&cfg.MaxNodes, "max-nodes", council.DefaultMaxNodes, "reports from I/O node indexes >= this are refused (bounds the state a rogue reporter can create)")
 	f.StringVar(&cfg.Model, "model", "", "access-pattern model file (from \"adaptio detect train\"; empty: the embedded default model)")
 	f.Uint64Var(&cfg.Seed, "seed", 1, "seed of the Council's random choices")
+	f.BoolVar(&cfg.RoundCredit, "round-credit", false, "credit each (pattern, window) once per round with its I/O nodes' mean reward, instead of each node's reward apart (the nodes of one round run one window through the same second, so their rewards are nearly one sample)")
 	f.BoolVar(&cfg.NoPlan, "no-plan", false, "decide one window only, as the papers' Council; by default each decision also carries a window for reads and one for writes, for the pattern each direction is expected to take next, which the I/O nodes apply as soon as their requests turn")
 }
 
@@ -85,7 +87,7 @@ func (c councilConfig) core() (council.Config, error) {
 	cc := council.Config{
 		Policy: c.Policy, Options: bandit.Options{Epsilon: c.Epsilon}, Windows: c.Windows, Default: c.Default,
 		Consensus: c.Consensus, Reward: c.Reward, Timeout: c.Timeout, Nodes: c.Nodes, Forget: c.Forget, MaxNodes: c.MaxNodes,
-		NoPlan: c.NoPlan,
+		NoPlan: c.NoPlan, RoundCredit: c.RoundCredit,
 	}
 	if c.Model != "" {
 		m, err := learn.LoadFile(c.Model)
