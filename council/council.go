@@ -271,7 +271,7 @@ type Council struct {
 
 	// pending holds, with Config.RoundCredit, the rewards of the open
 	// round by (context, arm), credited when it closes.
-	pending map[creditKey]*creditSum
+	pending map[creditKey]creditSum
 }
 
 // creditKey is a (context, arm) of Config.RoundCredit's pending rewards.
@@ -300,7 +300,7 @@ func New(cfg Config, rng *rand.Rand) (*Council, error) {
 		return nil, fmt.Errorf("%w: %v", ErrBadConfig, err)
 	}
 	c := &Council{cfg: cfg, rng: rng, bands: bands, nodes: map[int]*nodeState{}, window: cfg.Default, open: map[int]*NodeReport{},
-		next: map[string]map[string]int{}, lastOf: map[rw.Op]string{}}
+		next: map[string]map[string]int{}, lastOf: map[rw.Op]string{}, pending: map[creditKey]creditSum{}}
 	for n := range cfg.Nodes {
 		c.nodes[n] = &nodeState{known: true}
 		c.ids = append(c.ids, n)
@@ -456,18 +456,13 @@ func (c *Council) learn(nr *NodeReport, o access.Observation) {
 	if a := c.arm(o.Window); a >= 0 {
 		nr.Reward = c.reward(o)
 		nr.Credited = true
-		if !c.cfg.RoundCredit {
-			p.Update(a, nr.Reward)
-		} else {
-			if c.pending == nil {
-				c.pending = map[creditKey]*creditSum{}
-			}
+		if c.cfg.RoundCredit {
 			k := creditKey{nr.Context, a}
-			if c.pending[k] == nil {
-				c.pending[k] = &creditSum{}
-			}
-			c.pending[k].sum += nr.Reward
-			c.pending[k].n++
+			sum := c.pending[k]
+			sum.sum, sum.n = sum.sum+nr.Reward, sum.n+1
+			c.pending[k] = sum
+		} else {
+			p.Update(a, nr.Reward)
 		}
 	}
 	nr.Recommend = c.cfg.Windows[p.Best()]
