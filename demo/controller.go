@@ -77,8 +77,9 @@ func staticDecision(d council.Decision, w time.Duration) council.Decision {
 
 // decision records round d, closed at t seconds into the run, while the
 // clients ran phase; nodes is the number of I/O nodes. Under a static
-// window, d is recorded as the nodes ran it (staticDecision).
-func (k *tracker) decision(t float64, phase string, d council.Decision, nodes int) {
+// window, d is recorded as the nodes ran it (staticDecision). It returns d
+// as recorded.
+func (k *tracker) decision(t float64, phase string, d council.Decision, nodes int) council.Decision {
 	if k.static != 0 {
 		d = staticDecision(d, k.static)
 	}
@@ -125,4 +126,5 @@ func (k *tracker) decision(t float64, phase string, d council.Decision, nodes in
 	if k.static == 0 && d.Voters > 0 {
 		k.rec.AddDecision(slices.Index(k.windows, d.Window), d.Explore)
 	}
+	return d
 }

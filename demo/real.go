@@ -40,6 +40,13 @@ const (
 	realPrefix      = "adaptio.demo"    // subject prefix of the demo's Council group
 )
 
+// loggedDecision is a line of the Council service's decision log: the
+// decision and its wall-clock time.
+type loggedDecision struct {
+	council.Decision
+	Wall *time.Time `json:"wall,omitempty"`
+}
+
 // decisionSink receives the Council service's decision log: it writes every
 // line to the log file and hands the decoded decision to the tracker.
 // Under a static window, each line is written as the nodes ran it
@@ -57,12 +64,6 @@ type decisionSink struct {
 func (s *decisionSink) Write(p []byte) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	static := s.trk.static
-	if static == 0 {
-		if _, err := s.file.Write(p); err != nil {
-			return 0, err
-		}
-	}
 	s.buf = append(s.buf, p...)
 	for {
 		i := bytes.IndexByte(s.buf, '\n')
@@ -70,22 +71,19 @@ func (s *decisionSink) Write(p []byte) (int, error) {
 			break
 		}
 		line := s.buf[:i+1]
-		var d council.Decision
-		err := json.Unmarshal(s.buf[:i], &d)
-		if err == nil {
-			s.trk.decision(time.Since(s.t0).Seconds(), s.phase.Load().(string), d, s.nodes)
-		}
-		if static != 0 {
-			if err == nil {
-				b, err := json.Marshal(staticDecision(d, static))
+		var l loggedDecision
+		if err := json.Unmarshal(s.buf[:i], &l); err == nil {
+			l.Decision = s.trk.decision(time.Since(s.t0).Seconds(), s.phase.Load().(string), l.Decision, s.nodes)
+			if s.trk.static != 0 {
+				b, err := json.Marshal(l)
 				if err != nil {
 					return 0, err
 				}
 				line = append(b, '\n')
 			}
-			if _, err := s.file.Write(line); err != nil {
-				return 0, err
-			}
+		}
+		if _, err := s.file.Write(line); err != nil {
+			return 0, err
 		}
 		s.buf = s.buf[i+1:]
 	}

@@ -84,12 +84,13 @@ func TestStaticDecisionIsTheWindowRun(t *testing.T) {
 func TestSinkStaticWritesTheWindowRun(t *testing.T) {
 	s, _ := newSink(t)
 	s.trk.static = 2 * time.Millisecond
+	wall := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
 	var log []byte
 	for r := uint64(1); r <= 3; r++ {
 		d := council.Decision{Round: r, Window: 125 * time.Microsecond, Prob: 1, Explore: true, Context: "SS/write", Voters: 1,
 			Nodes: []council.NodeReport{{Node: 1, Round: r - 1, Pattern: "SS", Op: "write", Window: 2 * time.Millisecond, Credited: true, Reward: 5}},
 			Plan:  []council.PlanEntry{{Op: "write", Context: "SS/write", Window: 125 * time.Microsecond, Prob: 0.5}}}
-		b, _ := json.Marshal(d)
+		b, _ := json.Marshal(loggedDecision{Decision: d, Wall: &wall})
 		log = append(append(log, b...), '\n')
 	}
 	for _, cut := range [][2]int{{0, 7}, {7, 300}, {300, len(log)}} {
@@ -106,9 +107,12 @@ func TestSinkStaticWritesTheWindowRun(t *testing.T) {
 		t.Fatalf("%d lines written, want 3:\n%s", len(lines), data)
 	}
 	for i, l := range lines {
-		var d council.Decision
+		var d loggedDecision
 		if err := json.Unmarshal(l, &d); err != nil {
 			t.Fatal(err)
+		}
+		if d.Wall == nil || !d.Wall.Equal(wall) {
+			t.Errorf("line %d: wall-clock time %v, want %v kept", i, d.Wall, wall)
 		}
 		if d.Round != uint64(i+1) || d.Window != 2*time.Millisecond || d.Prob != 1 || d.Explore || d.Plan[0].Window != 2*time.Millisecond || d.Plan[0].Prob != 1 {
 			t.Errorf("line %d: %+v, want round %d under 2ms with probability 1", i, d, i+1)
