@@ -85,15 +85,17 @@ type Config struct {
 	// of requests, for the pattern that direction is expected to take next
 	// (Decision.Plan), which I/O nodes apply as soon as their requests turn.
 	NoPlan bool
-	// RoundCredit credits each (context, window) once per round, with the
-	// mean of the rewards its nodes reported in the round, instead of once
-	// per node report. The I/O nodes of one round run one window through
-	// the same second of one phase, so their rewards hardly differ (the
-	// real demo: a standard deviation 10 times smaller within a round than
-	// between rounds under one window); counted apart, they narrow a
-	// policy's estimates as if they were independent samples. Rewards
-	// waiting for their round's close are not in snapshots.
-	RoundCredit bool
+	// NodeCredit credits each I/O node's reward apart, one pull per node
+	// report, as the papers' Council. By default a round credits each
+	// (context, window) once, when it closes, with the mean of the rewards
+	// its nodes reported under it: the I/O nodes of one round run one window
+	// through the same second of one phase, so their rewards hardly differ
+	// (the real demo: a standard deviation 10 times smaller within a round
+	// than between rounds under one window), and counted apart they narrow a
+	// policy's estimates as if they were independent samples, so one unlucky
+	// round can leave the best window for good. Rewards waiting for their
+	// round's close are not in snapshots.
+	NodeCredit bool
 }
 
 func (c Config) withDefaults() Config {
@@ -205,7 +207,18 @@ type Decision struct {
 	// for the context that direction is expected to take next; absent with
 	// Config.NoPlan, and for a direction never seen.
 	Plan []PlanEntry `json:"plan,omitempty"`
+	// Credit is how the round's rewards taught the policies: "round" (the
+	// default: each context and window once, with its nodes' mean reward)
+	// or "node" (Config.NodeCredit: each node's reward a pull). Logs
+	// written before it was recorded credited each node.
+	Credit string `json:"credit,omitempty"`
 }
+
+// Credit modes of Decision.Credit.
+const (
+	CreditRound = "round"
+	CreditNode  = "node"
+)
 
 // PlanEntry is a decision's window for one direction of requests.
 type PlanEntry struct {
@@ -269,12 +282,12 @@ type Council struct {
 	lastOf map[rw.Op]string
 	plan   []PlanEntry
 
-	// pending holds, with Config.RoundCredit, the rewards of the open
+	// pending holds, by default (not Config.NodeCredit), the rewards of the open
 	// round by (context, arm), credited when it closes.
 	pending map[creditKey]creditSum
 }
 
-// creditKey is a (context, arm) of Config.RoundCredit's pending rewards.
+// creditKey is a (context, arm) of a round's pending rewards.
 type creditKey struct {
 	context string
 	arm     int
@@ -456,7 +469,9 @@ func (c *Council) learn(nr *NodeReport, o access.Observation) {
 	if a := c.arm(o.Window); a >= 0 {
 		nr.Reward = c.reward(o)
 		nr.Credited = true
-		if c.cfg.RoundCredit {
+		// A late report's round has closed, credited without it: it is a
+		// pull of its own.
+		if !c.cfg.NodeCredit && !nr.Late {
 			k := creditKey{nr.Context, a}
 			sum := c.pending[k]
 			sum.sum, sum.n = sum.sum+nr.Reward, sum.n+1
@@ -500,7 +515,7 @@ func (c *Council) Deadline() time.Duration {
 	return c.deadline
 }
 
-// creditRound credits Config.RoundCredit's pending rewards, each (context,
+// creditRound credits the round's pending rewards, each (context,
 // arm) once with their mean, in a fixed order.
 func (c *Council) creditRound() {
 	keys := make([]creditKey, 0, len(c.pending))
@@ -523,7 +538,10 @@ func (c *Council) creditRound() {
 func (c *Council) close(now time.Duration) Decision {
 	c.creditRound()
 	c.round++
-	d := Decision{Round: c.round, At: now}
+	d := Decision{Round: c.round, At: now, Credit: CreditRound}
+	if c.cfg.NodeCredit {
+		d.Credit = CreditNode
+	}
 	d.Nodes = make([]NodeReport, 0, len(c.open))
 	for _, n := range c.ids {
 		s := c.nodes[n]

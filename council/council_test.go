@@ -127,6 +127,9 @@ func TestRewardCreditedToWindowInForce(t *testing.T) {
 	// decision): the reward goes to (SC, write, 250us), whatever the Council
 	// decided last.
 	mustObserve(t, c, 0, rp.report(obs(0, access.SC, rw.Write, w250, 3e8), 0))
+	if _, ok, _ := c.Poll(time.Hour); !ok { // the round closes at its deadline, crediting it
+		t.Fatal("round not closed at its deadline")
+	}
 	st := c.Status()
 	if len(st.Contexts) != 1 || st.Contexts[0].Context != "SC/write" {
 		t.Fatalf("contexts %+v, want only SC/write", st.Contexts)
@@ -385,10 +388,13 @@ func TestConfigValidation(t *testing.T) {
 
 // TestRapidInvariants drives the core with random valid and invalid reports
 // and checks that it never panics, that only credited reports change the
-// counts, and that every decision names an arm with a probability in (0, 1].
+// counts (each one with NodeCredit; by default at most each, and at least
+// one pull when any was credited, once the last round has closed), and that
+// every decision names an arm with a probability in (0, 1].
 func TestRapidInvariants(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
-		c, err := New(Config{
+		nodeCredit := rapid.Bool().Draw(t, "nodeCredit")
+		c, err := New(Config{NodeCredit: nodeCredit,
 			Nodes: rapid.IntRange(0, 5).Draw(t, "nodes"), Detector: classByHandles{},
 			Policy:    rapid.SampledFrom([]string{"egreedy", "ucb1", "softmax", "greedy"}).Draw(t, "policy"),
 			Consensus: rapid.SampledFrom([]string{Majority, Bandwidth}).Draw(t, "consensus"),
@@ -423,14 +429,15 @@ func TestRapidInvariants(t *testing.T) {
 				}
 			}
 		}
+		c.Poll(now + time.Hour) // closes the open round, crediting it
 		var n int64
 		for _, cs := range c.Status().Contexts {
 			for _, x := range cs.Counts {
 				n += x
 			}
 		}
-		if n != credited {
-			t.Fatalf("counts sum %d, want %d credited reports", n, credited)
+		if nodeCredit && n != credited || !nodeCredit && (n > credited || credited > 0 && n == 0) {
+			t.Fatalf("node credit %v: counts sum %d, want %d credited reports", nodeCredit, n, credited)
 		}
 	})
 }
@@ -735,11 +742,11 @@ func TestRewardOpBandwidth(t *testing.T) {
 	}
 }
 
-// With RoundCredit the nodes of one round under one window and context
-// count as one pull with their mean reward; otherwise each node is a pull.
+// By default the nodes of one round under one window and context count as
+// one pull with their mean reward; with NodeCredit each node is a pull.
 func TestRoundCreditCountsARoundOnce(t *testing.T) {
 	for _, round := range []bool{false, true} {
-		c := newCouncil(t, Config{Nodes: 4, RoundCredit: round, Reward: RewardBandwidth})
+		c := newCouncil(t, Config{Nodes: 4, NodeCredit: !round, Reward: RewardBandwidth})
 		var rp reporter
 		for r := uint64(0); r < 2; r++ {
 			for n := range 4 {

@@ -88,9 +88,10 @@ type Config struct {
 	// default each decision carries a window per direction of requests,
 	// applied by the I/O nodes as their requests turn (council.Config.NoPlan).
 	NoPlan bool
-	// RoundCredit makes the Council credit each (pattern, window) once per
-	// round, with its nodes' mean reward (council.Config.RoundCredit).
-	RoundCredit bool
+	// NodeCredit makes the Council credit each I/O node's reward apart, as
+	// the papers'; by default a round credits each (pattern, window) once,
+	// with its nodes' mean reward (council.Config.NodeCredit).
+	NodeCredit bool
 
 	// scheduler replaces TWINS on every I/O node (Rank's FIFO row); ""
 	// is TWINS.

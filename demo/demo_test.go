@@ -69,7 +69,17 @@ func checkAgainstLog(t *testing.T, s report.Summary, log []council.Decision, car
 	want := record.Decisions{ByWindow: make([]int64, len(sched.Windows))}
 	credited := map[string]int64{}
 	for _, d := range log {
+		// A round credits each (context, window) once, unless it credited
+		// each node (council.CreditNode); a late report is a pull of its own.
+		once := map[string]bool{}
 		for _, nr := range d.Nodes {
+			key := nr.Context + " " + nr.Window.String()
+			if nr.Credited && (d.Credit == council.CreditNode || !once[key]) {
+				once[key] = true
+				credited[strings.ReplaceAll(nr.Context, "/", " ")]++
+			}
+		}
+		for _, nr := range d.Late {
 			if nr.Credited {
 				credited[strings.ReplaceAll(nr.Context, "/", " ")]++
 			}

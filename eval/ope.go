@@ -39,6 +39,11 @@ type Sample struct {
 	Reward  float64
 	Credits int     // I/O nodes whose reward under Action the next round credited
 	Share   float64 // part of the round's credited rewards (0: 1, the whole round)
+	// Pulls is how many rewards the Council credited for the sample: 1
+	// when its round credited each context and window once (the default,
+	// Decision.Credit "round"), Credits when it credited each node's
+	// report (Config.NodeCredit, and logs written before Decision.Credit).
+	Pulls int
 }
 
 // weight is s's share of its round.
@@ -113,6 +118,10 @@ func appendRound(out []Sample, d, next *council.Decision) []Sample {
 	}
 	for _, s := range round {
 		s.Reward /= float64(s.Credits)
+		s.Pulls = s.Credits
+		if next.Credit == council.CreditRound {
+			s.Pulls = 1
+		}
 		s.Share = float64(s.Credits) / float64(credits)
 		out = append(out, s)
 	}
@@ -138,8 +147,8 @@ func StaticTarget(w time.Duration) Target {
 // gives every window the probability its current state gives it, then
 // draws one and learns the round's logged reward if it drew the logged
 // window, else the mean logged reward of the window it drew over the
-// rounds before (see replay.learn), once per credited I/O node as the
-// Council credits each node's report.
+// rounds before (see replay.learn), as many times as the Council credited
+// it (Sample.Pulls: once, or once per I/O node with Config.NodeCredit).
 func LearningTarget(name string) (Target, error) {
 	if _, err := bandit.NewContextual(name, len(sched.Windows), bandit.Options{}); err != nil {
 		return Target{}, fmt.Errorf("%w: policy %q: want static:WINDOW or one of %v", ErrBadLog, name, bandit.Names())
@@ -219,7 +228,7 @@ func (r *replay) learn(s Sample) {
 	if !ok {
 		return
 	}
-	for range max(s.Credits, 1) {
+	for range max(s.Pulls, 1) {
 		p.Update(a, reward)
 	}
 }

@@ -267,7 +267,8 @@ func TestReadSamplesFollowsThePlan(t *testing.T) {
 		// Round 1's decision: writes ran 8 ms, the reads the read plan's 1 ms
 		// (not the decision's 8 ms); a node that did not apply it is left out.
 		{Round: 2, Window: 2 * ms, Prob: 0.05, Context: "SS/read", Nodes: []council.NodeReport{
-			node(0, "write", 8*ms, 10), node(1, "write", 8*ms, 12), node(2, "read", ms, 100), node(3, "read", 4*ms, 1000)}, Plan: plan(2*ms, 8*ms, 0.05, 0.8)},
+			node(0, "write", 8*ms, 10), node(1, "write", 8*ms, 12), node(2, "read", ms, 100), node(3, "read", 4*ms, 1000)}, Plan: plan(2*ms, 8*ms, 0.05, 0.8), Credit: council.CreditRound},
+		// Round 3's log predates Decision.Credit: each node was a pull.
 		{Round: 3, Window: 8 * ms, Prob: 0.9, Context: "SS/write", Nodes: []council.NodeReport{node(0, "read", 2*ms, 300)}},
 	}
 	var buf bytes.Buffer
@@ -281,9 +282,9 @@ func TestReadSamplesFollowsThePlan(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []eval.Sample{
-		{Round: 1, Context: "SS/write", Action: 8 * ms, Prob: 0.9, Reward: 11, Credits: 2, Share: 2.0 / 3},
-		{Round: 1, Context: "SS/read", Action: ms, Prob: 0.5, Reward: 100, Credits: 1, Share: 1.0 / 3},
-		{Round: 2, Context: "SS/read", Action: 2 * ms, Prob: 0.05, Reward: 300, Credits: 1, Share: 1},
+		{Round: 1, Context: "SS/write", Action: 8 * ms, Prob: 0.9, Reward: 11, Credits: 2, Share: 2.0 / 3, Pulls: 1},
+		{Round: 1, Context: "SS/read", Action: ms, Prob: 0.5, Reward: 100, Credits: 1, Share: 1.0 / 3, Pulls: 1},
+		{Round: 2, Context: "SS/read", Action: 2 * ms, Prob: 0.05, Reward: 300, Credits: 1, Share: 1, Pulls: 1},
 	}
 	if !slices.Equal(samples, want) {
 		t.Fatalf("samples:\n%+v\nwant\n%+v", samples, want)
