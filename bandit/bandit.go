@@ -113,6 +113,11 @@ type Options struct {
 	// once each, the prior's favourite and the best arm of each of its
 	// Neighbors nearest contexts (Contextual.Share, SetTry).
 	TryFavourites bool `json:"try_favourites,omitempty"`
+	// Bins > 0: each arm keeps its rewards in a histogram of at most Bins
+	// bins, the two closest merged when a reward would make one too many
+	// (thompson-np and thompson-np-fav only, default 16; exact until an arm
+	// has Bins distinct rewards).
+	Bins int `json:"bins,omitempty"`
 }
 
 // thompsonWarm sets thompson-warm's defaults.
@@ -121,6 +126,21 @@ func thompsonWarm(o *Options) {
 	def(&o.Spread, 0.3)
 	if o.Warmup == 0 {
 		o.Warmup = 3
+	}
+}
+
+// thompsonNP sets thompson-np's defaults: Exploration 0.5, thompson-warm's
+// warm-up of 3 rewards per arm, a histogram of 16 bins per arm. Exploration
+// was picked on MareNostrum 4 alone (adaptio eval generalise, 100
+// repetitions): 0.25 to 0.7 all meet the targets there, within 0.003 of
+// each other, and 0.5 has the largest sum of the three measures.
+func thompsonNP(o *Options) {
+	def(&o.Exploration, 0.5)
+	if o.Warmup == 0 {
+		o.Warmup = 3
+	}
+	if o.Bins == 0 {
+		o.Bins = 16
 	}
 }
 
@@ -159,6 +179,10 @@ var registry = map[string]factory{
 		func(o *Options) { thompsonWarm(o); o.TryFavourites = true }, func() selector { return thompson{} }},
 	"softmax": {"Boltzmann exploration, Temperature 0.05 of the largest reward seen",
 		func(o *Options) { def(&o.Temperature, 0.05) }, func() selector { return softmax{} }},
+	"thompson-np": {"non-parametric Thompson sampling: each arm's mean drawn as a Dirichlet re-weighting of its rewards (a histogram of Bins (16) bins) and of the largest reward seen, distance from the mean scaled by Exploration (0.5), after a warm-up of Warmup (3) rewards per arm",
+		thompsonNP, func() selector { return dirichlet{} }},
+	"thompson-np-fav": {"thompson-np whose context, when Contextual shares a prior, first pulls once each the prior's favourite and each of its nearest contexts' best arms (TryFavourites)",
+		func(o *Options) { thompsonNP(o); o.TryFavourites = true }, func() selector { return dirichlet{} }},
 }
 
 func def(v *float64, d float64) {
@@ -194,6 +218,15 @@ func New(name string, arms int, opt Options) (Policy, error) {
 	if err := opt.validate(); err != nil {
 		return nil, err
 	}
+	// A policy that samples each arm's reward histogram (Options.Bins)
+	// keeps every reward: StepSize, Discount and Window are refused.
+	_, hist := f.sel().(dirichlet)
+	switch {
+	case hist && (opt.StepSize > 0 || opt.Discount > 0 || opt.Window > 0):
+		return nil, fmt.Errorf("%w: %s samples every reward of an arm: no step size, discount or window", ErrBadOptions, name)
+	case !hist && opt.Bins != 0:
+		return nil, fmt.Errorf("%w: bins are for thompson-np and thompson-np-fav, not %s", ErrBadOptions, name)
+	}
 	return &policy{name: name, sel: f.sel(), core: core{opt: opt, arms: make([]armState, arms)}}, nil
 }
 
@@ -220,6 +253,8 @@ func (o Options) validate() error {
 		return bad("neighbors must be >= 0, got", o.Neighbors)
 	case o.Warmup < 0:
 		return bad("warmup must be >= 0, got", o.Warmup)
+	case o.Bins < 0 || o.Bins == 1:
+		return bad("bins must be 0 or >= 2, got", o.Bins)
 	}
 	n := 0
 	for _, set := range []bool{o.StepSize > 0, o.Discount > 0, o.Window > 0} {
@@ -240,6 +275,7 @@ type armState struct {
 	Q float64   `json:"q"`           // value estimate
 	V float64   `json:"v"`           // weighted sum of squared deviations from Q
 	R []float64 `json:"r,omitempty"` // last Window rewards (sliding window only)
+	H []bin     `json:"h,omitempty"` // histogram of the rewards (Options.Bins > 0 only)
 }
 
 // core holds the state every policy shares.
@@ -367,6 +403,9 @@ func (c *core) update(arm int, r float64) {
 	}
 	s := &c.arms[arm]
 	s.N++
+	if c.opt.Bins > 0 {
+		s.H = addToHistogram(s.H, r, c.opt.Bins)
+	}
 	if c.prior != nil && !slices.ContainsFunc(c.arms, func(a armState) bool { return a.N == 0 }) {
 		c.prior, c.priorW = nil, 0 // every arm has its own data now
 	}
@@ -414,6 +453,12 @@ type selector interface {
 	choose(c *core, rng *rand.Rand) (arm int, explore bool)
 	// prob is P(choose returns arm) in the current state.
 	prob(c *core, arm int) float64
+}
+
+// allProbs is implemented by a selector that computes every arm's
+// probability at once more cheaply than arm by arm.
+type allProbs interface {
+	probs(c *core) []float64
 }
 
 type policy struct {
@@ -483,8 +528,18 @@ func (p *policy) Probs() []float64 {
 		out[a] = 1
 		return out
 	}
+	var all []float64
+	if ap, ok := p.sel.(allProbs); ok {
+		all = ap.probs(&p.core)
+	}
 	for a := range out {
-		out[a] = f/k + (1-f)*p.sel.prob(&p.core, a)
+		q := 0.0
+		if all != nil {
+			q = all[a]
+		} else {
+			q = p.sel.prob(&p.core, a)
+		}
+		out[a] = f/k + (1-f)*q
 	}
 	return out
 }

@@ -10,7 +10,10 @@
 // window), "ucb1", "ucb1-discounted", "thompson" (Gaussian), "thompson-warm"
 // (Gaussian, narrowed, after a warm-up of 3 rewards per arm),
 // "thompson-warm-fav" (thompson-warm whose shared contexts first try each
-// neighbour's favourite arm once, Options.TryFavourites) and "softmax";
+// neighbour's favourite arm once, Options.TryFavourites), "thompson-np"
+// (non-parametric: each arm's mean drawn as a Dirichlet re-weighting of its
+// rewards, kept in a bounded histogram, and of the largest reward seen),
+// "thompson-np-fav" (thompson-np with TryFavourites) and "softmax";
 // Options.Floor adds an exploration floor to any of them. Every Choice
 // carries the probability with which its arm was chosen.
 //

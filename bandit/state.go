@@ -76,6 +76,13 @@ func (s *stateJSON) policy() (Policy, error) {
 				return nil, fmt.Errorf("%w: arm %d reward %v", ErrState, i, r)
 			}
 		}
+		if q.opt.Bins > 0 {
+			if err := checkHistogram(a.H, a.N, q.opt.Bins); err != nil {
+				return nil, fmt.Errorf("%w: arm %d histogram: %v", ErrState, i, err)
+			}
+		} else if a.H != nil {
+			return nil, fmt.Errorf("%w: arm %d has a histogram, the policy keeps none", ErrState, i)
+		}
 		n += a.N
 	}
 	if s.T < 0 || n != s.T || s.Scale < 0 || bad(s.Scale) || s.PriorWeight < 0 || bad(s.PriorWeight) {

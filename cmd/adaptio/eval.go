@@ -222,7 +222,7 @@ stdout marks the targets each policy meets.`,
 					cfg.Reference = ""
 				}
 			}
-			specs, err := selectSpecs(eval.DefaultSpecs(cfg.Neighbors), policies)
+			specs, err := selectSpecs(generaliseSpecs(cfg.Neighbors), policies)
 			if err != nil {
 				return err
 			}
@@ -267,8 +267,21 @@ stdout marks the targets each policy meets.`,
 	f.BoolVar(&noSim, "no-sim", false, "leave the simulator's dataset out")
 	f.StringVar(&cfg.Out, "out", "eval-generalise", "output directory (created)")
 	f.IntVar(&cfg.Neighbors, "neighbors", 3, "nearest known patterns a new pattern's prior comes from (shared mode)")
-	f.StringVar(&policies, "policies", "thompson,thompson-warm,egreedy eps=0.15 (papers)", "comma-separated policy names or labels to evaluate (empty: all)")
+	f.StringVar(&policies, "policies", "thompson,thompson-warm,egreedy eps=0.15 (papers)", "comma-separated policy names or labels to evaluate (empty: all; a registered policy without a label runs with its defaults)")
 	return cmd
+}
+
+// generaliseSpecs is eval.DefaultSpecs followed by every registered policy
+// without a spec there, with its defaults (e.g. thompson-np), so that any
+// policy can be judged by name.
+func generaliseSpecs(neighbors int) []eval.Spec {
+	all := eval.DefaultSpecs(neighbors)
+	for _, name := range bandit.Names() {
+		if !slices.ContainsFunc(all, func(s eval.Spec) bool { return s.Policy == name }) {
+			all = append(all, eval.Spec{Label: name, Policy: name, Options: bandit.Options{Neighbors: neighbors}})
+		}
+	}
+	return all
 }
 
 func newEvalSelectCmd() *cobra.Command {
