@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -371,10 +372,11 @@ func windowsNote(cfg Config) string {
 	return "aligned windows: slots of one clock, so the I/O nodes never serve one data server together"
 }
 
-// writePhases writes the run's phases, one line per iteration of a phase,
-// on the wall clock (t0 is the run's start) in the format of adaptio eval
-// labels --phases, so the decision log can be judged and exported for
-// training like any application's.
+// writePhases writes the run's phases, one line per iteration of a phase
+// followed by one per process of each I/O node (its end and bytes) when
+// known, on the wall clock (t0 is the run's start) in the format of
+// adaptio eval labels --phases, so the decision log can be judged and
+// exported for training like any application's.
 func writePhases(path string, its []record.Iteration, t0 time.Time) error {
 	return atomicfile.Write(path, func(w io.Writer) error {
 		fmt.Fprintln(w, "phase,start,end,bytes,node")
@@ -387,8 +389,21 @@ func writePhases(path string, its []record.Iteration, t0 time.Time) error {
 				return err
 			}
 			for n, s := range it.Nodes {
-				if _, err := fmt.Fprintf(w, "%s,%s,%s,%d,%d\n", it.Phase, wall(0), wall(min(s.Seconds, it.Seconds)), s.Bytes, n); err != nil {
-					return err
+				if len(s.Ends) == 0 {
+					if _, err := fmt.Fprintf(w, "%s,%s,%s,%d,%d\n", it.Phase, wall(0), wall(min(s.Seconds, it.Seconds)), s.Bytes, n); err != nil {
+						return err
+					}
+					continue
+				}
+				// One line per process: its end and its part of the bytes.
+				for i, e := range s.Ends {
+					part := s.Bytes / int64(len(s.Ends))
+					if i == len(s.Ends)-1 {
+						part = s.Bytes - part*int64(len(s.Ends)-1)
+					}
+					if _, err := fmt.Fprintf(w, "%s,%s,%s,%d,%d\n", it.Phase, wall(0), wall(min(e, it.Seconds)), part, n); err != nil {
+						return err
+					}
 				}
 			}
 		}
@@ -398,7 +413,8 @@ func writePhases(path string, its []record.Iteration, t0 time.Time) error {
 
 // nodeSpans returns each I/O node's part of a phase: its processes (in
 // blocks, fwdbench.ClientOf; client k is I/O node k) end when the last of
-// them does, having moved their share of the bytes.
+// them does, having moved their share of the bytes, each process its equal
+// part by its own end (record.NodeSpan.Ends).
 func nodeSpans(ph fwdbench.Phase, p workload.Pattern, nodes int) []record.NodeSpan {
 	if nodes <= 1 || len(ph.ProcessEnds) != p.Processes {
 		return nil
@@ -408,6 +424,7 @@ func nodeSpans(ph fwdbench.Phase, p workload.Pattern, nodes int) []record.NodeSp
 		s := &spans[fwdbench.ClientOf(proc, p.Processes, nodes)]
 		s.Seconds = max(s.Seconds, end.Seconds())
 		s.Bytes += p.BytesPerProcess()
+		s.Ends = append(s.Ends, max(math.Round(end.Seconds()*1e4)/1e4, 1e-4)) // 0.1 ms: the report stays small
 	}
 	return spans
 }

@@ -5,7 +5,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"slices"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -121,13 +121,13 @@ func TestRealDemoStaticComparisonOnRealStack(t *testing.T) {
 }
 
 // Each I/O node's part of a phase: its block of processes ends with the
-// last of them, and moves their bytes.
+// last of them, and moves their bytes, each process by its own end.
 func TestNodeSpans(t *testing.T) {
 	p := workload.Pattern{Processes: 4, Layout: workload.Shared, Spatiality: workload.Strided, RequestSize: 1 << 10, TotalBytes: 8 << 10}
 	ph := fwdbench.Phase{ProcessEnds: []time.Duration{time.Second, 3 * time.Second, 2 * time.Second, 500 * time.Millisecond}}
 	got := nodeSpans(ph, p, 2)
-	want := []record.NodeSpan{{Seconds: 3, Bytes: 4 << 10}, {Seconds: 2, Bytes: 4 << 10}}
-	if !slices.Equal(got, want) {
+	want := []record.NodeSpan{{Seconds: 3, Bytes: 4 << 10, Ends: []float64{1, 3}}, {Seconds: 2, Bytes: 4 << 10, Ends: []float64{2, 0.5}}}
+	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("nodeSpans = %+v, want %+v", got, want)
 	}
 	if nodeSpans(ph, p, 1) != nil || nodeSpans(fwdbench.Phase{}, p, 2) != nil {

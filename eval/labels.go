@@ -38,8 +38,19 @@ type Phase struct {
 	Nodes []PhaseNode
 }
 
-// PhaseNode is one I/O node's part of a phase (Phase.Nodes).
+// PhaseNode is one I/O node's part of a phase (Phase.Nodes): when its last
+// process ended and the bytes they moved, and, when the phase file gives
+// the node several lines, each line's end and bytes (Parts: one per
+// process, each moving its bytes at an even rate from the phase's start).
 type PhaseNode struct {
+	End   time.Time
+	Bytes int64
+	Parts []PhasePart
+}
+
+// PhasePart is one line of an I/O node's part of a phase: a process, or a
+// group of processes that ended together.
+type PhasePart struct {
 	End   time.Time
 	Bytes int64
 }
@@ -53,7 +64,9 @@ var ErrBadLabels = errors.New("eval labels")
 // "bytes", the bytes the phase moved, and a fifth, "node". A phase's name
 // is "CLASS op". Lines with a node index (the column empty on the phase's
 // own line) give one I/O node's part of the phase just before them (same
-// name and start): when that node's processes ended, and their bytes.
+// name and start): when that node's processes ended, and their bytes; a
+// node with several lines has one per process (or group of processes),
+// each line its end and bytes.
 func ReadPhases(r io.Reader) ([]Phase, error) {
 	cr := csv.NewReader(r)
 	cr.FieldsPerRecord = -1
@@ -114,7 +127,15 @@ func ReadPhases(r io.Reader) ([]Phase, error) {
 			for len(last.Nodes) <= node {
 				last.Nodes = append(last.Nodes, PhaseNode{})
 			}
-			last.Nodes[node] = PhaseNode{End: p.End, Bytes: p.Bytes}
+			n := &last.Nodes[node]
+			if len(n.Parts) >= maxPhaseParts {
+				return nil, fmt.Errorf("%w: phases line %d: node %d has more than %d lines in one phase", ErrBadLabels, line, node, maxPhaseParts)
+			}
+			if p.End.After(n.End) {
+				n.End = p.End
+			}
+			n.Bytes += p.Bytes
+			n.Parts = append(n.Parts, PhasePart{End: p.End, Bytes: p.Bytes})
 			continue
 		}
 		out = append(out, p)
@@ -126,8 +147,12 @@ func ReadPhases(r io.Reader) ([]Phase, error) {
 }
 
 // maxPhaseNodes bounds a phase file's node index (and the memory one line
-// can make ReadPhases allocate).
-const maxPhaseNodes = 1 << 16
+// can make ReadPhases allocate); maxPhaseParts the lines of one node in one
+// phase.
+const (
+	maxPhaseNodes = 1 << 16
+	maxPhaseParts = 1 << 20
+)
 
 // parseWall accepts RFC 3339 with or without fractional seconds, and the
 // space date(1) puts between date and time with --rfc-3339.
@@ -324,6 +349,12 @@ func LabelAccuracy(phases []Phase, seconds []record.Second, start time.Time, ski
 			var s record.NodeSpan
 			if !n.End.IsZero() {
 				s = record.NodeSpan{Seconds: n.End.Sub(p.Start).Seconds(), Bytes: n.Bytes}
+			}
+			if len(n.Parts) > 1 {
+				for _, part := range n.Parts {
+					s.Ends = append(s.Ends, part.End.Sub(p.Start).Seconds())
+					s.EndBytes = append(s.EndBytes, part.Bytes)
+				}
 			}
 			it.Nodes = append(it.Nodes, s)
 		}

@@ -241,6 +241,40 @@ func TestLabelAccuracyByNode(t *testing.T) {
 	}
 }
 
+// With one line per process of a node, a phase's tail carries only the
+// bytes of the processes still running: node 0's 4 readers, 3 done at 1 s
+// and one at 1.5 s, moved a third of a reader's bytes in (1, 1.5], less
+// than the write that followed, so the second (1, 2] is the write's; at
+// the node's mean rate it would be the read's.
+func TestLabelAccuracyByProcess(t *testing.T) {
+	start := time.Date(2026, 11, 26, 10, 0, 0, 0, time.UTC)
+	at := func(s float64) string {
+		return start.Add(time.Duration(s * float64(time.Second))).Format(time.RFC3339Nano)
+	}
+	in := "phase,start,end,bytes,node\n" +
+		"SS read," + at(0) + "," + at(1.5) + ",4000000,\n"
+	for _, end := range []float64{1, 1, 1, 1.5} {
+		in += "SS read," + at(0) + "," + at(end) + ",1000000,0\n"
+	}
+	in += "FPP write," + at(1.5) + "," + at(9.5) + ",8000000,\n"
+	phases, err := eval.ReadPhases(strings.NewReader(in))
+	if err != nil || len(phases) != 2 || len(phases[0].Nodes) != 1 {
+		t.Fatalf("ReadPhases: %v, %+v", err, phases)
+	}
+	if n := phases[0].Nodes[0]; n.Bytes != 4000000 || !n.End.Equal(start.Add(1500*time.Millisecond)) || len(n.Parts) != 4 {
+		t.Fatalf("node 0's part %+v, want 4 processes, 4e6 bytes, ending at 1.5 s", n)
+	}
+	secs := []record.Second{{T: 2, Nodes: []record.NodeSecond{{Node: 0, Pattern: "FPP", Op: "write"}}}}
+	if acc := eval.LabelAccuracy(phases, secs, start, 0); len(acc) != 1 || acc[0].Phase != "FPP write" || acc[0].Correct != 1 {
+		t.Fatalf("accuracy %+v, want the second attributed to FPP write, labelled right", acc)
+	}
+	phases[0].Nodes[0].Parts = phases[0].Nodes[0].Parts[:1] // one line: the node's mean rate
+	phases[0].Nodes[0].Parts[0] = eval.PhasePart{End: phases[0].Nodes[0].End, Bytes: 4000000}
+	if acc := eval.LabelAccuracy(phases, secs, start, 0); len(acc) != 1 || acc[0].Phase != "SS read" || acc[0].Correct != 0 {
+		t.Fatalf("at the node's mean rate: %+v, want the second attributed to SS read", acc)
+	}
+}
+
 // ReadPhases refuses what it cannot read with ErrBadLabels, and what it
 // accepts is well formed: named phases that end after they start, with no
 // negative byte counts.
@@ -249,6 +283,7 @@ func FuzzReadPhases(f *testing.F) {
 	f.Add([]byte("phase,start,end,bytes\nSS write,2026-11-25T10:00:00Z,2026-11-25T10:00:01Z,1024\n"))
 	f.Add([]byte("\ufeffphase,start,end\nFPP read,2026-11-25 10:00:00+00:00,2026-11-25 10:00:00.1+00:00\n"))
 	f.Add([]byte("phase,start,end,bytes,node\nSS read,2026-11-25T10:00:00Z,2026-11-25T10:00:01Z,2,\nSS read,2026-11-25T10:00:00Z,2026-11-25T10:00:00.5Z,1,1\n"))
+	f.Add([]byte("phase,start,end,bytes,node\nSS read,2026-11-25T10:00:00Z,2026-11-25T10:00:01Z,3,\nSS read,2026-11-25T10:00:00Z,2026-11-25T10:00:00.5Z,1,0\nSS read,2026-11-25T10:00:00Z,2026-11-25T10:00:01Z,2,0\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		phases, err := eval.ReadPhases(strings.NewReader(string(data)))
 		if err != nil {

@@ -437,14 +437,17 @@ each run of the application with date --rfc-3339=ns. An optional fourth column, 
 the bytes each phase moved (adaptio demo writes it in its phases.csv). An optional fifth,
 node, is empty on a phase's own line; a line with a node index right after it gives that
 I/O node's part of the phase (same name and start; the end of its last process, and their
-bytes), and that node's seconds are then attributed by its own part:
+bytes), and that node's seconds are then attributed by its own part; a node with several
+lines has one per process (adaptio demo writes them), each moving its bytes at an even rate
+from the phase's start to its own end, so a phase's tail, when few processes still run,
+carries only their bytes:
 
   phase,start,end
   SS write,2026-11-25 17:50:01.123456789+00:00,2026-11-25 17:50:09.987654321+00:00
 
 Each round stands for the second before it (the Announcers' default 1 s interval) and is
 attributed to the phase that overlaps that second most, or, with bytes, to the phase that
-moved the most bytes in it at its mean rate: a second holding the end of a fast read phase
+moved the most bytes in it (at its mean rate, or its processes' when given): a second holding the end of a fast read phase
 and the start of a slow write phase is the read's, whose requests make most of its report. --skip D leaves out the seconds within D of a phase's start or end, where one
 report mixes two phases. scripts/ior-detect runs IOR through adaptio mount and calls this.
 

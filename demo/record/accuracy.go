@@ -28,8 +28,9 @@ func (a Accuracy) Fraction() float64 {
 // LabelAccuracy measures detection per node-second of each phase: each
 // node's recorded second [T-1, T] is attributed to the phase that moved the
 // most bytes at that node in it (from the iterations' start, duration and
-// bytes, the node's own part when Iteration.Nodes has it, at each phase's
-// mean rate; by time when bytes are unknown), as the Accumulator
+// bytes, the node's own part when Iteration.Nodes has it, spread over its
+// processes' spans when NodeSpan.Ends has them, else at the phase's mean
+// rate; by time when bytes are unknown), as the Accumulator
 // describes an interval by its majority operation, and each node busy in it
 // counts as correct when its detected pattern and operation are the
 // phase's (phase names are "CLASS op"). Seconds in which no phase ran are
@@ -45,16 +46,7 @@ func LabelAccuracy(r Recording) []Accuracy {
 			}
 			phase, best := "", 0.0
 			for _, it := range r.Iterations {
-				secs, bytes := it.span(n.Node)
-				lo, hi := max(it.Start, from), min(it.Start+secs, to)
-				if hi <= lo {
-					continue
-				}
-				weight := hi - lo // the phase's share of the second's bytes at the node, at its mean rate there
-				if bytes > 0 && secs > 0 {
-					weight *= float64(bytes) / secs
-				}
-				if weight > best {
+				if weight := it.share(n.Node, from, to); weight > best {
 					phase, best = it.Phase, weight
 				}
 			}

@@ -56,15 +56,50 @@ type Iteration struct {
 type NodeSpan struct {
 	Seconds float64 `json:"seconds"`
 	Bytes   int64   `json:"bytes"`
+	// Ends is, when known, when each of the node's processes ended
+	// (seconds after the phase's Start), each having moved its part of
+	// Bytes at an even rate from Start: EndBytes[i], or an equal part when
+	// EndBytes is empty. A phase's last second at a node then carries only
+	// the bytes of its processes still running, where Seconds and Bytes
+	// alone spread the bytes evenly over the node's whole span.
+	Ends     []float64 `json:"ends,omitempty"`
+	EndBytes []int64   `json:"end_bytes,omitempty"`
 }
 
 // span returns the part of the phase node ran: its own when known, else
 // the phase's.
-func (it Iteration) span(node int) (seconds float64, bytes int64) {
+func (it Iteration) span(node int) NodeSpan {
 	if node >= 0 && node < len(it.Nodes) && it.Nodes[node].Seconds > 0 {
-		return it.Nodes[node].Seconds, it.Nodes[node].Bytes
+		return it.Nodes[node]
 	}
-	return it.Seconds, it.Bytes
+	return NodeSpan{Seconds: it.Seconds, Bytes: it.Bytes}
+}
+
+// share returns how much of the phase node ran in [lo, hi] (seconds since
+// the start of the run): the bytes it moved there, from its processes'
+// ends when known (NodeSpan.Ends), else at the node's mean rate; or, when
+// bytes are unknown, the time the phase overlapped [lo, hi].
+func (it Iteration) share(node int, lo, hi float64) float64 {
+	s := it.span(node)
+	overlap := func(secs float64) float64 { return max(0, min(it.Start+secs, hi)-max(it.Start, lo)) }
+	if s.Bytes > 0 && len(s.Ends) > 0 {
+		var sum float64
+		for i, e := range s.Ends {
+			b := float64(s.Bytes) / float64(len(s.Ends))
+			if len(s.EndBytes) == len(s.Ends) {
+				b = float64(s.EndBytes[i])
+			}
+			if e > 0 {
+				sum += b * overlap(e) / e
+			}
+		}
+		return sum
+	}
+	o := overlap(s.Seconds)
+	if s.Bytes > 0 && s.Seconds > 0 {
+		o *= float64(s.Bytes) / s.Seconds
+	}
+	return o
 }
 
 // Estimate is the learned value of each window for one context (a detected
