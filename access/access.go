@@ -226,8 +226,6 @@ type opAccumulator struct {
 	min, max  int64
 	distSum   float64
 	distN     int64
-	pdSum     float64
-	pdN       int64
 }
 
 // fileState is a file handle's offset of its previous request and whether
@@ -237,10 +235,15 @@ type fileState struct {
 	seen    bool
 }
 
-// procState is the same for a (process, file handle) pair.
+// procState is a (process, file handle) pair's offsets: its last request's,
+// whether it was seen in the interval, and the lowest and highest offset of
+// its requests in the interval and the last one of the interval before, of
+// n offsets in all.
 type procState struct {
 	lastOff int64
 	seen    bool
+	lo, hi  int64
+	n       int64
 }
 
 // procFile keys the per-process offset distance.
@@ -267,12 +270,11 @@ func (a *opAccumulator) request(client uint32, process uint64, file uint64, offs
 	pk := procFile{process, file}
 	switch ps := a.procs[pk]; {
 	case ps == nil:
-		a.procs[pk] = &procState{lastOff: offset, seen: true}
+		a.procs[pk] = &procState{lastOff: offset, seen: true, lo: offset, hi: offset, n: 1}
 		a.clients[client] = struct{}{}
 		a.processes[process] = struct{}{}
 	default:
-		a.pdSum += float64(absDiff(offset, ps.lastOff))
-		a.pdN++
+		ps.lo, ps.hi, ps.n = min(ps.lo, offset), max(ps.hi, offset), ps.n+1
 		ps.lastOff = offset
 		if !ps.seen {
 			ps.seen = true
@@ -363,9 +365,7 @@ func (a *Accumulator) Close(node int, start, interval time.Duration, dataServers
 	if m.distN > 0 {
 		o.OffsetDist = m.distSum / float64(m.distN)
 	}
-	if m.pdN > 0 {
-		o.ProcDist = m.pdSum / float64(m.pdN)
-	}
+	o.ProcDist = m.procDist()
 	if interval > 0 {
 		o.Bandwidth = float64(a.done) / interval.Seconds()
 	}
@@ -383,7 +383,33 @@ func (a *Accumulator) Close(node int, start, interval time.Duration, dataServers
 	return o
 }
 
-// reset ends an interval: counts to zero, offsets kept for what was seen.
+// procDist is the interval's mean offset distance between consecutive
+// requests of one process to one file, measured so that the order in
+// which they arrive does not matter: each (process, file) pair's offsets
+// span hi - lo over n - 1 steps (the last offset of the interval before
+// included), and the mean is the spans' sum over the steps'. For offsets
+// that only rise, or only fall, it equals the mean distance between
+// consecutive requests; when an I/O node receives one process's requests
+// out of order (a mount's write-behind sends them from several kernel
+// threads), it is still the process's stride, where the mean of the
+// consecutive distances grew to several strides.
+func (a *opAccumulator) procDist() float64 {
+	var span float64
+	var steps int64
+	for _, ps := range a.procs {
+		if ps.seen && ps.n > 1 {
+			span += float64(ps.hi - ps.lo)
+			steps += ps.n - 1
+		}
+	}
+	if steps == 0 {
+		return 0
+	}
+	return span / float64(steps)
+}
+
+// reset ends an interval: counts to zero, offsets kept for what was seen
+// (a pair's next interval starts from its last offset).
 func (a *opAccumulator) reset() {
 	for f, fs := range a.files {
 		if !fs.seen {
@@ -396,11 +422,12 @@ func (a *opAccumulator) reset() {
 			delete(a.procs, k)
 		}
 		ps.seen = false
+		ps.lo, ps.hi, ps.n = ps.lastOff, ps.lastOff, 1
 	}
 	clear(a.clients)
 	clear(a.processes)
 	a.nFiles = 0
-	a.n, a.sum, a.min, a.max, a.distSum, a.distN, a.pdSum, a.pdN = 0, 0, 0, 0, 0, 0, 0, 0
+	a.n, a.sum, a.min, a.max, a.distSum, a.distN = 0, 0, 0, 0, 0, 0
 }
 
 // SortByNode sorts observations by node index (stable), for deterministic output.

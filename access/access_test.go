@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"testing"
 	"time"
 
@@ -272,6 +273,9 @@ func (r *refAccumulator) close() (clients, processes, files int, dist, pdist flo
 		}
 		lastFile, lastProc := r.lastFile[op], r.lastProc[op]
 		seenPairs := map[[2]uint64]bool{}
+		// Each pair's offsets of the interval, after the last one of the
+		// interval before: their span over their steps.
+		points := map[[2]uint64][]int64{}
 		for _, q := range r.reqs {
 			if q.op != op {
 				continue
@@ -284,11 +288,17 @@ func (r *refAccumulator) close() (clients, processes, files int, dist, pdist flo
 			lastFile[q.file] = q.offset
 			k := [2]uint64{q.process, q.file}
 			seenPairs[k] = true
-			if prev, ok := lastProc[k]; ok {
-				pSum += math.Abs(float64(q.offset - prev))
-				pN++
+			if _, ok := points[k]; !ok {
+				if prev, ok := lastProc[k]; ok {
+					points[k] = []int64{prev}
+				}
 			}
+			points[k] = append(points[k], q.offset)
 			lastProc[k] = q.offset
+		}
+		for _, pts := range points {
+			pSum += float64(slices.Max(pts) - slices.Min(pts))
+			pN += len(pts) - 1
 		}
 		// Offsets are remembered only for what the interval saw.
 		for f := range lastFile {
@@ -393,5 +403,33 @@ func TestOpSpanMeasuresThePhaseNotTheInterval(t *testing.T) {
 	bad := access.Observation{Interval: time.Second, OpSpan: 2 * time.Second}
 	if err := bad.Validate(); err == nil {
 		t.Fatal("an operation span longer than the interval validated")
+	}
+}
+
+// One process's strided requests (stride 4 request sizes) arriving out of
+// order, as a mount's write-behind sends them from several kernel threads:
+// the per-process distance is still the stride, where the mean distance
+// between consecutive arrivals would be several strides; in order, it is
+// the same.
+func TestProcDistIgnoresArrivalOrder(t *testing.T) {
+	const size, stride = 32 << 10, 128 << 10
+	offsets := []int64{0, 5, 1, 7, 2, 6, 3, 4}
+	for _, order := range []string{"shuffled", "in order"} {
+		var a access.Accumulator
+		a.Close(0, 0, time.Second, 4, 0)
+		for i, k := range offsets {
+			if order == "in order" {
+				k = int64(i)
+			}
+			a.Request(1, 1, 1, k*stride, size, rw.Write)
+		}
+		if o := a.Close(0, time.Second, time.Second, 4, 0); o.ProcDist != stride {
+			t.Errorf("%s: per-process distance %v, want the stride %d", order, o.ProcDist, stride)
+		}
+		// The next interval continues from the last offset of this one.
+		a.Request(1, 1, 1, 8*stride, size, rw.Write)
+		if o := a.Close(0, 2*time.Second, time.Second, 4, 0); order == "in order" && o.ProcDist != stride {
+			t.Errorf("%s, next interval: per-process distance %v, want %d", order, o.ProcDist, stride)
+		}
 	}
 }
