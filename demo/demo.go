@@ -92,6 +92,10 @@ type Config struct {
 	// the papers'; by default a round credits each (pattern, window) once,
 	// with its nodes' mean reward (council.Config.NodeCredit).
 	NodeCredit bool
+	// SimDispatchDelay is the simulated I/O nodes' delay from a request's
+	// arrival to its dispatch when they are idle (sim.Config.DispatchDelay):
+	// the real daemons' wake-up on the host, for --rank's comparison.
+	SimDispatchDelay time.Duration
 
 	// scheduler replaces TWINS on every I/O node (Rank's FIFO row); ""
 	// is TWINS.

@@ -62,7 +62,7 @@ func (c Config) simConfig(iterations int, window time.Duration) sim.Config {
 	maxTime := max(sim.DefaultMaxTime, time.Duration(iterations)*time.Hour)
 	return sim.Config{Patterns: patternsOf(c.Phases(), iterations), IONodes: c.Nodes, Servers: c.Servers,
 		Scheduler: c.schedulerName(), Window: window, Seed: c.Seed, ServerTimeScale: c.ServerTimeScale, ReadAheadBytes: c.ServerReadAhead, Elevator: c.ServerElevator,
-		AlignedWindows: !c.ReferenceWindows, MaxTime: maxTime, Interval: c.Interval}
+		AlignedWindows: !c.ReferenceWindows, MaxTime: maxTime, Interval: c.Interval, DispatchDelay: c.SimDispatchDelay}
 }
 
 // runSim runs the experiment in the simulator, with the Council core

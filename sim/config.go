@@ -46,6 +46,16 @@ type Config struct {
 	// the same file contiguously on the same server (default 16, IOFSL's;
 	// 1: no aggregation).
 	Aggregate int
+	// DispatchDelay is how long an I/O node with free dispatcher threads
+	// takes to dispatch after a request arrives (0, the default: at once).
+	// A real daemon's worker wakes some time after it is signalled, on a
+	// shared host up to hundreds of microseconds, and finds the requests
+	// that arrived meanwhile queued: with a delay they are queued here too,
+	// so FIFO merges them and a node's burst reaches a data server as a
+	// run. A completion dispatches at once (a busy worker takes the next
+	// access without waking). A calibration of the host the real stack
+	// runs on, for comparisons with it (adaptio demo --rank).
+	DispatchDelay time.Duration
 
 	Disk      disk.Config     // data server device (default: disk.DefaultConfig("hdd"))
 	Placement *disk.Placement // file placement on the data servers' disks (nil: disk.DefaultPlacement)
@@ -232,7 +242,7 @@ func (c Config) Validate() error {
 		return bad("CacheCopyBytesPerSec = %v, want > 0", c.CacheCopyBytesPerSec)
 	case !(c.NetBytesPerSec > 0):
 		return bad("NetBytesPerSec = %v, want > 0", c.NetBytesPerSec)
-	case c.NetLatency < 0 || c.TokenCost < 0 || c.ServerOverhead < 0 || c.StartJitter < 0 || c.HeaderBytes < 0:
+	case c.NetLatency < 0 || c.TokenCost < 0 || c.ServerOverhead < 0 || c.StartJitter < 0 || c.HeaderBytes < 0 || c.DispatchDelay < 0:
 		return bad("negative latency, overhead, jitter or header size")
 	case c.Interval <= 0:
 		return bad("Interval = %v, want > 0", c.Interval)

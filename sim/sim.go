@@ -422,7 +422,21 @@ func (s *Sim) ionArrive(i int) {
 			panic("sim: scheduler refused a request: " + err.Error())
 		}
 	}
+	if d := int64(s.cfg.DispatchDelay); d > 0 {
+		s.wake(int(pr.ion), s.now+d)
+		return
+	}
 	s.dispatch(int(pr.ion))
+}
+
+// wake makes I/O node k dispatch at time at, unless it already will
+// earlier (its pending retry event doubles as the wake-up).
+func (s *Sim) wake(k int, at int64) {
+	n := &s.ions[k]
+	if n.retryAt == 0 || at < n.retryAt {
+		n.retryAt = at
+		s.q.push(at, evIONRetry, int32(k))
+	}
 }
 
 // dispatch hands accesses to free dispatcher threads of I/O node k: the
