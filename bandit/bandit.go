@@ -528,18 +528,13 @@ func (p *policy) Probs() []float64 {
 		out[a] = 1
 		return out
 	}
-	var all []float64
+	prob := func(a int) float64 { return p.sel.prob(&p.core, a) }
 	if ap, ok := p.sel.(allProbs); ok {
-		all = ap.probs(&p.core)
+		all := ap.probs(&p.core)
+		prob = func(a int) float64 { return all[a] }
 	}
 	for a := range out {
-		q := 0.0
-		if all != nil {
-			q = all[a]
-		} else {
-			q = p.sel.prob(&p.core, a)
-		}
-		out[a] = f/k + (1-f)*q
+		out[a] = f/k + (1-f)*prob(a)
 	}
 	return out
 }

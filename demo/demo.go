@@ -54,10 +54,10 @@ type Config struct {
 	// comparison's time.
 	FPPBytes    int64
 	Mix         bool    // add file-per-process and shared-contiguous phases to each iteration
-	Policy      string  // bandit policy (default egreedy)
+	Policy      string  // bandit policy (default DefaultPolicy)
 	Epsilon     float64 // exploration probability (0: the policy's default)
 	Seed        uint64  // random seed
-	Compare     int     // iterations of each static-window run for the comparison (default 6; -1: skip)
+	Compare     int     // iterations of each static-window run for the comparison (default DefaultCompare; -1: skip)
 	CompareReal bool    // real stack: run the static comparison on the real stack after learning (default: in the simulator)
 	Pace        float64 // Sim only: virtual seconds per wall second (0: as fast as possible)
 	// ReferenceWindows runs the reference TWINS windows, each starting at
@@ -233,9 +233,6 @@ func (c Config) Phases() []Phase {
 		f := p
 		f.Layout, f.Spatiality, f.Op = workload.FilePerProcess, workload.Contiguous, rw.Write
 		f.TotalBytes = c.FPPBytes
-		if f.TotalBytes == 0 {
-			f.TotalBytes = c.PhaseBytes / 8
-		}
 		s := p
 		s.Spatiality, s.Op = workload.Contiguous, rw.Read
 		out = append(out, Phase{"FPP write", f}, Phase{"SC read", s})

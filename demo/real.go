@@ -389,19 +389,8 @@ func writePhases(path string, its []record.Iteration, t0 time.Time) error {
 				return err
 			}
 			for n, s := range it.Nodes {
-				if len(s.Ends) == 0 {
-					if _, err := fmt.Fprintf(w, "%s,%s,%s,%d,%d\n", it.Phase, wall(0), wall(min(s.Seconds, it.Seconds)), s.Bytes, n); err != nil {
-						return err
-					}
-					continue
-				}
-				// One line per process: its end and its part of the bytes.
-				for i, e := range s.Ends {
-					part := s.Bytes / int64(len(s.Ends))
-					if i == len(s.Ends)-1 {
-						part = s.Bytes - part*int64(len(s.Ends)-1)
-					}
-					if _, err := fmt.Fprintf(w, "%s,%s,%s,%d,%d\n", it.Phase, wall(0), wall(min(e, it.Seconds)), part, n); err != nil {
+				for _, p := range s.Parts() { // one line per process when known
+					if _, err := fmt.Fprintf(w, "%s,%s,%s,%d,%d\n", it.Phase, wall(0), wall(min(p.Seconds, it.Seconds)), p.Bytes, n); err != nil {
 						return err
 					}
 				}

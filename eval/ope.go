@@ -655,28 +655,23 @@ type estimates struct {
 // and add the same.
 func estimate(samples []Sample, c *drCells, idx []int, r *replay) estimates {
 	q := fitModel(c, samples, idx)
-	k := len(sched.Windows)
-	mass, weight := make([]float64, c.nctx*k), make([]float64, c.nctx*k)
+	nw := len(sched.Windows)
+	mass, weight := make([]float64, c.nctx*nw), make([]float64, c.nctx*nw) // by context and window
 	e := estimates{unsupported: make([]float64, c.nctx), rounds: make([]float64, c.nctx)}
 	var rounds, wsum, wsum2 float64
 	each(samples, idx, func(i int, s Sample) {
 		pi, qi := r.distribution(s.Context), q.predictions(i)
+		share, x := s.weight(), c.ctx[i]
 		var model float64
-		for k, p := range pi {
-			model += p * qi[k]
-		}
-		share := s.weight()
-		x := c.ctx[i]
 		for a, p := range pi {
-			mass[x*k+a] += share * p
+			model += p * qi[a]
+			mass[x*nw+a] += share * p
 		}
-		var pa, qa float64 // the target's probability of the logged window, and its model
+		var pa, qa, w float64 // the target's probability of the logged window, its model, the importance weight
 		if a := c.win[i]; a >= 0 {
 			pa, qa = pi[a], qi[a]
-		}
-		w := share * pa / s.Prob
-		if a := c.win[i]; a >= 0 {
-			weight[x*k+a] += w
+			w = share * pa / s.Prob
+			weight[x*nw+a] += w
 		}
 		rounds += share
 		e.rounds[x] += share
@@ -689,8 +684,8 @@ func estimate(samples []Sample, c *drCells, idx []int, r *replay) estimates {
 	})
 	var none, lo, hi float64 // unsupported mass, and its least and most reward
 	for x := range c.nctx {
-		for a := range k {
-			e.unsupported[x] += max(0, mass[x*k+a]-weight[x*k+a])
+		for a := range nw {
+			e.unsupported[x] += max(0, mass[x*nw+a]-weight[x*nw+a])
 		}
 		none += e.unsupported[x]
 		lo += e.unsupported[x] * c.rmin[x]

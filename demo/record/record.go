@@ -66,6 +66,34 @@ type NodeSpan struct {
 	EndBytes []int64   `json:"end_bytes,omitempty"`
 }
 
+// Part is a piece of an I/O node's part of a phase: processes that moved
+// Bytes at an even rate from the phase's start until Seconds after it.
+type Part struct {
+	Seconds float64
+	Bytes   int64
+}
+
+// Parts returns s as pieces moving their bytes at an even rate: one per
+// process when Ends is known (EndBytes each, or equal parts of Bytes, the
+// remainder in the last), else the node's whole part.
+func (s NodeSpan) Parts() []Part {
+	if len(s.Ends) == 0 {
+		return []Part{{s.Seconds, s.Bytes}}
+	}
+	out := make([]Part, len(s.Ends))
+	each := s.Bytes / int64(len(s.Ends))
+	for i, e := range s.Ends {
+		out[i] = Part{e, each}
+		switch {
+		case len(s.EndBytes) == len(s.Ends):
+			out[i].Bytes = s.EndBytes[i]
+		case i == len(s.Ends)-1:
+			out[i].Bytes = s.Bytes - each*int64(len(s.Ends)-1)
+		}
+	}
+	return out
+}
+
 // span returns the part of the phase node ran: its own when known, else
 // the phase's.
 func (it Iteration) span(node int) NodeSpan {
@@ -82,24 +110,16 @@ func (it Iteration) span(node int) NodeSpan {
 func (it Iteration) share(node int, lo, hi float64) float64 {
 	s := it.span(node)
 	overlap := func(secs float64) float64 { return max(0, min(it.Start+secs, hi)-max(it.Start, lo)) }
-	if s.Bytes > 0 && len(s.Ends) > 0 {
-		var sum float64
-		for i, e := range s.Ends {
-			b := float64(s.Bytes) / float64(len(s.Ends))
-			if len(s.EndBytes) == len(s.Ends) {
-				b = float64(s.EndBytes[i])
-			}
-			if e > 0 {
-				sum += b * overlap(e) / e
-			}
+	if s.Bytes <= 0 {
+		return overlap(s.Seconds)
+	}
+	var sum float64
+	for _, p := range s.Parts() {
+		if p.Seconds > 0 {
+			sum += float64(p.Bytes) * overlap(p.Seconds) / p.Seconds
 		}
-		return sum
 	}
-	o := overlap(s.Seconds)
-	if s.Bytes > 0 && s.Seconds > 0 {
-		o *= float64(s.Bytes) / s.Seconds
-	}
-	return o
+	return sum
 }
 
 // Estimate is the learned value of each window for one context (a detected
