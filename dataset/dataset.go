@@ -18,6 +18,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
@@ -385,6 +386,14 @@ func ReadSummary(rd io.Reader) ([]Experiment, error) {
 }
 
 // LoadObservations reads DIR/observations.csv into memory.
+//
+// An experiment's last interval ends with it, so it is shorter than a
+// second unless the makespan is a whole number of seconds: when DIR holds
+// summary.csv, that interval's Obs.Interval is set to its length (the
+// makespan past its start; observations.csv records only the second), so
+// that readers can tell a partial interval, whose Bandwidth is its bytes over
+// a fraction of a second, from a full one. Without summary.csv every
+// interval reads as one second.
 func LoadObservations(dir string) ([]Row, error) {
 	f, err := os.Open(filepath.Join(dir, ObservationsFile))
 	if err != nil {
@@ -392,8 +401,40 @@ func LoadObservations(dir string) ([]Row, error) {
 	}
 	defer f.Close()
 	var rows []Row
-	err = ReadObservations(f, func(r Row) error { rows = append(rows, r); return nil })
-	return rows, err
+	if err := ReadObservations(f, func(r Row) error { rows = append(rows, r); return nil }); err != nil {
+		return nil, err
+	}
+	exps, err := LoadSummary(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return rows, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	SetLastIntervals(rows, exps)
+	return rows, nil
+}
+
+// SetLastIntervals sets the Obs.Interval of each row in the last, partial
+// second of its experiment to the part of that second before the
+// experiment's makespan (Obs.Bandwidth is left as recorded: the bytes over
+// that part). Rows of experiments absent from exps are left unchanged.
+func SetLastIntervals(rows []Row, exps []Experiment) {
+	makespan := make(map[Run]time.Duration, len(exps))
+	for _, e := range exps {
+		makespan[e.Run] = e.Makespan
+	}
+	for i := range rows {
+		r := &rows[i]
+		m, ok := makespan[r.Run]
+		if !ok {
+			continue
+		}
+		start := time.Duration(r.Second) * time.Second
+		if part := m - start; part > 0 && part < time.Second {
+			r.Obs.Interval = part
+		}
+	}
 }
 
 // LoadSummary reads DIR/summary.csv.

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -315,4 +317,58 @@ func FuzzReadSummary(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestLastIntervalFromSummary: LoadObservations gives the last second of
+// each experiment the length its makespan leaves it, and leaves the
+// others (and a run absent from the summary, and a makespan of whole
+// seconds) at one second.
+func TestLastIntervalFromSummary(t *testing.T) {
+	dir := t.TempDir()
+	a, b := sampleRun(), sampleRun()
+	b.Window = 2 * time.Millisecond
+	obs := func(r dataset.Run, sec int) dataset.Row {
+		return dataset.Row{Run: r, Second: sec, Class: access.SS, Obs: access.Observation{Requests: 1, Op: rw.Read, ReqMin: 1, ReqMax: 1, ReqAvg: 1}}
+	}
+	var o, s bytes.Buffer
+	ow, sw := dataset.NewObservationWriter(&o), dataset.NewSummaryWriter(&s)
+	for _, r := range []dataset.Row{obs(a, 0), obs(a, 1), obs(a, 2), obs(b, 0), obs(b, 1)} {
+		if err := ow.Row(r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := sw.Experiment(dataset.Experiment{Run: a, Makespan: 2250 * time.Millisecond}); err != nil {
+		t.Fatal(err)
+	}
+	ow.Flush()
+	sw.Flush()
+	if err := os.WriteFile(filepath.Join(dir, dataset.ObservationsFile), o.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	check := func(want []time.Duration) {
+		t.Helper()
+		rows, err := dataset.LoadObservations(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []time.Duration
+		for _, r := range rows {
+			got = append(got, r.Obs.Interval)
+		}
+		if !slices.Equal(got, want) {
+			t.Fatalf("intervals %v, want %v", got, want)
+		}
+	}
+	check([]time.Duration{time.Second, time.Second, time.Second, time.Second, time.Second}) // no summary.csv
+	if err := os.WriteFile(filepath.Join(dir, dataset.SummaryFile), s.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	check([]time.Duration{time.Second, time.Second, 250 * time.Millisecond, time.Second, time.Second})
+
+	rows := []dataset.Row{obs(b, 0), obs(b, 1)}
+	rows[0].Obs.Interval, rows[1].Obs.Interval = time.Second, time.Second
+	dataset.SetLastIntervals(rows, []dataset.Experiment{{Run: b, Makespan: 2 * time.Second}})
+	if rows[1].Obs.Interval != time.Second {
+		t.Fatalf("a makespan of whole seconds shortened the last interval to %v", rows[1].Obs.Interval)
+	}
 }

@@ -325,3 +325,36 @@ func TestTwinsEnvsPoolsRepetitions(t *testing.T) {
 		}
 	}
 }
+
+// TestTwinsEnvsLeavesOutPartialIntervals: an experiment's last, shorter
+// interval is not a sample (its bandwidth, bytes over a fraction of a
+// second, would make arm 0 the best by itself), unless the experiment has
+// no full interval.
+func TestTwinsEnvsLeavesOutPartialIntervals(t *testing.T) {
+	s := TableIII()[0].Scenario
+	short := s
+	short.Processes = 256
+	var rows []dataset.Row
+	add := func(sc workload.Scenario, w time.Duration, sec int, iv time.Duration, bw float64) {
+		rows = append(rows, dataset.Row{Run: dataset.Run{Scenario: sc, Scheduler: "twins", Window: w}, Second: sec,
+			Obs: access.Observation{Op: sc.Op, Requests: 10, Bytes: 1, Interval: iv, Bandwidth: bw}})
+	}
+	for w, win := range windows[:2] {
+		for sec := range 10 {
+			add(s, win, sec, time.Second, 100e6*float64(1+w)) // arm 1 is twice arm 0
+		}
+		add(short, win, 0, 300*time.Millisecond, 100e6*float64(2-w)) // arm 0 is twice arm 1
+	}
+	add(s, windows[0], 10, 4*time.Millisecond, 100e9) // the last 4 ms, 1,000 times arm 0's second
+	d, err := TwinsEnvs(rows)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := d.Env(s)
+	if e.Best != 1 || e.Horizon != 10 || e.Means[0] != 100e6 {
+		t.Fatalf("best %d horizon %d means %v, want arm 1, 10 samples each and arm 0 at 1e8 (the partial interval left out)", e.Best, e.Horizon, e.Means)
+	}
+	if e := d.Env(short); e == nil || e.Best != 0 || e.Horizon != 1 {
+		t.Fatalf("an experiment shorter than an interval: %+v, want its one partial interval per arm (best arm 0)", e)
+	}
+}
