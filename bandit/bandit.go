@@ -118,6 +118,25 @@ type Options struct {
 	// (thompson-np and thompson-np-fav only, default 16; exact until an arm
 	// has Bins distinct rewards).
 	Bins int `json:"bins,omitempty"`
+	// Pool is how many degrees of freedom the context's pooled reward
+	// variance is worth in each arm's variance (thompson-pool and
+	// thompson-pool-fav only, default 4; see pooled).
+	Pool float64 `json:"pool,omitempty"`
+	// LogFloor > 0: every arm is pulled whenever it has fewer than
+	// LogFloor*ln(t/k) rewards, t the rewards recorded and k the arms
+	// (thompson-pool and thompson-pool-fav only, default 4).
+	LogFloor float64 `json:"log_floor,omitempty"`
+}
+
+// thompsonPool sets thompson-pool's defaults.
+func thompsonPool(o *Options) {
+	def(&o.Exploration, 0.35)
+	def(&o.Spread, 0.3)
+	def(&o.Pool, 4)
+	def(&o.LogFloor, 4)
+	if o.Warmup == 0 {
+		o.Warmup = 3
+	}
 }
 
 // thompsonWarm sets thompson-warm's defaults.
@@ -177,6 +196,10 @@ var registry = map[string]factory{
 		thompsonWarm, func() selector { return thompson{} }},
 	"thompson-warm-fav": {"thompson-warm whose context, when Contextual shares a prior, first pulls once each the prior's favourite and each of its nearest contexts' best arms (TryFavourites)",
 		func(o *Options) { thompsonWarm(o); o.TryFavourites = true }, func() selector { return thompson{} }},
+	"thompson-pool": {"thompson-warm whose arms' variances are shrunk toward the context's pooled variance (worth Pool (4) degrees of freedom) and whose arms are each pulled at least LogFloor (4) times ln(rewards/arms): no arm is locked out for good",
+		thompsonPool, func() selector { return pooled{} }},
+	"thompson-pool-fav": {"thompson-pool whose context, when Contextual shares a prior, first pulls once each the prior's favourite and each of its nearest contexts' best arms (TryFavourites)",
+		func(o *Options) { thompsonPool(o); o.TryFavourites = true }, func() selector { return pooled{} }},
 	"softmax": {"Boltzmann exploration, Temperature 0.05 of the largest reward seen",
 		func(o *Options) { def(&o.Temperature, 0.05) }, func() selector { return softmax{} }},
 	"thompson-np": {"non-parametric Thompson sampling: each arm's mean drawn as a Dirichlet re-weighting of its rewards (a histogram of Bins (16) bins) and of the largest reward seen, distance from the mean scaled by Exploration (0.5), after a warm-up of Warmup (3) rewards per arm",
@@ -227,13 +250,16 @@ func New(name string, arms int, opt Options) (Policy, error) {
 	case !hist && opt.Bins != 0:
 		return nil, fmt.Errorf("%w: bins are for thompson-np and thompson-np-fav, not %s", ErrBadOptions, name)
 	}
+	if _, pool := f.sel().(pooled); !pool && (opt.Pool != 0 || opt.LogFloor != 0) {
+		return nil, fmt.Errorf("%w: pool and log floor are for thompson-pool and thompson-pool-fav, not %s", ErrBadOptions, name)
+	}
 	return &policy{name: name, sel: f.sel(), core: core{opt: opt, arms: make([]armState, arms)}}, nil
 }
 
 func (o Options) validate() error {
 	bad := func(what string, v any) error { return fmt.Errorf("%w: %s %v", ErrBadOptions, what, v) }
 	finite := func(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
-	for _, v := range []float64{o.Epsilon, o.StepSize, o.Decay, o.Discount, o.Floor, o.Temperature, o.Exploration, o.PriorWeight, o.Spread} {
+	for _, v := range []float64{o.Epsilon, o.StepSize, o.Decay, o.Discount, o.Floor, o.Temperature, o.Exploration, o.PriorWeight, o.Spread, o.Pool, o.LogFloor} {
 		if !finite(v) || v < 0 {
 			return bad("non-finite or negative value", v)
 		}

@@ -13,7 +13,11 @@
 // neighbour's favourite arm once, Options.TryFavourites), "thompson-np"
 // (non-parametric: each arm's mean drawn as a Dirichlet re-weighting of its
 // rewards, kept in a bounded histogram, and of the largest reward seen),
-// "thompson-np-fav" (thompson-np with TryFavourites) and "softmax";
+// "thompson-np-fav" (thompson-np with TryFavourites), "thompson-pool"
+// (thompson-warm with each arm's variance shrunk toward the context's
+// pooled variance and a floor of pulls growing like log t for arms that may
+// still be the best), "thompson-pool-fav" (thompson-pool with
+// TryFavourites) and "softmax";
 // Options.Floor adds an exploration floor to any of them. Every Choice
 // carries the probability with which its arm was chosen.
 //

@@ -151,10 +151,7 @@ func (t thompson) choose(c *core, rng *rand.Rand) (int, bool) {
 	return b, b != c.best()
 }
 
-// prob integrates P(theta_a > theta_b for all b != a) =
-// int phi(z) prod_b Phi((mu_a + sd_a z - mu_b)/sd_b) dz by the trapezoid rule
-// over z in [-6.5, 6.5] with step 1/8 (accurate to about 1e-3 unless an
-// arm's posterior is far narrower than arm's).
+// prob integrates P(theta_a > theta_b for all b != a) (gaussBest).
 func (t thompson) prob(c *core, arm int) float64 {
 	if f := t.forced(c); f >= 0 {
 		if f == arm {
@@ -168,11 +165,20 @@ func (t thompson) prob(c *core, arm int) float64 {
 	for a := range k {
 		mu[a], sd[a] = c.stat(a).Q, t.sd(c, a)
 	}
+	return gaussBest(mu, sd, arm)
+}
+
+// gaussBest is P(theta_arm > theta_b for all b != arm) for independent
+// theta_b ~ N(mu[b], sd[b]^2): int phi(z) prod_b Phi((mu_a + sd_a z -
+// mu_b)/sd_b) dz by the trapezoid rule over z in [-6.5, 6.5] with step 1/8
+// (accurate to about 1e-3 unless an arm's posterior is far narrower than
+// arm's).
+func gaussBest(mu, sd []float64, arm int) float64 {
 	const lo, hi, step = -6.5, 6.5, 0.125
 	// Arms that cannot beat arm over the whole range are irrelevant (Phi = 1);
 	// an arm that surely beats it makes the probability 0.
 	var others []int
-	for b := range k {
+	for b := range mu {
 		if b == arm {
 			continue
 		}

@@ -1,0 +1,131 @@
+package bandit
+
+import (
+	"math"
+	"math/rand/v2"
+)
+
+// pooled is Gaussian Thompson sampling whose arms share their noise: arm
+// a's mean is believed N(Q_a, Exploration^2 * s_a^2 / W_a) with
+//
+//	s_a^2 = (V_a + nu*P + s0^2) / (W_a + nu),  nu = min(Pool, D),
+//
+// where P = sum_b V_b / D is the context's pooled variance of one reward
+// (D = sum_b (W_b - 1) over arms with more than one reward: its degrees of
+// freedom), V_a the arm's own sum of squared deviations and s0 = Spread *
+// scale thompson's weak prior. It is the arm's own variance shrunk toward
+// the pooled one, each weighted by its degrees of freedom (the pooled
+// estimate capped at Pool), as in a hierarchical model of the variances.
+//
+// Why: the windows (or forwarder counts) of one access pattern are measured
+// through the same machine, so their noise is similar, while thompson's
+// per-arm variance from 3 to 5 rewards is itself noisy. An arm whose first
+// rewards happened to lie close together (three of a bimodal arm's common
+// values, without its rare high one) got a posterior far narrower than its
+// noise and, with the width narrowed (Exploration < 1), was never drawn
+// again. Borrowing the variance the other arms show keeps such an arm's
+// posterior as wide as the context's noise until its own rewards say
+// otherwise.
+//
+// Options.LogFloor > 0 adds a floor of pulls growing like log t: an arm with
+// fewer than LogFloor*ln(t) rewards (t: the context's rewards) is pulled
+// (the fewest first), so that no arm is starved for good whatever its early
+// rewards; the pulls it costs grow only logarithmically, as UCB's do.
+// Arms without data, the warm-up and a prior are handled as in thompson.
+type pooled struct{}
+
+// pool returns the context's pooled variance of one reward and its degrees
+// of freedom (0, 0 when no arm has two rewards).
+func (pooled) pool(c *core) (v, df float64) {
+	for _, st := range c.arms {
+		if st.N > 1 && st.W > 1 {
+			v += st.V
+			df += st.W - 1
+		}
+	}
+	if df <= 0 {
+		return 0, 0
+	}
+	return v / df, df
+}
+
+func (p pooled) sds(c *core) []float64 {
+	pv, pdf := p.pool(c)
+	nu := math.Min(c.opt.Pool, pdf)
+	s0 := c.opt.Spread * c.scaleOr1()
+	out := make([]float64, c.k())
+	for a := range out {
+		st := c.stat(a)
+		v := (st.V + nu*pv + s0*s0) / (st.W + nu)
+		out[a] = c.opt.Exploration * math.Sqrt(v/st.W)
+	}
+	return out
+}
+
+// plausible is how many of its own (not narrowed) standard deviations an
+// arm's mean may lie below the greedy arm's for the log floor to pull it.
+const plausible = 2
+
+// forced returns the arm chosen without sampling, or -1: thompson's
+// (prior, arms without data, warm-up), then the log floor: among the arms
+// with fewer than LogFloor*ln(t/k) rewards that may still be the best
+// (estimate within plausible standard deviations of the greedy arm's), the
+// one with the fewest rewards (lowest index first).
+func (p pooled) forced(c *core) int {
+	if a := (thompson{}).forced(c); a >= 0 {
+		return a
+	}
+	if c.opt.LogFloor <= 0 || c.t < 1 || c.prior != nil {
+		return -1
+	}
+	need := c.opt.LogFloor * math.Log(float64(c.t)/float64(c.k()))
+	var sd []float64
+	top := c.stat(c.best()).Q
+	b := -1
+	for a, st := range c.arms {
+		if float64(st.N) >= need || b >= 0 && st.N >= c.arms[b].N {
+			continue
+		}
+		if sd == nil {
+			sd = p.sds(c)
+		}
+		if st.Q+plausible*sd[a]/c.opt.Exploration >= top {
+			b = a
+		}
+	}
+	return b
+}
+
+func (p pooled) choose(c *core, rng *rand.Rand) (int, bool) {
+	if a := p.forced(c); a >= 0 {
+		return a, a != c.best()
+	}
+	sd := p.sds(c)
+	b, bv := 0, math.Inf(-1)
+	for a := range c.arms {
+		v := c.stat(a).Q + sd[a]*rng.NormFloat64()
+		if v > bv {
+			b, bv = a, v
+		}
+	}
+	return b, b != c.best()
+}
+
+func (p pooled) prob(c *core, arm int) float64 { return p.probs(c)[arm] }
+
+func (p pooled) probs(c *core) []float64 {
+	out := make([]float64, c.k())
+	if a := p.forced(c); a >= 0 {
+		out[a] = 1
+		return out
+	}
+	mu := make([]float64, c.k())
+	for a := range mu {
+		mu[a] = c.stat(a).Q
+	}
+	sd := p.sds(c)
+	for a := range out {
+		out[a] = gaussBest(mu, sd, a)
+	}
+	return out
+}
