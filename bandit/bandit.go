@@ -122,9 +122,10 @@ type Options struct {
 	// variance is worth in each arm's variance (thompson-pool and
 	// thompson-pool-fav only, default 4; see pooled).
 	Pool float64 `json:"pool,omitempty"`
-	// LogFloor > 0: every arm is pulled whenever it has fewer than
-	// LogFloor*ln(t/k) rewards, t the rewards recorded and k the arms
-	// (thompson-pool and thompson-pool-fav only, default 4).
+	// LogFloor > 0: every arm that may be the best is pulled whenever it
+	// has fewer than LogFloor*ln(t/k) rewards, t the rewards recorded and k
+	// the arms (thompson-pool and thompson-pool-fav only, default 2; see
+	// pooled).
 	LogFloor float64 `json:"log_floor,omitempty"`
 }
 
@@ -133,7 +134,7 @@ func thompsonPool(o *Options) {
 	def(&o.Exploration, 0.35)
 	def(&o.Spread, 0.3)
 	def(&o.Pool, 4)
-	def(&o.LogFloor, 4)
+	def(&o.LogFloor, 2)
 	if o.Warmup == 0 {
 		o.Warmup = 3
 	}
@@ -196,7 +197,7 @@ var registry = map[string]factory{
 		thompsonWarm, func() selector { return thompson{} }},
 	"thompson-warm-fav": {"thompson-warm whose context, when Contextual shares a prior, first pulls once each the prior's favourite and each of its nearest contexts' best arms (TryFavourites)",
 		func(o *Options) { thompsonWarm(o); o.TryFavourites = true }, func() selector { return thompson{} }},
-	"thompson-pool": {"thompson-warm whose arms' variances are shrunk toward the context's pooled variance (worth Pool (4) degrees of freedom) and whose arms are each pulled at least LogFloor (4) times ln(rewards/arms): no arm is locked out for good",
+	"thompson-pool": {"thompson-warm whose arms' variances are shrunk toward the context's pooled variance (worth Pool (4) degrees of freedom) and whose arms, while they may be the best, are each pulled at least LogFloor (2) times ln(rewards/arms): no arm is locked out for good",
 		thompsonPool, func() selector { return pooled{} }},
 	"thompson-pool-fav": {"thompson-pool whose context, when Contextual shares a prior, first pulls once each the prior's favourite and each of its nearest contexts' best arms (TryFavourites)",
 		func(o *Options) { thompsonPool(o); o.TryFavourites = true }, func() selector { return pooled{} }},

@@ -36,6 +36,19 @@ import (
 // test keeps arms clearly worse from being pulled in bursts: without it every
 // arm at the floor crossed it at the same step (t = k*exp(n/LogFloor)), and
 // on a 5-arm machine 4 of the 10 pulls of one bin were forced.
+//
+// Why 2: on the MareNostrum 4 FORGE file floors of 2, 3, 4 and 6 were within
+// 0.01 of each other (the sum of the cold and shared worst patterns 1.959,
+// 1.961, 1.968, 1.965), and 4 was first taken. But a context whose windows
+// all lie within the noise (the real demo's 1 s shared strided reads, 7
+// windows within 10 to 15%, about 40 rounds in a run) keeps every window
+// plausible, and 4*ln(40/7) = 7 pulls each is more than the context has:
+// 62 of the 77 read plans of a run's last half were the floor's, round robin
+// over the windows, and the reads gained 1.5% over the default window where
+// thompson-warm gained 3 to 25%. At 2 (12 of 73 and 21 of 76 forced in the
+// next two runs) the unseen files keep their worst patterns above 0.95
+// (noisy 0.959, six-arms-few-reps 0.971; MareNostrum 4 0.978;
+// docs/performance.md, "Stop 24").
 // Arms without data, the warm-up and a prior are handled as in thompson.
 type pooled struct{}
 

@@ -14,14 +14,19 @@ import (
 // once three of its common rewards made its posterior narrow; thompson-pool
 // keeps it: its variance borrows arm 0's, and the log floor pulls it again
 // while its mean is within two of its standard deviations of the leader's,
-// so its rare high reward is seen. Both at their defaults.
+// so its rare high reward is seen. At their defaults (log floor 2), and
+// with the log floor at 4, which pulls more and keeps it more.
 func TestThompsonPoolKeepsHeavyTailedArm(t *testing.T) {
 	const steps, bin, runs = 200, 20, 600
-	pool := bestShare(t, "thompson-pool", Options{}, steps, bin, runs)
 	warm := bestShare(t, "thompson-warm", Options{}, steps, bin, runs)
-	t.Logf("share of the heavy-tailed best arm in the last bin: thompson-pool %.3f, thompson-warm %.3f", pool, warm)
-	if pool < 0.8 || pool < warm+0.1 {
-		t.Fatalf("thompson-pool %.3f, thompson-warm %.3f: want >= 0.8 and a gain of at least 0.1", pool, warm)
+	for _, c := range []struct {
+		floor, min, gain float64
+	}{{0, 0.75, 0.08}, {4, 0.8, 0.1}} {
+		pool := bestShare(t, "thompson-pool", Options{LogFloor: c.floor}, steps, bin, runs)
+		t.Logf("share of the heavy-tailed best arm in the last bin: thompson-pool (log floor %v: 0 is the default) %.3f, thompson-warm %.3f", c.floor, pool, warm)
+		if pool < c.min || pool < warm+c.gain {
+			t.Errorf("thompson-pool (log floor %v) %.3f, thompson-warm %.3f: want >= %v and a gain of at least %v", c.floor, pool, warm, c.min, c.gain)
+		}
 	}
 }
 
@@ -34,8 +39,8 @@ func TestThompsonPoolLogFloor(t *testing.T) {
 		t.Fatal(err)
 	}
 	lf := OptionsOf(p).LogFloor
-	if lf != 4 || OptionsOf(p).Pool != 4 {
-		t.Fatalf("defaults %+v, want Pool 4, LogFloor 4", OptionsOf(p))
+	if lf != 2 || OptionsOf(p).Pool != 4 {
+		t.Fatalf("defaults %+v, want Pool 4, LogFloor 2", OptionsOf(p))
 	}
 	// Arm 0 pays 100, arm 1 N(99, 10^2) (close: plausible), arm 2 10 (far below).
 	reward := func(a int) float64 {
@@ -143,7 +148,7 @@ func TestThompsonPoolState(t *testing.T) {
 	if len(data) > len(small)+64 {
 		t.Fatalf("state grew from %d to %d bytes", len(small), len(data))
 	}
-	if !strings.Contains(string(data), `"pool":4`) || !strings.Contains(string(data), `"log_floor":4`) {
+	if !strings.Contains(string(data), `"pool":4`) || !strings.Contains(string(data), `"log_floor":2`) {
 		t.Fatalf("state %s lacks pool or log_floor", data)
 	}
 	q, err := Unmarshal(data)

@@ -61,7 +61,7 @@ const (
 
 // Defaults of the Config fields.
 const (
-	DefaultPolicy   = "thompson-warm"
+	DefaultPolicy   = "thompson-pool"
 	DefaultTimeout  = 500 * time.Millisecond
 	DefaultForget   = 3
 	DefaultMaxNodes = 1 << 16

@@ -36,6 +36,8 @@ func DefaultSpecs(neighbors int) []Spec {
 		{Label: "thompson floor=0.01", Policy: "thompson", Options: o(bandit.Options{Floor: 0.01})},
 		{Label: "thompson-warm", Policy: "thompson-warm", Options: o(bandit.Options{})},
 		{Label: "thompson-warm-fav", Policy: "thompson-warm-fav", Options: o(bandit.Options{})},
+		{Label: "thompson-pool", Policy: "thompson-pool", Options: o(bandit.Options{})},
+		{Label: "thompson-pool-fav", Policy: "thompson-pool-fav", Options: o(bandit.Options{})},
 	}
 }
 

@@ -267,7 +267,7 @@ stdout marks the targets each policy meets.`,
 	f.BoolVar(&noSim, "no-sim", false, "leave the simulator's dataset out")
 	f.StringVar(&cfg.Out, "out", "eval-generalise", "output directory (created)")
 	f.IntVar(&cfg.Neighbors, "neighbors", 3, "nearest known patterns a new pattern's prior comes from (shared mode)")
-	f.StringVar(&policies, "policies", "thompson,thompson-warm,egreedy eps=0.15 (papers)", "comma-separated policy names or labels to evaluate (empty: all; a registered policy without a label runs with its defaults)")
+	f.StringVar(&policies, "policies", "thompson-warm,thompson-pool,egreedy eps=0.15 (papers)", "comma-separated policy names or labels to evaluate (empty: all; a registered policy without a label runs with its defaults)")
 	return cmd
 }
 

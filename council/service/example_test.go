@@ -25,5 +25,5 @@ func Example() {
 	fmt.Println("round", st.Round, "window", st.Window, "policy", st.Policy)
 	// Output:
 	// adaptio.rack7.report.* adaptio.rack7.decision
-	// round 0 window 1ms policy thompson-warm
+	// round 0 window 1ms policy thompson-pool
 }
