@@ -792,7 +792,8 @@ func (c *Council) Restore(data []byte) error {
 		return fmt.Errorf("%w: version %d", ErrSnapshot, s.V)
 	}
 	if s.Policy != c.cfg.Policy || !slices.Equal(s.Windows, c.cfg.Windows) {
-		return fmt.Errorf("%w: policy %q windows %v, configured %q %v", ErrSnapshot, s.Policy, s.Windows, c.cfg.Policy, c.cfg.Windows)
+		return fmt.Errorf("%w: learned with policy %q over windows %v, configured %q over %v (configure policy %q and those windows to continue it, or start afresh)",
+			ErrSnapshot, s.Policy, s.Windows, c.cfg.Policy, c.cfg.Windows, s.Policy)
 	}
 	if c.arm(s.Window) < 0 {
 		return fmt.Errorf("%w: window %v not among windows", ErrSnapshot, s.Window)

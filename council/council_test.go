@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -365,6 +366,12 @@ func TestSnapshotRestoreContinues(t *testing.T) {
 	}
 	if other.Round() != 0 {
 		t.Errorf("failed restore changed the round to %d", other.Round())
+	}
+	// A state learned under another policy says which policy continues it.
+	warm := newCouncil(t, Config{Policy: "thompson-warm"})
+	err = warm.Restore(snap)
+	if !errors.Is(err, ErrSnapshot) || !strings.Contains(err.Error(), `configure policy "egreedy"`) {
+		t.Errorf("Restore of an egreedy state under thompson-warm: %v, want ErrSnapshot naming the policy to configure", err)
 	}
 }
 
