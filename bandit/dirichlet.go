@@ -159,11 +159,10 @@ func (d dirichlet) prob(c *core, arm int) float64 { return d.probs(c)[arm] }
 
 // probs estimates P(choose returns a) for every arm (see dirichlet).
 func (d dirichlet) probs(c *core) []float64 {
-	out := make([]float64, c.k())
 	if a := (thompson{}).forced(c); a >= 0 {
-		out[a] = 1
-		return out
+		return certain(c.k(), a)
 	}
+	out := make([]float64, c.k())
 	rng := rand.New(rand.NewPCG(c.stateHash(), 0xd1c1))
 	for range probDraws {
 		out[d.argmaxSample(c, rng)]++

@@ -151,21 +151,40 @@ func (t thompson) choose(c *core, rng *rand.Rand) (int, bool) {
 	return b, b != c.best()
 }
 
-// prob integrates P(theta_a > theta_b for all b != a) (gaussBest).
-func (t thompson) prob(c *core, arm int) float64 {
+func (t thompson) prob(c *core, arm int) float64 { return t.probs(c)[arm] }
+
+// probs is every arm's P(theta_a > theta_b for all b != a) (gaussProbs),
+// or the forced arm's certainty.
+func (t thompson) probs(c *core) []float64 {
 	if f := t.forced(c); f >= 0 {
-		if f == arm {
-			return 1
-		}
-		return 0
+		return certain(c.k(), f)
 	}
-	k := c.k()
-	mu := make([]float64, k)
-	sd := make([]float64, k)
-	for a := range k {
-		mu[a], sd[a] = c.stat(a).Q, t.sd(c, a)
+	sd := make([]float64, c.k())
+	for a := range sd {
+		sd[a] = t.sd(c, a)
 	}
-	return gaussBest(mu, sd, arm)
+	return gaussProbs(c, sd)
+}
+
+// certain returns the probabilities of k arms when arm is chosen surely.
+func certain(k, arm int) []float64 {
+	out := make([]float64, k)
+	out[arm] = 1
+	return out
+}
+
+// gaussProbs returns, for each arm, the probability that its draw from
+// N(Q_a, sd[a]^2) is the largest (gaussBest).
+func gaussProbs(c *core, sd []float64) []float64 {
+	mu := make([]float64, c.k())
+	for a := range mu {
+		mu[a] = c.stat(a).Q
+	}
+	out := make([]float64, len(mu))
+	for a := range out {
+		out[a] = gaussBest(mu, sd, a)
+	}
+	return out
 }
 
 // gaussBest is P(theta_arm > theta_b for all b != arm) for independent

@@ -132,18 +132,8 @@ func (p pooled) choose(c *core, rng *rand.Rand) (int, bool) {
 func (p pooled) prob(c *core, arm int) float64 { return p.probs(c)[arm] }
 
 func (p pooled) probs(c *core) []float64 {
-	out := make([]float64, c.k())
 	if a := p.forced(c); a >= 0 {
-		out[a] = 1
-		return out
+		return certain(c.k(), a)
 	}
-	mu := make([]float64, c.k())
-	for a := range mu {
-		mu[a] = c.stat(a).Q
-	}
-	sd := p.sds(c)
-	for a := range out {
-		out[a] = gaussBest(mu, sd, a)
-	}
-	return out
+	return gaussProbs(c, p.sds(c))
 }
