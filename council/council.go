@@ -85,17 +85,39 @@ type Config struct {
 	// of requests, for the pattern that direction is expected to take next
 	// (Decision.Plan), which I/O nodes apply as soon as their requests turn.
 	NoPlan bool
-	// NodeCredit credits each I/O node's reward apart, one pull per node
-	// report, as the papers' Council. By default a round credits each
-	// (context, window) once, when it closes, with the mean of the rewards
-	// its nodes reported under it: the I/O nodes of one round run one window
-	// through the same second of one phase, so their rewards hardly differ
-	// (the real demo: a standard deviation 10 times smaller within a round
-	// than between rounds under one window), and counted apart they narrow a
-	// policy's estimates as if they were independent samples, so one unlucky
-	// round can leave the best window for good. Rewards waiting for their
-	// round's close are not in snapshots.
-	NodeCredit bool
+	// Credit is how rewards teach the policies (Decision.Credit):
+	//
+	// CreditPhase (the default): the rounds' rewards of each (context,
+	// window) are pulls, except that an interval whose operation ran for
+	// less than half of it is merged with the interval of the same
+	// (context, window) before or after it into one pull, whose reward is
+	// their bytes over their spans (Reward op-bandwidth; the mean of their
+	// rewards otherwise); and a plan keeps a direction's window while its
+	// context's pull is still partial (PlanEntry.Held), so that a short
+	// phase is one pull under one window. Why: a phase about as long as the
+	// interval straddles two intervals, and its tail, the last processes
+	// finishing, earned a reward a third lower than the rest and noisier;
+	// credited apart, and often under the window drawn at the boundary, the
+	// tails doubled the spread of the real demo's 1 s read rewards (static
+	// runs: a standard deviation of 13 to 18 MB/s around 56 to 78 per
+	// interval, 5 to 10 per phase). A pull is credited when the round after
+	// the interval it ends with closes: that round may still add a tail.
+	//
+	// CreditRound (before 2026-11-27): each round credits each (context,
+	// window) once, when it closes, with the mean of the rewards its nodes
+	// reported under it: the I/O nodes of one round run one window through
+	// the same second of one phase, so their rewards hardly differ (the real
+	// demo: a standard deviation 10 times smaller within a round than
+	// between rounds under one window).
+	//
+	// CreditNode: each I/O node's reward is a pull, as the papers' Council.
+	// Counted apart, the nodes' rewards narrow a policy's estimates as if
+	// they were independent samples, so one unlucky round can leave the best
+	// window for good.
+	//
+	// Rewards waiting for a round's close or a pull's end are not in
+	// snapshots.
+	Credit string
 }
 
 func (c Config) withDefaults() Config {
@@ -114,6 +136,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.Reward == "" {
 		c.Reward = RewardOpBandwidth
+	}
+	if c.Credit == "" {
+		c.Credit = CreditPhase
 	}
 	if c.Timeout == 0 {
 		c.Timeout = DefaultTimeout
@@ -147,6 +172,8 @@ func (c Config) validate() error {
 		return bad("Default = %v is not one of Windows %v", c.Default, c.Windows)
 	case c.Consensus != Majority && c.Consensus != Bandwidth:
 		return bad("Consensus = %q, want %q or %q", c.Consensus, Majority, Bandwidth)
+	case c.Credit != CreditPhase && c.Credit != CreditRound && c.Credit != CreditNode:
+		return bad("Credit = %q, want %q, %q or %q", c.Credit, CreditPhase, CreditRound, CreditNode)
 	case c.Reward != RewardOpBandwidth && c.Reward != RewardBandwidth && c.Reward != RewardPerProcess && c.Reward != RewardServed:
 		return bad("Reward = %q, want %q, %q, %q or %q", c.Reward, RewardOpBandwidth, RewardBandwidth, RewardPerProcess, RewardServed)
 	case c.Timeout < 0:
@@ -207,15 +234,27 @@ type Decision struct {
 	// for the context that direction is expected to take next; absent with
 	// Config.NoPlan, and for a direction never seen.
 	Plan []PlanEntry `json:"plan,omitempty"`
-	// Credit is how the round's rewards taught the policies: "round" (the
-	// default: each context and window once, with its nodes' mean reward)
-	// or "node" (Config.NodeCredit: each node's reward a pull). Logs
-	// written before it was recorded credited each node.
+	// Credit is how the round's rewards taught the policies (Config.Credit):
+	// "phase", "round" or "node". Logs written before it was recorded
+	// credited each node.
 	Credit string `json:"credit,omitempty"`
+	// Pulls are the rewards credited when the round closed, in the order
+	// credited (Credit "phase" and "round"; with "node" each credited node
+	// report is a pull of its own).
+	Pulls []Pull `json:"pulls,omitempty"`
+}
+
+// Pull is one reward a policy was taught.
+type Pull struct {
+	Context string        `json:"context"`
+	Window  time.Duration `json:"win_ns"`
+	Reward  float64       `json:"reward"`
+	Reports int           `json:"reports"` // node reports merged into it
 }
 
 // Credit modes of Decision.Credit.
 const (
+	CreditPhase = "phase"
 	CreditRound = "round"
 	CreditNode  = "node"
 )
@@ -227,6 +266,9 @@ type PlanEntry struct {
 	Window  time.Duration `json:"win_ns"`
 	Explore bool          `json:"explore,omitempty"` // Window was drawn to explore Context
 	Prob    float64       `json:"prob"`              // probability with which Window was chosen
+	// Held: Window is the previous plan's, kept because Context's pull
+	// under it is still partial (Config.Credit phase); Prob is then 1.
+	Held bool `json:"held,omitempty"`
 }
 
 // PlanWindow returns the plan's window for op (0: none).
@@ -282,9 +324,11 @@ type Council struct {
 	lastOf map[rw.Op]string
 	plan   []PlanEntry
 
-	// pending holds, by default (not Config.NodeCredit), the rewards of the open
-	// round by (context, arm), credited when it closes.
+	// pending holds (Config.Credit phase or round) the rewards of the open
+	// round by (context, arm), credited when it closes; carry (phase) the
+	// pulls of closed rounds that the next round may still extend.
 	pending map[creditKey]creditSum
+	carry   map[creditKey]creditSum
 }
 
 // creditKey is a (context, arm) of a round's pending rewards.
@@ -293,10 +337,33 @@ type creditKey struct {
 	arm     int
 }
 
-// creditSum is the rewards pending for one creditKey.
+// creditSum is the rewards pending for one creditKey: their sum and
+// count, and the operation's bytes, the spans it ran and the intervals'
+// lengths, summed over the reports.
 type creditSum struct {
-	sum float64
-	n   int
+	sum   float64
+	n     int
+	bytes float64
+	span  time.Duration
+	iv    time.Duration
+}
+
+func (s creditSum) add(o creditSum) creditSum {
+	return creditSum{s.sum + o.sum, s.n + o.n, s.bytes + o.bytes, s.span + o.span, s.iv + o.iv}
+}
+
+// partial reports whether the operation ran for less than half of the
+// reports' intervals (false when they did not say).
+func (s creditSum) partial() bool { return s.span > 0 && 2*s.span < s.iv }
+
+// reward is the pull's reward: with op-bandwidth, the bytes over the spans
+// (the bandwidth while the operation ran, over every report merged);
+// otherwise, or when the reports lack them, the mean reward.
+func (s creditSum) reward(opBandwidth bool) float64 {
+	if opBandwidth && s.bytes > 0 && s.span > 0 {
+		return s.bytes / s.span.Seconds()
+	}
+	return s.sum / float64(s.n)
 }
 
 // New returns a Council core drawing its random choices from rng.
@@ -313,7 +380,7 @@ func New(cfg Config, rng *rand.Rand) (*Council, error) {
 		return nil, fmt.Errorf("%w: %v", ErrBadConfig, err)
 	}
 	c := &Council{cfg: cfg, rng: rng, bands: bands, nodes: map[int]*nodeState{}, window: cfg.Default, open: map[int]*NodeReport{},
-		next: map[string]map[string]int{}, lastOf: map[rw.Op]string{}, pending: map[creditKey]creditSum{}}
+		next: map[string]map[string]int{}, lastOf: map[rw.Op]string{}, pending: map[creditKey]creditSum{}, carry: map[creditKey]creditSum{}}
 	for n := range cfg.Nodes {
 		c.nodes[n] = &nodeState{known: true}
 		c.ids = append(c.ids, n)
@@ -471,11 +538,9 @@ func (c *Council) learn(nr *NodeReport, o access.Observation) {
 		nr.Credited = true
 		// A late report's round has closed, credited without it: it is a
 		// pull of its own.
-		if !c.cfg.NodeCredit && !nr.Late {
+		if c.cfg.Credit != CreditNode && !nr.Late {
 			k := creditKey{nr.Context, a}
-			sum := c.pending[k]
-			sum.sum, sum.n = sum.sum+nr.Reward, sum.n+1
-			c.pending[k] = sum
+			c.pending[k] = c.pending[k].add(creditSum{sum: nr.Reward, n: 1, bytes: float64(o.OpBytes), span: o.OpSpan, iv: o.Interval})
 		} else {
 			p.Update(a, nr.Reward)
 		}
@@ -515,33 +580,61 @@ func (c *Council) Deadline() time.Duration {
 	return c.deadline
 }
 
-// creditRound credits the round's pending rewards, each (context,
-// arm) once with their mean, in a fixed order.
-func (c *Council) creditRound() {
-	keys := make([]creditKey, 0, len(c.pending))
-	for k := range c.pending {
-		keys = append(keys, k)
+// creditRound credits the round's pending rewards, each (context, arm)
+// once, in a fixed order: with Config.Credit round at once, with their
+// mean; with phase merged with the carried pull of the same (context, arm)
+// when either is partial, a carried pull being credited when the round
+// neither extends it nor merges with it.
+func (c *Council) creditRound() []Pull {
+	opbw := c.cfg.Reward == RewardOpBandwidth
+	var due []creditKey
+	credit := map[creditKey]creditSum{}
+	if c.cfg.Credit == CreditRound {
+		credit, c.pending = c.pending, credit
+	} else {
+		for k, x := range c.pending {
+			a, ok := c.carry[k]
+			switch {
+			case ok && (a.partial() || x.partial()):
+				c.carry[k] = a.add(x)
+			case ok:
+				credit[k] = a
+				c.carry[k] = x
+			default:
+				c.carry[k] = x
+			}
+		}
+		for k, a := range c.carry {
+			if _, ok := c.pending[k]; !ok {
+				credit[k] = a
+				delete(c.carry, k)
+			}
+		}
+		clear(c.pending)
 	}
-	slices.SortFunc(keys, func(a, b creditKey) int {
+	for k := range credit {
+		due = append(due, k)
+	}
+	slices.SortFunc(due, func(a, b creditKey) int {
 		if a.context != b.context {
 			return strings.Compare(a.context, b.context)
 		}
 		return a.arm - b.arm
 	})
-	for _, k := range keys {
-		s := c.pending[k]
-		c.bands.Policy(k.context).Update(k.arm, s.sum/float64(s.n))
+	pulls := make([]Pull, 0, len(due))
+	for _, k := range due {
+		s := credit[k]
+		r := s.reward(opbw && c.cfg.Credit == CreditPhase)
+		c.bands.Policy(k.context).Update(k.arm, r)
+		pulls = append(pulls, Pull{Context: k.context, Window: c.cfg.Windows[k.arm], Reward: r, Reports: s.n})
 	}
-	clear(c.pending)
+	return pulls
 }
 
 func (c *Council) close(now time.Duration) Decision {
-	c.creditRound()
+	pulls := c.creditRound()
 	c.round++
-	d := Decision{Round: c.round, At: now, Credit: CreditRound}
-	if c.cfg.NodeCredit {
-		d.Credit = CreditNode
-	}
+	d := Decision{Round: c.round, At: now, Credit: c.cfg.Credit, Pulls: pulls}
 	d.Nodes = make([]NodeReport, 0, len(c.open))
 	for _, n := range c.ids {
 		s := c.nodes[n]
@@ -680,6 +773,10 @@ func (c *Council) makePlan(d Decision, gov bandit.Choice) []PlanEntry {
 		if ctx == "" {
 			continue
 		}
+		if e, ok := c.held(op, ctx); ok {
+			plan = append(plan, e)
+			continue
+		}
 		p := c.bands.Policy(ctx)
 		ch := gov
 		if ctx != d.Context {
@@ -690,6 +787,22 @@ func (c *Council) makePlan(d Decision, gov bandit.Choice) []PlanEntry {
 			Prob: propensity(p, ch, ch.Arm, best, best)})
 	}
 	return plan
+}
+
+// held returns the previous plan's entry for op, held, when its context is
+// still ctx and its pull under the entry's window is partial: the phase
+// finishes under the window it began with, one pull.
+func (c *Council) held(op rw.Op, ctx string) (PlanEntry, bool) {
+	for _, e := range c.plan {
+		if e.Op != op.String() || e.Context != ctx {
+			continue
+		}
+		if s, ok := c.carry[creditKey{ctx, c.arm(e.Window)}]; ok && s.partial() {
+			e.Held, e.Prob, e.Explore = true, 1, false
+			return e, true
+		}
+	}
+	return PlanEntry{}, false
 }
 
 // propensity returns the probability that the decision rule picks arm:

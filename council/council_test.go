@@ -121,7 +121,7 @@ func TestDeadNodeDoesNotStall(t *testing.T) {
 }
 
 func TestRewardCreditedToWindowInForce(t *testing.T) {
-	c := newCouncil(t, Config{Policy: "greedy"})
+	c := newCouncil(t, Config{Policy: "greedy", Credit: CreditRound})
 	var rp reporter
 	w250 := 250 * time.Microsecond
 	// The node's pattern just changed to SC and it still ran 250us (an older
@@ -239,7 +239,7 @@ func TestConsensus(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.rule, func(t *testing.T) {
-			c := newCouncil(t, Config{Nodes: 3, Consensus: tt.rule, Policy: "greedy"})
+			c := newCouncil(t, Config{Nodes: 3, Consensus: tt.rule, Policy: "greedy", Credit: CreditRound})
 			var rp reporter
 			mustObserve(t, c, 0, rp.report(obs(0, access.SS, rw.Read, w4, 1e7), 0))
 			mustObserve(t, c, 0, rp.report(obs(1, access.SS, rw.Read, w4, 1e7), 0))
@@ -321,7 +321,7 @@ func TestDeterministic(t *testing.T) {
 }
 
 func TestSnapshotRestoreContinues(t *testing.T) {
-	cfg := Config{Nodes: 2, Policy: "egreedy"}
+	cfg := Config{Nodes: 2, Policy: "egreedy", Credit: CreditRound}
 	a := newCouncil(t, cfg)
 	var rp reporter
 	for round := range 20 {
@@ -395,13 +395,17 @@ func TestConfigValidation(t *testing.T) {
 
 // TestRapidInvariants drives the core with random valid and invalid reports
 // and checks that it never panics, that only credited reports change the
-// counts (each one with NodeCredit; by default at most each, and at least
+// counts (each one with CreditNode; by default at most each, and at least
 // one pull when any was credited, once the last round has closed), and that
 // every decision names an arm with a probability in (0, 1].
 func TestRapidInvariants(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		nodeCredit := rapid.Bool().Draw(t, "nodeCredit")
-		c, err := New(Config{NodeCredit: nodeCredit,
+		credit := CreditPhase
+		if nodeCredit {
+			credit = CreditNode
+		}
+		c, err := New(Config{Credit: credit,
 			Nodes: rapid.IntRange(0, 5).Draw(t, "nodes"), Detector: classByHandles{},
 			Policy:    rapid.SampledFrom([]string{"egreedy", "ucb1", "softmax", "greedy"}).Draw(t, "policy"),
 			Consensus: rapid.SampledFrom([]string{Majority, Bandwidth}).Draw(t, "consensus"),
@@ -437,6 +441,7 @@ func TestRapidInvariants(t *testing.T) {
 			}
 		}
 		c.Poll(now + time.Hour) // closes the open round, crediting it
+		c.creditRound()         // and credits the pulls it carries
 		var n int64
 		for _, cs := range c.Status().Contexts {
 			for _, x := range cs.Counts {
@@ -486,7 +491,7 @@ func TestDiscoveryRound(t *testing.T) {
 // round updates the recommendations of the nodes that reported earlier.
 func TestRecommendationsUseEstimatesAtClose(t *testing.T) {
 	w125, w4 := sched.Windows[0], sched.Windows[5]
-	c := newCouncil(t, Config{Nodes: 3, Policy: "greedy"})
+	c := newCouncil(t, Config{Nodes: 3, Policy: "greedy", Credit: CreditRound})
 	var rp reporter
 	mustObserve(t, c, 0, rp.report(obs(0, access.SS, rw.Read, w125, 1e8), 0))
 	mustObserve(t, c, 0, rp.report(obs(1, access.SS, rw.Read, w125, 1.1e8), 0))
@@ -749,11 +754,12 @@ func TestRewardOpBandwidth(t *testing.T) {
 	}
 }
 
-// By default the nodes of one round under one window and context count as
-// one pull with their mean reward; with NodeCredit each node is a pull.
+// With CreditRound the nodes of one round under one window and context
+// count as one pull with their mean reward; with CreditNode each node is a
+// pull.
 func TestRoundCreditCountsARoundOnce(t *testing.T) {
 	for _, round := range []bool{false, true} {
-		c := newCouncil(t, Config{Nodes: 4, NodeCredit: !round, Reward: RewardBandwidth})
+		c := newCouncil(t, Config{Nodes: 4, Credit: map[bool]string{true: CreditRound, false: CreditNode}[round], Reward: RewardBandwidth})
 		var rp reporter
 		for r := uint64(0); r < 2; r++ {
 			for n := range 4 {
@@ -776,5 +782,99 @@ func TestRoundCreditCountsARoundOnce(t *testing.T) {
 		if v := c.bands.Policy(Context(access.SS, rw.Write)).Values()[a]; math.Abs(v-2.5e6) > 1e-6 {
 			t.Errorf("round credit %v: 1 ms estimated %v, want the mean 2.5e6", round, v)
 		}
+	}
+}
+
+// readPart is an SS read interval of node whose reads ran span of its
+// second at bw under window w.
+func readPart(node int, w time.Duration, span time.Duration, bw float64) access.Observation {
+	o := obs(node, access.SS, rw.Read, w, bw*span.Seconds())
+	o.OpBytes, o.OpSpan = int64(bw*span.Seconds()), span
+	return o
+}
+
+// By default a phase's intervals that ran for less than half their length
+// are one pull with the phase's bytes over its spans, credited when the
+// round after the phase closes, and the plan keeps the phase's window
+// while its pull is partial.
+func TestPhaseCreditMergesPartialIntervals(t *testing.T) {
+	c := newCouncil(t, Config{Nodes: 2, Policy: "greedy"})
+	ctx := Context(access.SS, rw.Read)
+	var rp reporter
+	round := func(r uint64, o func(node int) access.Observation) Decision {
+		t.Helper()
+		for n := range 2 {
+			mustObserve(t, c, 0, rp.report(o(n), r))
+		}
+		d, ok, _ := c.Poll(0)
+		if !ok || d.Credit != CreditPhase {
+			t.Fatalf("round %d: closed %v, credit %q, want closed, %q", r+1, ok, d.Credit, CreditPhase)
+		}
+		return d
+	}
+	pulls := func() (n int64) {
+		for _, x := range c.bands.Policy(ctx).Counts() {
+			n += x
+		}
+		return n
+	}
+	// Round 1 reads under a window that is not an arm (a node that did
+	// not follow): nothing is credited, and the plan draws a read window P.
+	d := round(0, func(n int) access.Observation { return readPart(n, 3*time.Millisecond, 900*time.Millisecond, 1e8) })
+	p := d.PlanWindow(rw.Read)
+	// Round 2 reads for part of its second under P: round 2's plan holds P.
+	d = round(1, func(n int) access.Observation { return readPart(n, p, 300*time.Millisecond, 2e8) })
+	if e := d.Plan[0]; e.Op != "read" || !e.Held || e.Window != p || e.Prob != 1 || e.Explore {
+		t.Fatalf("round 2 plan %+v, want the read window %v held with probability 1", d.Plan, p)
+	}
+	// Round 3 is the phase's tail under P: still partial, merged, held.
+	d = round(2, func(n int) access.Observation { return readPart(n, p, 100*time.Millisecond, 5e7) })
+	if !d.Plan[0].Held || pulls() != 0 {
+		t.Fatalf("round 3: plan %+v, %d pulls, want held and none (the phase's pull still open)", d.Plan, pulls())
+	}
+	// Round 4 has no reads: the phase's pull is credited, once, with its
+	// bytes over its spans.
+	d = round(3, func(n int) access.Observation { return obs(n, access.FPP, rw.Write, p, 1e8) })
+	a := c.arm(p)
+	if got := c.bands.Policy(ctx).Counts()[a]; got != 1 || pulls() != 1 {
+		t.Fatalf("after the phase: %v pulled %d times (%d pulls in all), want 1", p, got, pulls())
+	}
+	want := (2*0.3*2e8 + 2*0.1*5e7) / (2*0.3 + 2*0.1)
+	if v := c.bands.Policy(ctx).Values()[a]; math.Abs(v-want) > 1 {
+		t.Errorf("phase pull %v, want the bytes over the spans %v", v, want)
+	}
+	for _, e := range d.Plan {
+		if e.Held {
+			t.Errorf("round 4 plan %+v holds a window after the phase", d.Plan)
+		}
+	}
+}
+
+// Full intervals are a pull each, credited a round late (the next round
+// may add a tail), and the plan is drawn afresh each round.
+func TestPhaseCreditFullIntervals(t *testing.T) {
+	c := newCouncil(t, Config{Nodes: 1, Policy: "greedy", Reward: RewardBandwidth})
+	var rp reporter
+	w := c.Window()
+	ctx := Context(access.SS, rw.Write)
+	for r := range uint64(3) {
+		mustObserve(t, c, 0, rp.report(obs(0, access.SS, rw.Write, w, 1e8*float64(r+1)), 0))
+		d, _, _ := c.Poll(0)
+		for _, e := range d.Plan {
+			if e.Held {
+				t.Fatalf("round %d: plan %+v held after a full interval", r+1, d.Plan)
+			}
+		}
+		if got, want := c.bands.Policy(ctx).Counts()[c.arm(w)], int64(r); got != want {
+			t.Fatalf("after round %d: %d pulls, want %d", r+1, got, want)
+		}
+	}
+	mustObserve(t, c, 0, rp.report(obs(0, access.FPP, rw.Read, w, 1e8), 0))
+	c.Poll(0)
+	if got := c.bands.Policy(ctx).Counts()[c.arm(w)]; got != 3 {
+		t.Fatalf("after the phase: %d pulls, want 3", got)
+	}
+	if v := c.bands.Policy(ctx).Values()[c.arm(w)]; math.Abs(v-2e8) > 1e-6 {
+		t.Errorf("estimate %v, want the mean 2e8", v)
 	}
 }

@@ -36,10 +36,26 @@ func Example() {
 	}
 	c.Observe(now+time.Millisecond, report(1, 1, 3e8))
 	d, _, _ := c.Poll(now + time.Millisecond)
-	fmt.Println("round", d.Round, "closed by", d.Reason, "window", d.Window, "explore", d.Explore, "prob", d.Prob)
-	fmt.Println("node 1:", d.Nodes[1].Context, "reward", d.Nodes[1].Reward, "recommends", d.Nodes[1].Recommend)
+	fmt.Println("round", d.Round, "closed by", d.Reason, "credit", d.Credit)
+	fmt.Println("node 1:", d.Nodes[1].Context, "reward", d.Nodes[1].Reward, "under", d.Nodes[1].Window)
+	pulls := func() (n int64) {
+		for _, x := range c.Status().Contexts[0].Counts {
+			n += x
+		}
+		return n
+	}
+	// A round's pull is credited when the next round closes: that round
+	// may still add the phase's tail to it.
+	fmt.Println("pulls after round 1:", pulls())
+	now += time.Second
+	c.Observe(now, report(0, 2, 2e8))
+	c.Observe(now, report(1, 2, 3e8))
+	d, _, _ = c.Poll(now)
+	fmt.Printf("pulls after round %d: %d\n", d.Round, pulls())
 	// Output:
 	// waiting for node 1 until 1.5s
-	// round 1 closed by all window 1ms explore false prob 1
-	// node 1: SS/write reward 3e+08 recommends 1ms
+	// round 1 closed by all credit phase
+	// node 1: SS/write reward 3e+08 under 1ms
+	// pulls after round 1: 0
+	// pulls after round 2: 1
 }

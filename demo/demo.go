@@ -15,7 +15,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/adaptio/adaptio/announce"
 	"github.com/adaptio/adaptio/bandit"
 	"github.com/adaptio/adaptio/council"
 	"github.com/adaptio/adaptio/demo/dashboard"
@@ -80,18 +79,17 @@ type Config struct {
 	// instead of arrival order, on the real stack and in the simulator.
 	ServerElevator bool
 	// Interval is how often each Announcer reports and the Council decides
-	// (default 1 s, the papers'); the simulator observes at the same
-	// interval. A shorter one lets the Council act within phases shorter
-	// than a second.
+	// (default DefaultInterval; the papers' is 1 s); the simulator observes
+	// at the same interval. A shorter one lets the Council act within
+	// phases shorter than a second.
 	Interval time.Duration
 	// NoPlan makes the Council decide one window only (the papers'); by
 	// default each decision carries a window per direction of requests,
 	// applied by the I/O nodes as their requests turn (council.Config.NoPlan).
 	NoPlan bool
-	// NodeCredit makes the Council credit each I/O node's reward apart, as
-	// the papers'; by default a round credits each (pattern, window) once,
-	// with its nodes' mean reward (council.Config.NodeCredit).
-	NodeCredit bool
+	// Credit is how rewards teach the Council's bandits
+	// (council.Config.Credit; "" the default, phase).
+	Credit string
 	// SimDispatchDelay is the simulated I/O nodes' delay from a request's
 	// arrival to its dispatch when they are idle (sim.Config.DispatchDelay):
 	// the real daemons' wake-up on the host, for --rank's comparison.
@@ -122,6 +120,11 @@ const (
 	// iterations a window, the read phases' means moved by a third
 	// between runs).
 	DefaultCompare = 3
+	// DefaultInterval is half the papers' second: the demo's shared
+	// strided reads last about a second, and at one report a second a run
+	// gave their context one pull a phase (docs/performance.md, "Stop 25"),
+	// too few for 7 windows in 24 iterations.
+	DefaultInterval = 500 * time.Millisecond
 	// DefaultServerTimeScale is 1: the data servers as modelled.
 	DefaultServerTimeScale = 1.0
 	DefaultPolicy          = council.DefaultPolicy
@@ -145,7 +148,7 @@ func (c Config) WithDefaults() Config {
 		c.Nodes = DefaultNodes
 	}
 	if c.Interval == 0 {
-		c.Interval = announce.DefaultInterval
+		c.Interval = DefaultInterval
 	}
 	if c.Servers == 0 {
 		c.Servers = DefaultServers

@@ -69,10 +69,17 @@ func checkAgainstLog(t *testing.T, s report.Summary, log []council.Decision, car
 	want := record.Decisions{ByWindow: make([]int64, len(sched.Windows))}
 	credited := map[string]int64{}
 	for _, d := range log {
-		// A round credits each (context, window) once, unless it credited
-		// each node (council.CreditNode); a late report is a pull of its own.
+		// A round lists the pulls it credited (council.CreditPhase), or
+		// credits each (context, window) once, unless it credited each node
+		// (council.CreditNode); a late report is a pull of its own.
+		for _, p := range d.Pulls {
+			credited[strings.ReplaceAll(p.Context, "/", " ")]++
+		}
 		once := map[string]bool{}
 		for _, nr := range d.Nodes {
+			if d.Credit == council.CreditPhase || len(d.Pulls) > 0 {
+				break // its pulls are d.Pulls
+			}
 			key := nr.Context + " " + nr.Window.String()
 			if nr.Credited && (d.Credit == council.CreditNode || !once[key]) {
 				once[key] = true

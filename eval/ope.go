@@ -42,7 +42,7 @@ type Sample struct {
 	// Pulls is how many rewards the Council credited for the sample: 1
 	// when its round credited each context and window once (the default,
 	// Decision.Credit "round"), Credits when it credited each node's
-	// report (Config.NodeCredit, and logs written before Decision.Credit).
+	// report (Config.Credit node, and logs written before Decision.Credit).
 	Pulls int
 }
 
@@ -119,7 +119,7 @@ func appendRound(out []Sample, d, next *council.Decision) []Sample {
 	for _, s := range round {
 		s.Reward /= float64(s.Credits)
 		s.Pulls = s.Credits
-		if next.Credit == council.CreditRound {
+		if next.Credit == council.CreditRound || next.Credit == council.CreditPhase {
 			s.Pulls = 1
 		}
 		s.Share = float64(s.Credits) / float64(credits)
@@ -148,7 +148,7 @@ func StaticTarget(w time.Duration) Target {
 // draws one and learns the round's logged reward if it drew the logged
 // window, else the mean logged reward of the window it drew over the
 // rounds before (see replay.learn), as many times as the Council credited
-// it (Sample.Pulls: once, or once per I/O node with Config.NodeCredit).
+// it (Sample.Pulls: once, or once per I/O node with Config.Credit node).
 func LearningTarget(name string) (Target, error) {
 	if _, err := bandit.NewContextual(name, len(sched.Windows), bandit.Options{}); err != nil {
 		return Target{}, fmt.Errorf("%w: policy %q: want static:WINDOW or one of %v", ErrBadLog, name, bandit.Names())

@@ -49,7 +49,7 @@ type councilConfig struct {
 	Model       string
 	Seed        uint64
 	NoPlan      bool
-	NodeCredit  bool
+	Credit      string
 	Security    service.Security
 	Verbose     bool
 }
@@ -68,22 +68,33 @@ func addCoreFlags(cmd *cobra.Command, cfg *councilConfig) {
 	f.IntVar(&cfg.MaxNodes, "max-nodes", council.DefaultMaxNodes, "reports from I/O node indexes >= this are refused (bounds the state a rogue reporter can create)")
 	f.StringVar(&cfg.Model, "model", "", "access-pattern model file (from \"adaptio detect train\"; empty: the embedded default model)")
 	f.Uint64Var(&cfg.Seed, "seed", 1, "seed of the Council's random choices")
-	addCreditFlags(cmd, &cfg.NodeCredit)
+	addCreditFlags(cmd, &cfg.Credit)
 	f.BoolVar(&cfg.NoPlan, "no-plan", false, "decide one window only, as the papers' Council; by default each decision also carries a window for reads and one for writes, for the pattern each direction is expected to take next, which the I/O nodes apply as soon as their requests turn")
 }
 
-// addCreditFlags registers --node-credit, and --round-credit, its opposite
-// and the default since it was kept as a flag of its own (deprecated).
-func addCreditFlags(cmd *cobra.Command, nodeCredit *bool) {
+// addCreditFlags registers --credit, and --node-credit, its papers' mode
+// by a name of its own; --round-credit, the default for a while, is
+// deprecated.
+func addCreditFlags(cmd *cobra.Command, credit *string) {
 	f := cmd.Flags()
-	f.BoolVar(nodeCredit, "node-credit", false, "credit each I/O node's reward apart, as the papers' Council; by default a round credits each (pattern, window) once with its I/O nodes' mean reward (the nodes of one round run one window through the same second, so their rewards are nearly one sample)")
+	f.StringVar(credit, "credit", council.CreditPhase, "how rewards teach the bandits: phase (each pattern and window once per round, with its I/O nodes' mean reward; an interval the operation ran less than half of is merged with its neighbour under the same window, and the plan keeps that window until the phase's pull is whole), round (the same without merging, as before 2026-11-27) or node (each I/O node's reward apart, as the papers' Council)")
+	f.Func("node-credit", "the same as --credit node: each I/O node's reward apart, as the papers' Council", func(s string) error {
+		v, err := strconv.ParseBool(s)
+		if v {
+			*credit = council.CreditNode
+		}
+		return err
+	})
+	f.Lookup("node-credit").NoOptDefVal = "true"
 	f.Func("round-credit", "", func(s string) error {
 		v, err := strconv.ParseBool(s)
-		*nodeCredit = !v
+		if v {
+			*credit = council.CreditRound
+		}
 		return err
 	})
 	f.Lookup("round-credit").NoOptDefVal = "true"
-	_ = f.MarkDeprecated("round-credit", "a round is credited once by default; --node-credit restores the papers' credit per node")
+	_ = f.MarkDeprecated("round-credit", "use --credit round (or the default, --credit phase)")
 }
 
 // addSecurityFlags registers the NATS authentication and TLS flags.
@@ -101,7 +112,7 @@ func (c councilConfig) core() (council.Config, error) {
 	cc := council.Config{
 		Policy: c.Policy, Options: bandit.Options{Epsilon: c.Epsilon}, Windows: c.Windows, Default: c.Default,
 		Consensus: c.Consensus, Reward: c.Reward, Timeout: c.Timeout, Nodes: c.Nodes, Forget: c.Forget, MaxNodes: c.MaxNodes,
-		NoPlan: c.NoPlan, NodeCredit: c.NodeCredit,
+		NoPlan: c.NoPlan, Credit: c.Credit,
 	}
 	if c.Model != "" {
 		m, err := learn.LoadFile(c.Model)
