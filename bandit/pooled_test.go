@@ -172,3 +172,44 @@ func TestThompsonPoolState(t *testing.T) {
 		t.Fatalf("thompson-warm state with a pool: %v, want ErrState", err)
 	}
 }
+
+// The real demo's shared strided read context, offline: 7 windows whose
+// phase times are the means of three real demos' static rows (2026-11-27:
+// 0.887, 0.917, 1.00, 1.047, 1.077, 1.137 and 1.207 s from 125 us to 8 ms),
+// rewarded with the phase's bandwidth relative to the best and a spread of
+// 0.14 (one phase's pull at 500 ms reports), for the 48 pulls a run gives
+// it. Over the last half, thompson-pool's reads must be 10% faster than
+// the default window's (1 ms), the demo's target; at 1 s reports (24
+// pulls a run) its warm-up and log floor leave it no time, which is why
+// the demo reports every 500 ms (demo.DefaultInterval).
+func TestThompsonPoolDemoReads(t *testing.T) {
+	secs := []float64{0.887, 0.917, 1.00, 1.047, 1.077, 1.137, 1.207}
+	gain := func(steps int, sd float64) float64 {
+		var sum float64
+		var n int
+		for run := range uint64(400) {
+			rng := rand.New(rand.NewPCG(run, 25))
+			p, err := New("thompson-pool", len(secs), Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for s := range steps {
+				a, _ := p.(Chooser).Choose(rng)
+				p.Update(a, secs[0]/secs[a]+sd*rng.NormFloat64())
+				if s >= steps/2 {
+					sum += secs[a]
+					n++
+				}
+			}
+		}
+		return 1 - sum/float64(n)/secs[3]
+	}
+	half, whole := gain(48, 0.14), gain(24, 0.1)
+	t.Logf("last half's reads faster than the default by %.1f%% at 48 pulls, %.1f%% at 24", 100*half, 100*whole)
+	if half < 0.10 {
+		t.Errorf("%.1f%% faster than the default at 48 pulls, want >= 10%%", 100*half)
+	}
+	if whole > half {
+		t.Errorf("24 pulls (%.3f) did better than 48 (%.3f)", whole, half)
+	}
+}

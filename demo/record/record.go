@@ -143,7 +143,10 @@ type StaticResult struct {
 	Window time.Duration      `json:"-"` // 0 for the learning run (JSON: "window_us")
 	Label  string             `json:"label"`
 	Phases map[string]float64 `json:"phases"` // mean execution seconds per phase
-	Total  float64            `json:"total"`  // sum over phases of the mean seconds (one full cycle)
+	// SE is the standard error of each phase's mean, where the iterations
+	// are known (absent from reports written before 2026-11-27).
+	SE    map[string]float64 `json:"se,omitempty"`
+	Total float64            `json:"total"` // sum over phases of the mean seconds (one full cycle)
 }
 
 // Meta describes the run.

@@ -43,6 +43,32 @@ func TestStatsLinearTrend(t *testing.T) {
 	}
 }
 
+// The standard errors are the sample standard deviation over the square
+// root of the count, over all iterations and over the last half.
+func TestStatsStandardErrors(t *testing.T) {
+	r := New(Meta{})
+	for _, s := range []float64{9, 7, 4, 2} {
+		r.AddIteration(Iteration{Phase: "SS read", Seconds: s})
+	}
+	st := Stats(r.Snapshot().Iterations, "SS read")
+	// All: mean 5.5, squared deviations 12.25+2.25+2.25+12.25 = 29 over 3.
+	if want := math.Sqrt(29.0 / 3 / 4); math.Abs(st.SE-want) > 1e-12 {
+		t.Errorf("SE %v, want %v", st.SE, want)
+	}
+	// Last half {4, 2}: sd sqrt(2), over sqrt(2): 1.
+	if math.Abs(st.LastHalfSE-1) > 1e-12 {
+		t.Errorf("LastHalfSE %v, want 1", st.LastHalfSE)
+	}
+	if h := SummaryHalf(r.Snapshot().Iterations); math.Abs(h.SE["SS read"]-1) > 1e-12 || h.Phases["SS read"] != 3 {
+		t.Errorf("SummaryHalf %+v, want mean 3, standard error 1", h)
+	}
+	one := New(Meta{})
+	one.AddIteration(Iteration{Phase: "SS read", Seconds: 1})
+	if st := Stats(one.Snapshot().Iterations, "SS read"); st.SE != 0 || st.LastHalfSE != 0 {
+		t.Errorf("one iteration: SE %v, LastHalfSE %v, want 0", st.SE, st.LastHalfSE)
+	}
+}
+
 func TestIterationNumbering(t *testing.T) {
 	r := New(Meta{})
 	var got [][2]int

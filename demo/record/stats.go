@@ -17,10 +17,15 @@ type PhaseStats struct {
 	LastMean float64 `json:"last_mean"` // mean seconds over the last quarter (at least one)
 	// LastHalfMean is the mean seconds over the last half (at least one).
 	LastHalfMean float64 `json:"last_half_mean"`
-	Slope        float64 `json:"slope"`       // trend: seconds per iteration (least squares on K)
-	Intercept    float64 `json:"intercept"`   // trend value at K = 0
-	TrendFirst   float64 `json:"trend_first"` // trend value at the first iteration
-	TrendLast    float64 `json:"trend_last"`  // trend value at the last iteration
+	// SE and LastHalfSE are the standard errors of Mean and LastHalfMean
+	// (the iterations' sample standard deviation over the square root of
+	// their count; 0 for a single iteration).
+	SE         float64 `json:"se,omitempty"`
+	LastHalfSE float64 `json:"last_half_se,omitempty"`
+	Slope      float64 `json:"slope"`       // trend: seconds per iteration (least squares on K)
+	Intercept  float64 `json:"intercept"`   // trend value at K = 0
+	TrendFirst float64 `json:"trend_first"` // trend value at the first iteration
+	TrendLast  float64 `json:"trend_last"`  // trend value at the last iteration
 }
 
 // Phases returns the distinct phases of its in first-seen order.
@@ -79,6 +84,8 @@ func Stats(its []Iteration, phase string) PhaseStats {
 		tail += it.Seconds
 	}
 	st.LastHalfMean = tail / float64(h)
+	st.SE = stdErr(ps)
+	st.LastHalfSE = stdErr(ps[len(ps)-h:])
 	if d := n*sxx - sx*sx; d != 0 {
 		st.Slope = (n*sxy - sx*sy) / d
 	}
@@ -94,6 +101,24 @@ const (
 	LabelLastHalf    = "learning (last half)"
 )
 
+// stdErr is the standard error of the mean seconds of its (0 for fewer
+// than two).
+func stdErr(its []Iteration) float64 {
+	n := float64(len(its))
+	if n < 2 {
+		return 0
+	}
+	var m, v float64
+	for _, it := range its {
+		m += it.Seconds
+	}
+	m /= n
+	for _, it := range its {
+		v += (it.Seconds - m) * (it.Seconds - m)
+	}
+	return math.Sqrt(v / (n - 1) / n)
+}
+
 // Summary is the learning run reduced to one cycle of the experiment, for the
 // comparison with static windows: the mean seconds per phase over the last
 // quarter of each phase's iterations (after learning), and their sum.
@@ -104,7 +129,18 @@ func Summary(its []Iteration) StaticResult {
 // SummaryHalf is Summary over the last half of each phase's iterations:
 // learning judged with its second half, explorations included.
 func SummaryHalf(its []Iteration) StaticResult {
-	return summaryOf(its, LabelLastHalf, func(st PhaseStats) float64 { return st.LastHalfMean })
+	r := summaryOf(its, LabelLastHalf, func(st PhaseStats) float64 { return st.LastHalfMean })
+	r.SE = seOf(its, func(st PhaseStats) float64 { return st.LastHalfSE })
+	return r
+}
+
+// seOf is the standard error of each phase's figure that of picks.
+func seOf(its []Iteration, of func(PhaseStats) float64) map[string]float64 {
+	out := map[string]float64{}
+	for _, p := range Phases(its) {
+		out[p] = of(Stats(its, p))
+	}
+	return out
 }
 
 // summaryOf is one cycle of its: per phase the figure of its PhaseStats that
@@ -121,5 +157,7 @@ func summaryOf(its []Iteration, label string, of func(PhaseStats) float64) Stati
 
 // CycleMean is the mean seconds per phase over all iterations, summed over phases.
 func CycleMean(its []Iteration) StaticResult {
-	return summaryOf(its, "learning (all iterations)", func(st PhaseStats) float64 { return st.Mean })
+	r := summaryOf(its, "learning (all iterations)", func(st PhaseStats) float64 { return st.Mean })
+	r.SE = seOf(its, func(st PhaseStats) float64 { return st.SE })
+	return r
 }

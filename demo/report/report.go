@@ -434,14 +434,36 @@ func phaseVerdict(rows []record.StaticResult, phases []string) string {
 		if l > d {
 			than = "slower"
 		}
-		parts = append(parts, fmt.Sprintf("%s (the default %.0f%% slower than %s): learning %.1f%% %s than the default", p,
-			100*(d/best-1), WindowLabel(bestW), 100*math.Abs(1-l/d), than))
+		pm := ""
+		if se := gainSE(l, d, half.SE[p], def.SE[p]); se > 0 {
+			pm = fmt.Sprintf(" ± %.1f", 100*se)
+		}
+		parts = append(parts, fmt.Sprintf("%s (the default %.0f%% slower than %s): learning %.1f%s%% %s than the default", p,
+			100*(d/best-1), WindowLabel(bestW), 100*math.Abs(1-l/d), pm, than))
 	}
 	if len(parts) == 0 {
 		return fmt.Sprintf("In no phase is the default window (%s) 15%% or more slower than the best static window.", WindowLabel(sched.DefaultWindow))
 	}
-	return fmt.Sprintf("Over the last half of its iterations, learning takes %.2f s a cycle (%.0f%% of the best static window's). Where the default window matters: %s.",
-		half.Total, 100*half.Total/minStatic(rows), strings.Join(parts, "; "))
+	return fmt.Sprintf("Over the last half of its iterations, learning takes %.2f s a cycle (%.0f%% of the best static window's). Where the default window matters: %s.%s",
+		half.Total, 100*half.Total/minStatic(rows), strings.Join(parts, "; "), seNote(half, def))
+}
+
+// gainSE is the standard error of learning's gain 1 - l/d over the default
+// (l and d mean seconds with standard errors sl and sd, independent; the
+// first-order propagation); 0 when either is unknown.
+func gainSE(l, d, sl, sd float64) float64 {
+	if !(sl > 0) || !(sd > 0) || !(l > 0) || !(d > 0) {
+		return 0
+	}
+	return l / d * math.Sqrt(sl*sl/(l*l)+sd*sd/(d*d))
+}
+
+// seNote says what the ± of phaseVerdict are, when it gave any.
+func seNote(half, def *record.StaticResult) string {
+	if len(half.SE) == 0 || len(def.SE) == 0 {
+		return ""
+	}
+	return " ± is one standard error, from the spread of each phase's iterations (each static window runs --compare iterations)."
 }
 
 // minStatic is the shortest cycle of a static window.

@@ -154,6 +154,13 @@ func TestPhaseVerdict(t *testing.T) {
 	if got := phaseVerdict(rows, []string{"W", "R"}); got != want {
 		t.Errorf("phaseVerdict:\n got %s\nwant %s", got, want)
 	}
+	// With the standard errors known, the gain carries its own:
+	// 0.9 * sqrt((0.3/9)^2 + (0.4/10)^2) = 0.0469.
+	rows[0].SE = map[string]float64{"W": 0.4, "R": 0.1}
+	rows[2].SE = map[string]float64{"W": 0.3, "R": 0.1}
+	if got := phaseVerdict(rows, []string{"W", "R"}); !strings.Contains(got, "learning 10.0 ± 4.7% faster than the default.") || !strings.Contains(got, "one standard error") {
+		t.Errorf("phaseVerdict with standard errors: %s", got)
+	}
 	rows[0].Phases["W"] = 9
 	if got := phaseVerdict(rows, []string{"W", "R"}); !strings.HasPrefix(got, "In no phase") {
 		t.Errorf("phaseVerdict with the default within 15%% everywhere = %q", got)
