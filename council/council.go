@@ -341,15 +341,27 @@ type creditKey struct {
 // count, and the operation's bytes, the spans it ran and the intervals'
 // lengths, summed over the reports.
 type creditSum struct {
-	sum   float64
-	n     int
-	bytes float64
-	span  time.Duration
-	iv    time.Duration
+	sum    float64
+	n      int
+	bytes  float64
+	span   time.Duration
+	iv     time.Duration
+	rounds int // rounds merged (carried pulls)
 }
 
 func (s creditSum) add(o creditSum) creditSum {
-	return creditSum{s.sum + o.sum, s.n + o.n, s.bytes + o.bytes, s.span + o.span, s.iv + o.iv}
+	return creditSum{s.sum + o.sum, s.n + o.n, s.bytes + o.bytes, s.span + o.span, s.iv + o.iv, s.rounds + o.rounds}
+}
+
+// maxMerge is how many rounds one pull merges at most: a phase's head, one
+// whole interval and its tail. An operation that runs a small part of every
+// interval for long is thus a pull every maxMerge rounds, and its plan is
+// drawn afresh as often, instead of being held for good.
+const maxMerge = 3
+
+// extends reports whether the carried pull s merges the round's x.
+func (s creditSum) extends(x creditSum) bool {
+	return s.rounds < maxMerge && (s.partial() || x.partial())
 }
 
 // partial reports whether the operation ran for less than half of the
@@ -593,9 +605,10 @@ func (c *Council) creditRound() []Pull {
 		credit, c.pending = c.pending, credit
 	} else {
 		for k, x := range c.pending {
+			x.rounds = 1
 			a, ok := c.carry[k]
 			switch {
-			case ok && (a.partial() || x.partial()):
+			case ok && a.extends(x):
 				c.carry[k] = a.add(x)
 			case ok:
 				credit[k] = a
@@ -797,7 +810,7 @@ func (c *Council) held(op rw.Op, ctx string) (PlanEntry, bool) {
 		if e.Op != op.String() || e.Context != ctx {
 			continue
 		}
-		if s, ok := c.carry[creditKey{ctx, c.arm(e.Window)}]; ok && s.partial() {
+		if s, ok := c.carry[creditKey{ctx, c.arm(e.Window)}]; ok && s.partial() && s.rounds < maxMerge {
 			e.Held, e.Prob, e.Explore = true, 1, false
 			return e, true
 		}

@@ -878,3 +878,39 @@ func TestPhaseCreditFullIntervals(t *testing.T) {
 		t.Errorf("estimate %v, want the mean 2e8", v)
 	}
 }
+
+// An operation that runs a small part of every interval for long is a
+// pull every 3 rounds (maxMerge), and its plan is drawn afresh as often.
+func TestPhaseCreditBoundsMerging(t *testing.T) {
+	c := newCouncil(t, Config{Nodes: 1, Policy: "greedy"})
+	ctx := Context(access.SS, rw.Read)
+	var rp reporter
+	held := 0
+	const rounds = 40
+	for r := range uint64(rounds) {
+		w := c.Window()
+		if d := c.plan; len(d) > 0 {
+			w = d[0].Window
+		}
+		mustObserve(t, c, 0, rp.report(readPart(0, w, 200*time.Millisecond, 1e8), r))
+		d, ok, _ := c.Poll(0)
+		if !ok {
+			t.Fatalf("round %d did not close", r+1)
+		}
+		if len(d.Plan) > 0 && d.Plan[0].Held {
+			held++
+		} else {
+			held = 0
+		}
+		if held >= 3 {
+			t.Fatalf("round %d: the plan held for %d rounds in a row", r+1, held)
+		}
+	}
+	var n int64
+	for _, x := range c.bands.Policy(ctx).Counts() {
+		n += x
+	}
+	if n < rounds/3-1 {
+		t.Errorf("%d pulls after %d rounds of a partial operation, want about one every 3 rounds", n, rounds)
+	}
+}
