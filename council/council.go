@@ -87,21 +87,22 @@ type Config struct {
 	NoPlan bool
 	// Credit is how rewards teach the policies (Decision.Credit):
 	//
-	// CreditPhase (the default): the rounds' rewards of each (context,
-	// window) are pulls, except that an interval whose operation ran for
-	// less than half of it is merged with the interval of the same
-	// (context, window) before or after it into one pull, whose reward is
-	// their bytes over their spans (Reward op-bandwidth; the mean of their
-	// rewards otherwise); and a plan keeps a direction's window while its
-	// context's pull is still partial (PlanEntry.Held), so that a short
-	// phase is one pull under one window. Why: a phase about as long as the
-	// interval straddles two intervals, and its tail, the last processes
-	// finishing, earned a reward a third lower than the rest and noisier;
-	// credited apart, and often under the window drawn at the boundary, the
-	// tails doubled the spread of the real demo's 1 s read rewards (static
-	// runs: a standard deviation of 13 to 18 MB/s around 56 to 78 per
-	// interval, 5 to 10 per phase). A pull is credited when the round after
-	// the interval it ends with closes: that round may still add a tail.
+	// CreditPhase (the default): the consecutive rounds in which a
+	// context's reports ran one window are one pull, up to MaxPull of
+	// intervals, whose reward is their bytes over their spans (Reward
+	// op-bandwidth; the mean of their rewards otherwise); and a plan keeps
+	// a direction's window while its context's pull is open
+	// (PlanEntry.Held), so that a phase up to MaxPull long runs under one
+	// window and is one pull. Why: a phase about as long as the interval
+	// straddles two or three of them, and its tail, the last processes
+	// finishing, earned a reward a third to a half of the rest (in the real
+	// demo, 11 to 38 MB/s against 60 to 90 for the shared strided reads,
+	// over most of the interval); credited apart, and often under the
+	// window drawn at the boundary, the tails doubled the spread of the
+	// reads' rewards (static runs: a standard deviation of 13 to 18 MB/s
+	// around 56 to 78 per interval, 5 to 10 per phase) and gave the window
+	// drawn for them a reward of the tail alone. A pull is credited when
+	// the round after its last closes: that round may still extend it.
 	//
 	// CreditRound (before 2026-11-27): each round credits each (context,
 	// window) once, when it closes, with the mean of the rewards its nodes
@@ -267,7 +268,7 @@ type PlanEntry struct {
 	Explore bool          `json:"explore,omitempty"` // Window was drawn to explore Context
 	Prob    float64       `json:"prob"`              // probability with which Window was chosen
 	// Held: Window is the previous plan's, kept because Context's pull
-	// under it is still partial (Config.Credit phase); Prob is then 1.
+	// under it is still open (Config.Credit phase); Prob is then 1.
 	Held bool `json:"held,omitempty"`
 }
 
@@ -346,27 +347,30 @@ type creditSum struct {
 	bytes  float64
 	span   time.Duration
 	iv     time.Duration
-	rounds int // rounds merged (carried pulls)
+	length time.Duration // the intervals merged (carried pulls): each round's mean report interval
 }
 
 func (s creditSum) add(o creditSum) creditSum {
-	return creditSum{s.sum + o.sum, s.n + o.n, s.bytes + o.bytes, s.span + o.span, s.iv + o.iv, s.rounds + o.rounds}
+	return creditSum{s.sum + o.sum, s.n + o.n, s.bytes + o.bytes, s.span + o.span, s.iv + o.iv, s.length + o.length}
 }
 
-// maxMerge is how many rounds one pull merges at most: a phase's head, one
-// whole interval and its tail. An operation that runs a small part of every
-// interval for long is thus a pull every maxMerge rounds, and its plan is
-// drawn afresh as often, instead of being held for good.
-const maxMerge = 3
+// MaxPull is how long one pull of CreditPhase lasts at most, in report
+// intervals: a phase of up to 2 s is one pull (4 rounds at the demo's
+// 500 ms reports, 2 at the papers' 1 s), a longer one a pull every 2 s,
+// its window drawn afresh as often.
+const MaxPull = 2 * time.Second
 
-// extends reports whether the carried pull s merges the round's x.
-func (s creditSum) extends(x creditSum) bool {
-	return s.rounds < maxMerge && (s.partial() || x.partial())
+// open reports whether the carried pull s may still be extended.
+func (s creditSum) open() bool { return s.length < MaxPull }
+
+// roundLength is the length a round's rewards x add to a pull: their mean
+// report interval (1 s for reports that do not say).
+func roundLength(x creditSum) time.Duration {
+	if x.n > 0 && x.iv > 0 {
+		return x.iv / time.Duration(x.n)
+	}
+	return time.Second
 }
-
-// partial reports whether the operation ran for less than half of the
-// reports' intervals (false when they did not say).
-func (s creditSum) partial() bool { return s.span > 0 && 2*s.span < s.iv }
 
 // reward is the pull's reward: with op-bandwidth, the bytes over the spans
 // (the bandwidth while the operation ran, over every report merged);
@@ -594,9 +598,9 @@ func (c *Council) Deadline() time.Duration {
 
 // creditRound credits the round's pending rewards, each (context, arm)
 // once, in a fixed order: with Config.Credit round at once, with their
-// mean; with phase merged with the carried pull of the same (context, arm)
-// when either is partial, a carried pull being credited when the round
-// neither extends it nor merges with it.
+// mean; with phase added to the carried pull of the same (context, arm)
+// while it is open (shorter than MaxPull), a carried pull being credited
+// when the round does not extend it.
 func (c *Council) creditRound() []Pull {
 	opbw := c.cfg.Reward == RewardOpBandwidth
 	var due []creditKey
@@ -605,10 +609,10 @@ func (c *Council) creditRound() []Pull {
 		credit, c.pending = c.pending, credit
 	} else {
 		for k, x := range c.pending {
-			x.rounds = 1
+			x.length = roundLength(x)
 			a, ok := c.carry[k]
 			switch {
-			case ok && a.extends(x):
+			case ok && a.open():
 				c.carry[k] = a.add(x)
 			case ok:
 				credit[k] = a
@@ -803,14 +807,14 @@ func (c *Council) makePlan(d Decision, gov bandit.Choice) []PlanEntry {
 }
 
 // held returns the previous plan's entry for op, held, when its context is
-// still ctx and its pull under the entry's window is partial: the phase
+// still ctx and its pull under the entry's window is open: the phase
 // finishes under the window it began with, one pull.
 func (c *Council) held(op rw.Op, ctx string) (PlanEntry, bool) {
 	for _, e := range c.plan {
 		if e.Op != op.String() || e.Context != ctx {
 			continue
 		}
-		if s, ok := c.carry[creditKey{ctx, c.arm(e.Window)}]; ok && s.partial() && s.rounds < maxMerge {
+		if s, ok := c.carry[creditKey{ctx, c.arm(e.Window)}]; ok && s.open() {
 			e.Held, e.Prob, e.Explore = true, 1, false
 			return e, true
 		}

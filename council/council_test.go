@@ -380,6 +380,7 @@ func TestConfigValidation(t *testing.T) {
 		{Policy: "nope"},
 		{Consensus: "dictator"},
 		{Reward: "joy"},
+		{Credit: "sometimes"},
 		{Default: 3 * time.Millisecond},
 		{Windows: []time.Duration{1, 1}, Default: 1},
 		{Nodes: -1},
@@ -793,18 +794,21 @@ func readPart(node int, w time.Duration, span time.Duration, bw float64) access.
 	return o
 }
 
-// By default a phase's intervals that ran for less than half their length
-// are one pull with the phase's bytes over its spans, credited when the
-// round after the phase closes, and the plan keeps the phase's window
-// while its pull is partial.
-func TestPhaseCreditMergesPartialIntervals(t *testing.T) {
+// By default the consecutive rounds in which a context ran one window are
+// one pull, up to MaxPull of intervals, with the phase's bytes over its
+// spans, credited when the round after the phase closes; the plan keeps
+// the phase's window while its pull is open.
+func TestPhaseCreditOnePullAPhase(t *testing.T) {
 	c := newCouncil(t, Config{Nodes: 2, Policy: "greedy"})
 	ctx := Context(access.SS, rw.Read)
 	var rp reporter
+	const iv = 500 * time.Millisecond
 	round := func(r uint64, o func(node int) access.Observation) Decision {
 		t.Helper()
 		for n := range 2 {
-			mustObserve(t, c, 0, rp.report(o(n), r))
+			x := o(n)
+			x.Interval = iv
+			mustObserve(t, c, 0, rp.report(x, r))
 		}
 		d, ok, _ := c.Poll(0)
 		if !ok || d.Credit != CreditPhase {
@@ -820,53 +824,64 @@ func TestPhaseCreditMergesPartialIntervals(t *testing.T) {
 	}
 	// Round 1 reads under a window that is not an arm (a node that did
 	// not follow): nothing is credited, and the plan draws a read window P.
-	d := round(0, func(n int) access.Observation { return readPart(n, 3*time.Millisecond, 900*time.Millisecond, 1e8) })
+	d := round(0, func(n int) access.Observation { return readPart(n, 3*time.Millisecond, 450*time.Millisecond, 1e8) })
 	p := d.PlanWindow(rw.Read)
-	// Round 2 reads for part of its second under P: round 2's plan holds P.
-	d = round(1, func(n int) access.Observation { return readPart(n, p, 300*time.Millisecond, 2e8) })
-	if e := d.Plan[0]; e.Op != "read" || !e.Held || e.Window != p || e.Prob != 1 || e.Explore {
-		t.Fatalf("round 2 plan %+v, want the read window %v held with probability 1", d.Plan, p)
+	// Rounds 2 to 4 read under P, the last the phase's slow tail: the plan
+	// holds P throughout, and nothing is credited while the phase runs.
+	parts := []struct {
+		span time.Duration
+		bw   float64
+	}{{500 * time.Millisecond, 2e8}, {500 * time.Millisecond, 1e8}, {400 * time.Millisecond, 3e7}}
+	for i, x := range parts {
+		d = round(uint64(i+1), func(n int) access.Observation { return readPart(n, p, x.span, x.bw) })
+		if e := d.Plan[0]; e.Op != "read" || !e.Held || e.Window != p || e.Prob != 1 || e.Explore || pulls() != 0 {
+			t.Fatalf("round %d: plan %+v, %d pulls; want the read window %v held with probability 1 and no pull yet", i+2, d.Plan, pulls(), p)
+		}
 	}
-	// Round 3 is the phase's tail under P: still partial, merged, held.
-	d = round(2, func(n int) access.Observation { return readPart(n, p, 100*time.Millisecond, 5e7) })
-	if !d.Plan[0].Held || pulls() != 0 {
-		t.Fatalf("round 3: plan %+v, %d pulls, want held and none (the phase's pull still open)", d.Plan, pulls())
-	}
-	// Round 4 has no reads: the phase's pull is credited, once, with its
-	// bytes over its spans.
-	d = round(3, func(n int) access.Observation { return obs(n, access.FPP, rw.Write, p, 1e8) })
+	// Round 5 has no reads: the phase is one pull, its bytes over its spans.
+	d = round(4, func(n int) access.Observation { return obs(n, access.FPP, rw.Write, p, 1e8) })
 	a := c.arm(p)
 	if got := c.bands.Policy(ctx).Counts()[a]; got != 1 || pulls() != 1 {
 		t.Fatalf("after the phase: %v pulled %d times (%d pulls in all), want 1", p, got, pulls())
 	}
-	want := (2*0.3*2e8 + 2*0.1*5e7) / (2*0.3 + 2*0.1)
-	if v := c.bands.Policy(ctx).Values()[a]; math.Abs(v-want) > 1 {
-		t.Errorf("phase pull %v, want the bytes over the spans %v", v, want)
+	var bytes, spans float64
+	for _, x := range parts {
+		bytes += 2 * float64(int64(x.bw*x.span.Seconds()))
+		spans += 2 * x.span.Seconds()
+	}
+	if v := c.bands.Policy(ctx).Values()[a]; math.Abs(v-bytes/spans) > 1 {
+		t.Errorf("phase pull %v, want the bytes over the spans %v", v, bytes/spans)
+	}
+	if len(d.Pulls) != 1 || d.Pulls[0].Context != ctx || d.Pulls[0].Window != p || d.Pulls[0].Reports != 6 {
+		t.Errorf("round 5 logs pulls %+v, want one of %s under %v merging 6 reports", d.Pulls, ctx, p)
 	}
 	for _, e := range d.Plan {
 		if e.Held {
-			t.Errorf("round 4 plan %+v holds a window after the phase", d.Plan)
+			t.Errorf("round 5 plan %+v holds a window after the phase", d.Plan)
 		}
 	}
 }
 
-// Full intervals are a pull each, credited a round late (the next round
-// may add a tail), and the plan is drawn afresh each round.
-func TestPhaseCreditFullIntervals(t *testing.T) {
-	c := newCouncil(t, Config{Nodes: 1, Policy: "greedy", Reward: RewardBandwidth})
+// A phase longer than MaxPull is a pull every MaxPull (2 rounds of 1 s),
+// its window held within a pull (once a plan gave it) and drawn afresh
+// between them.
+func TestPhaseCreditLongPhase(t *testing.T) {
+	c := newCouncil(t, Config{Nodes: 1, Policy: "greedy", Reward: RewardBandwidth, Windows: []time.Duration{time.Millisecond}})
 	var rp reporter
 	w := c.Window()
 	ctx := Context(access.SS, rw.Write)
-	for r := range uint64(3) {
+	for r, want := range []struct {
+		pulls int64
+		held  bool
+	}{{0, false}, {0, false}, {1, true}, {1, false}, {2, true}} {
 		mustObserve(t, c, 0, rp.report(obs(0, access.SS, rw.Write, w, 1e8*float64(r+1)), 0))
 		d, _, _ := c.Poll(0)
+		var held bool
 		for _, e := range d.Plan {
-			if e.Held {
-				t.Fatalf("round %d: plan %+v held after a full interval", r+1, d.Plan)
-			}
+			held = held || e.Held
 		}
-		if got, want := c.bands.Policy(ctx).Counts()[c.arm(w)], int64(r); got != want {
-			t.Fatalf("after round %d: %d pulls, want %d", r+1, got, want)
+		if got := c.bands.Policy(ctx).Counts()[c.arm(w)]; got != want.pulls || held != want.held {
+			t.Fatalf("after round %d: %d pulls, plan held %v; want %d, %v", r+1, got, held, want.pulls, want.held)
 		}
 	}
 	mustObserve(t, c, 0, rp.report(obs(0, access.FPP, rw.Read, w, 1e8), 0))
@@ -874,14 +889,15 @@ func TestPhaseCreditFullIntervals(t *testing.T) {
 	if got := c.bands.Policy(ctx).Counts()[c.arm(w)]; got != 3 {
 		t.Fatalf("after the phase: %d pulls, want 3", got)
 	}
-	if v := c.bands.Policy(ctx).Values()[c.arm(w)]; math.Abs(v-2e8) > 1e-6 {
-		t.Errorf("estimate %v, want the mean 2e8", v)
+	// Pulls of rounds {1, 2}, {3, 4}, {5}: means 1.5e8, 3.5e8, 5e8.
+	if v := c.bands.Policy(ctx).Values()[c.arm(w)]; math.Abs(v-10e8/3) > 1 {
+		t.Errorf("estimate %v, want the mean of the pulls %v", v, 10e8/3)
 	}
 }
 
-// An operation that runs a small part of every interval for long is a
-// pull every 3 rounds (maxMerge), and its plan is drawn afresh as often.
-func TestPhaseCreditBoundsMerging(t *testing.T) {
+// An operation that runs a small part of every interval for long is a pull
+// every MaxPull (2 rounds of 1 s), and its plan is drawn afresh as often.
+func TestPhaseCreditBoundsPulls(t *testing.T) {
 	c := newCouncil(t, Config{Nodes: 1, Policy: "greedy"})
 	ctx := Context(access.SS, rw.Read)
 	var rp reporter

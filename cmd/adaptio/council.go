@@ -78,22 +78,20 @@ func addCoreFlags(cmd *cobra.Command, cfg *councilConfig) {
 func addCreditFlags(cmd *cobra.Command, credit *string) {
 	f := cmd.Flags()
 	f.StringVar(credit, "credit", council.CreditPhase, "how rewards teach the bandits: phase (each pattern and window once per round, with its I/O nodes' mean reward; an interval the operation ran less than half of is merged with its neighbour under the same window, and the plan keeps that window until the phase's pull is whole), round (the same without merging, as before 2026-11-27) or node (each I/O node's reward apart, as the papers' Council)")
-	f.Func("node-credit", "the same as --credit node: each I/O node's reward apart, as the papers' Council", func(s string) error {
+	f.BoolFunc("node-credit", "the same as --credit node: each I/O node's reward apart, as the papers' Council", func(s string) error {
 		v, err := strconv.ParseBool(s)
 		if v {
 			*credit = council.CreditNode
 		}
 		return err
 	})
-	f.Lookup("node-credit").NoOptDefVal = "true"
-	f.Func("round-credit", "", func(s string) error {
+	f.BoolFunc("round-credit", "", func(s string) error {
 		v, err := strconv.ParseBool(s)
 		if v {
 			*credit = council.CreditRound
 		}
 		return err
 	})
-	f.Lookup("round-credit").NoOptDefVal = "true"
 	_ = f.MarkDeprecated("round-credit", "use --credit round (or the default, --credit phase)")
 }
 

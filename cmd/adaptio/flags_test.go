@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/spf13/cobra"
 )
 
 func TestZeroIsRefusedWhereItWouldMeanDefault(t *testing.T) {
@@ -77,6 +79,31 @@ func TestForwardSkipEmptyDefault(t *testing.T) {
 		nodes, _ := cmd.Flags().GetInt("nodes")
 		if got := skipEmpty(cmd.Flags(), set, nodes); got != tt.want {
 			t.Errorf("forward %v: skip-empty %v, want %v", tt.args, got, tt.want)
+		}
+	}
+}
+
+// --credit takes phase (the default), round or node; --node-credit and the
+// deprecated --round-credit are its shorthands.
+func TestCreditFlags(t *testing.T) {
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{nil, "phase"},
+		{[]string{"--credit", "round"}, "round"},
+		{[]string{"--node-credit"}, "node"},
+		{[]string{"--round-credit"}, "round"},
+		{[]string{"--node-credit=false"}, "phase"},
+	} {
+		cmd := &cobra.Command{}
+		var credit string
+		addCreditFlags(cmd, &credit)
+		if err := cmd.ParseFlags(tt.args); err != nil {
+			t.Fatalf("%v: %v", tt.args, err)
+		}
+		if credit != tt.want {
+			t.Errorf("%v: credit %q, want %q", tt.args, credit, tt.want)
 		}
 	}
 }
