@@ -36,7 +36,7 @@ var (
 type Config struct {
 	Sim        bool          // run in the simulator, in virtual time
 	Duration   time.Duration // stop after this much run time (wall clock; virtual time with Sim); 0: no limit
-	Iterations int           // experiment iterations, each one pass of every phase (default: 120 with Sim, 24 otherwise)
+	Iterations int           // experiment iterations, each one pass of every phase (default: 120 with Sim, DefaultIterations otherwise)
 	StateDir   string        // learned state and decision log (default ./adaptio-state)
 	Static     time.Duration // a fixed TWINS window instead of learning (0: learn); must be one of sched.Windows
 	HTTP       string        // dashboard address ("" = none; port 0 picks a free one)
@@ -121,10 +121,16 @@ const (
 	// between runs).
 	DefaultCompare = 3
 	// DefaultInterval is half the papers' second: the demo's shared
-	// strided reads last about a second, and at one report a second a run
-	// gave their context one pull a phase (docs/performance.md, "Stop 25"),
-	// too few for 7 windows in 24 iterations.
+	// strided reads last 0.8 to 1.4 s, three or four half-seconds, all
+	// within one pull of council.MaxPull (2 s), where at 1 s reports a read
+	// of three intervals left its tail to a pull of its own.
 	DefaultInterval = 500 * time.Millisecond
+	// DefaultIterations of the real stack: the shared strided reads are one
+	// pull a phase (council.CreditPhase), and 24 iterations left their 7
+	// windows 24 pulls, most of them the policy's warm-up (a run of
+	// 2026-11-27 exploited the best read window from its 20th iteration);
+	// 48 take about 7.5 minutes (docs/performance.md, "Stop 25").
+	DefaultIterations = 48
 	// DefaultServerTimeScale is 1: the data servers as modelled.
 	DefaultServerTimeScale = 1.0
 	DefaultPolicy          = council.DefaultPolicy
@@ -133,7 +139,7 @@ const (
 // WithDefaults returns c with zero fields set.
 func (c Config) WithDefaults() Config {
 	if c.Iterations == 0 {
-		c.Iterations = 24
+		c.Iterations = DefaultIterations
 		if c.Sim {
 			c.Iterations = 120
 		}

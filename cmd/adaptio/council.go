@@ -77,7 +77,7 @@ func addCoreFlags(cmd *cobra.Command, cfg *councilConfig) {
 // deprecated.
 func addCreditFlags(cmd *cobra.Command, credit *string) {
 	f := cmd.Flags()
-	f.StringVar(credit, "credit", council.CreditPhase, "how rewards teach the bandits: phase (each pattern and window once per round, with its I/O nodes' mean reward; an interval the operation ran less than half of is merged with its neighbour under the same window, and the plan keeps that window until the phase's pull is whole), round (the same without merging, as before 2026-11-27) or node (each I/O node's reward apart, as the papers' Council)")
+	f.StringVar(credit, "credit", council.CreditPhase, "how rewards teach the bandits: phase (the consecutive rounds in which a pattern ran one window are one pull of up to 2 s, its bytes over its spans, and the plan keeps that window while the pull is open: a short phase is one pull under one window), round (each round a pull, with its I/O nodes' mean reward, as before 2026-11-27) or node (each I/O node's reward apart, as the papers' Council)")
 	f.BoolFunc("node-credit", "the same as --credit node: each I/O node's reward apart, as the papers' Council", func(s string) error {
 		v, err := strconv.ParseBool(s)
 		if v {

@@ -42,7 +42,7 @@ under each static window.
 Files written: --report (default report.html); in --state (default ./adaptio-state): the
 learned state (a second run continues learning from it) and the decision log of the last
 run (decisions-sim.jsonl with --sim).`,
-		Example: `  adaptio demo                       # the real stack, 24 iterations (about 4 minutes)
+		Example: `  adaptio demo                       # the real stack, 48 iterations (about 8 minutes)
   adaptio demo --sim                 # 120 iterations in the simulator, in seconds
   adaptio demo --sim --static 8ms    # no learning, one fixed window, for comparison
   adaptio demo --http 127.0.0.1:0    # dashboard on a free port (printed at start)`,
@@ -102,7 +102,7 @@ run (decisions-sim.jsonl with --sim).`,
 	f := cmd.Flags()
 	f.BoolVar(&cfg.Sim, "sim", false, "run the experiment in the simulator, in virtual time")
 	f.DurationVar(&cfg.Duration, "duration", 0, "stop after this much run time (virtual time with --sim); 0: run all iterations")
-	f.IntVar(&cfg.Iterations, "iterations", 0, "experiment iterations, each one pass of every phase (default 120 with --sim, 24 otherwise: about 4 minutes on the real stack, enough for learning to settle in its second half)")
+	f.IntVar(&cfg.Iterations, "iterations", 0, "experiment iterations, each one pass of every phase (default 120 with --sim, 48 otherwise: about 8 minutes on the real stack, enough for learning to settle in its second half)")
 	f.StringVar(&cfg.StateDir, "state", demo.DefaultStateDir, "directory of the learned state and the decision log; a second run continues learning")
 	f.StringVar(&static, "static", "", "use this fixed TWINS window (125us, 250us, 500us, 1ms, 2ms, 4ms or 8ms) instead of learning")
 	f.StringVar(&cfg.HTTP, "http", "127.0.0.1:8080", "dashboard address (port 0, or the port taken: a free port, printed at start; empty: no dashboard)")
