@@ -736,6 +736,14 @@ func (c *Council) close(now time.Duration) Decision {
 	if !c.cfg.NoPlan {
 		c.plan = c.makePlan(d, ch)
 		d.Plan = c.plan
+		// A held entry of the governing context is the decision too: the
+		// window stays for the pull that is still open.
+		for _, e := range c.plan {
+			if e.Held && e.Context == d.Context {
+				d.Window, d.Explore, d.Prob = e.Window, false, 1
+				c.window = d.Window
+			}
+		}
 	}
 	return d
 }

@@ -685,7 +685,7 @@ func TestSnapshotKeepsThePlansTransitions(t *testing.T) {
 // context's best window; the plan's entry for the governing context's
 // direction is still that context's own choice.
 func TestPlanTakesEachContextsOwnWindow(t *testing.T) {
-	c := newCouncil(t, Config{Nodes: 4, Policy: "greedy"})
+	c := newCouncil(t, Config{Nodes: 4, Policy: "greedy", Credit: CreditRound})
 	var rp reporter
 	now := time.Duration(0)
 	round := func(ctx func(n int) (access.Class, rw.Op, time.Duration, float64)) Decision {

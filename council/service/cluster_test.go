@@ -148,7 +148,7 @@ func TestNATSClusterKeepsLearningThroughNodeLoss(t *testing.T) {
 	// default 500 ms, so that a report delayed by a loaded machine (the
 	// suite runs packages side by side) still joins its round, and every
 	// round credits one reward, as the final count asserts.
-	opts := Options{URL: cl.url(), Replicas: 3, Prefix: "adaptio.cluster", Core: council.Config{Nodes: 2, Timeout: 3 * time.Second}, Seed: 5}
+	opts := Options{URL: cl.url(), Replicas: 3, Prefix: "adaptio.cluster", Core: council.Config{Nodes: 2, Timeout: 3 * time.Second, Credit: council.CreditRound}, Seed: 5}
 	s1 := startService(t, opts)
 	nc := connect(t, cl.url(), nats.MaxReconnects(-1), nats.ReconnectWait(100*time.Millisecond))
 	nodes := []*node{{id: 0, nc: nc, subj: s1.Subjects()}, {id: 1, nc: nc, subj: s1.Subjects()}}

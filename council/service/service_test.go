@@ -156,7 +156,7 @@ func connect(t *testing.T, url string, opts ...nats.Option) *nats.Conn {
 func TestRestartResumesLearning(t *testing.T) {
 	dir := t.TempDir()
 	var logbuf bytes.Buffer
-	opts := Options{StateDir: dir, Prefix: "adaptio.g1", Core: council.Config{Nodes: 2}, Seed: 3, DecisionLog: &logbuf}
+	opts := Options{StateDir: dir, Prefix: "adaptio.g1", Core: council.Config{Nodes: 2, Credit: council.CreditRound}, Seed: 3, DecisionLog: &logbuf}
 
 	started := time.Now()
 	s1 := startService(t, opts)
@@ -480,7 +480,7 @@ func readPersisted(t *testing.T, nc *nats.Conn, bucket string) council.Status {
 // (here: another window set) refuses to start and leaves the state intact.
 func TestFailedStartKeepsState(t *testing.T) {
 	dir := t.TempDir()
-	opts := Options{StateDir: dir, Core: council.Config{Nodes: 1}}
+	opts := Options{StateDir: dir, Core: council.Config{Nodes: 1, Credit: council.CreditRound}}
 	s1 := startService(t, opts)
 	nc := connect(t, s1.ClientURL())
 	dec := listen(t, nc, s1.Subjects())
