@@ -17,6 +17,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/adaptio/adaptio/bandit"
 	"github.com/adaptio/adaptio/council"
@@ -68,23 +69,27 @@ func addCoreFlags(cmd *cobra.Command, cfg *councilConfig) {
 	f.IntVar(&cfg.MaxNodes, "max-nodes", council.DefaultMaxNodes, "reports from I/O node indexes >= this are refused (bounds the state a rogue reporter can create)")
 	f.StringVar(&cfg.Model, "model", "", "access-pattern model file (from \"adaptio detect train\"; empty: the embedded default model)")
 	f.Uint64Var(&cfg.Seed, "seed", 1, "seed of the Council's random choices")
-	addCreditFlags(cmd, &cfg.Credit)
+	addCreditFlags(f, &cfg.Credit, "")
+	addRoundCreditFlag(f, &cfg.Credit)
 	f.BoolVar(&cfg.NoPlan, "no-plan", false, "decide one window only, as the papers' Council; by default each decision also carries a window for reads and one for writes, for the pattern each direction is expected to take next, which the I/O nodes apply as soon as their requests turn")
 }
 
-// addCreditFlags registers --credit, and --node-credit, its papers' mode
-// by a name of its own; --round-credit, the default for a while, is
-// deprecated.
-func addCreditFlags(cmd *cobra.Command, credit *string) {
-	f := cmd.Flags()
-	f.StringVar(credit, "credit", council.CreditPhase, "how rewards teach the bandits: phase (the consecutive rounds in which a pattern ran one window are one pull of up to 2 s, its bytes over its spans, and the plan keeps that window while the pull is open: a short phase is one pull under one window), round (each round a pull, with its I/O nodes' mean reward, as before 2026-11-27) or node (each I/O node's reward apart, as the papers' Council)")
-	f.BoolFunc("node-credit", "the same as --credit node: each I/O node's reward apart, as the papers' Council", func(s string) error {
+// addCreditFlags registers --credit and --node-credit, its papers' mode by
+// a name of its own; when prefixes their help ("with --learn: ").
+func addCreditFlags(f *pflag.FlagSet, credit *string, when string) {
+	f.StringVar(credit, "credit", council.CreditPhase, when+"how rewards teach the bandits: phase (the consecutive rounds in which a pattern ran one window are one pull of up to 2 s, its bytes over its spans, and the plan keeps that window while the pull is open: a short phase is one pull under one window), round (each round a pull, with its I/O nodes' mean reward, as before 2026-11-27) or node (each I/O node's reward apart, as the papers' Council)")
+	f.BoolFunc("node-credit", when+"the same as --credit node: each I/O node's reward apart, as the papers' Council", func(s string) error {
 		v, err := strconv.ParseBool(s)
 		if v {
 			*credit = council.CreditNode
 		}
 		return err
 	})
+}
+
+// addRoundCreditFlag registers --round-credit, the default for a while
+// (deprecated: --credit round).
+func addRoundCreditFlag(f *pflag.FlagSet, credit *string) {
 	f.BoolFunc("round-credit", "", func(s string) error {
 		v, err := strconv.ParseBool(s)
 		if v {

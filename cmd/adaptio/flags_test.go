@@ -98,7 +98,8 @@ func TestCreditFlags(t *testing.T) {
 	} {
 		cmd := &cobra.Command{}
 		var credit string
-		addCreditFlags(cmd, &credit)
+		addCreditFlags(cmd.Flags(), &credit, "")
+		addRoundCreditFlag(cmd.Flags(), &credit)
 		if err := cmd.ParseFlags(tt.args); err != nil {
 			t.Fatalf("%v: %v", tt.args, err)
 		}

@@ -10,7 +10,6 @@ import (
 	"os"
 	"runtime"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -279,14 +278,7 @@ for a run long enough to learn.`,
 	f.BoolVar(&learn, "learn", false, "let the Council core choose the TWINS window every simulated second, then compare with every static window and FIFO")
 	f.StringVar(&lo.Policy, "policy", council.DefaultPolicy, "with --learn: bandit policy ("+strings.Join(bandit.Names(), ", ")+")")
 	f.BoolVar(&lo.NoPlan, "no-plan", false, "with --learn: the Council decides one window only, as the papers' (default: a window per direction of requests too, applied as the requests turn)")
-	f.StringVar(&lo.Credit, "credit", council.CreditPhase, "with --learn: how rewards teach the Council's bandits: phase, round or node (see \"adaptio council --help\")")
-	f.BoolFunc("node-credit", "with --learn: the same as --credit node (each I/O node's reward apart, as the papers')", func(s string) error {
-		v, err := strconv.ParseBool(s)
-		if v {
-			lo.Credit = council.CreditNode
-		}
-		return err
-	})
+	addCreditFlags(f, &lo.Credit, "with --learn: ")
 	f.Float64Var(&lo.Epsilon, "epsilon", 0, "with --learn: exploration probability of the egreedy policies (0: the policy's default)")
 	f.StringVar(&lo.State, "state", "", "with --learn: file of learned state, read if present and written at the end (a second run continues learning)")
 	f.BoolVar(&noCompare, "no-compare", false, "with --learn: skip the static-window and FIFO runs")

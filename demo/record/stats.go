@@ -123,41 +123,34 @@ func stdErr(its []Iteration) float64 {
 // comparison with static windows: the mean seconds per phase over the last
 // quarter of each phase's iterations (after learning), and their sum.
 func Summary(its []Iteration) StaticResult {
-	return summaryOf(its, LabelLastQuarter, func(st PhaseStats) float64 { return st.LastMean })
+	return summaryOf(its, LabelLastQuarter, func(st PhaseStats) (float64, float64) { return st.LastMean, 0 })
 }
 
 // SummaryHalf is Summary over the last half of each phase's iterations:
 // learning judged with its second half, explorations included.
 func SummaryHalf(its []Iteration) StaticResult {
-	r := summaryOf(its, LabelLastHalf, func(st PhaseStats) float64 { return st.LastHalfMean })
-	r.SE = seOf(its, func(st PhaseStats) float64 { return st.LastHalfSE })
-	return r
-}
-
-// seOf is the standard error of each phase's figure that of picks.
-func seOf(its []Iteration, of func(PhaseStats) float64) map[string]float64 {
-	out := map[string]float64{}
-	for _, p := range Phases(its) {
-		out[p] = of(Stats(its, p))
-	}
-	return out
+	return summaryOf(its, LabelLastHalf, func(st PhaseStats) (float64, float64) { return st.LastHalfMean, st.LastHalfSE })
 }
 
 // summaryOf is one cycle of its: per phase the figure of its PhaseStats that
-// of picks, and their sum.
-func summaryOf(its []Iteration, label string, of func(PhaseStats) float64) StaticResult {
+// of picks and its standard error (kept when known, > 0), and their sum.
+func summaryOf(its []Iteration, label string, of func(PhaseStats) (v, se float64)) StaticResult {
 	r := StaticResult{Label: label, Phases: map[string]float64{}}
 	for _, p := range Phases(its) {
-		v := of(Stats(its, p))
+		v, se := of(Stats(its, p))
 		r.Phases[p] = v
 		r.Total += v
+		if se > 0 {
+			if r.SE == nil {
+				r.SE = map[string]float64{}
+			}
+			r.SE[p] = se
+		}
 	}
 	return r
 }
 
 // CycleMean is the mean seconds per phase over all iterations, summed over phases.
 func CycleMean(its []Iteration) StaticResult {
-	r := summaryOf(its, "learning (all iterations)", func(st PhaseStats) float64 { return st.Mean })
-	r.SE = seOf(its, func(st PhaseStats) float64 { return st.SE })
-	return r
+	return summaryOf(its, "learning (all iterations)", func(st PhaseStats) (float64, float64) { return st.Mean, st.SE })
 }
