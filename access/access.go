@@ -78,6 +78,7 @@ type Observation struct {
 	ReqMax      int64         // largest request
 	OffsetDist  float64       // average |offset_i - offset_{i-1}| over consecutive requests to the same file handle
 	ProcDist    float64       // same, over consecutive requests of the same process to the same file handle (beyond the papers)
+	Sharers     float64       // mean, over the file handles accessed, of the processes that accessed each with Op in the last SharerMemory (beyond the papers)
 	Bandwidth   float64       // bytes completed / Interval
 	Bytes       int64         // bytes completed in the interval
 	Requests    int64         // requests received in the interval
@@ -108,41 +109,69 @@ func (o Observation) Idle() bool { return o.Requests == 0 && o.Bytes == 0 }
 // Features returns the detection features: first the papers' five in their
 // order (number of file handles, request size average, minimum and maximum,
 // average offset distance per file handle), then ours: the average offset
-// distance per (process, file handle), and that distance in request sizes.
+// distance per (process, file handle), the processes sharing a file
+// (Sharers), and the distance in request sizes.
+//
 // The sixth tells contiguous access (distance = request size) from
 // 1D-strided access (processes x request size) whatever the interleaving of
 // the processes, which the per-file distance cannot once strided processes
-// drift apart; the seventh does so whatever the number of processes and the
-// request size (about 1 for contiguous access, the processes sharing the
-// file for 1D-strided access), where a threshold on the sixth learnt from
-// 128 processes takes 8 strided processes for contiguous ones.
+// drift apart. The seventh tells a shared file from a file per process when
+// one process is left accessing it (the others have finished their part),
+// which no feature of the interval alone can: it remembers who accessed
+// the file in the last SharerMemory. The eighth tells contiguous from
+// strided whatever the number of processes and the request size (about 1
+// for contiguous access, the processes sharing the file for 1D-strided
+// access), where a threshold on the sixth learnt from 128 processes takes 8
+// strided processes for contiguous ones.
 func (o Observation) Features() [NumFeatures]float64 {
-	return Derive([NumFeatures]float64{float64(o.FileHandles), o.ReqAvg, float64(o.ReqMin), float64(o.ReqMax), o.OffsetDist, o.ProcDist})
+	return Derive([NumFeatures]float64{
+		FeatFileHandles: float64(o.FileHandles), FeatReqAvg: o.ReqAvg, FeatReqMin: float64(o.ReqMin), FeatReqMax: float64(o.ReqMax),
+		FeatOffsetDist: o.OffsetDist, FeatProcDist: o.ProcDist, FeatSharers: o.Sharers,
+	})
 }
+
+// Indices of the features in Features.
+const (
+	FeatFileHandles = iota
+	FeatReqAvg
+	FeatReqMin
+	FeatReqMax
+	FeatOffsetDist
+	FeatProcDist
+	FeatSharers
+	FeatProcDistRatio
+)
 
 // Derive returns x with its derived features (those after
 // NumMeasuredFeatures) computed from its measured ones.
 func Derive(x [NumFeatures]float64) [NumFeatures]float64 {
-	x[6] = 0
-	if x[1] > 0 {
-		x[6] = x[5] / x[1]
+	x[FeatProcDistRatio] = 0
+	if x[FeatReqAvg] > 0 {
+		x[FeatProcDistRatio] = x[FeatProcDist] / x[FeatReqAvg]
 	}
 	return x
 }
 
 // NumFeatures is the number of detection features.
-const NumFeatures = 7
+const NumFeatures = 8
 
 // NumMeasuredFeatures is the number of leading Features entries measured
 // from the requests; the others are derived from them (Derive).
-const NumMeasuredFeatures = 6
+const NumMeasuredFeatures = 7
+
+// SharerMemory is how long a process counts among a file's sharers
+// (Observation.Sharers) after its last access to it with an operation.
+// It outlasts the tail of a shared phase, in which the last processes
+// finish their parts alone (3 s of 8 with 4 IOR ranks), and the few
+// seconds between the phases of one application.
+const SharerMemory = 10 * time.Second
 
 // NumPaperFeatures is the number of leading Features entries that are the
 // papers' (seed 001 section 5, seed 002).
 const NumPaperFeatures = 5
 
 // FeatureNames names Features' entries, for model files and CSV headers.
-var FeatureNames = [NumFeatures]string{"file_handles", "req_avg", "req_min", "req_max", "offset_dist", "proc_offset_dist", "proc_dist_ratio"}
+var FeatureNames = [NumFeatures]string{"file_handles", "req_avg", "req_min", "req_max", "offset_dist", "proc_offset_dist", "file_sharers", "proc_dist_ratio"}
 
 // FeatureIndex returns the index of the named feature in Features, or -1.
 func FeatureIndex(name string) int {
@@ -163,7 +192,7 @@ func (o Observation) Validate() error {
 		o.OpBytes < 0 || o.OpSpan < 0 {
 		return fmt.Errorf("access: negative field in observation of node %d", o.Node)
 	}
-	for _, f := range []float64{o.ReqAvg, o.OffsetDist, o.ProcDist, o.Bandwidth} {
+	for _, f := range []float64{o.ReqAvg, o.OffsetDist, o.ProcDist, o.Sharers, o.Bandwidth} {
 		if math.IsNaN(f) || math.IsInf(f, 0) || f < 0 {
 			return fmt.Errorf("access: non-finite or negative value %v in observation of node %d", f, o.Node)
 		}
@@ -221,11 +250,15 @@ type opAccumulator struct {
 	clients   map[uint32]struct{}     // clients seen in the interval
 	processes map[uint64]struct{}     // processes seen in the interval
 	nFiles    int                     // files seen in the interval
-	n         int64
-	sum       float64
-	min, max  int64
-	distSum   float64
-	distN     int64
+	// share holds, by file handle and then process, the end of the last
+	// interval in which the process accessed the file (entries older than
+	// SharerMemory are dropped at Close).
+	share    map[uint64]map[uint64]time.Duration
+	n        int64
+	sum      float64
+	min, max int64
+	distSum  float64
+	distN    int64
 }
 
 // fileState is a file handle's offset of its previous request and whether
@@ -366,6 +399,10 @@ func (a *Accumulator) Close(node int, start, interval time.Duration, dataServers
 		o.OffsetDist = m.distSum / float64(m.distN)
 	}
 	o.ProcDist = m.procDist()
+	for i := range a.ops {
+		a.ops[i].remember(start + interval)
+	}
+	o.Sharers = m.sharers()
 	if interval > 0 {
 		o.Bandwidth = float64(a.done) / interval.Seconds()
 	}
@@ -406,6 +443,50 @@ func (a *opAccumulator) procDist() float64 {
 		return 0
 	}
 	return span / float64(steps)
+}
+
+// remember records the (process, file) pairs of the interval as seen at
+// end and forgets those last seen SharerMemory or more before end.
+func (a *opAccumulator) remember(end time.Duration) {
+	for k, ps := range a.procs {
+		if !ps.seen {
+			continue
+		}
+		if a.share == nil {
+			a.share = map[uint64]map[uint64]time.Duration{}
+		}
+		p := a.share[k.file]
+		if p == nil {
+			p = map[uint64]time.Duration{}
+			a.share[k.file] = p
+		}
+		p[k.process] = end
+	}
+	for f, p := range a.share {
+		for proc, t := range p {
+			if t <= end-SharerMemory {
+				delete(p, proc)
+			}
+		}
+		if len(p) == 0 {
+			delete(a.share, f)
+		}
+	}
+}
+
+// sharers returns the mean, over the files seen in the interval, of the
+// processes remembered for each (remember first).
+func (a *opAccumulator) sharers() float64 {
+	if a.nFiles == 0 {
+		return 0
+	}
+	n := 0
+	for f, fs := range a.files {
+		if fs.seen {
+			n += len(a.share[f])
+		}
+	}
+	return float64(n) / float64(a.nFiles)
 }
 
 // reset ends an interval: counts to zero, offsets kept for what was seen

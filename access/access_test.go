@@ -28,7 +28,7 @@ func TestAccumulatorInterval(t *testing.T) {
 	want := access.Observation{
 		Node: 3, Start: time.Second, Interval: time.Second, DataServers: 4, Clients: 1, Processes: 2,
 		Op: rw.Read, FileHandles: 1, ReqAvg: sz, ReqMin: sz, ReqMax: sz, OffsetDist: sz, ProcDist: 2 * sz,
-		Bandwidth: 8 * sz, Bytes: 8 * sz, Requests: 8, Completed: 8, Window: 2 * time.Millisecond,
+		Sharers: 2, Bandwidth: 8 * sz, Bytes: 8 * sz, Requests: 8, Completed: 8, Window: 2 * time.Millisecond,
 	}
 	if o != want {
 		t.Fatalf("got  %+v\nwant %+v", o, want)
@@ -40,6 +40,51 @@ func TestAccumulatorInterval(t *testing.T) {
 	idle := a.Close(3, 2*time.Second, time.Second, 4, 0)
 	if !idle.Idle() || idle.Requests != 0 || idle.Clients != 0 {
 		t.Fatalf("second interval not idle: %+v", idle)
+	}
+}
+
+// TestSharersRememberTheFilesProcesses: the last rank of a shared
+// contiguous write, left writing its block alone, still shows the file's
+// four writers, where a file per process shows one; a process drops out
+// SharerMemory after its last access, and reads do not count writers.
+func TestSharersRememberTheFilesProcesses(t *testing.T) {
+	const sz = 256 << 10
+	var shared, fpp access.Accumulator
+	at := func(i int) time.Duration { return time.Duration(i) * time.Second }
+	// Second 0: four ranks write their blocks of file 9 (shared) or of
+	// their own files 0 to 3 (file per process).
+	for r := range 4 {
+		for i := range 8 {
+			shared.Request(0, uint64(r), 9, int64(r)<<30+int64(i)*sz, sz, rw.Write)
+			fpp.Request(0, uint64(r), uint64(r), int64(i)*sz, sz, rw.Write)
+		}
+	}
+	if o := shared.Close(0, at(0), time.Second, 1, 0); o.Sharers != 4 {
+		t.Fatalf("shared file, four ranks: Sharers %v, want 4", o.Sharers)
+	}
+	if o := fpp.Close(0, at(0), time.Second, 1, 0); o.Sharers != 1 || o.FileHandles != 4 {
+		t.Fatalf("file per process: Sharers %v, file handles %d, want 1 and 4", o.Sharers, o.FileHandles)
+	}
+	// Seconds 1 to 10: rank 3 alone, on both.
+	var lone, own access.Observation
+	for s := 1; s <= 10; s++ {
+		for i := range 8 {
+			shared.Request(0, 3, 9, 3<<30+int64(8*s+i)*sz, sz, rw.Write)
+			fpp.Request(0, 3, 3, int64(8*s+i)*sz, sz, rw.Write)
+		}
+		lone, own = shared.Close(0, at(s), time.Second, 1, 0), fpp.Close(0, at(s), time.Second, 1, 0)
+		if s < 10 && (lone.Sharers != 4 || own.Sharers != 1) {
+			t.Fatalf("second %d, rank 3 alone: Sharers %v (shared) and %v (file per process), want 4 and 1", s, lone.Sharers, own.Sharers)
+		}
+	}
+	// Second 10 ends 10 s after second 0: the other ranks are forgotten.
+	if lone.Processes != 1 || lone.ProcDist != own.ProcDist || lone.Sharers != 1 {
+		t.Fatalf("second 10: processes %d, distances %v and %v, Sharers %v; want 1, equal, 1", lone.Processes, lone.ProcDist, own.ProcDist, lone.Sharers)
+	}
+	// A reader of the file counts the readers alone.
+	shared.Request(0, 5, 9, 0, sz, rw.Read)
+	if o := shared.Close(0, at(11), time.Second, 1, 0); o.Op != rw.Read || o.Sharers != 1 {
+		t.Fatalf("one reader after the writers: op %v, Sharers %v, want read and 1", o.Op, o.Sharers)
 	}
 }
 
@@ -240,6 +285,39 @@ type refAccumulator struct {
 	reqs     []refReq
 	lastFile map[rw.Op]map[uint64]int64
 	lastProc map[rw.Op]map[[2]uint64]int64
+	history  []refAccess // every request so far, with the end of its interval
+}
+
+type refAccess struct {
+	end           time.Duration
+	op            rw.Op
+	process, file uint64
+}
+
+// sharers is the mean, over the files the interval ending at end accessed
+// with op, of the processes that accessed each with op in an interval
+// ending less than SharerMemory before end.
+func (r *refAccumulator) sharers(end time.Duration, op rw.Op) float64 {
+	procs := map[uint64]map[uint64]bool{}
+	for _, h := range r.history {
+		if h.op == op && h.end > end-access.SharerMemory {
+			if procs[h.file] == nil {
+				procs[h.file] = map[uint64]bool{}
+			}
+			procs[h.file][h.process] = true
+		}
+	}
+	var n, files int
+	for f, ps := range procs {
+		if slices.ContainsFunc(r.reqs, func(q refReq) bool { return q.op == op && q.file == f }) {
+			n += len(ps)
+			files++
+		}
+	}
+	if files == 0 {
+		return 0
+	}
+	return float64(n) / float64(files)
 }
 
 type refReq struct {
@@ -249,7 +327,10 @@ type refReq struct {
 	op             rw.Op
 }
 
-func (r *refAccumulator) close() (clients, processes, files int, dist, pdist float64, n int64) {
+func (r *refAccumulator) close(end time.Duration) (clients, processes, files int, dist, pdist, sharers float64, n int64) {
+	for _, q := range r.reqs {
+		r.history = append(r.history, refAccess{end, q.op, q.process, q.file})
+	}
 	if r.lastFile == nil {
 		r.lastFile, r.lastProc = map[rw.Op]map[uint64]int64{}, map[rw.Op]map[[2]uint64]int64{}
 	}
@@ -321,17 +402,21 @@ func (r *refAccumulator) close() (clients, processes, files int, dist, pdist flo
 		if pN > 0 {
 			pdist = pSum / float64(pN)
 		}
+		sharers = r.sharers(end, op)
 	}
 	n = int64(len(r.reqs))
 	r.reqs = nil
-	return clients, processes, files, dist, pdist, n
+	return clients, processes, files, dist, pdist, sharers, n
 }
 
 func TestAccumulatorMatchesDefinition(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		var a access.Accumulator
 		var ref refAccumulator
-		for iv := range rapid.IntRange(1, 4).Draw(t, "intervals") {
+		var start time.Duration
+		for iv := range rapid.IntRange(1, 6).Draw(t, "intervals") {
+			// Gaps of idle seconds between intervals (the sharers outlive some).
+			start += time.Duration(rapid.IntRange(1, 6).Draw(t, "gap")) * time.Second
 			for range rapid.IntRange(0, 40).Draw(t, "requests") {
 				process := uint64(rapid.IntRange(0, 4).Draw(t, "process"))
 				q := refReq{
@@ -345,14 +430,17 @@ func TestAccumulatorMatchesDefinition(t *testing.T) {
 				a.Request(q.client, q.process, q.file, q.offset, q.length, q.op)
 				ref.reqs = append(ref.reqs, q)
 			}
-			o := a.Close(0, time.Duration(iv)*time.Second, time.Second, 4, 0)
-			c, p, f, d, pd, n := ref.close()
+			o := a.Close(0, start, time.Second, 4, 0)
+			c, p, f, d, pd, sh, n := ref.close(start + time.Second)
 			if o.Clients != c || o.Processes != p || o.FileHandles != f || o.Requests != n {
 				t.Fatalf("interval %d: clients/processes/files/requests %d/%d/%d/%d, want %d/%d/%d/%d",
 					iv, o.Clients, o.Processes, o.FileHandles, o.Requests, c, p, f, n)
 			}
 			if math.Abs(o.OffsetDist-d) > 1e-6*(1+d) || math.Abs(o.ProcDist-pd) > 1e-6*(1+pd) {
 				t.Fatalf("interval %d: distances %v/%v, want %v/%v", iv, o.OffsetDist, o.ProcDist, d, pd)
+			}
+			if math.Abs(o.Sharers-sh) > 1e-9 {
+				t.Fatalf("interval %d: sharers %v, want %v", iv, o.Sharers, sh)
 			}
 		}
 	})

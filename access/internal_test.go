@@ -44,6 +44,18 @@ func TestAccumulatorMemoryBound(t *testing.T) {
 	if len(a.procs) != 0 || len(a.files) != 0 {
 		t.Fatalf("after an idle interval: %d and %d offsets kept, want none", len(a.procs), len(a.files))
 	}
+	// The files' sharers are kept for SharerMemory, then forgotten.
+	if n := len(a.share); n != 10 {
+		t.Fatalf("sharers remembered for %d files, want 10", n)
+	}
+	acc.Close(0, SharerMemory, time.Second, 1, 0)
+	if n := len(a.share); n != 1 || len(a.share[0]) != 3 {
+		t.Fatalf("after SharerMemory: sharers of %d files (file 0: %d), want 1 file of 3", n, len(a.share[0]))
+	}
+	acc.Close(0, SharerMemory+time.Second, time.Second, 1, 0)
+	if n := len(a.share); n != 0 {
+		t.Fatalf("sharers of %d files kept after SharerMemory with no access, want none", n)
+	}
 }
 
 func TestFeatureIndex(t *testing.T) {

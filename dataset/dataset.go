@@ -92,14 +92,14 @@ type Experiment struct {
 var obsHeader = []string{
 	"scenario", "processes", "layout", "spatiality", "op", "request_size", "total_bytes", "io_nodes",
 	"scheduler", "window_ns", "second", "node", "data_servers", "clients", "procs_seen", "obs_op",
-	"file_handles", "req_avg", "req_min", "req_max", "offset_dist", "proc_offset_dist", "bandwidth", "bytes",
-	"requests", "class",
+	"file_handles", "req_avg", "req_min", "req_max", "offset_dist", "proc_offset_dist", "file_sharers", "bandwidth",
+	"bytes", "requests", "class",
 }
 
 // optionalObsColumns may be absent from older files; an absent column
-// reads as 0. proc_offset_dist is always written, rep only by a Writer with
-// IncludeRep.
-var optionalObsColumns = map[string]bool{"proc_offset_dist": true, repColumn: true}
+// reads as 0. proc_offset_dist and file_sharers are always written, rep
+// only by a Writer with IncludeRep.
+var optionalObsColumns = map[string]bool{"proc_offset_dist": true, "file_sharers": true, repColumn: true}
 
 var sumHeader = []string{
 	"scenario", "processes", "layout", "spatiality", "op", "request_size", "total_bytes", "io_nodes",
@@ -183,7 +183,7 @@ func (w *Writer) Row(r Row) error {
 	rec := append(runFields(r.Run),
 		strconv.Itoa(r.Second), strconv.Itoa(o.Node), strconv.Itoa(o.DataServers), strconv.Itoa(o.Clients),
 		strconv.Itoa(o.Processes), opString(o.Op), strconv.Itoa(o.FileHandles), f64(o.ReqAvg),
-		strconv.FormatInt(o.ReqMin, 10), strconv.FormatInt(o.ReqMax, 10), f64(o.OffsetDist), f64(o.ProcDist), f64(o.Bandwidth),
+		strconv.FormatInt(o.ReqMin, 10), strconv.FormatInt(o.ReqMax, 10), f64(o.OffsetDist), f64(o.ProcDist), f64(o.Sharers), f64(o.Bandwidth),
 		strconv.FormatInt(o.Bytes, 10), strconv.FormatInt(o.Requests, 10), r.Class.String())
 	return w.w.Write(w.withRep(rec, r.Rep))
 }
@@ -336,6 +336,9 @@ func ReadObservations(rd io.Reader, fn func(Row) error) error {
 		o.OffsetDist = f.float("offset_dist")
 		if _, ok := r.idx["proc_offset_dist"]; ok {
 			o.ProcDist = f.float("proc_offset_dist") // older files lack it: 0
+		}
+		if _, ok := r.idx["file_sharers"]; ok {
+			o.Sharers = f.float("file_sharers") // likewise
 		}
 		o.Bandwidth = f.float("bandwidth")
 		o.Bytes = f.int64("bytes")

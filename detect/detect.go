@@ -105,7 +105,7 @@ func (m featureMask) names() []string {
 }
 
 // PaperFeatures returns the names of the papers' five features (seed 001
-// section 5, seed 002); the sixth and seventh, proc_offset_dist and
+// section 5, seed 002); the others, proc_offset_dist, file_sharers and
 // proc_dist_ratio, are ours.
 func PaperFeatures() []string {
 	return append([]string(nil), access.FeatureNames[:access.NumPaperFeatures]...)

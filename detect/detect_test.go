@@ -165,7 +165,7 @@ func TestFeatureSets(t *testing.T) {
 		want []string
 	}{
 		{"papers", []string{"file_handles", "req_avg", "req_min", "req_max", "offset_dist"}},
-		{"all", []string{"file_handles", "req_avg", "req_min", "req_max", "offset_dist", "proc_offset_dist", "proc_dist_ratio"}},
+		{"all", []string{"file_handles", "req_avg", "req_min", "req_max", "offset_dist", "proc_offset_dist", "file_sharers", "proc_dist_ratio"}},
 	} {
 		got, err := FeatureSet(tt.name)
 		if err != nil || !slices.Equal(got, tt.want) {

@@ -16,10 +16,11 @@ import (
 // access.FeatureNames and access.Classes.
 //
 // Version 2 added the sixth feature (proc_offset_dist) and "uses";
-// version 3 the seventh (proc_dist_ratio).
+// version 3 the seventh (proc_dist_ratio); version 4 file_sharers, before
+// proc_dist_ratio.
 const (
 	FormatName    = "adaptio-detect-model"
-	FormatVersion = 3
+	FormatVersion = 4
 )
 
 type modelFile struct {

@@ -307,19 +307,22 @@ func LabelledRows(phases []Phase, r io.Reader, skip time.Duration) ([]dataset.Ro
 			if n.Idle || n.Late || len(n.Features) == 0 || n.Requests <= 0 {
 				continue
 			}
-			if len(n.Features) != access.NumMeasuredFeatures {
+			// A log written before file_sharers has one feature fewer: it reads as 0.
+			if len(n.Features) != access.NumMeasuredFeatures && len(n.Features) != access.FeatSharers {
 				return fmt.Errorf("%w: decision log line %d: node %d has %d features, want %d", ErrBadLabels, line, n.Node, len(n.Features), access.NumMeasuredFeatures)
 			}
 			op, err := rw.ParseOp(n.Op)
 			if err != nil {
 				return fmt.Errorf("%w: decision log line %d: node %d: %w", ErrBadLabels, line, n.Node, err)
 			}
-			f := n.Features
-			o := access.Observation{Node: n.Node, Interval: d.interval(), Op: op, FileHandles: int(f[0]), ReqAvg: f[1],
-				ReqMin: int64(f[2]), ReqMax: int64(f[3]), OffsetDist: f[4], ProcDist: f[5], Bandwidth: n.Bytes,
+			var f [access.NumMeasuredFeatures]float64
+			copy(f[:], n.Features)
+			o := access.Observation{Node: n.Node, Interval: d.interval(), Op: op, FileHandles: int(f[access.FeatFileHandles]),
+				ReqAvg: f[access.FeatReqAvg], ReqMin: int64(f[access.FeatReqMin]), ReqMax: int64(f[access.FeatReqMax]),
+				OffsetDist: f[access.FeatOffsetDist], ProcDist: f[access.FeatProcDist], Sharers: f[access.FeatSharers], Bandwidth: n.Bytes,
 				Bytes: int64(n.Bytes), Requests: n.Requests, Window: n.Window}
 			if runs[k].Scenario.RequestSize == 0 {
-				runs[k].Scenario.RequestSize = int64(math.Round(f[1]))
+				runs[k].Scenario.RequestSize = int64(math.Round(f[access.FeatReqAvg]))
 			}
 			out = append(out, dataset.Row{Run: runs[k], Second: seconds[k] - 1, Obs: o, Class: classes[k]})
 		}

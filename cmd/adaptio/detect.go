@@ -33,9 +33,11 @@ decision tree, a random forest or the papers' neural network.
 Features: the papers' five (file handles; request size average, minimum and maximum in
 bytes; average offset distance in bytes between consecutive requests to the same file
 handle) and ours: proc_offset_dist, the same distance between consecutive requests of
-the same process to the same file handle (bytes), and proc_dist_ratio, that distance in
-request sizes (derived, never measured). "train --features papers" restricts a model to
-the papers' five.
+the same process to the same file handle (bytes); file_sharers, the processes that
+accessed each file handle of the interval with its operation in the last 10 s (a mean
+over the handles: 1 for files per process, more for a shared file even when one process
+is left accessing it); and proc_dist_ratio, proc_offset_dist in request sizes (derived,
+never measured). "train --features papers" restricts a model to the papers' five.
 
 A data source (--data, --validation) is
   - a directory holding observations.csv in the simulator's dataset schema: a grid from
@@ -117,7 +119,7 @@ The same --seed gives the same split and the same model file, byte for byte.`,
 	f.StringVar(&cfg.Data, "data", "", "data source: a directory with observations.csv, synthetic, synthetic-small, or a comma-separated list (see adaptio detect --help; required)")
 	f.StringVar(&cfg.Validation, "validation", "", "optional validation dataset directory, or \"synthetic-validation\"")
 	f.IntVar(&cfg.ValidationPer, "validation-per-experiment", 40, "validation rows kept from the centre of each experiment (0: every labelled, non-idle row)")
-	f.StringVar(&cfg.FeatureSet, "features", "all", "features the model uses: all (the papers' five plus proc_offset_dist and proc_dist_ratio) or papers (the papers' five)")
+	f.StringVar(&cfg.FeatureSet, "features", "all", "features the model uses: all (the papers' five plus proc_offset_dist, file_sharers and proc_dist_ratio) or papers (the papers' five)")
 	f.StringVar(&cfg.Kind, "model", "tree", "classifier: tree (CART, cost-complexity pruned), forest (random forest) or mlp (the papers' network, 5 ReLU -> 5 ReLU -> 3 softmax on the used features)")
 	f.StringVar(&cfg.Out, "out", "", "model file to write (required)")
 	f.Uint64Var(&cfg.Seed, "seed", 1, "seed of the split and of training")
@@ -329,9 +331,9 @@ func newDetectPredictCmd() *cobra.Command {
 class,p_fpp,p_sc,p_ss (probabilities in [0,1]), plus op when the input has an obs_op column.
 
 Input: either a header naming the measured feature columns the model uses (file_handles,
-req_avg, req_min, req_max, offset_dist, and proc_offset_dist unless the model was trained
-with --features papers; extra columns, e.g. a whole observations.csv, are ignored), or
-headerless rows of either all six measured features or exactly the model's measured
+req_avg, req_min, req_max, offset_dist, and proc_offset_dist and file_sharers unless the
+model was trained with --features papers; extra columns, e.g. a whole observations.csv,
+are ignored), or headerless rows of either all seven measured features or exactly the model's measured
 features, in that order (sizes and distances in bytes). The derived feature
 proc_dist_ratio (proc_offset_dist / req_avg) is computed, never read. Without --model-file the embedded default model
 is used.`,

@@ -37,22 +37,22 @@ func TestDetectPredictCSV(t *testing.T) {
 		want     []string // lines
 		err      bool
 	}{
-		{"headerless", "32,32768,32768,32768,32768,32768\n1,32768,32768,32768,38934133,4194304\n", false,
+		{"headerless", "32,32768,32768,32768,32768,32768,1\n1,32768,32768,32768,38934133,4194304,128\n", false,
 			[]string{"class,p_fpp,p_sc,p_ss", "FPP,", "SS,"}, false},
-		{"header any order with op", "obs_op,req_max,proc_offset_dist,req_min,req_avg,file_handles,offset_dist\nread,32768,32768,32768,32768,1,3000000000\n", false,
+		{"header any order with op", "obs_op,req_max,proc_offset_dist,file_sharers,req_min,req_avg,file_handles,offset_dist\nread,32768,32768,64,32768,32768,1,3000000000\n", false,
 			[]string{"class,p_fpp,p_sc,p_ss,op", "SC,"}, false},
 		{"header without a used column", "file_handles,req_avg,req_min,req_max,offset_dist\n1,2,2,2,2\n", false, nil, true},
 		{"papers: header without proc_offset_dist", "obs_op,req_max,req_min,req_avg,file_handles,offset_dist\nread,32768,32768,32768,1,3000000000\n", true,
 			[]string{"class,p_fpp,p_sc,p_ss,op", "SC,"}, false},
 		{"papers: headerless five", "32,32768,32768,32768,32768\n", true, []string{"class,p_fpp,p_sc,p_ss", "FPP,"}, false},
-		{"papers: headerless six", "32,32768,32768,32768,32768,0\n", true, []string{"class,p_fpp,p_sc,p_ss", "FPP,"}, false},
-		{"headerless five for a six-feature model", "32,32768,32768,32768,32768\n", false, nil, true},
+		{"papers: headerless seven", "32,32768,32768,32768,32768,0,0\n", true, []string{"class,p_fpp,p_sc,p_ss", "FPP,"}, false},
+		{"headerless five for a seven-feature model", "32,32768,32768,32768,32768\n", false, nil, true},
 		{"missing column", "file_handles,req_avg\n1,2\n", false, nil, true},
-		{"not a number", "1,2,3,4,5,x\n", false, nil, true},
+		{"not a number", "1,2,3,4,5,6,x\n", false, nil, true},
 		{"wrong field count", "1,2,3\n", false, nil, true},
-		{"negative size", "32,-32768,32768,32768,32768,32768\n", false, nil, true},
-		{"NaN distance", "32,32768,32768,32768,NaN,32768\n", false, nil, true},
-		{"infinite count", "+Inf,32768,32768,32768,32768,32768\n", false, nil, true},
+		{"negative size", "32,-32768,32768,32768,32768,32768,1\n", false, nil, true},
+		{"NaN distance", "32,32768,32768,32768,NaN,32768,1\n", false, nil, true},
+		{"infinite count", "+Inf,32768,32768,32768,32768,32768,1\n", false, nil, true},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			var out bytes.Buffer

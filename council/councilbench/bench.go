@@ -433,11 +433,11 @@ func (s *source) CloseInterval(now time.Time) access.Observation {
 		Op: rw.Write, ReqAvg: req, ReqMin: req, ReqMax: req, Window: s.window}
 	switch s.node % 3 {
 	case 0: // file per process
-		o.FileHandles, o.OffsetDist, o.ProcDist = 64, req, req
+		o.FileHandles, o.OffsetDist, o.ProcDist, o.Sharers = 64, req, req, 1
 	case 1: // shared file, contiguous regions (1 GiB apart)
-		o.FileHandles, o.OffsetDist, o.ProcDist = 1, 1<<30, req
+		o.FileHandles, o.OffsetDist, o.ProcDist, o.Sharers = 1, 1<<30, req, 64
 	default: // shared file, 1D-strided
-		o.FileHandles, o.OffsetDist, o.ProcDist, o.ReqAvg, o.ReqMin, o.ReqMax = 1, 64*32<<10, 64*32<<10, 32<<10, 32<<10, 32<<10
+		o.FileHandles, o.OffsetDist, o.ProcDist, o.Sharers, o.ReqAvg, o.ReqMin, o.ReqMax = 1, 64*32<<10, 64*32<<10, 64, 32<<10, 32<<10, 32<<10
 	}
 	// Best window differs by pattern; 10% noise.
 	best := []time.Duration{250 * time.Microsecond, 2 * time.Millisecond, 8 * time.Millisecond}[s.node%3]

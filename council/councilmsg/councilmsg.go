@@ -122,6 +122,7 @@ type reportJSON struct {
 	ReqMax   int64   `json:"rmax"`
 	Dist     float64 `json:"odist"`
 	PDist    float64 `json:"pdist"` // optional: absent in reports of announcers that predate it (decodes as 0)
+	Sharers  float64 `json:"shr"`   // optional: likewise (access.Observation.Sharers)
 	BW       float64 `json:"bw"`
 	Bytes    int64   `json:"bytes"`
 	Reqs     int64   `json:"reqs"`
@@ -219,6 +220,8 @@ func AppendReport(b []byte, r Report) ([]byte, error) {
 	b = appendFloat(b, o.OffsetDist)
 	b = appendField(b, "pdist")
 	b = appendFloat(b, o.ProcDist)
+	b = appendField(b, "shr")
+	b = appendFloat(b, o.Sharers)
 	b = appendField(b, "bw")
 	b = appendFloat(b, o.Bandwidth)
 	b = appendField(b, "bytes")

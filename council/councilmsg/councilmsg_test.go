@@ -16,7 +16,7 @@ func sampleReport() Report {
 	return Report{Instance: 42, Seq: 7, Round: 6, Obs: access.Observation{
 		Node: 3, Start: 6 * time.Second, Interval: time.Second, DataServers: 4, Clients: 32, Processes: 128,
 		Op: rw.Write, FileHandles: 1, ReqAvg: 32768, ReqMin: 32768, ReqMax: 32768, OffsetDist: 4.1943e6, ProcDist: 32768,
-		Bandwidth: 3.5e8, Bytes: 350000000, Requests: 10681, Window: time.Millisecond,
+		Sharers: 32, Bandwidth: 3.5e8, Bytes: 350000000, Requests: 10681, Window: time.Millisecond,
 		OpBytes: 340000000, OpSpan: 900 * time.Millisecond,
 	}}
 }
@@ -41,7 +41,8 @@ func TestReportRoundTrip(t *testing.T) {
 				Interval: time.Duration(ivl), DataServers: rapid.IntRange(0, 1000).Draw(t, "ds"),
 				Clients: rapid.IntRange(0, 1e6).Draw(t, "cl"), Processes: rapid.IntRange(0, 1e7).Draw(t, "pr"),
 				Op: op, FileHandles: rapid.IntRange(0, 1e6).Draw(t, "fh"), ReqAvg: avg, ReqMin: mn, ReqMax: mx,
-				OffsetDist: rapid.Float64Range(0, 1e18).Draw(t, "dist"), ProcDist: rapid.Float64Range(0, 1e18).Draw(t, "pdist"), Bandwidth: rapid.Float64Range(0, 1e15).Draw(t, "bw"),
+				OffsetDist: rapid.Float64Range(0, 1e18).Draw(t, "dist"), ProcDist: rapid.Float64Range(0, 1e18).Draw(t, "pdist"),
+				Sharers: rapid.Float64Range(0, 1e7).Draw(t, "shr"), Bandwidth: rapid.Float64Range(0, 1e15).Draw(t, "bw"),
 				Bytes: rapid.Int64Min(0).Draw(t, "bytes"), Requests: reqs, Window: time.Duration(rapid.Int64Min(0).Draw(t, "win")),
 				OpBytes: rapid.Int64Min(0).Draw(t, "obytes"), OpSpan: time.Duration(rapid.Int64Range(0, ivl).Draw(t, "ospan")),
 			},
@@ -317,19 +318,22 @@ func TestNodeOf(t *testing.T) {
 }
 
 // A report from an announcer that predates the per-process offset distance
-// has no "pdist" field: it still decodes, with ProcDist zero, whether the
-// fast parser or the encoding/json fallback (extra whitespace) reads it.
-func TestReportWithoutProcDist(t *testing.T) {
+// or the file's sharers has no "pdist" or "shr" field: it still decodes,
+// with ProcDist or Sharers zero, whether the fast parser or the
+// encoding/json fallback (extra whitespace) reads it.
+func TestReportWithoutProcDistOrSharers(t *testing.T) {
 	want := sampleReport()
 	data, err := MarshalReport(want)
 	if err != nil {
 		t.Fatal(err)
 	}
 	old := bytes.Replace(data, []byte(`,"pdist":32768`), nil, 1)
-	if bytes.Equal(old, data) {
-		t.Fatalf("encoding lacks pdist: %s", data)
+	old2 := bytes.Replace(old, []byte(`,"shr":32`), nil, 1)
+	if bytes.Equal(old, data) || bytes.Equal(old2, old) {
+		t.Fatalf("encoding lacks pdist or shr: %s", data)
 	}
-	want.Obs.ProcDist = 0
+	old = old2
+	want.Obs.ProcDist, want.Obs.Sharers = 0, 0
 	for name, in := range map[string][]byte{"fast": old, "fallback": bytes.ReplaceAll(old, []byte(`,"`), []byte(`, "`))} {
 		got, err := UnmarshalReport(in)
 		if err != nil {

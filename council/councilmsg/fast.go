@@ -130,7 +130,7 @@ func (m *reportJSON) setNumber(key, tok []byte) bool {
 		case "ospan_ns":
 			m.OSpan = v
 		}
-	case "ravg", "odist", "pdist", "bw":
+	case "ravg", "odist", "pdist", "shr", "bw":
 		var f float64
 		f, err = strconv.ParseFloat(s, 64)
 		switch string(key) {
@@ -140,6 +140,8 @@ func (m *reportJSON) setNumber(key, tok []byte) bool {
 			m.Dist = f
 		case "pdist":
 			m.PDist = f
+		case "shr":
+			m.Sharers = f
 		case "bw":
 			m.BW = f
 		}
@@ -244,7 +246,7 @@ func (m reportJSON) toReport() (Report, error) {
 	return Report{Instance: m.Instance, Seq: m.Seq, Round: m.Round, Obs: access.Observation{
 		Node: m.Node, Start: time.Duration(m.Start), Interval: time.Duration(m.Interval),
 		DataServers: m.DS, Clients: m.Clients, Processes: m.Procs, Op: op, FileHandles: m.FH,
-		ReqAvg: m.ReqAvg, ReqMin: m.ReqMin, ReqMax: m.ReqMax, OffsetDist: m.Dist, ProcDist: m.PDist,
+		ReqAvg: m.ReqAvg, ReqMin: m.ReqMin, ReqMax: m.ReqMax, OffsetDist: m.Dist, ProcDist: m.PDist, Sharers: m.Sharers,
 		Bandwidth: m.BW, Bytes: m.Bytes, Requests: m.Reqs, Window: time.Duration(m.Window),
 		OpBytes: m.OBytes, OpSpan: time.Duration(m.OSpan),
 	}, Scheduler: m.Sched}, nil
