@@ -374,7 +374,10 @@ func (a *Accumulator) Served(op rw.Op, start, end time.Duration, bytes int64) {
 // kept so distances stay meaningful across interval boundaries; they are
 // forgotten for files not seen in the closed interval, bounding memory. The
 // same holds for the last offset per (process, file): memory is bounded by
-// the distinct (process, file) pairs of the last interval.
+// the distinct (process, file) pairs of the last interval, and, for the
+// sharers, of the intervals that ended in the last SharerMemory. start must
+// not go back from one Close to the next (a clock that does keeps sharers
+// longer, never fewer).
 func (a *Accumulator) Close(node int, start, interval time.Duration, dataServers int, window time.Duration) Observation {
 	var op rw.Op
 	switch r, w := a.ops[rw.Read].sum, a.ops[rw.Write].sum; {
