@@ -30,7 +30,7 @@ func TestObservationRoundTrip(t *testing.T) {
 		{Run: sampleRun(), Second: 3, Class: access.SS, Obs: access.Observation{
 			Node: 2, Start: 3 * time.Second, Interval: time.Second, DataServers: 4, Clients: 8, Processes: 32,
 			Op: rw.Read, FileHandles: 1, ReqAvg: 32768, ReqMin: 32768, ReqMax: 32768, OffsetDist: 65536.5,
-			ProcDist: 131072, Bandwidth: 1.25e8, Bytes: 125000000, Requests: 3815, Window: 2 * time.Millisecond}},
+			ProcDist: 131072, Sharers: 32, Bandwidth: 1.25e8, Bytes: 125000000, Requests: 3815, Window: 2 * time.Millisecond}},
 		{Run: sampleRun(), Second: 4, Class: access.SS, Obs: access.Observation{Node: 2, Start: 4 * time.Second,
 			Interval: time.Second, Window: 2 * time.Millisecond}},
 	}
@@ -58,13 +58,14 @@ func TestObservationRoundTrip(t *testing.T) {
 	}
 }
 
-// TestReadWithoutProcOffsetDist: files written before the sixth feature
-// (no proc_offset_dist column) still read, with ProcDist 0; a file that has
-// the column but not a number in it is refused.
-func TestReadWithoutProcOffsetDist(t *testing.T) {
+// TestReadWithoutNewerFeatures: files written before the sixth feature
+// (no proc_offset_dist column) or the seventh (no file_sharers) still read,
+// with ProcDist or Sharers 0; a file that has the column but not a number
+// in it is refused.
+func TestReadWithoutNewerFeatures(t *testing.T) {
 	row := dataset.Row{Run: sampleRun(), Second: 1, Class: access.SS, Obs: access.Observation{
 		Node: 1, Start: time.Second, Interval: time.Second, Clients: 1, Processes: 2, Op: rw.Read,
-		FileHandles: 1, ReqAvg: 10, ReqMin: 10, ReqMax: 10, OffsetDist: 10, ProcDist: 20, Requests: 4,
+		FileHandles: 1, ReqAvg: 10, ReqMin: 10, ReqMax: 10, OffsetDist: 10, ProcDist: 20, Sharers: 2, Requests: 4,
 		Window: 2 * time.Millisecond}}
 	var buf bytes.Buffer
 	w := dataset.NewObservationWriter(&buf)
@@ -74,33 +75,36 @@ func TestReadWithoutProcOffsetDist(t *testing.T) {
 	w.Flush()
 	lines := strings.Split(strings.TrimSuffix(buf.String(), "\n"), "\n")
 	head := strings.Split(lines[0], ",")
-	rec := strings.Split(lines[1], ",")
-	col := -1
-	for i, h := range head {
-		if h == "proc_offset_dist" {
-			col = i
+	for _, tc := range []struct {
+		column, value string
+		zero          func(*access.Observation)
+	}{
+		{"proc_offset_dist", "20", func(o *access.Observation) { o.ProcDist = 0 }},
+		{"file_sharers", "2", func(o *access.Observation) { o.Sharers = 0 }},
+	} {
+		rec := strings.Split(lines[1], ",")
+		col := slices.Index(head, tc.column)
+		if col < 0 || rec[col] != tc.value {
+			t.Fatalf("written file lacks %s %s: %q", tc.column, tc.value, buf.String())
 		}
-	}
-	if col < 0 || rec[col] != "20" {
-		t.Fatalf("written file lacks proc_offset_dist 20: %q", buf.String())
-	}
-	drop := func(s []string) string {
-		return strings.Join(append(append([]string(nil), s[:col]...), s[col+1:]...), ",")
-	}
-	old := drop(head) + "\n" + drop(rec) + "\n"
-	var got []dataset.Row
-	if err := dataset.ReadObservations(strings.NewReader(old), func(r dataset.Row) error { got = append(got, r); return nil }); err != nil {
-		t.Fatalf("reading a file without proc_offset_dist: %v", err)
-	}
-	want := row
-	want.Obs.ProcDist = 0
-	if len(got) != 1 || got[0] != want {
-		t.Fatalf("got %+v\nwant %+v", got, want)
-	}
-	rec[col] = ""
-	bad := lines[0] + "\n" + strings.Join(rec, ",") + "\n"
-	if err := dataset.ReadObservations(strings.NewReader(bad), func(dataset.Row) error { return nil }); !errors.Is(err, dataset.ErrFormat) {
-		t.Fatalf("empty proc_offset_dist: got %v, want ErrFormat", err)
+		drop := func(s []string) string {
+			return strings.Join(append(append([]string(nil), s[:col]...), s[col+1:]...), ",")
+		}
+		old := drop(head) + "\n" + drop(rec) + "\n"
+		var got []dataset.Row
+		if err := dataset.ReadObservations(strings.NewReader(old), func(r dataset.Row) error { got = append(got, r); return nil }); err != nil {
+			t.Fatalf("reading a file without %s: %v", tc.column, err)
+		}
+		want := row
+		tc.zero(&want.Obs)
+		if len(got) != 1 || got[0] != want {
+			t.Fatalf("without %s: got %+v\nwant %+v", tc.column, got, want)
+		}
+		rec[col] = ""
+		bad := lines[0] + "\n" + strings.Join(rec, ",") + "\n"
+		if err := dataset.ReadObservations(strings.NewReader(bad), func(dataset.Row) error { return nil }); !errors.Is(err, dataset.ErrFormat) {
+			t.Fatalf("empty %s: got %v, want ErrFormat", tc.column, err)
+		}
 	}
 }
 

@@ -124,7 +124,7 @@ func TestLabelledRowsTakeThePhasesClassInsidePhasesOnly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	strided := "1,32768,32768,32768,1048576,4194304"
+	strided := "1,32768,32768,32768,1048576,4194304,8"
 	log := strings.Join([]string{
 		featRound(1, "write", strided, strided), // [0,1]: starts before the first phase
 		featRound(2, "write", strided, "idle"),  // inside SS write: 1 row
@@ -154,7 +154,7 @@ func TestLabelledRowsTakeThePhasesClassInsidePhasesOnly(t *testing.T) {
 		if r.Rep != w.rep || r.Second != w.second || r.Class.String() != w.class || r.Obs.Op.String() != w.op {
 			t.Errorf("row %d: rep %d second %d class %v op %v, want %+v", i, r.Rep, r.Second, r.Class, r.Obs.Op, w)
 		}
-		if r.Obs.ProcDist != 4194304 || r.Obs.Requests != 32 || r.Scenario.RequestSize != 32768 || r.Scenario.Class().String() != "SS" {
+		if r.Obs.ProcDist != 4194304 || r.Obs.Sharers != 8 || r.Obs.Requests != 32 || r.Scenario.RequestSize != 32768 || r.Scenario.Class().String() != "SS" {
 			t.Errorf("row %d: observation %+v scenario %v, want the logged features and an SS scenario of 32 KiB", i, r.Obs, r.Scenario)
 		}
 	}
@@ -162,6 +162,11 @@ func TestLabelledRowsTakeThePhasesClassInsidePhasesOnly(t *testing.T) {
 	rows, err = eval.LabelledRows(phases, strings.NewReader(log), time.Second)
 	if err != nil || len(rows) != 2 {
 		t.Errorf("with --skip 1s: %d rows (%v), want the 2 of the second [2,3]", len(rows), err)
+	}
+	// A log written before file_sharers: six features, the sharers read as 0.
+	old := featRound(3, "write", "1,32768,32768,32768,1048576,4194304")
+	if rows, err := eval.LabelledRows(phases, strings.NewReader(old), 0); err != nil || len(rows) != 1 || rows[0].Obs.Sharers != 0 || rows[0].Obs.ProcDist != 4194304 {
+		t.Errorf("a six-feature log: %+v, %v; want one row, sharers 0", rows, err)
 	}
 	bad := featRound(3, "write", "1,2,3")
 	if _, err := eval.LabelledRows(phases, strings.NewReader(bad), 0); !errors.Is(err, eval.ErrBadLabels) || !strings.Contains(err.Error(), "3 features") {
