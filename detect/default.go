@@ -11,7 +11,7 @@ import (
 // (README there). Regenerate it, from the repository's root and with
 // DIR/grid from adaptio sim grid --repeat 3, with
 //
-//	adaptio detect train --data DIR/grid,synthetic-small,detect/realruns/ior-8ranks*50,detect/realruns/ior-4ranks*50,detect/realruns/demo*10,detect/realruns/ior-8ranks-loaded*50 --model tree --out detect/default_model.json
+//	adaptio detect train --data DIR/grid,synthetic-small,detect/realruns/ior-8ranks*50,detect/realruns/ior-4ranks*50,detect/realruns/demo*10,detect/realruns/ior-8ranks-loaded*50,detect/realruns/ior-8ranks-hdd*50 --model tree --out detect/default_model.json
 //
 // and replace the grid's path in the file's training record by DIR/grid.
 //

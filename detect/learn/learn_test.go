@@ -547,7 +547,7 @@ func TestLoadSetWeightRepeatsASource(t *testing.T) {
 // labelled by their phases with adaptio eval labels --export), so a
 // retraining that drops them shows here.
 func TestDefaultLabelsRealRuns(t *testing.T) {
-	for _, dir := range []string{"../realruns/ior-8ranks", "../realruns/ior-4ranks", "../realruns/ior-8ranks-loaded", "../realruns/demo"} {
+	for _, dir := range []string{"../realruns/ior-8ranks", "../realruns/ior-4ranks", "../realruns/ior-8ranks-loaded", "../realruns/ior-8ranks-hdd", "../realruns/demo"} {
 		s, err := LoadSet(dir, SetOptions{}, 1)
 		if err != nil {
 			t.Fatal(err)
