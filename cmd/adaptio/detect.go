@@ -26,7 +26,7 @@ func newDetectCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "detect",
 		Short: "Train, evaluate and apply access-pattern detectors (FPP / SC / SS)",
-		Long: `Access-pattern detection: classify an I/O node's per-interval metrics into
+		Long: fmt.Sprintf(`Access-pattern detection: classify an I/O node's per-interval metrics into
 file-per-process (FPP), shared-contiguous (SC) or shared-1D-strided (SS) with a
 decision tree, a random forest or the papers' neural network.
 
@@ -34,7 +34,7 @@ Features: the papers' five (file handles; request size average, minimum and maxi
 bytes; average offset distance in bytes between consecutive requests to the same file
 handle) and ours: proc_offset_dist, the same distance between consecutive requests of
 the same process to the same file handle (bytes); file_sharers, the processes that
-accessed each file handle of the interval with its operation in the last 10 s (a mean
+accessed each file handle of the interval with its operation in the last %v (a mean
 over the handles: 1 for files per process, more for a shared file even when one process
 is left accessing it); and proc_dist_ratio, proc_offset_dist in request sizes (derived,
 never measured). "train --features papers" restricts a model to the papers' five.
@@ -46,7 +46,7 @@ A data source (--data, --validation) is
   - "synthetic" (the papers' grid, 32/256 KiB) or "synthetic-validation" (64/128 KiB),
     "synthetic-small" or "synthetic-small-validation" (jobs of 4 to 64 processes, as IOR
     runs): sets generated from the workload patterns without the simulator;
-  - a comma-separated list of these, joined (e.g. DIR/grid,synthetic-small,DIR/real).`,
+  - a comma-separated list of these, joined (e.g. DIR/grid,synthetic-small,DIR/real).`, access.SharerMemory),
 	}
 	cmd.AddCommand(newDetectTrainCmd(), newDetectEvalCmd(), newDetectPredictCmd())
 	return cmd
