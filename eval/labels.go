@@ -259,6 +259,11 @@ func ReadDecisionSeconds(r io.Reader, start time.Time) ([]record.Second, error) 
 	return out, err
 }
 
+// featuresBeforeSharers is how many measured features a decision log
+// written before file_sharers (the last measured feature) gives a node:
+// they read with the sharers 0.
+const featuresBeforeSharers = access.FeatSharers
+
 // LabelledRows returns the decision log's busy node-seconds that lie
 // wholly inside a phase, and not within skip of its start or end, as
 // dataset rows labelled with the phase's class: the observations a real
@@ -307,8 +312,7 @@ func LabelledRows(phases []Phase, r io.Reader, skip time.Duration) ([]dataset.Ro
 			if n.Idle || n.Late || len(n.Features) == 0 || n.Requests <= 0 {
 				continue
 			}
-			// A log written before file_sharers has one feature fewer: it reads as 0.
-			if len(n.Features) != access.NumMeasuredFeatures && len(n.Features) != access.FeatSharers {
+			if len(n.Features) != access.NumMeasuredFeatures && len(n.Features) != featuresBeforeSharers {
 				return fmt.Errorf("%w: decision log line %d: node %d has %d features, want %d", ErrBadLabels, line, n.Node, len(n.Features), access.NumMeasuredFeatures)
 			}
 			op, err := rw.ParseOp(n.Op)
