@@ -162,6 +162,11 @@ type GeneraliseRow struct {
 	// Prior is how well the file's contexts predict each other's best arm:
 	// the same for every row of a file.
 	Prior PriorQuality
+	// Ident is what identification alone reaches on the file's patterns
+	// (the same for every row of a file); WorstIdent is the reference of
+	// this row's worst pattern.
+	Ident      Identification
+	WorstIdent float64
 }
 
 // PriorQuality measures what sharing can give on a file, independently of
@@ -297,6 +302,10 @@ func RunGeneralise(ctx context.Context, cfg GeneraliseConfig) ([]GeneraliseRow, 
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", f.name, err)
 		}
+		ident, err := IdentificationOf(f.envs, cfg.Config)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", f.name, err)
+		}
 		for i, s := range r.Specs {
 			for _, mode := range []struct {
 				name string
@@ -304,12 +313,13 @@ func RunGeneralise(ctx context.Context, cfg GeneraliseConfig) ([]GeneraliseRow, 
 			}{{"cold", r.Cold[i]}, {"shared", r.Shared[i]}} {
 				first, last, _, _ := curveStats(mode.cs)
 				row := GeneraliseRow{File: f.name, Arms: f.envs[0].Arms, Patterns: len(f.envs), Label: s.Label, Mode: mode.name,
-					FirstMean: first.Mean, LastMedian: last.Median, Worst: math.Inf(1), Prior: pq}
+					FirstMean: first.Mean, LastMedian: last.Median, Worst: math.Inf(1), Prior: pq, Ident: ident}
 				for _, c := range mode.cs {
 					if _, p := c.Last(); p < row.Worst {
 						row.Worst, row.WorstEnv = p, c.Env
 					}
 				}
+				row.WorstIdent = ident.ByEnv[row.WorstEnv]
 				out = append(out, row)
 			}
 		}
@@ -328,12 +338,14 @@ func loadTwins(dir string) (*TwinsData, error) {
 
 func writeGeneralise(cfg GeneraliseConfig, rows []GeneraliseRow) error {
 	header := []string{"file", "arms", "patterns", "policy", "mode", "first-bin mean", "last-bin median", "worst pattern", "worst pattern's name", "targets met",
-		"prior hit", "prior favourite", "prior top two"}
+		"prior hit", "prior favourite", "prior top two",
+		"worst pattern's identification reference", "lowest identification reference", "its pattern", "patterns whose reference is below the worst-pattern target"}
 	var csvRows [][]string
 	for _, r := range rows {
 		csvRows = append(csvRows, []string{r.File, strings.Join(r.Arms, " "), strconv.Itoa(r.Patterns), r.Label, r.Mode,
 			f3(r.FirstMean), f3(r.LastMedian), f3(r.Worst), r.WorstEnv, strconv.FormatBool(r.Met()),
-			f3(r.Prior.Hit), f3(r.Prior.Favourite), f3(r.Prior.TopTwo)})
+			f3(r.Prior.Hit), f3(r.Prior.Favourite), f3(r.Prior.TopTwo),
+			f3(r.WorstIdent), f3(r.Ident.Worst), r.Ident.WorstEnv, strconv.Itoa(r.Ident.Below)})
 	}
 	if err := WriteCSV(cfg.Out, "generalise_summary.csv", header, csvRows); err != nil {
 		return err
@@ -354,24 +366,28 @@ func writeGeneralise(cfg GeneraliseConfig, rows []GeneraliseRow) error {
 			"Favourite: the relative value of the prior's favourite arm, what a first bin that only followed the prior would score. " +
 			"Top two: the better of its two favourites. A first-bin mean above these needs the pattern's own rewards to correct the prior within the bin.",
 		Header: []string{"file", "arms", "prior hit", "prior favourite", "prior top two"}}
+	idents := Table{Title: "What identification alone reaches (independent of the policy)",
+		Note:   IdentificationNote(cfg.Steps, cfg.Bin),
+		Header: []string{"file", "arms", "lowest pattern's reference", "its pattern", "patterns below " + strconv.FormatFloat(TargetWorst, 'f', -1, 64)}}
 	seen := map[string]bool{}
 	for _, r := range rows {
 		if !seen[r.File] {
 			seen[r.File] = true
 			priors.Rows = append(priors.Rows, []string{r.File, strings.Join(r.Arms, " "), f3(r.Prior.Hit), f3(r.Prior.Favourite), f3(r.Prior.TopTwo)})
+			idents.Rows = append(idents.Rows, []string{r.File, strings.Join(r.Arms, " "), f3(r.Ident.Worst), r.Ident.WorstEnv, strconv.Itoa(r.Ident.Below)})
 		}
 	}
-	tables := []Table{priors}
+	tables := []Table{priors, idents}
 	var met []string
 	for _, k := range keys {
-		t := Table{Title: k.label + ", " + k.mode, Header: []string{"file", "arms", "patterns", "first-bin mean", "last-bin median", "worst pattern", "", "targets"}}
+		t := Table{Title: k.label + ", " + k.mode, Header: []string{"file", "arms", "patterns", "first-bin mean", "last-bin median", "worst pattern", "", "its identification reference", "targets"}}
 		all := true
 		for _, r := range byKey[k] {
 			ok := "met"
 			if !r.Met() {
 				ok, all = "missed", false
 			}
-			t.Rows = append(t.Rows, []string{r.File, strings.Join(r.Arms, " "), strconv.Itoa(r.Patterns), f3(r.FirstMean), f3(r.LastMedian), f3(r.Worst), r.WorstEnv, ok})
+			t.Rows = append(t.Rows, []string{r.File, strings.Join(r.Arms, " "), strconv.Itoa(r.Patterns), f3(r.FirstMean), f3(r.LastMedian), f3(r.Worst), r.WorstEnv, f3(r.WorstIdent), ok})
 		}
 		if all {
 			met = append(met, k.label+" ("+k.mode+")")

@@ -94,6 +94,9 @@ func TestGeneraliseJudgesEveryFile(t *testing.T) {
 		if !(r.FirstMean > 0.3 && r.FirstMean <= 1 && r.LastMedian > 0.8 && r.LastMedian <= 1 && r.Worst <= r.LastMedian) {
 			t.Errorf("%s %s on %s: first %.3f last %.3f worst %.3f: not a learning curve", r.Label, r.Mode, r.File, r.FirstMean, r.LastMedian, r.Worst)
 		}
+		if r.Ident.Budget != 90 || !(r.WorstIdent > 0.5 && r.WorstIdent <= 1) || r.Ident.Worst > r.WorstIdent {
+			t.Errorf("%s %s on %s: identification reference %+v, worst pattern's %.3f", r.Label, r.Mode, r.File, r.Ident, r.WorstIdent)
+		}
 		// egreedy's 15% exploration keeps its last bin below 0.995.
 		if r.Label == "egreedy eps=0.15 (papers)" && r.Met() {
 			t.Errorf("egreedy 0.15 meets the targets on %s (last %.3f): its exploration alone should cost more", r.File, r.LastMedian)
