@@ -119,6 +119,10 @@ type Config struct {
 	// Rewards waiting for a round's close or a pull's end are not in
 	// snapshots.
 	Credit string
+	// MaxPull is how long one pull of CreditPhase lasts at most, in report
+	// intervals (default DefaultMaxPull): a phase up to MaxPull long is one
+	// pull, a longer one a pull every MaxPull and a last one of its tail.
+	MaxPull time.Duration
 }
 
 func (c Config) withDefaults() Config {
@@ -143,6 +147,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.Timeout == 0 {
 		c.Timeout = DefaultTimeout
+	}
+	if c.MaxPull == 0 {
+		c.MaxPull = DefaultMaxPull
 	}
 	if c.Forget == 0 {
 		c.Forget = DefaultForget
@@ -179,6 +186,8 @@ func (c Config) validate() error {
 		return bad("Reward = %q, want %q, %q, %q or %q", c.Reward, RewardOpBandwidth, RewardBandwidth, RewardPerProcess, RewardServed)
 	case c.Timeout < 0:
 		return bad("Timeout = %v, want > 0", c.Timeout)
+	case c.MaxPull < 0:
+		return bad("MaxPull = %v, want > 0", c.MaxPull)
 	case c.Nodes < 0:
 		return bad("Nodes = %d, want >= 0", c.Nodes)
 	case c.Forget < 1:
@@ -354,14 +363,15 @@ func (s creditSum) add(o creditSum) creditSum {
 	return creditSum{s.sum + o.sum, s.n + o.n, s.bytes + o.bytes, s.span + o.span, s.iv + o.iv, s.length + o.length}
 }
 
-// MaxPull is how long one pull of CreditPhase lasts at most, in report
-// intervals: a phase of up to 2 s is one pull (4 rounds at the demo's
-// 500 ms reports, 2 at the papers' 1 s), a longer one a pull every 2 s,
-// its window drawn afresh as often.
-const MaxPull = 2 * time.Second
+// DefaultMaxPull is how long one pull of CreditPhase lasts at most
+// (Config.MaxPull), in report intervals: a phase of up to 2 s is one pull
+// (4 rounds at 500 ms reports, 2 at the papers' 1 s), a longer one a pull
+// every 2 s, its window drawn afresh as often.
+const DefaultMaxPull = 2 * time.Second
 
-// open reports whether the carried pull s may still be extended.
-func (s creditSum) open() bool { return s.length < MaxPull }
+// open reports whether the carried pull s may still be extended, pulls
+// lasting at most max.
+func (s creditSum) open(max time.Duration) bool { return s.length < max }
 
 // roundLength is the length a round's rewards x add to a pull: their mean
 // report interval (1 s for reports that do not say).
@@ -612,7 +622,7 @@ func (c *Council) creditRound() []Pull {
 			x.length = roundLength(x)
 			a, ok := c.carry[k]
 			switch {
-			case ok && a.open():
+			case ok && a.open(c.cfg.MaxPull):
 				c.carry[k] = a.add(x)
 			case ok:
 				credit[k] = a
@@ -822,7 +832,7 @@ func (c *Council) held(op rw.Op, ctx string) (PlanEntry, bool) {
 		if e.Op != op.String() || e.Context != ctx {
 			continue
 		}
-		if s, ok := c.carry[creditKey{ctx, c.arm(e.Window)}]; ok && s.open() {
+		if s, ok := c.carry[creditKey{ctx, c.arm(e.Window)}]; ok && s.open(c.cfg.MaxPull) {
 			e.Held, e.Prob, e.Explore = true, 1, false
 			return e, true
 		}

@@ -895,6 +895,32 @@ func TestPhaseCreditLongPhase(t *testing.T) {
 	}
 }
 
+// Config.MaxPull sets how many rounds of one phase a pull holds: a phase of
+// 5 rounds of 1 s is 3 pulls by default (2 s), 2 with 3 s, one with 5 s;
+// a negative MaxPull is refused.
+func TestPhaseCreditMaxPull(t *testing.T) {
+	for _, tt := range []struct {
+		max   time.Duration
+		pulls int64
+	}{{0, 3}, {3 * time.Second, 2}, {5 * time.Second, 1}} {
+		c := newCouncil(t, Config{Nodes: 1, Policy: "greedy", Reward: RewardBandwidth, Windows: []time.Duration{time.Millisecond}, MaxPull: tt.max})
+		var rp reporter
+		w := c.Window()
+		for r := range 5 {
+			mustObserve(t, c, 0, rp.report(obs(0, access.SS, rw.Write, w, 1e8*float64(r+1)), 0))
+			c.Poll(0)
+		}
+		mustObserve(t, c, 0, rp.report(obs(0, access.FPP, rw.Read, w, 1e8), 0))
+		c.Poll(0)
+		if got := c.bands.Policy(Context(access.SS, rw.Write)).Counts()[c.arm(w)]; got != tt.pulls {
+			t.Errorf("MaxPull %v: %d pulls of a 5-round phase, want %d", tt.max, got, tt.pulls)
+		}
+	}
+	if _, err := New(Config{MaxPull: -time.Second}, rand.New(rand.NewPCG(1, 2))); !errors.Is(err, ErrBadConfig) {
+		t.Errorf("MaxPull -1s: %v, want ErrBadConfig", err)
+	}
+}
+
 // An operation that runs a small part of every interval for long is a pull
 // every MaxPull (2 rounds of 1 s), and its plan is drawn afresh as often.
 func TestPhaseCreditBoundsPulls(t *testing.T) {

@@ -51,6 +51,7 @@ type councilConfig struct {
 	Seed        uint64
 	NoPlan      bool
 	Credit      string
+	MaxPull     time.Duration
 	Security    service.Security
 	Verbose     bool
 }
@@ -69,15 +70,16 @@ func addCoreFlags(cmd *cobra.Command, cfg *councilConfig) {
 	f.IntVar(&cfg.MaxNodes, "max-nodes", council.DefaultMaxNodes, "reports from I/O node indexes >= this are refused (bounds the state a rogue reporter can create)")
 	f.StringVar(&cfg.Model, "model", "", "access-pattern model file (from \"adaptio detect train\"; empty: the embedded default model)")
 	f.Uint64Var(&cfg.Seed, "seed", 1, "seed of the Council's random choices")
-	addCreditFlags(f, &cfg.Credit, "")
+	addCreditFlags(f, &cfg.Credit, &cfg.MaxPull, council.DefaultMaxPull, "")
 	addRoundCreditFlag(f, &cfg.Credit)
 	f.BoolVar(&cfg.NoPlan, "no-plan", false, "decide one window only, as the papers' Council; by default each decision also carries a window for reads and one for writes, for the pattern each direction is expected to take next, which the I/O nodes apply as soon as their requests turn")
 }
 
 // addCreditFlags registers --credit and --node-credit, its papers' mode by
 // a name of its own; when prefixes their help ("with --learn: ").
-func addCreditFlags(f *pflag.FlagSet, credit *string, when string) {
-	f.StringVar(credit, "credit", council.CreditPhase, when+"how rewards teach the bandits: phase (the consecutive rounds in which a pattern ran one window are one pull of up to 2 s, its bytes over its spans, and the plan keeps that window while the pull is open: a short phase is one pull under one window), round (each round a pull, with its I/O nodes' mean reward, as before 2026-11-27) or node (each I/O node's reward apart, as the papers' Council)")
+func addCreditFlags(f *pflag.FlagSet, credit *string, maxPull *time.Duration, maxPullDefault time.Duration, when string) {
+	f.StringVar(credit, "credit", council.CreditPhase, when+"how rewards teach the bandits: phase (the consecutive rounds in which a pattern ran one window are one pull of up to --max-pull, its bytes over its spans, and the plan keeps that window while the pull is open: a short phase is one pull under one window), round (each round a pull, with its I/O nodes' mean reward, as before 2026-11-27) or node (each I/O node's reward apart, as the papers' Council)")
+	f.DurationVar(maxPull, "max-pull", maxPullDefault, when+"with --credit phase: the longest pull, in report intervals; a phase up to this long is one pull, a longer one a pull this long at a time and one of its tail")
 	f.BoolFunc("node-credit", when+"the same as --credit node: each I/O node's reward apart, as the papers' Council", func(s string) error {
 		v, err := strconv.ParseBool(s)
 		if v {
@@ -115,7 +117,7 @@ func (c councilConfig) core() (council.Config, error) {
 	cc := council.Config{
 		Policy: c.Policy, Options: bandit.Options{Epsilon: c.Epsilon}, Windows: c.Windows, Default: c.Default,
 		Consensus: c.Consensus, Reward: c.Reward, Timeout: c.Timeout, Nodes: c.Nodes, Forget: c.Forget, MaxNodes: c.MaxNodes,
-		NoPlan: c.NoPlan, Credit: c.Credit,
+		NoPlan: c.NoPlan, Credit: c.Credit, MaxPull: c.MaxPull,
 	}
 	if c.Model != "" {
 		m, err := learn.LoadFile(c.Model)

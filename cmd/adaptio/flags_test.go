@@ -6,8 +6,11 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/adaptio/adaptio/council"
 )
 
 func TestZeroIsRefusedWhereItWouldMeanDefault(t *testing.T) {
@@ -87,24 +90,27 @@ func TestForwardSkipEmptyDefault(t *testing.T) {
 // deprecated --round-credit are its shorthands.
 func TestCreditFlags(t *testing.T) {
 	for _, tt := range []struct {
-		args []string
-		want string
+		args    []string
+		want    string
+		maxPull time.Duration
 	}{
-		{nil, "phase"},
-		{[]string{"--credit", "round"}, "round"},
-		{[]string{"--node-credit"}, "node"},
-		{[]string{"--round-credit"}, "round"},
-		{[]string{"--node-credit=false"}, "phase"},
+		{nil, "phase", council.DefaultMaxPull},
+		{[]string{"--credit", "round"}, "round", council.DefaultMaxPull},
+		{[]string{"--node-credit"}, "node", council.DefaultMaxPull},
+		{[]string{"--round-credit"}, "round", council.DefaultMaxPull},
+		{[]string{"--node-credit=false"}, "phase", council.DefaultMaxPull},
+		{[]string{"--max-pull", "3s"}, "phase", 3 * time.Second},
 	} {
 		cmd := &cobra.Command{}
 		var credit string
-		addCreditFlags(cmd.Flags(), &credit, "")
+		var maxPull time.Duration
+		addCreditFlags(cmd.Flags(), &credit, &maxPull, council.DefaultMaxPull, "")
 		addRoundCreditFlag(cmd.Flags(), &credit)
 		if err := cmd.ParseFlags(tt.args); err != nil {
 			t.Fatalf("%v: %v", tt.args, err)
 		}
-		if credit != tt.want {
-			t.Errorf("%v: credit %q, want %q", tt.args, credit, tt.want)
+		if credit != tt.want || maxPull != tt.maxPull {
+			t.Errorf("%v: credit %q, max pull %v; want %q, %v", tt.args, credit, maxPull, tt.want, tt.maxPull)
 		}
 	}
 }

@@ -278,7 +278,7 @@ for a run long enough to learn.`,
 	f.BoolVar(&learn, "learn", false, "let the Council core choose the TWINS window every simulated second, then compare with every static window and FIFO")
 	f.StringVar(&lo.Policy, "policy", council.DefaultPolicy, "with --learn: bandit policy ("+strings.Join(bandit.Names(), ", ")+")")
 	f.BoolVar(&lo.NoPlan, "no-plan", false, "with --learn: the Council decides one window only, as the papers' (default: a window per direction of requests too, applied as the requests turn)")
-	addCreditFlags(f, &lo.Credit, "with --learn: ")
+	addCreditFlags(f, &lo.Credit, &lo.MaxPull, council.DefaultMaxPull, "with --learn: ")
 	f.Float64Var(&lo.Epsilon, "epsilon", 0, "with --learn: exploration probability of the egreedy policies (0: the policy's default)")
 	f.StringVar(&lo.State, "state", "", "with --learn: file of learned state, read if present and written at the end (a second run continues learning)")
 	f.BoolVar(&noCompare, "no-compare", false, "with --learn: skip the static-window and FIFO runs")

@@ -24,9 +24,10 @@ type learnOptions struct {
 	Epsilon float64
 	State   string // learned state carried between runs ("" none)
 	Seed    uint64
-	Compare bool   // also run every static window and FIFO
-	NoPlan  bool   // one window per decision (council.Config.NoPlan)
-	Credit  string // how rewards teach the bandits (council.Config.Credit)
+	Compare bool          // also run every static window and FIFO
+	NoPlan  bool          // one window per decision (council.Config.NoPlan)
+	Credit  string        // how rewards teach the bandits (council.Config.Credit)
+	MaxPull time.Duration // the longest pull of the phase credit (council.Config.MaxPull)
 }
 
 // staticRun is one experiment without learning, for the comparison.
@@ -53,7 +54,7 @@ func simLearn(ctx context.Context, cfg sim.Config, o learnOptions, progress io.W
 		return learnResult{}, fmt.Errorf("--learn chooses TWINS windows: --scheduler %s cannot learn", cfg.Scheduler)
 	}
 	core, err := council.New(council.Config{Policy: o.Policy, Options: bandit.Options{Epsilon: o.Epsilon}, Windows: sched.Windows,
-		Nodes: max(cfg.IONodes, 1), NoPlan: o.NoPlan, Credit: o.Credit}, rand.New(rand.NewPCG(o.Seed, 0xc0c1)))
+		Nodes: max(cfg.IONodes, 1), NoPlan: o.NoPlan, Credit: o.Credit, MaxPull: o.MaxPull}, rand.New(rand.NewPCG(o.Seed, 0xc0c1)))
 	if err != nil {
 		return learnResult{}, err
 	}
