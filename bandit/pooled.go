@@ -29,10 +29,11 @@ import (
 //
 // Options.LogFloor > 0 adds a floor of pulls growing like log t: an arm with
 // fewer than LogFloor*ln(t/k) rewards (t: the context's rewards, k: its
-// arms) whose mean is within two of its own standard deviations (not
-// narrowed) of the greedy arm's is pulled, the fewest first, so that no arm
-// that may be the best is starved for good whatever its early rewards; the
-// pulls it costs grow only logarithmically, as UCB's do. The plausibility
+// arms) whose mean is within two of its standard errors of the greedy
+// arm's (the pooled data's, with the prior as one reward: plausibleSEs) is
+// pulled, the fewest first, so that no arm that may be the best is starved
+// for good whatever its early rewards; the pulls it costs grow only
+// logarithmically, as UCB's do. The plausibility
 // test keeps arms clearly worse from being pulled in bursts: without it every
 // arm at the floor crossed it at the same step (t = k*exp(n/LogFloor)), and
 // on a 5-arm machine 4 of the 10 pulls of one bin were forced.
@@ -80,14 +81,42 @@ func (p pooled) sds(c *core) []float64 {
 	return out
 }
 
-// plausible is how many of its own (not narrowed) standard deviations an
-// arm's mean may lie below the greedy arm's for the log floor to pull it.
+// plausible is how many of its standard errors (plausibleSEs) an arm's
+// mean may lie below the greedy arm's for the log floor to pull it.
 const plausible = 2
+
+// plausibleSEs returns each arm's standard error for the log floor's
+// plausibility test, or nil while no arm has two rewards: its own and the
+// pooled variance as in sds, but the pool weighted by all its degrees of
+// freedom (not capped at Pool) and thompson's weak prior (Spread) by one
+// reward's, not narrowed. The prior stays a floor under a context whose
+// rewards happen to be equal; it no longer outweighs the data. Why: sds
+// counts the prior, a guess that one reward varies by a third of the
+// largest, as one reward against at most Pool + W - 1 of data, which keeps
+// it several times the measured variance where rewards vary by a few
+// percent. In a real demo run (reads twice a phase: rewards within 6 to 10%
+// of their mean) every window then stayed "plausible" after 3 pulls, and
+// the floor pulled the 1, 2, 4 and 8 ms windows (10 to 20% below the
+// leader) in the run's last half; replayed with this test, only 1 ms was
+// forced (docs/performance.md, "Stop 27"). Sampling keeps sds.
+func (p pooled) plausibleSEs(c *core) []float64 {
+	pv, pdf := p.pool(c)
+	if pdf <= 0 {
+		return nil
+	}
+	s0 := c.opt.Spread * c.scaleOr1()
+	out := make([]float64, c.k())
+	for a := range out {
+		st := c.stat(a)
+		out[a] = math.Sqrt((st.V + pdf*pv + s0*s0) / (st.W + pdf) / st.W)
+	}
+	return out
+}
 
 // forced returns the arm chosen without sampling, or -1: thompson's
 // (prior, arms without data, warm-up), then the log floor: among the arms
 // with fewer than LogFloor*ln(t/k) rewards that may still be the best
-// (estimate within plausible standard deviations of the greedy arm's), the
+// (estimate within plausible standard errors of the greedy arm's), the
 // one with the fewest rewards (lowest index first).
 func (p pooled) forced(c *core) int {
 	if a := (thompson{}).forced(c); a >= 0 {
@@ -97,17 +126,22 @@ func (p pooled) forced(c *core) int {
 		return -1
 	}
 	need := c.opt.LogFloor * math.Log(float64(c.t)/float64(c.k()))
-	var sd []float64
+	var se []float64
 	top := c.stat(c.best()).Q
 	b := -1
 	for a, st := range c.arms {
 		if float64(st.N) >= need || b >= 0 && st.N >= c.arms[b].N {
 			continue
 		}
-		if sd == nil {
-			sd = p.sds(c)
+		if se == nil {
+			if se = p.plausibleSEs(c); se == nil {
+				se = p.sds(c)
+				for i := range se {
+					se[i] /= c.opt.Exploration
+				}
+			}
 		}
-		if st.Q+plausible*sd[a]/c.opt.Exploration >= top {
+		if st.Q+plausible*se[a] >= top {
 			b = a
 		}
 	}

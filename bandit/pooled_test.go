@@ -13,15 +13,19 @@ import (
 // repetition in five) is lost by thompson-warm in about a third of the runs
 // once three of its common rewards made its posterior narrow; thompson-pool
 // keeps it: its variance borrows arm 0's, and the log floor pulls it again
-// while its mean is within two of its standard deviations of the leader's,
-// so its rare high reward is seen. At their defaults (log floor 2), and
-// with the log floor at 4, which pulls more and keeps it more.
+// while its mean is within two of its standard errors of the leader's, so
+// its rare high reward is seen. At their defaults (log floor 2), and with
+// the log floor at 4, which pulls more and keeps it more. Since the floor
+// judges plausibility by the pooled data rather than thompson's prior
+// (plausibleSEs, 2026-11-27) it keeps the arm in 0.741 of the last bin
+// (0.778 before; thompson-warm 0.675), and 0.787 at floor 4: the price of
+// not forcing windows 10 to 20% worse in the real demo's read phases.
 func TestThompsonPoolKeepsHeavyTailedArm(t *testing.T) {
 	const steps, bin, runs = 200, 20, 600
 	warm := bestShare(t, "thompson-warm", Options{}, steps, bin, runs)
 	for _, c := range []struct {
 		floor, min, gain float64
-	}{{0, 0.75, 0.08}, {4, 0.8, 0.1}} {
+	}{{0, 0.73, 0.06}, {4, 0.77, 0.1}} {
 		pool := bestShare(t, "thompson-pool", Options{LogFloor: c.floor}, steps, bin, runs)
 		t.Logf("share of the heavy-tailed best arm in the last bin: thompson-pool (log floor %v: 0 is the default) %.3f, thompson-warm %.3f", c.floor, pool, warm)
 		if pool < c.min || pool < warm+c.gain {
@@ -80,6 +84,43 @@ func TestThompsonPoolLogFloor(t *testing.T) {
 	}
 	if pr := q.(Distribution).Probs(); pr[1] != 1 {
 		t.Fatalf("Probs %v, want arm 1 certain", pr)
+	}
+}
+
+// The log floor judges plausibility by the data: 7 arms whose rewards vary
+// by 5 around 100, 98, 95, 90, 85, 82 and 80, the leader pulled more. Once
+// the floor is due (t = 33, k = 7: 2 ln(33/7) > 3 rewards), it forces the
+// arms within two standard errors of the leader (98, then 95) and not those
+// 10 or more below, which thompson's prior alone (a third of the largest
+// reward) would have kept plausible.
+func TestThompsonPoolFloorJudgesByData(t *testing.T) {
+	means := []float64{100, 98, 95, 90, 85, 82, 80}
+	p, err := New("thompson-pool", len(means), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []float64{-5, 0, 5} {
+		for a, m := range means {
+			p.Update(a, m+d)
+		}
+	}
+	for i := range 12 {
+		p.Update(0, 100+float64(i%3-1)*5)
+	}
+	probs := p.(Distribution).Probs
+	for _, want := range []int{1, 2} {
+		if pr := probs(); pr[want] != 1 {
+			t.Fatalf("t = %d: probabilities %.3f, want arm %d forced", p.(*policy).core.t, pr, want)
+		}
+		p.Update(want, means[want])
+	}
+	for a, v := range probs() {
+		if v == 1 {
+			t.Fatalf("t = %d: arm %d (mean %v) forced, want no arm 10 or more below the leader forced", p.(*policy).core.t, a, means[a])
+		}
+		if a >= 3 && v > 0.01 {
+			t.Errorf("arm %d (mean %v): probability %.3f, want about 0", a, means[a], v)
+		}
 	}
 }
 
