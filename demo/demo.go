@@ -51,8 +51,13 @@ type Config struct {
 	// eighth of PhaseBytes). That phase runs as fast under every window
 	// (README, "The demo"), so its length would only dilute the
 	// comparison's time.
-	FPPBytes    int64
-	Mix         bool    // add file-per-process and shared-contiguous phases to each iteration
+	FPPBytes int64
+	Mix      bool // add file-per-process and shared-contiguous phases to each iteration
+	// ReadPasses is how many times in a row each read phase of the real
+	// stack reads its file, as one phase (default DefaultReadPasses; the
+	// simulator reads once). A longer read phase is less noisy against its
+	// window's effect, so it teaches the Council more per phase.
+	ReadPasses  int
 	Policy      string  // bandit policy (default DefaultPolicy)
 	Epsilon     float64 // exploration probability (0: the policy's default)
 	Seed        uint64  // random seed
@@ -90,6 +95,9 @@ type Config struct {
 	// Credit is how rewards teach the Council's bandits
 	// (council.Config.Credit; "" the default, phase).
 	Credit string
+	// MaxPull is the longest pull of the phase credit
+	// (council.Config.MaxPull; default DefaultMaxPull).
+	MaxPull time.Duration
 	// SimDispatchDelay is the simulated I/O nodes' delay from a request's
 	// arrival to its dispatch when they are idle (sim.Config.DispatchDelay):
 	// the real daemons' wake-up on the host, for --rank's comparison.
@@ -121,10 +129,22 @@ const (
 	// between runs).
 	DefaultCompare = 3
 	// DefaultInterval is half the papers' second: the demo's shared
-	// strided reads last 0.8 to 1.4 s, three or four half-seconds, all
-	// within one pull of council.MaxPull (2 s), where at 1 s reports a read
-	// of three intervals left its tail to a pull of its own.
+	// strided reads last 0.8 to 1.4 s a pass, three or four half-seconds,
+	// where at 1 s reports a read of three intervals left its tail to a
+	// pull of its own.
 	DefaultInterval = 500 * time.Millisecond
+	// DefaultReadPasses of the real stack: each read phase reads its file
+	// twice in a row. One pass of the shared strided file took 0.8 to 1.4 s
+	// and varied by 13% of its mean from one iteration to the next under
+	// one window, as much as the 7 windows differ; two passes vary by 8%
+	// (docs/performance.md, "Stop 27"). The simulator reads once (its
+	// phases are 1 GiB).
+	DefaultReadPasses = 2
+	// DefaultMaxPull is the demo Council's longest pull: a read phase of
+	// two passes (1.2 to 1.7 s, up to 6 half-second reports) is one pull,
+	// where council.DefaultMaxPull (2 s) left the slower windows' tails to
+	// pulls of their own.
+	DefaultMaxPull = 3 * time.Second
 	// DefaultIterations of the real stack: the shared strided reads are one
 	// pull a phase (council.CreditPhase), and 24 iterations left their 7
 	// windows 24 pulls, most of them the policy's warm-up (a run of
@@ -180,6 +200,15 @@ func (c Config) WithDefaults() Config {
 	if c.Compare == 0 {
 		c.Compare = DefaultCompare
 	}
+	if c.ReadPasses == 0 {
+		c.ReadPasses = DefaultReadPasses
+		if c.Sim {
+			c.ReadPasses = 1
+		}
+	}
+	if c.MaxPull == 0 {
+		c.MaxPull = DefaultMaxPull
+	}
 	if c.ServerTimeScale == 0 {
 		c.ServerTimeScale = DefaultServerTimeScale
 	}
@@ -209,6 +238,12 @@ func (c Config) Validate() error {
 		return bad("epsilon %v, want in [0, 1]", c.Epsilon)
 	case c.Pace < 0:
 		return bad("pace %v, want >= 0", c.Pace)
+	case c.MaxPull < 0:
+		return bad("longest pull %v, want > 0", c.MaxPull)
+	case c.ReadPasses < 1 || c.ReadPasses > 16:
+		return bad("read passes %d, want 1 to 16", c.ReadPasses)
+	case c.Sim && c.ReadPasses > 1:
+		return bad("read passes %d: the simulator reads each phase once (its phases are 1 GiB); drop --read-passes or --sim", c.ReadPasses)
 	case !(c.ServerTimeScale > 0) || c.ServerTimeScale > 100:
 		return bad("server time scale %v, want in (0, 100]", c.ServerTimeScale)
 	case !slices.Contains(bandit.Names(), c.Policy):
@@ -262,6 +297,9 @@ func (c Config) meta(mode string) record.Meta {
 	if ph := c.Phases(); c.Mix && len(ph) > 2 {
 		m.Workload += fmt.Sprintf(", then write a file per process (%s in all) and read the shared file contiguously",
 			size(ph[2].Pattern.TotalBytes))
+	}
+	if c.ReadPasses > 1 {
+		m.Workload += fmt.Sprintf("; each read phase reads its file %d times in a row", c.ReadPasses)
 	}
 	m.Workload += fmt.Sprintf("; %d iterations.", c.Iterations)
 	m.Title = "adaptio demo report"

@@ -248,6 +248,9 @@ func TestConfigValidation(t *testing.T) {
 		{"negative iterations", Config{Iterations: -1}},
 		{"epsilon above 1", Config{Epsilon: 2}},
 		{"too few bytes for the processes", Config{PhaseBytes: 1024}},
+		{"read passes in the simulator", Config{Sim: true, ReadPasses: 2}},
+		{"negative read passes", Config{ReadPasses: -1}},
+		{"negative longest pull", Config{Sim: true, MaxPull: -time.Second}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -255,6 +258,24 @@ func TestConfigValidation(t *testing.T) {
 				t.Error("Run accepted an invalid configuration")
 			}
 		})
+	}
+}
+
+// The real stack reads each file twice by default and the simulator once;
+// the demo's Council holds pulls up to DefaultMaxPull.
+func TestReadPassesAndMaxPullDefaults(t *testing.T) {
+	real, sim := Config{}.WithDefaults(), Config{Sim: true}.WithDefaults()
+	if real.ReadPasses != DefaultReadPasses || sim.ReadPasses != 1 {
+		t.Errorf("read passes: real %d, sim %d; want %d, 1", real.ReadPasses, sim.ReadPasses, DefaultReadPasses)
+	}
+	if real.MaxPull != DefaultMaxPull || sim.MaxPull != DefaultMaxPull {
+		t.Errorf("longest pull: real %v, sim %v; want %v", real.MaxPull, sim.MaxPull, DefaultMaxPull)
+	}
+	if err := real.Validate(); err != nil {
+		t.Errorf("real defaults: %v", err)
+	}
+	if err := sim.Validate(); err != nil {
+		t.Errorf("sim defaults: %v", err)
 	}
 }
 

@@ -77,6 +77,9 @@ func (r Ranking) Rho(p int) float64 {
 // in the simulator, and returns both. progress, if not nil, gets a line
 // per finished setting.
 func Rank(ctx context.Context, cfg Config, settings []Setting, progress io.Writer) (Ranking, error) {
+	if cfg.ReadPasses == 0 {
+		cfg.ReadPasses = 1 // as the simulator reads, and as the rankings were measured
+	}
 	cfg = cfg.WithDefaults()
 	if cfg.Compare < 1 {
 		cfg.Compare = 2

@@ -156,7 +156,7 @@ func startStack(ctx context.Context, cfg Config, sink *decisionSink) (*stack, er
 	s.svc, err = service.New(service.Options{
 		Prefix: realPrefix, Port: -1, StateDir: filepath.Join(cfg.StateDir, RealStateDir),
 		Core: council.Config{Policy: cfg.Policy, Options: bandit.Options{Epsilon: cfg.Epsilon}, Windows: sched.Windows,
-			Nodes: cfg.Nodes, Timeout: min(council.DefaultTimeout, cfg.Interval/2), NoPlan: cfg.NoPlan, Credit: cfg.Credit},
+			Nodes: cfg.Nodes, Timeout: min(council.DefaultTimeout, cfg.Interval/2), NoPlan: cfg.NoPlan, Credit: cfg.Credit, MaxPull: cfg.MaxPull},
 		Seed: cfg.Seed, DecisionLog: sink, Logger: cfg.Logger, Registerer: prometheus.NewRegistry(),
 	})
 	if err != nil {
@@ -458,7 +458,9 @@ func realLoop(ctx context.Context, cfg Config, rec *record.Recorder, st *stack, 
 				res, err = fwdbench.Run(ctx, st.clients[0], p.Pattern, o)
 				ph = res.Write
 			default:
-				ph, err = fwdbench.Verify(ctx, st.clients[0], p.Pattern, opt)
+				o := opt
+				o.ReadPasses = cfg.ReadPasses
+				ph, err = fwdbench.Verify(ctx, st.clients[0], p.Pattern, o)
 			}
 			if err != nil {
 				return fmt.Errorf("demo: %s: %w", p.Name, err)
@@ -466,8 +468,13 @@ func realLoop(ctx context.Context, cfg Config, rec *record.Recorder, st *stack, 
 			all := st.serverStats()
 			st.phaseServers = append(st.phaseServers, all.Minus(st.serversAt))
 			st.serversAt = all
-			rec.AddIteration(record.Iteration{Phase: p.Name, Workload: p.Pattern.String(), Start: now,
-				Seconds: ph.Makespan.Seconds(), Bytes: ph.Bytes, Nodes: nodeSpans(ph, p.Pattern, len(st.clients))})
+			moved, workload := p.Pattern, p.Pattern.String()
+			if p.Pattern.Op == rw.Read && cfg.ReadPasses > 1 {
+				moved.TotalBytes *= int64(cfg.ReadPasses)
+				workload += fmt.Sprintf(", read %d times", cfg.ReadPasses)
+			}
+			rec.AddIteration(record.Iteration{Phase: p.Name, Workload: workload, Start: now,
+				Seconds: ph.Makespan.Seconds(), Bytes: ph.Bytes, Nodes: nodeSpans(ph, moved, len(st.clients))})
 		}
 		phase.Store("")
 		if err := st.clients[0].Unlink(fwdbench.FileName("demo", phases[0].Pattern, 0)); err != nil {

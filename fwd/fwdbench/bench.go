@@ -46,6 +46,11 @@ type Options struct {
 	NoFill bool
 	// Keep leaves the files in place (default: unlinked at the end).
 	Keep bool
+	// ReadPasses is how many times the read phase reads each process's
+	// requests, in a row through the one handle the process opened, with
+	// no barrier between passes (default 1): a longer read phase of the
+	// same access pattern, as an application re-reading its input.
+	ReadPasses int
 	// Progress receives a line every ProgressEvery during a phase and one
 	// at its end (nil: none).
 	Progress io.Writer
@@ -240,6 +245,10 @@ func progress(w io.Writer, ph Phase) {
 // goroutine of its own.
 func phase(ctx context.Context, t target, dir string, p workload.Pattern, o Options, op rw.Op) (Phase, error) {
 	n := p.RequestsPerProcess()
+	passes := 1
+	if op == rw.Read && o.ReadPasses > 1 {
+		passes = o.ReadPasses
+	}
 	var (
 		wg      sync.WaitGroup
 		errOnce sync.Once
@@ -265,7 +274,7 @@ func phase(ctx context.Context, t target, dir string, p workload.Pattern, o Opti
 	cpu0 := processCPU()
 	start := time.Now()
 	var moved atomic.Int64
-	total := p.BytesPerProcess() * int64(p.Processes)
+	total := p.BytesPerProcess() * int64(p.Processes) * int64(passes)
 	if o.Progress != nil {
 		every := o.ProgressEvery
 		if every <= 0 {
@@ -305,12 +314,12 @@ func phase(ctx context.Context, t target, dir string, p workload.Pattern, o Opti
 			defer h.close()
 			buf := h.buf()
 			want := make([]byte, p.RequestSize)
-			for i := 0; i < n; i++ {
+			for i := 0; i < n*passes; i++ {
 				if ctx.Err() != nil {
 					fail(ctx.Err())
 					return
 				}
-				file, off := p.Request(proc, i)
+				file, off := p.Request(proc, i%n)
 				t0 := time.Now()
 				if op == rw.Write {
 					if !o.NoFill || i == 0 {
@@ -348,8 +357,8 @@ func phase(ctx context.Context, t target, dir string, p workload.Pattern, o Opti
 	}
 	wg.Wait()
 	span := time.Since(start)
-	reqs := int64(n) * int64(p.Processes)
-	ph := Phase{Op: op, Bytes: p.BytesPerProcess() * int64(p.Processes), Requests: reqs, Makespan: span,
+	reqs := int64(n) * int64(p.Processes) * int64(passes)
+	ph := Phase{Op: op, Bytes: total, Requests: reqs, Makespan: span,
 		MaxLat: time.Duration(latMax.Load()), CPU: processCPU() - cpu0, ProcessEnds: ends}
 	if stat1, err := cpustat.Read(); err == nil && statErr == nil {
 		ph.Steal, ph.StealKnown = stat1.StolenSince(stat0)

@@ -229,3 +229,35 @@ func TestProcessesSpreadInBlocks(t *testing.T) {
 		}
 	}
 }
+
+// ReadPasses reads every process's requests again through its one handle:
+// twice the bytes and requests, each checked, the write phase unchanged;
+// and a corruption is found in any pass.
+func TestReadPasses(t *testing.T) {
+	addr, dir := startForwarder(t)
+	c := dial(t, addr)
+	p := workload.Pattern{Processes: 4, Layout: workload.Shared, Spatiality: workload.Strided, Op: rw.Write, RequestSize: 4096, TotalBytes: 32 * 4096}
+	res, err := fwdbench.Run(context.Background(), c, p, fwdbench.Options{Keep: true, ReadPasses: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Write.Bytes != p.TotalBytes || res.Write.Requests != 32 {
+		t.Errorf("write phase %d bytes, %d requests; want %d, 32 (passes are the read phase's)", res.Write.Bytes, res.Write.Requests, p.TotalBytes)
+	}
+	if res.Read.Bytes != 3*p.TotalBytes || res.Read.Requests != 96 || !res.Verified {
+		t.Errorf("read phase %d bytes, %d requests, verified %v; want %d, 96, true", res.Read.Bytes, res.Read.Requests, res.Verified, 3*p.TotalBytes)
+	}
+	ph, err := fwdbench.Verify(context.Background(), c, p, fwdbench.Options{ReadPasses: 2})
+	if err != nil || ph.Bytes != 2*p.TotalBytes || len(ph.ProcessEnds) != p.Processes {
+		t.Fatalf("verify, 2 passes: %d bytes, %d process ends, %v; want %d, %d", ph.Bytes, len(ph.ProcessEnds), err, 2*p.TotalBytes, p.Processes)
+	}
+	f, err := os.OpenFile(filepath.Join(dir, "bench/shared.dat"), os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteAt([]byte{0xff}, 4096*31+7)
+	f.Close()
+	if _, err := fwdbench.Verify(context.Background(), c, p, fwdbench.Options{ReadPasses: 2}); !errors.Is(err, fwdbench.ErrVerify) {
+		t.Fatalf("verify after corrupting a byte: got %v, want ErrVerify", err)
+	}
+}
