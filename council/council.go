@@ -370,8 +370,8 @@ func (s creditSum) add(o creditSum) creditSum {
 const DefaultMaxPull = 2 * time.Second
 
 // open reports whether the carried pull s may still be extended, pulls
-// lasting at most max.
-func (s creditSum) open(max time.Duration) bool { return s.length < max }
+// lasting at most limit.
+func (s creditSum) open(limit time.Duration) bool { return s.length < limit }
 
 // roundLength is the length a round's rewards x add to a pull: their mean
 // report interval (1 s for reports that do not say).

@@ -490,6 +490,7 @@ func realLoop(ctx context.Context, cfg Config, rec *record.Recorder, st *stack, 
 func learnSim(ctx context.Context, cfg Config) (record.StaticResult, error) {
 	c := cfg
 	c.Sim, c.Static, c.Compare, c.Out, c.Pace, c.Duration = true, 0, -1, nil, 0, 0
+	c.ReadPasses = 1 // the simulator reads each phase once
 	c.Iterations = max(cfg.Iterations, 8)
 	dir, err := os.MkdirTemp("", "adaptio-demo-learnsim-")
 	if err != nil {
