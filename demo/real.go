@@ -402,17 +402,18 @@ func writePhases(path string, its []record.Iteration, t0 time.Time) error {
 
 // nodeSpans returns each I/O node's part of a phase: its processes (in
 // blocks, fwdbench.ClientOf; client k is I/O node k) end when the last of
-// them does, having moved their share of the bytes, each process its equal
-// part by its own end (record.NodeSpan.Ends).
+// them does, having moved their share of the phase's bytes (every pass),
+// each process its equal part by its own end (record.NodeSpan.Ends).
 func nodeSpans(ph fwdbench.Phase, p workload.Pattern, nodes int) []record.NodeSpan {
-	if nodes <= 1 || len(ph.ProcessEnds) != p.Processes {
+	if nodes <= 1 || p.Processes < 1 || len(ph.ProcessEnds) != p.Processes {
 		return nil
 	}
 	spans := make([]record.NodeSpan, nodes)
+	perProcess := ph.Bytes / int64(p.Processes)
 	for proc, end := range ph.ProcessEnds {
 		s := &spans[fwdbench.ClientOf(proc, p.Processes, nodes)]
 		s.Seconds = max(s.Seconds, end.Seconds())
-		s.Bytes += p.BytesPerProcess()
+		s.Bytes += perProcess
 		s.Ends = append(s.Ends, max(math.Round(end.Seconds()*1e4)/1e4, 1e-4)) // 0.1 ms: the report stays small
 	}
 	return spans
@@ -468,13 +469,12 @@ func realLoop(ctx context.Context, cfg Config, rec *record.Recorder, st *stack, 
 			all := st.serverStats()
 			st.phaseServers = append(st.phaseServers, all.Minus(st.serversAt))
 			st.serversAt = all
-			moved, workload := p.Pattern, p.Pattern.String()
+			workload := p.Pattern.String()
 			if p.Pattern.Op == rw.Read && cfg.ReadPasses > 1 {
-				moved.TotalBytes *= int64(cfg.ReadPasses)
 				workload += fmt.Sprintf(", read %d times", cfg.ReadPasses)
 			}
 			rec.AddIteration(record.Iteration{Phase: p.Name, Workload: workload, Start: now,
-				Seconds: ph.Makespan.Seconds(), Bytes: ph.Bytes, Nodes: nodeSpans(ph, moved, len(st.clients))})
+				Seconds: ph.Makespan.Seconds(), Bytes: ph.Bytes, Nodes: nodeSpans(ph, p.Pattern, len(st.clients))})
 		}
 		phase.Store("")
 		if err := st.clients[0].Unlink(fwdbench.FileName("demo", phases[0].Pattern, 0)); err != nil {

@@ -128,11 +128,18 @@ func TestRealDemoStaticComparisonOnRealStack(t *testing.T) {
 // last of them, and moves their bytes, each process by its own end.
 func TestNodeSpans(t *testing.T) {
 	p := workload.Pattern{Processes: 4, Layout: workload.Shared, Spatiality: workload.Strided, RequestSize: 1 << 10, TotalBytes: 8 << 10}
-	ph := fwdbench.Phase{ProcessEnds: []time.Duration{time.Second, 3 * time.Second, 2 * time.Second, 500 * time.Millisecond}}
+	ph := fwdbench.Phase{Bytes: 8 << 10, ProcessEnds: []time.Duration{time.Second, 3 * time.Second, 2 * time.Second, 500 * time.Millisecond}}
 	got := nodeSpans(ph, p, 2)
 	want := []record.NodeSpan{{Seconds: 3, Bytes: 4 << 10, Ends: []float64{1, 3}}, {Seconds: 2, Bytes: 4 << 10, Ends: []float64{2, 0.5}}}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("nodeSpans = %+v, want %+v", got, want)
+	}
+	// A phase of two read passes moved twice the pattern's bytes.
+	ph.Bytes = 16 << 10
+	for i, s := range nodeSpans(ph, p, 2) {
+		if s.Bytes != 8<<10 {
+			t.Errorf("two passes: node %d moved %d bytes, want %d", i, s.Bytes, 8<<10)
+		}
 	}
 	if nodeSpans(ph, p, 1) != nil || nodeSpans(fwdbench.Phase{}, p, 2) != nil {
 		t.Fatal("one node, or no process ends: want no node parts")
