@@ -2,6 +2,7 @@ package demo
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"slices"
@@ -25,8 +26,8 @@ func (c Config) schedulerName() string {
 
 // Setting is one row of a ranking: a static TWINS window, or FIFO.
 type Setting struct {
-	Window time.Duration // 0 with FIFO
-	FIFO   bool
+	Window time.Duration `json:"window_ns"` // 0 with FIFO
+	FIFO   bool          `json:"fifo"`
 }
 
 func (s Setting) String() string {
@@ -45,19 +46,42 @@ func RankSettings() []Setting {
 	return append(out, Setting{FIFO: true})
 }
 
-// Ranking compares, phase by phase, the mean time of each setting on the
-// real stack and in the simulator for the same experiment.
+// Statistics a ranking can rank by (RankOptions.Statistic).
+const (
+	// StatMedian is each setting's median iteration: with 3 iterations or
+	// more, one outlying iteration does not move it.
+	StatMedian = "median"
+	// StatMean is each setting's mean iteration.
+	StatMean = "mean"
+)
+
+// Ranking compares, phase by phase, the time of each setting on the real
+// stack and in the simulator for the same experiment.
 type Ranking struct {
-	Settings []Setting
-	Phases   []string
-	Real     [][]float64 // [setting][phase] mean seconds on the real stack
-	Sim      [][]float64 // [setting][phase] mean seconds in the simulator
+	Settings []Setting `json:"settings"`
+	Phases   []string  `json:"phases"`
+	// Statistic is how a setting's iterations of a phase make the one
+	// figure that is ranked: StatMedian or StatMean.
+	Statistic string `json:"statistic"`
+	// Workload identifies the experiment run on the real stack: a saved
+	// ranking's real side is reused only for the same one (RankOptions.Real).
+	Workload string `json:"workload"`
+	// RealTimes and SimTimes are every iteration's seconds:
+	// [setting][phase][iteration].
+	RealTimes [][][]float64 `json:"real_times"`
+	SimTimes  [][][]float64 `json:"sim_times"`
+	Real      [][]float64   `json:"real"` // [setting][phase] Statistic of RealTimes
+	Sim       [][]float64   `json:"sim"`  // [setting][phase] Statistic of SimTimes
 	// RealServers and SimServers are the data servers' counters (all
 	// servers together) per iteration of each phase: [setting][phase].
 	// Where the times rank apart, they say why (accesses the I/O nodes
 	// aggregated, switches between I/O nodes, device time, repositionings).
-	RealServers, SimServers [][]dataserver.Stats
-	Took                    time.Duration
+	RealServers [][]dataserver.Stats `json:"real_servers"`
+	SimServers  [][]dataserver.Stats `json:"sim_servers"`
+	// SimDispatchDelay is the simulator's dispatch delay of this ranking
+	// (Config.SimDispatchDelay).
+	SimDispatchDelay time.Duration `json:"sim_dispatch_delay_ns"`
+	Took             time.Duration `json:"took_ns"` // wall time of this ranking's runs
 }
 
 // Rho is the Spearman rank correlation of the real and simulated times of
@@ -71,12 +95,33 @@ func (r Ranking) Rho(p int) float64 {
 	return experiment.Spearman(x, y)
 }
 
+// RankOptions are Rank's choices beyond the experiment's Config.
+type RankOptions struct {
+	// Statistic is StatMedian (the default) or StatMean.
+	Statistic string
+	// Real, if not nil, is an earlier ranking of the same workload
+	// (ReadRanking) whose real side is reused: the real stack does not
+	// run, only the simulator, so one set of real runs can be compared
+	// with simulators configured otherwise (e.g. Config.SimDispatchDelay).
+	Real *Ranking
+	// Progress, if not nil, gets a line per finished setting.
+	Progress io.Writer
+}
+
+// rankWorkload is what must match for two rankings' real sides to be the
+// same experiment: every setting of cfg that reaches the real stack.
+func rankWorkload(cfg Config) string {
+	return fmt.Sprintf("nodes=%d servers=%d processes=%d request=%d phase-bytes=%d fpp-bytes=%d mix=%t read-passes=%d compare=%d reference-windows=%t server-time-scale=%g server-read-ahead=%d server-elevator=%t interval=%v seed=%d",
+		cfg.Nodes, cfg.Servers, cfg.Processes, cfg.RequestSize, cfg.PhaseBytes, cfg.FPPBytes, cfg.Mix, cfg.ReadPasses, cfg.Compare,
+		cfg.ReferenceWindows, cfg.ServerTimeScale, cfg.ServerReadAhead, cfg.ServerElevator, cfg.Interval, cfg.Seed)
+}
+
 // Rank runs cfg's experiment (cfg.Compare iterations, default 2) under
 // every setting on the real stack (a fresh stack each time: emulated PFS
 // with the shared data-server model, forwarding daemons, no learning) and
-// in the simulator, and returns both. progress, if not nil, gets a line
-// per finished setting.
-func Rank(ctx context.Context, cfg Config, settings []Setting, progress io.Writer) (Ranking, error) {
+// in the simulator, and returns both, each setting's iterations reduced
+// by opts.Statistic.
+func Rank(ctx context.Context, cfg Config, settings []Setting, opts RankOptions) (Ranking, error) {
 	if cfg.ReadPasses == 0 {
 		cfg.ReadPasses = 1 // as the simulator reads, and as the rankings were measured
 	}
@@ -87,10 +132,22 @@ func Rank(ctx context.Context, cfg Config, settings []Setting, progress io.Write
 	if err := cfg.Validate(); err != nil {
 		return Ranking{}, err
 	}
+	if opts.Statistic == "" {
+		opts.Statistic = StatMedian
+	}
+	if opts.Statistic != StatMedian && opts.Statistic != StatMean {
+		return Ranking{}, fmt.Errorf("%w: rank statistic %q: want %s or %s", ErrBadConfig, opts.Statistic, StatMedian, StatMean)
+	}
 	t0 := time.Now()
-	r := Ranking{Settings: settings}
+	r := Ranking{Settings: settings, Statistic: opts.Statistic, Workload: rankWorkload(cfg), SimDispatchDelay: cfg.SimDispatchDelay}
 	for _, p := range cfg.Phases() {
 		r.Phases = append(r.Phases, p.Name)
+	}
+	if old := opts.Real; old != nil {
+		if err := r.sameRealSide(*old); err != nil {
+			return r, err
+		}
+		r.RealTimes, r.RealServers = old.RealTimes, old.RealServers
 	}
 	for i, s := range settings {
 		c := cfg
@@ -98,24 +155,132 @@ func Rank(ctx context.Context, cfg Config, settings []Setting, progress io.Write
 		if s.FIFO {
 			c.Static, c.scheduler = sched.DefaultWindow, "fifo"
 		}
-		real, realServers, err := staticRealServers(ctx, c, c.Static)
-		if err != nil {
-			return r, fmt.Errorf("demo: rank %v on the real stack: %w", s, err)
+		if opts.Real == nil {
+			run, err := staticRealRun(ctx, c, c.Static)
+			if err != nil {
+				return r, fmt.Errorf("demo: rank %v on the real stack: %w", s, err)
+			}
+			r.RealTimes = append(r.RealTimes, realPhaseTimes(run.Iterations, r.Phases))
+			r.RealServers = append(r.RealServers, serversPerPhase(run.Servers, len(r.Phases)))
 		}
 		res, err := sim.Run(ctx, c.simConfig(c.Compare, c.Static), sim.Hooks{})
 		if err != nil {
 			return r, fmt.Errorf("demo: rank %v in the simulator: %w", s, err)
 		}
-		r.Real = append(r.Real, phaseRow(real, r.Phases))
-		r.Sim = append(r.Sim, phaseMeans(res, len(r.Phases)))
-		r.RealServers = append(r.RealServers, serversPerPhase(realServers, len(r.Phases)))
+		r.SimTimes = append(r.SimTimes, simPhaseTimes(res, len(r.Phases)))
 		r.SimServers = append(r.SimServers, serversPerPhase(res.PhaseServers, len(r.Phases)))
-		if progress != nil {
-			fmt.Fprintf(progress, "rank: %v done (%d of %d, %v elapsed)\n", s, i+1, len(settings), time.Since(t0).Round(time.Second))
+		if opts.Progress != nil {
+			fmt.Fprintf(opts.Progress, "rank: %v done (%d of %d, %v elapsed)\n", s, i+1, len(settings), time.Since(t0).Round(time.Second))
 		}
 	}
+	r.Real, r.Sim = reduceTimes(r.RealTimes, r.Statistic), reduceTimes(r.SimTimes, r.Statistic)
 	r.Took = time.Since(t0)
 	return r, nil
+}
+
+// sameRealSide reports whether old's real side can stand for r's: the
+// same workload, settings and phases.
+func (r Ranking) sameRealSide(old Ranking) error {
+	switch {
+	case old.Workload != r.Workload:
+		return fmt.Errorf("%w: the saved ranking's real runs are another experiment:\n  saved: %s\n  now:   %s", ErrBadConfig, old.Workload, r.Workload)
+	case !slices.Equal(old.Settings, r.Settings):
+		return fmt.Errorf("%w: the saved ranking ranks %v, not %v", ErrBadConfig, old.Settings, r.Settings)
+	case !slices.Equal(old.Phases, r.Phases):
+		return fmt.Errorf("%w: the saved ranking's phases are %v, not %v", ErrBadConfig, old.Phases, r.Phases)
+	case len(old.RealTimes) != len(r.Settings) || len(old.RealServers) != len(r.Settings):
+		return fmt.Errorf("%w: the saved ranking has real times for %d of its %d settings", ErrBadConfig, len(old.RealTimes), len(r.Settings))
+	}
+	for i, row := range old.RealTimes {
+		if len(row) != len(r.Phases) || len(old.RealServers[i]) != len(r.Phases) {
+			return fmt.Errorf("%w: the saved ranking's %v row has %d phases, want %d", ErrBadConfig, r.Settings[i], len(row), len(r.Phases))
+		}
+		for p, ts := range row {
+			if len(ts) == 0 {
+				return fmt.Errorf("%w: the saved ranking has no real time of %v under %v", ErrBadConfig, r.Phases[p], r.Settings[i])
+			}
+		}
+	}
+	return nil
+}
+
+// ReadRanking reads a ranking saved as JSON (Ranking.Save).
+func ReadRanking(rd io.Reader) (Ranking, error) {
+	var r Ranking
+	if err := json.NewDecoder(rd).Decode(&r); err != nil {
+		return Ranking{}, fmt.Errorf("demo: read ranking: %w", err)
+	}
+	return r, nil
+}
+
+// Save writes r as JSON, for ReadRanking.
+func (r Ranking) Save(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", " ")
+	return enc.Encode(r)
+}
+
+// realPhaseTimes is each phase's iteration seconds of a real run.
+func realPhaseTimes(its []record.Iteration, phases []string) [][]float64 {
+	out := make([][]float64, len(phases))
+	for i, p := range phases {
+		for _, it := range record.OfPhase(its, p) {
+			out[i] = append(out[i], it.Seconds)
+		}
+	}
+	return out
+}
+
+// simPhaseTimes is each phase's iteration seconds of a simulated run
+// (phase k of n is run k mod n).
+func simPhaseTimes(res sim.Result, n int) [][]float64 {
+	out := make([][]float64, n)
+	for k, d := range res.Phases {
+		out[k%n] = append(out[k%n], d.Seconds())
+	}
+	return out
+}
+
+// reduceTimes is stat of each [setting][phase] list of seconds.
+func reduceTimes(times [][][]float64, stat string) [][]float64 {
+	out := make([][]float64, len(times))
+	for i, row := range times {
+		out[i] = make([]float64, len(row))
+		for p, ts := range row {
+			if stat == StatMean {
+				out[i][p] = mean(ts)
+			} else {
+				out[i][p] = median(ts)
+			}
+		}
+	}
+	return out
+}
+
+func mean(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	var s float64
+	for _, x := range xs {
+		s += x
+	}
+	return s / float64(len(xs))
+}
+
+// median is the middle of xs (the mean of the two middle values of an
+// even count; 0 for none).
+func median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	n := len(s)
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
 }
 
 // serversPerPhase averages counters taken per phase run (phase k of n is
@@ -132,17 +297,14 @@ func serversPerPhase(runs []dataserver.Stats, n int) []dataserver.Stats {
 	return out
 }
 
-func phaseRow(sr record.StaticResult, phases []string) []float64 {
-	out := make([]float64, len(phases))
-	for i, p := range phases {
-		out[i] = sr.Phases[p]
-	}
-	return out
-}
-
 // Write prints the ranking: per phase, each setting's real and simulated
-// mean time with its rank in each, and Spearman's rho.
+// time (its Statistic) with its rank in each, and Spearman's rho.
 func (r Ranking) Write(w io.Writer) {
+	fmt.Fprintf(w, "each setting's %s iteration", r.Statistic)
+	if r.SimDispatchDelay > 0 {
+		fmt.Fprintf(w, "; simulator's dispatch delay %v", r.SimDispatchDelay)
+	}
+	fmt.Fprintln(w)
 	for p, name := range r.Phases {
 		fmt.Fprintf(w, "%s\n%-8s %10s %5s %10s %5s\n", name, "setting", "real (s)", "rank", "sim (s)", "rank")
 		realRank, simRank := rankOf(r.Real, p), rankOf(r.Sim, p)

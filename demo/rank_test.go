@@ -1,10 +1,14 @@
 package demo
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"math"
+	"reflect"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestParseSettings(t *testing.T) {
@@ -29,11 +33,11 @@ func TestRankRunsEverySettingOnBothStacks(t *testing.T) {
 	settings := []Setting{{Window: 125e3}, {FIFO: true}}
 	cfg := Config{Nodes: 2, Processes: 16, PhaseBytes: 4 << 20, Compare: 1, Mix: true, StateDir: t.TempDir()}
 	var progress strings.Builder
-	r, err := Rank(context.Background(), cfg, settings, &progress)
+	r, err := Rank(context.Background(), cfg, settings, RankOptions{Statistic: StatMean, Progress: &progress})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(r.Real) != 2 || len(r.Sim) != 2 || len(r.Phases) != 4 {
+	if len(r.Real) != 2 || len(r.Sim) != 2 || len(r.Phases) != 4 || len(r.RealTimes) != 2 || len(r.SimTimes) != 2 {
 		t.Fatalf("ranking has %d real and %d simulated rows over %d phases, want 2, 2 and 4", len(r.Real), len(r.Sim), len(r.Phases))
 	}
 	for i := range settings {
@@ -61,5 +65,58 @@ func TestRankRunsEverySettingOnBothStacks(t *testing.T) {
 	r.Write(&out)
 	if !strings.Contains(out.String(), "Spearman rho") || !strings.Contains(out.String(), "data servers per iteration") {
 		t.Errorf("report lacks rho:\n%s", out.String())
+	}
+
+	// The saved ranking's real side stands for a new ranking of the same
+	// workload, which then runs only the simulator, here with a dispatch
+	// delay; another workload's is refused.
+	var saved bytes.Buffer
+	if err := r.Save(&saved); err != nil {
+		t.Fatal(err)
+	}
+	old, err := ReadRanking(&saved)
+	if err != nil {
+		t.Fatal(err)
+	}
+	delayed := cfg
+	delayed.SimDispatchDelay = 500 * time.Microsecond
+	r2, err := Rank(context.Background(), delayed, settings, RankOptions{Statistic: StatMedian, Real: &old})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(r2.RealTimes, r.RealTimes) || !reflect.DeepEqual(r2.RealServers, r.RealServers) {
+		t.Errorf("reused real side differs: %v, saved %v", r2.RealTimes, r.RealTimes)
+	}
+	if reflect.DeepEqual(r2.SimTimes, r.SimTimes) {
+		t.Errorf("the simulator with a 500µs dispatch delay ran as without: %v", r2.SimTimes)
+	}
+	other := cfg
+	other.Processes = 32
+	if _, err := Rank(context.Background(), other, settings, RankOptions{Real: &old}); !errors.Is(err, ErrBadConfig) {
+		t.Errorf("reusing another workload's real runs: %v, want ErrBadConfig", err)
+	}
+}
+
+// A setting's figure is the median of its iterations by default: one
+// outlying iteration moves the mean, not the median.
+func TestReduceTimes(t *testing.T) {
+	times := [][][]float64{{{1.0, 1.1, 3.0}, {2, 4}}, {{1.2, 1.2, 1.2}, {}}}
+	med, avg := reduceTimes(times, StatMedian), reduceTimes(times, StatMean)
+	if med[0][0] != 1.1 || med[0][1] != 3 || med[1][0] != 1.2 || med[1][1] != 0 {
+		t.Errorf("medians %v, want [[1.1 3] [1.2 0]]", med)
+	}
+	if math.Abs(avg[0][0]-5.1/3) > 1e-12 || avg[1][0] != 1.2 {
+		t.Errorf("means %v", avg)
+	}
+	// By the median the steady setting is slower; by the mean, faster.
+	if !(med[0][0] < med[1][0]) || !(avg[0][0] > avg[1][0]) {
+		t.Errorf("median %v and mean %v rank the settings alike; the outlier should decide only the mean", med, avg)
+	}
+}
+
+func TestRankRefusesUnknownStatistic(t *testing.T) {
+	_, err := Rank(context.Background(), Config{StateDir: t.TempDir()}, RankSettings(), RankOptions{Statistic: "mode"})
+	if !errors.Is(err, ErrBadConfig) {
+		t.Errorf("statistic mode: %v, want ErrBadConfig", err)
 	}
 }

@@ -525,24 +525,31 @@ func staticReal(ctx context.Context, cfg Config, rec *record.Recorder, t0 time.T
 }
 
 func staticRealOne(ctx context.Context, cfg Config, w time.Duration) (record.StaticResult, error) {
-	sr, _, err := staticRealServers(ctx, cfg, w)
-	return sr, err
+	run, err := staticRealRun(ctx, cfg, w)
+	return run.Result, err
 }
 
-// staticRealServers is staticRealOne that also returns the data servers'
-// counters during each phase run, in the order run.
-func staticRealServers(ctx context.Context, cfg Config, w time.Duration) (record.StaticResult, []dataserver.Stats, error) {
+// staticRun is one static-window run of the experiment on the real stack.
+type staticRun struct {
+	Result     record.StaticResult // mean seconds per phase
+	Iterations []record.Iteration  // every phase run, in the order run
+	Servers    []dataserver.Stats  // the data servers' counters during each phase run, in the order run
+}
+
+// staticRealRun is staticRealOne that also returns every phase run's time
+// and data-server counters.
+func staticRealRun(ctx context.Context, cfg Config, w time.Duration) (staticRun, error) {
 	c := cfg
 	c.Static, c.Iterations = w, cfg.Compare
 	dir, err := os.MkdirTemp("", "adaptio-demo-static-")
 	if err != nil {
-		return record.StaticResult{}, nil, err
+		return staticRun{}, err
 	}
 	defer os.RemoveAll(dir)
 	c.StateDir = dir
 	devnull, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
 	if err != nil {
-		return record.StaticResult{}, nil, err
+		return staticRun{}, err
 	}
 	defer devnull.Close()
 	r := record.New(c.meta("real"))
@@ -552,15 +559,16 @@ func staticRealServers(ctx context.Context, cfg Config, w time.Duration) (record
 	sink := &decisionSink{file: devnull, t0: t0, phase: &phase, trk: newTracker(r, nil, sched.Windows, w), nodes: c.Nodes}
 	st, err := startStack(ctx, c, sink)
 	if err != nil {
-		return record.StaticResult{}, nil, err
+		return staticRun{}, err
 	}
 	err = realLoop(ctx, c, r, st, &phase, t0)
 	st.shutdown()
 	servers := st.phaseServers
 	if err != nil {
-		return record.StaticResult{}, nil, err
+		return staticRun{}, err
 	}
-	sr := record.CycleMean(r.Snapshot().Iterations)
+	its := r.Snapshot().Iterations
+	sr := record.CycleMean(its)
 	sr.Window, sr.Label = w, ""
-	return sr, servers, nil
+	return staticRun{Result: sr, Iterations: its, Servers: servers}, nil
 }

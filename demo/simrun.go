@@ -220,15 +220,9 @@ func staticSim(ctx context.Context, cfg Config) ([]record.StaticResult, error) {
 // iteration over a simulated run of whole or partial iterations (0 for a
 // phase that never ran).
 func phaseMeans(res sim.Result, n int) []float64 {
-	sum, count := make([]float64, n), make([]int, n)
-	for k, d := range res.Phases {
-		sum[k%n] += d.Seconds()
-		count[k%n]++
+	out := make([]float64, n)
+	for i, ts := range simPhaseTimes(res, n) {
+		out[i] = mean(ts)
 	}
-	for i := range sum {
-		if count[i] > 0 {
-			sum[i] /= float64(count[i])
-		}
-	}
-	return sum
+	return out
 }

@@ -17,7 +17,7 @@ func newDemoCmd() *cobra.Command {
 	var cfg demo.Config
 	var static, phaseBytes, fppBytes string
 	var noMix, quiet, rank, alignedWindows bool
-	var rankSettings string
+	var rankSettings, rankStatistic, rankSave, rankReal string
 	var verbose bool
 	cmd := &cobra.Command{
 		Use:   "demo",
@@ -83,16 +83,33 @@ run (decisions-sim.jsonl with --sim).`,
 				level = slog.LevelInfo
 			}
 			cfg.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+			if !rank && (rankSave != "" || rankReal != "" || cmd.Flags().Changed("rank-statistic") || cmd.Flags().Changed("rank-settings")) {
+				return fmt.Errorf("demo: --rank-settings, --rank-statistic, --rank-save and --rank-real go with --rank")
+			}
 			if rank {
 				settings, err := demo.ParseSettings(rankSettings)
 				if err != nil {
 					return err
 				}
-				r, err := demo.Rank(cmd.Context(), cfg, settings, cmd.ErrOrStderr())
+				opts := demo.RankOptions{Statistic: rankStatistic, Progress: cmd.ErrOrStderr()}
+				if rankReal != "" {
+					old, err := readRanking(rankReal)
+					if err != nil {
+						return err
+					}
+					opts.Real = &old
+				}
+				r, err := demo.Rank(cmd.Context(), cfg, settings, opts)
 				if err != nil {
 					return err
 				}
 				r.Write(cmd.OutOrStdout())
+				if rankSave != "" {
+					if err := saveRanking(rankSave, r); err != nil {
+						return err
+					}
+					fmt.Fprintf(cmd.ErrOrStderr(), "rank: saved to %s\n", rankSave)
+				}
 				return nil
 			}
 			_, err := demo.Run(cmd.Context(), cfg)
@@ -111,6 +128,9 @@ run (decisions-sim.jsonl with --sim).`,
 	f.IntVar(&cfg.Nodes, "nodes", demo.DefaultNodes, "I/O nodes (forwarding daemons)")
 	f.IntVar(&cfg.Servers, "servers", demo.DefaultServers, "data servers of the emulated PFS")
 	f.BoolVar(&rank, "rank", false, "instead of learning: run the experiment under each of --rank-settings on the real stack and in the simulator (--compare iterations each), and print both rankings per phase with Spearman's rho")
+	f.StringVar(&rankStatistic, "rank-statistic", demo.StatMedian, "with --rank: each setting's figure from its --compare iterations, median (one outlying iteration does not move it, from 3 iterations) or mean")
+	f.StringVar(&rankSave, "rank-save", "", "with --rank: also write the ranking, every iteration's time included, as JSON to this file")
+	f.StringVar(&rankReal, "rank-real", "", "with --rank: reuse the real-stack side of a ranking saved with --rank-save (same workload flags) and run only the simulator, e.g. to compare one set of real runs with several --sim-dispatch-delay values")
 	f.StringVar(&rankSettings, "rank-settings", "125us,250us,500us,1ms,2ms,4ms,8ms,fifo", "with --rank: the static windows and fifo to rank")
 	f.StringVar(&phaseBytes, "phase-bytes", "", "bytes each shared-file phase writes or reads, e.g. 64MiB (default 1GiB with --sim, 256MiB otherwise)")
 	f.StringVar(&fppBytes, "fpp-bytes", "", "bytes the file-per-process write moves in all (default an eighth of --phase-bytes: it runs as fast under every window)")
@@ -134,4 +154,38 @@ run (decisions-sim.jsonl with --sim).`,
 	f.BoolVar(&quiet, "quiet", false, "no live view on stdout")
 	f.BoolVar(&verbose, "verbose", false, "log progress on stderr")
 	return cmd
+}
+
+// readRanking reads a ranking saved by demo --rank --rank-save.
+func readRanking(path string) (demo.Ranking, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return demo.Ranking{}, fmt.Errorf("demo: --rank-real: %w", err)
+	}
+	defer f.Close()
+	r, err := demo.ReadRanking(f)
+	if err != nil {
+		return demo.Ranking{}, fmt.Errorf("demo: --rank-real %s: %w", path, err)
+	}
+	return r, nil
+}
+
+// saveRanking writes r to path as JSON, through a temporary file so that an
+// interrupted write leaves no half file.
+func saveRanking(path string, r demo.Ranking) error {
+	tmp := path + ".tmp"
+	f, err := os.Create(tmp)
+	if err != nil {
+		return fmt.Errorf("demo: --rank-save: %w", err)
+	}
+	if err := r.Save(f); err != nil {
+		f.Close()
+		os.Remove(tmp)
+		return fmt.Errorf("demo: --rank-save: %w", err)
+	}
+	if err := f.Close(); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("demo: --rank-save: %w", err)
+	}
+	return os.Rename(tmp, path)
 }
