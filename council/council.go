@@ -250,7 +250,7 @@ type Decision struct {
 	Credit string `json:"credit,omitempty"`
 	// Pulls are the rewards credited when the round closed, in the order
 	// credited (Credit "phase" and "round"; with "node" each credited node
-	// report is a pull of its own).
+	// report is a pull of its own), and those set aside (Pull.Skipped).
 	Pulls []Pull `json:"pulls,omitempty"`
 }
 
@@ -260,7 +260,22 @@ type Pull struct {
 	Window  time.Duration `json:"win_ns"`
 	Reward  float64       `json:"reward"`
 	Reports int           `json:"reports"` // node reports merged into it
+	// Skipped, when set, says why this pull taught nothing (SkippedOpening).
+	Skipped string `json:"skipped,omitempty"`
 }
+
+// SkippedOpening is Pull.Skipped of a phase's opening set aside: with
+// Config.Credit phase, a pull made only of reports in which the nodes
+// turned to a context (the previous phase's tail and the new one's first
+// requests in one interval), cut off because the next round went on in
+// that context under another window. Alone, such an interval measures the
+// turn, not the window: in real demo runs it earned a read window 20 to 60%
+// of the context's median reward (the first read phase, which started
+// under the write plan's window and turned to its own plan's a round
+// later), and that one reward widened the pooled spread that decides
+// which windows stay plausible for the whole run. Merged with the rounds
+// after it, as when the window holds, it counts as part of the phase.
+const SkippedOpening = "a phase's opening interval alone: it measures the turn between phases, not the window"
 
 // Credit modes of Decision.Credit.
 const (
@@ -357,11 +372,17 @@ type creditSum struct {
 	span   time.Duration
 	iv     time.Duration
 	length time.Duration // the intervals merged (carried pulls): each round's mean report interval
+	// openings counts the reports in which the node turned to the context
+	// (its previous detected report was of another).
+	openings int
 }
 
 func (s creditSum) add(o creditSum) creditSum {
-	return creditSum{s.sum + o.sum, s.n + o.n, s.bytes + o.bytes, s.span + o.span, s.iv + o.iv, s.length + o.length}
+	return creditSum{s.sum + o.sum, s.n + o.n, s.bytes + o.bytes, s.span + o.span, s.iv + o.iv, s.length + o.length, s.openings + o.openings}
 }
+
+// openingOnly reports whether every report of s opened its node's phase.
+func (s creditSum) openingOnly() bool { return s.n > 0 && s.openings == s.n }
 
 // DefaultMaxPull is how long one pull of CreditPhase lasts at most
 // (Config.MaxPull), in report intervals: a phase of up to 2 s is one pull
@@ -557,6 +578,10 @@ func (c *Council) learn(nr *NodeReport, o access.Observation) {
 	}
 	nr.Pattern = class.String()
 	nr.Context = Context(class, o.Op)
+	opening := 0
+	if c.nodes[o.Node].context != nr.Context {
+		opening = 1
+	}
 	c.noteContext(o.Node, nr.Context, o.Op)
 	p := c.bands.Policy(nr.Context)
 	if a := c.arm(o.Window); a >= 0 {
@@ -566,7 +591,7 @@ func (c *Council) learn(nr *NodeReport, o access.Observation) {
 		// pull of its own.
 		if c.cfg.Credit != CreditNode && !nr.Late {
 			k := creditKey{nr.Context, a}
-			c.pending[k] = c.pending[k].add(creditSum{sum: nr.Reward, n: 1, bytes: float64(o.OpBytes), span: o.OpSpan, iv: o.Interval})
+			c.pending[k] = c.pending[k].add(creditSum{sum: nr.Reward, n: 1, bytes: float64(o.OpBytes), span: o.OpSpan, iv: o.Interval, openings: opening})
 		} else {
 			p.Update(a, nr.Reward)
 		}
@@ -610,11 +635,12 @@ func (c *Council) Deadline() time.Duration {
 // once, in a fixed order: with Config.Credit round at once, with their
 // mean; with phase added to the carried pull of the same (context, arm)
 // while it is open (shorter than MaxPull), a carried pull being credited
-// when the round does not extend it.
+// when the round does not extend it, unless it is a phase's opening alone
+// (SkippedOpening).
 func (c *Council) creditRound() []Pull {
 	opbw := c.cfg.Reward == RewardOpBandwidth
 	var due []creditKey
-	credit := map[creditKey]creditSum{}
+	credit, skipped := map[creditKey]creditSum{}, map[creditKey]bool{}
 	if c.cfg.Credit == CreditRound {
 		credit, c.pending = c.pending, credit
 	} else {
@@ -634,6 +660,7 @@ func (c *Council) creditRound() []Pull {
 		for k, a := range c.carry {
 			if _, ok := c.pending[k]; !ok {
 				credit[k] = a
+				skipped[k] = a.openingOnly() && c.pendingIn(k.context)
 				delete(c.carry, k)
 			}
 		}
@@ -652,10 +679,25 @@ func (c *Council) creditRound() []Pull {
 	for _, k := range due {
 		s := credit[k]
 		r := s.reward(opbw && c.cfg.Credit == CreditPhase)
-		c.bands.Policy(k.context).Update(k.arm, r)
-		pulls = append(pulls, Pull{Context: k.context, Window: c.cfg.Windows[k.arm], Reward: r, Reports: s.n})
+		pull := Pull{Context: k.context, Window: c.cfg.Windows[k.arm], Reward: r, Reports: s.n}
+		if skipped[k] {
+			pull.Skipped = SkippedOpening
+		} else {
+			c.bands.Policy(k.context).Update(k.arm, r)
+		}
+		pulls = append(pulls, pull)
 	}
 	return pulls
+}
+
+// pendingIn reports whether the open round has rewards of context ctx.
+func (c *Council) pendingIn(ctx string) bool {
+	for k := range c.pending {
+		if k.context == ctx {
+			return true
+		}
+	}
+	return false
 }
 
 func (c *Council) close(now time.Duration) Decision {

@@ -862,6 +862,72 @@ func TestPhaseCreditOnePullAPhase(t *testing.T) {
 	}
 }
 
+// A phase's first interval holds the turn from the phase before (its tail,
+// then the new phase's first requests). When the window changes after it
+// while the phase goes on, that interval alone would be a pull measuring the
+// turn: it is set aside (Pull.Skipped). When the window holds it is part of
+// the phase's pull, and a phase of that one interval is credited.
+func TestPhaseCreditSetsAsideAnOpeningAlone(t *testing.T) {
+	const w, w2 = time.Millisecond, 125 * time.Microsecond
+	ctx := Context(access.SS, rw.Read)
+	for _, tt := range []struct {
+		name   string
+		then   []time.Duration // windows of the read rounds after the opening (under w)
+		counts map[time.Duration]int64
+		skip   bool
+	}{
+		{"window changes", []time.Duration{w2, w2}, map[time.Duration]int64{w: 0, w2: 1}, true},
+		{"window holds", []time.Duration{w, w}, map[time.Duration]int64{w: 1, w2: 0}, false},
+		{"one-interval phase", nil, map[time.Duration]int64{w: 1, w2: 0}, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			c := newCouncil(t, Config{Nodes: 2, Policy: "greedy", MaxPull: 10 * time.Second})
+			var rp reporter
+			var r uint64
+			var pulls []Pull
+			round := func(o func(node int) access.Observation) {
+				t.Helper()
+				for n := range 2 {
+					mustObserve(t, c, 0, rp.report(o(n), r))
+				}
+				d, ok, _ := c.Poll(0)
+				if !ok {
+					t.Fatalf("round %d did not close", r+1)
+				}
+				pulls = append(pulls, d.Pulls...)
+				r++
+			}
+			for range 2 {
+				round(func(n int) access.Observation { return obs(n, access.SS, rw.Write, w, 1e8) })
+			}
+			// The opening: the write's tail, then 50 ms of reads.
+			round(func(n int) access.Observation { return readPart(n, w, 50*time.Millisecond, 2e7) })
+			for _, x := range tt.then {
+				round(func(n int) access.Observation { return readPart(n, x, time.Second, 2e8) })
+			}
+			round(func(n int) access.Observation { return obs(n, access.FPP, rw.Write, w, 1e8) })
+			counts := c.bands.Policy(ctx).Counts()
+			for win, want := range tt.counts {
+				if got := counts[c.arm(win)]; got != want {
+					t.Errorf("%v pulled %d times, want %d (pulls %+v)", win, got, want, pulls)
+				}
+			}
+			var skipped []Pull
+			for _, p := range pulls {
+				if p.Skipped != "" {
+					skipped = append(skipped, p)
+				}
+			}
+			if !tt.skip && len(skipped) > 0 {
+				t.Errorf("pulls set aside %+v, want none", skipped)
+			}
+			if tt.skip && (len(skipped) != 1 || skipped[0].Context != ctx || skipped[0].Window != w || skipped[0].Reports != 2 || skipped[0].Skipped != SkippedOpening) {
+				t.Errorf("pulls set aside %+v, want the opening of %s under %v (2 reports)", skipped, ctx, w)
+			}
+		})
+	}
+}
+
 // A phase longer than MaxPull is a pull every MaxPull (2 rounds of 1 s),
 // its window held within a pull (once a plan gave it) and drawn afresh
 // between them.

@@ -22,40 +22,57 @@ func Example() {
 	if err != nil {
 		panic(err)
 	}
-	report := func(node int, seq uint64, bw float64) council.Report {
+	report := func(node int, seq uint64, op rw.Op, bw float64) council.Report {
 		return council.Report{Instance: uint64(node + 1), Seq: seq, Obs: access.Observation{
-			Node: node, Interval: time.Second, Processes: 16, Op: rw.Write, FileHandles: 1,
+			Node: node, Interval: time.Second, Processes: 16, Op: op, FileHandles: 1,
 			ReqAvg: 32 << 10, ReqMin: 32 << 10, ReqMax: 32 << 10, Bandwidth: bw, Bytes: int64(bw), Requests: 100,
 			Window: c.Window(), // the window in force during the interval
 		}}
 	}
 	now := time.Second
-	c.Observe(now, report(0, 1, 2e8))
+	c.Observe(now, report(0, 1, rw.Write, 2e8))
 	if _, ok, wakeAt := c.Poll(now); !ok {
 		fmt.Println("waiting for node 1 until", wakeAt)
 	}
-	c.Observe(now+time.Millisecond, report(1, 1, 3e8))
+	c.Observe(now+time.Millisecond, report(1, 1, rw.Write, 3e8))
 	d, _, _ := c.Poll(now + time.Millisecond)
 	fmt.Println("round", d.Round, "closed by", d.Reason, "credit", d.Credit)
 	fmt.Println("node 1:", d.Nodes[1].Context, "reward", d.Nodes[1].Reward, "under", d.Nodes[1].Window)
 	pulls := func() (n int64) {
-		for _, x := range c.Status().Contexts[0].Counts {
-			n += x
+		for _, ctx := range c.Status().Contexts {
+			for _, x := range ctx.Counts {
+				n += x
+			}
 		}
 		return n
 	}
-	// A round's pull is credited when the next round closes: that round
-	// may still add the phase's tail to it.
+	// The rounds in which a context runs one window are one pull, credited
+	// when a round closes that does not extend it.
 	fmt.Println("pulls after round 1:", pulls())
-	now += time.Second
-	c.Observe(now, report(0, 2, 2e8))
-	c.Observe(now, report(1, 2, 3e8))
-	d, _, _ = c.Poll(now)
-	fmt.Printf("pulls after round %d: %d\n", d.Round, pulls())
+	next := func(op rw.Op) {
+		now += time.Second
+		seq := d.Round + 1
+		c.Observe(now, report(0, seq, op, 2e8))
+		c.Observe(now, report(1, seq, op, 3e8))
+		d, _, _ = c.Poll(now)
+		for _, p := range d.Pulls {
+			fmt.Println("round", d.Round, "pull:", p.Context, "under", p.Window, "set aside:", p.Skipped != "")
+		}
+		fmt.Printf("pulls after round %d: %d\n", d.Round, pulls())
+	}
+	// Round 1 was the phase's first interval, and the Council chose another
+	// window after it: alone, that interval measures the turn between
+	// phases, not the window, and is set aside.
+	next(rw.Write)
+	// The writes end: round 2's pull is credited.
+	next(rw.Read)
 	// Output:
 	// waiting for node 1 until 1.5s
 	// round 1 closed by all credit phase
 	// node 1: SS/write reward 3e+08 under 1ms
 	// pulls after round 1: 0
-	// pulls after round 2: 1
+	// round 2 pull: SS/write under 1ms set aside: true
+	// pulls after round 2: 0
+	// round 3 pull: SS/write under 4ms set aside: false
+	// pulls after round 3: 1
 }
