@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -510,15 +511,38 @@ func learnSim(ctx context.Context, cfg Config) (record.StaticResult, error) {
 // staticReal runs Compare iterations of the experiment on the real stack
 // under each TWINS window in turn (a fresh stack each time, its Council
 // deciding nothing that is applied), and returns the mean time per phase.
+// Then it confirms the winners: each window that came out best in a phase
+// or in the cycle runs Compare iterations again, and its row becomes the
+// mean over both runs (Confirmed). The lowest of 7 means of 3 noisy
+// iterations is, on average, lower than its window's true time (the
+// winner's curse): in 8 real demo runs, learning's reads at the best static
+// read window took 2.2% longer on average than that window's row, and at 5
+// other windows 1.7% less (docs/performance.md, "Stop 28"). Against a row
+// measured again, the targets judge learning by what the window does, not
+// by its luckiest draw.
 func staticReal(ctx context.Context, cfg Config, rec *record.Recorder, t0 time.Time) ([]record.StaticResult, error) {
 	var out []record.StaticResult
+	runs := map[time.Duration][]record.Iteration{}
 	for i, w := range sched.Windows {
 		rec.AddEvent(time.Since(t0).Seconds(), "info", fmt.Sprintf("static comparison on the real stack: window %v (%d of %d)", w, i+1, len(sched.Windows)))
-		sr, err := staticRealOne(ctx, cfg, w)
+		run, err := staticRealRun(ctx, cfg, w)
 		if err != nil {
 			return out, fmt.Errorf("window %v: %w", w, err)
 		}
-		out = append(out, sr)
+		runs[w] = run.Iterations
+		out = append(out, run.Result)
+		rec.SetStatic(out)
+	}
+	winners := record.Winners(out)
+	for i, w := range winners {
+		rec.AddEvent(time.Since(t0).Seconds(), "info", fmt.Sprintf("static comparison on the real stack: window %v again, best in a phase or the cycle (%d of %d)", w, i+1, len(winners)))
+		run, err := staticRealRun(ctx, cfg, w)
+		if err != nil {
+			return out, fmt.Errorf("window %v again: %w", w, err)
+		}
+		sr := record.CycleMean(append(runs[w], run.Iterations...))
+		sr.Window, sr.Label, sr.Confirmed = w, "", true
+		out[slices.IndexFunc(out, func(r record.StaticResult) bool { return r.Window == w })] = sr
 		rec.SetStatic(out)
 	}
 	return out, nil

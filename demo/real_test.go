@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/adaptio/adaptio/demo/record"
+	"github.com/adaptio/adaptio/demo/report"
 	"github.com/adaptio/adaptio/eval"
 	"github.com/adaptio/adaptio/fwd/fwdbench"
 	"github.com/adaptio/adaptio/sched"
@@ -110,10 +111,22 @@ func TestRealDemoStaticComparisonOnRealStack(t *testing.T) {
 	if rec.Meta.StaticOn != "real" || len(rec.Static) != len(sched.Windows) {
 		t.Fatalf("static comparison on %q with %d windows, want real, %d", rec.Meta.StaticOn, len(rec.Static), len(sched.Windows))
 	}
+	confirmed := 0
 	for i, s := range rec.Static {
 		if s.Window != sched.Windows[i] || len(s.Phases) != 2 || s.Total <= 0 {
 			t.Errorf("static row %d: %+v; want window %v, 2 phases, a positive total", i, s, sched.Windows[i])
 		}
+		// A window run again averages 2 iterations a phase (a standard
+		// error), the others 1 (none).
+		if s.Confirmed != (len(s.SE) == 2) {
+			t.Errorf("static row %v: confirmed %v with standard errors %v; want both or neither", s.Window, s.Confirmed, s.SE)
+		}
+		if s.Confirmed {
+			confirmed++
+		}
+	}
+	if confirmed < 1 || confirmed > 3 {
+		t.Errorf("%d windows run again, want the 1 to 3 best in a phase or the cycle", confirmed)
 	}
 	page, err := os.ReadFile(cfg.Report)
 	if err != nil {
@@ -121,6 +134,9 @@ func TestRealDemoStaticComparisonOnRealStack(t *testing.T) {
 	}
 	if !strings.Contains(string(page), `<tr class="learn">`) || !strings.Contains(string(page), "After learning, one cycle takes") {
 		t.Error("report compares no learning row with the static windows run on the same stack")
+	}
+	if !strings.Contains(string(page), report.ConfirmedMark+"</td>") || !strings.Contains(string(page), "were run again") {
+		t.Error("report does not mark the windows run again")
 	}
 }
 

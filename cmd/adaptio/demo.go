@@ -140,7 +140,7 @@ run (decisions-sim.jsonl with --sim).`,
 	f.Uint64Var(&cfg.Seed, "seed", 1, "random seed")
 	f.IntVar(&cfg.Compare, "compare", 0, "iterations of each static-window run in the comparison (default 3; -1: skip)")
 	f.IntVar(&cfg.ReadPasses, "read-passes", 0, "real stack: each read phase reads its file this many times in a row, as one phase, less noisy against its window's effect than one pass (0: 2 on the real stack, 1 with --sim and --rank)")
-	f.BoolVar(&cfg.CompareReal, "compare-real", false, "run the static-window comparison on the real stack after learning (7 windows x --compare iterations; default: in the simulator)")
+	f.BoolVar(&cfg.CompareReal, "compare-real", false, "run the static-window comparison on the real stack after learning (7 windows x --compare iterations, then each window that came out best in a phase or the cycle --compare iterations again, its row the mean of both runs; default: in the simulator)")
 	f.Float64Var(&cfg.Pace, "pace", 0, "with --sim: virtual seconds per wall-clock second, to watch it live (0: as fast as possible)")
 	f.BoolVar(&alignedWindows, "aligned-windows", true, "TWINS windows are slots of one clock shared by every I/O node, which then never serve one data server together (--aligned-windows=false: the reference's windows, each starting at the first dispatch after the last ended, which drift apart node by node)")
 	f.Float64Var(&cfg.ServerTimeScale, "server-time-scale", demo.DefaultServerTimeScale, "multiply the data servers' modelled service times (slower disks), on the real stack and in the simulator alike")

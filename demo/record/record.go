@@ -147,6 +147,11 @@ type StaticResult struct {
 	// are known (absent from reports written before 2026-11-27).
 	SE    map[string]float64 `json:"se,omitempty"`
 	Total float64            `json:"total"` // sum over phases of the mean seconds (one full cycle)
+	// Confirmed marks a static window run again after the comparison
+	// because it came out best in some phase or in the cycle: its figures
+	// are the means over both runs' iterations (the real stack's
+	// comparison; the winner of 7 noisy means is biased low).
+	Confirmed bool `json:"confirmed,omitempty"`
 }
 
 // Meta describes the run.

@@ -3,6 +3,7 @@ package record
 import (
 	"math"
 	"slices"
+	"time"
 )
 
 // PhaseStats summarises the iterations of one phase (seed 000 Fig. 6: the
@@ -153,4 +154,38 @@ func summaryOf(its []Iteration, label string, of func(PhaseStats) (v, se float64
 // CycleMean is the mean seconds per phase over all iterations, summed over phases.
 func CycleMean(its []Iteration) StaticResult {
 	return summaryOf(its, "learning (all iterations)", func(st PhaseStats) (float64, float64) { return st.Mean, st.SE })
+}
+
+// Winners returns the static windows (Window > 0) of rows with the lowest
+// time in some phase or in the cycle, each once, in the order of rows.
+func Winners(rows []StaticResult) []time.Duration {
+	best := map[string]int{}
+	cycle := -1
+	for i, r := range rows {
+		if r.Window <= 0 {
+			continue
+		}
+		if cycle < 0 || r.Total < rows[cycle].Total {
+			cycle = i
+		}
+		for p, v := range r.Phases {
+			if b, ok := best[p]; !ok || v < rows[b].Phases[p] {
+				best[p] = i
+			}
+		}
+	}
+	var out []time.Duration
+	for i, r := range rows {
+		if r.Window <= 0 {
+			continue
+		}
+		win := i == cycle
+		for _, b := range best {
+			win = win || b == i
+		}
+		if win {
+			out = append(out, r.Window)
+		}
+	}
+	return out
 }

@@ -375,6 +375,9 @@ func static(r record.Recording, sum Summary, phases []string) ([]string, []stati
 		if row.Label == "" {
 			row.Label = WindowLabel(s.Window)
 		}
+		if s.Confirmed {
+			row.Label += ConfirmedMark
+		}
 		for _, p := range cols {
 			if v, ok := s.Phases[p]; ok {
 				row.Cells = append(row.Cells, fmt.Sprintf("%.2f", v))
@@ -397,8 +400,18 @@ func static(r record.Recording, sum Summary, phases []string) ([]string, []stati
 		out = append(out, row)
 	}
 	svg := BarChart("One cycle of the experiment: seconds (lower is better)", "seconds", bars, 760, 260)
-	return cols, out, template.HTML(svg), strings.TrimSpace(verdict(rows) + " " + phaseVerdict(rows, cols))
+	note := verdict(rows) + " " + phaseVerdict(rows, cols)
+	if slices.ContainsFunc(rows, func(s record.StaticResult) bool { return s.Confirmed }) {
+		note += " " + confirmedNote
+	}
+	return cols, out, template.HTML(svg), strings.TrimSpace(note)
 }
+
+// ConfirmedMark follows the label of a static window run again
+// (record.StaticResult.Confirmed).
+const ConfirmedMark = "*"
+
+const confirmedNote = "Windows marked " + ConfirmedMark + " came out best in a phase or in the cycle and were run again: their rows are the means over both runs, since the lowest of seven noisy means is, on average, lower than its window's true time."
 
 // phaseVerdict says, for each phase where the default window is 15% or
 // more slower than the phase's best static window, how learning over the
