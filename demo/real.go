@@ -556,11 +556,6 @@ func staticReal(ctx context.Context, cfg Config, rec *record.Recorder, t0 time.T
 	}
 }
 
-func staticRealOne(ctx context.Context, cfg Config, w time.Duration) (record.StaticResult, error) {
-	run, err := staticRealRun(ctx, cfg, w)
-	return run.Result, err
-}
-
 // staticRun is one static-window run of the experiment on the real stack.
 type staticRun struct {
 	Result     record.StaticResult // mean seconds per phase
@@ -568,8 +563,10 @@ type staticRun struct {
 	Servers    []dataserver.Stats  // the data servers' counters during each phase run, in the order run
 }
 
-// staticRealRun is staticRealOne that also returns every phase run's time
-// and data-server counters.
+// staticRealRun runs Compare iterations of the experiment under window w on
+// a fresh real stack, its Council deciding nothing that is applied, and
+// returns the mean time per phase, every phase run's time and the data
+// servers' counters.
 func staticRealRun(ctx context.Context, cfg Config, w time.Duration) (staticRun, error) {
 	c := cfg
 	c.Static, c.Iterations = w, cfg.Compare
