@@ -12,6 +12,7 @@ import (
 	"github.com/adaptio/adaptio/dataserver"
 	"github.com/adaptio/adaptio/demo/record"
 	"github.com/adaptio/adaptio/demo/report"
+	"github.com/adaptio/adaptio/fwd/fwdbench"
 	"github.com/adaptio/adaptio/sched"
 	"github.com/adaptio/adaptio/sim"
 	"github.com/adaptio/adaptio/sim/experiment"
@@ -250,7 +251,7 @@ func reduceTimes(times [][][]float64, stat string) [][]float64 {
 			if stat == StatMean {
 				out[i][p] = mean(ts)
 			} else {
-				out[i][p] = median(ts)
+				out[i][p] = fwdbench.Median(ts)
 			}
 		}
 	}
@@ -266,21 +267,6 @@ func mean(xs []float64) float64 {
 		s += x
 	}
 	return s / float64(len(xs))
-}
-
-// median is the middle of xs (the mean of the two middle values of an
-// even count; 0 for none).
-func median(xs []float64) float64 {
-	if len(xs) == 0 {
-		return 0
-	}
-	s := slices.Clone(xs)
-	slices.Sort(s)
-	n := len(s)
-	if n%2 == 1 {
-		return s[n/2]
-	}
-	return (s[n/2-1] + s[n/2]) / 2
 }
 
 // serversPerPhase averages counters taken per phase run (phase k of n is

@@ -537,8 +537,9 @@ func staticReal(ctx context.Context, cfg Config, rec *record.Recorder, t0 time.T
 	// A window run again may lose its place to one that was not: run
 	// again until every winner has been (at most every window once).
 	for again := 1; ; again++ {
+		winners := record.Winners(out)
 		i := slices.IndexFunc(out, func(r record.StaticResult) bool {
-			return !r.Confirmed && slices.Contains(record.Winners(out), r.Window)
+			return !r.Confirmed && slices.Contains(winners, r.Window)
 		})
 		if i < 0 {
 			return out, nil

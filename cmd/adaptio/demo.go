@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/adaptio/adaptio/demo"
+	"github.com/adaptio/adaptio/internal/atomicfile"
 	"github.com/adaptio/adaptio/workload"
 )
 
@@ -170,22 +171,10 @@ func readRanking(path string) (demo.Ranking, error) {
 	return r, nil
 }
 
-// saveRanking writes r to path as JSON, through a temporary file so that an
-// interrupted write leaves no half file.
+// saveRanking writes r to path as JSON, whole or not at all.
 func saveRanking(path string, r demo.Ranking) error {
-	tmp := path + ".tmp"
-	f, err := os.Create(tmp)
-	if err != nil {
+	if err := atomicfile.Write(path, r.Save); err != nil {
 		return fmt.Errorf("demo: --rank-save: %w", err)
 	}
-	if err := r.Save(f); err != nil {
-		f.Close()
-		os.Remove(tmp)
-		return fmt.Errorf("demo: --rank-save: %w", err)
-	}
-	if err := f.Close(); err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("demo: --rank-save: %w", err)
-	}
-	return os.Rename(tmp, path)
+	return nil
 }
