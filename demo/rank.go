@@ -12,6 +12,7 @@ import (
 	"github.com/adaptio/adaptio/dataserver"
 	"github.com/adaptio/adaptio/demo/record"
 	"github.com/adaptio/adaptio/demo/report"
+	"github.com/adaptio/adaptio/fwd"
 	"github.com/adaptio/adaptio/fwd/fwdbench"
 	"github.com/adaptio/adaptio/sched"
 	"github.com/adaptio/adaptio/sim"
@@ -79,6 +80,9 @@ type Ranking struct {
 	// aggregated, switches between I/O nodes, device time, repositionings).
 	RealServers [][]dataserver.Stats `json:"real_servers"`
 	SimServers  [][]dataserver.Stats `json:"sim_servers"`
+	// RealWakes are the real daemons' idle-worker wake-up latencies (all
+	// daemons, all iterations together): [setting][phase].
+	RealWakes [][]fwd.WakeStats `json:"real_wakes"`
 	// SimDispatchDelay is the simulator's dispatch delay of this ranking
 	// (Config.SimDispatchDelay).
 	SimDispatchDelay time.Duration `json:"sim_dispatch_delay_ns"`
@@ -148,7 +152,7 @@ func Rank(ctx context.Context, cfg Config, settings []Setting, opts RankOptions)
 		if err := r.sameRealSide(*old); err != nil {
 			return r, err
 		}
-		r.RealTimes, r.RealServers = old.RealTimes, old.RealServers
+		r.RealTimes, r.RealServers, r.RealWakes = old.RealTimes, old.RealServers, old.RealWakes
 	}
 	for i, s := range settings {
 		c := cfg
@@ -163,6 +167,7 @@ func Rank(ctx context.Context, cfg Config, settings []Setting, opts RankOptions)
 			}
 			r.RealTimes = append(r.RealTimes, realPhaseTimes(run.Iterations, r.Phases))
 			r.RealServers = append(r.RealServers, serversPerPhase(run.Servers, len(r.Phases)))
+			r.RealWakes = append(r.RealWakes, wakesPerPhase(run.Wakes, len(r.Phases)))
 		}
 		res, err := sim.Run(ctx, c.simConfig(c.Compare, c.Static), sim.Hooks{})
 		if err != nil {
@@ -283,6 +288,16 @@ func serversPerPhase(runs []dataserver.Stats, n int) []dataserver.Stats {
 	return out
 }
 
+// wakesPerPhase sums wake-up latencies taken per phase run (phase k of n
+// is run k mod n) into one per phase.
+func wakesPerPhase(runs []fwd.WakeStats, n int) []fwd.WakeStats {
+	out := make([]fwd.WakeStats, n)
+	for k, w := range runs {
+		out[k%n] = out[k%n].Plus(w)
+	}
+	return out
+}
+
 // Write prints the ranking: per phase, each setting's real and simulated
 // time (its Statistic) with its rank in each, and Spearman's rho.
 func (r Ranking) Write(w io.Writer) {
@@ -299,11 +314,20 @@ func (r Ranking) Write(w io.Writer) {
 		}
 		fmt.Fprintf(w, "Spearman rho (real vs simulator) = %.3f\n", r.Rho(p))
 		if len(r.RealServers) == len(r.Settings) && len(r.SimServers) == len(r.Settings) {
-			fmt.Fprintf(w, "data servers per iteration, real / sim:\n%-8s %15s %13s %15s %13s\n", "setting", "accesses", "switches", "device busy s", "read seeks")
+			wakes := len(r.RealWakes) == len(r.Settings)
+			fmt.Fprintf(w, "data servers per iteration, real / sim:\n%-8s %15s %13s %15s %13s", "setting", "accesses", "switches", "device busy s", "read seeks")
+			if wakes {
+				fmt.Fprintf(w, " %12s", "real wake µs")
+			}
+			fmt.Fprintln(w)
 			for i, s := range r.Settings {
 				a, b := r.RealServers[i][p], r.SimServers[i][p]
-				fmt.Fprintf(w, "%-8v %7d/%-7d %6d/%-6d %7.2f/%-7.2f %6d/%-6d\n", s, a.Accesses, b.Accesses, a.Switches, b.Switches,
+				fmt.Fprintf(w, "%-8v %7d/%-7d %6d/%-6d %7.2f/%-7.2f %6d/%-6d", s, a.Accesses, b.Accesses, a.Switches, b.Switches,
 					a.Busy.Seconds(), b.Busy.Seconds(), a.Disk.ReadMisses, b.Disk.ReadMisses)
+				if wakes {
+					fmt.Fprintf(w, " %12.0f", float64(r.RealWakes[i][p].Mean())/float64(time.Microsecond))
+				}
+				fmt.Fprintln(w)
 			}
 		}
 		fmt.Fprintln(w)

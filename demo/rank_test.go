@@ -63,8 +63,16 @@ func TestRankRunsEverySettingOnBothStacks(t *testing.T) {
 	}
 	var out strings.Builder
 	r.Write(&out)
-	if !strings.Contains(out.String(), "Spearman rho") || !strings.Contains(out.String(), "data servers per iteration") {
-		t.Errorf("report lacks rho:\n%s", out.String())
+	if !strings.Contains(out.String(), "Spearman rho") || !strings.Contains(out.String(), "data servers per iteration") || !strings.Contains(out.String(), "real wake µs") {
+		t.Errorf("report lacks rho or counters:\n%s", out.String())
+	}
+	// The real daemons measured their workers' wake-ups in every phase.
+	for i := range settings {
+		for p := range r.Phases {
+			if w := r.RealWakes[i][p]; w.Wakes == 0 || w.Mean() <= 0 {
+				t.Errorf("%v %s: real daemons' wake-ups %+v, want some measured", settings[i], r.Phases[p], w)
+			}
+		}
 	}
 
 	// The saved ranking's real side stands for a new ranking of the same

@@ -110,6 +110,19 @@ type stack struct {
 	// together) during each phase run, in the order run.
 	phaseServers []dataserver.Stats
 	serversAt    dataserver.Stats
+	// phaseWakes holds the daemons' idle-worker wake-up latencies (all
+	// daemons together) during each phase run, in the order run.
+	phaseWakes []fwd.WakeStats
+	wakesAt    fwd.WakeStats
+}
+
+// wakeStats is the daemons' wake-up latencies, all daemons together.
+func (s *stack) wakeStats() fwd.WakeStats {
+	var all fwd.WakeStats
+	for _, d := range s.daemons {
+		all = all.Plus(d.Wakes())
+	}
+	return all
 }
 
 // serverStats is the data servers' counters, all servers together.
@@ -470,6 +483,9 @@ func realLoop(ctx context.Context, cfg Config, rec *record.Recorder, st *stack, 
 			all := st.serverStats()
 			st.phaseServers = append(st.phaseServers, all.Minus(st.serversAt))
 			st.serversAt = all
+			wakes := st.wakeStats()
+			st.phaseWakes = append(st.phaseWakes, wakes.Minus(st.wakesAt))
+			st.wakesAt = wakes
 			workload := p.Pattern.String()
 			if p.Pattern.Op == rw.Read && cfg.ReadPasses > 1 {
 				workload += fmt.Sprintf(", read %d times", cfg.ReadPasses)
@@ -562,6 +578,7 @@ type staticRun struct {
 	Result     record.StaticResult // mean seconds per phase
 	Iterations []record.Iteration  // every phase run, in the order run
 	Servers    []dataserver.Stats  // the data servers' counters during each phase run, in the order run
+	Wakes      []fwd.WakeStats     // the daemons' wake-up latencies during each phase run, in the order run
 }
 
 // staticRealRun runs Compare iterations of the experiment under window w on
@@ -593,12 +610,12 @@ func staticRealRun(ctx context.Context, cfg Config, w time.Duration) (staticRun,
 	}
 	err = realLoop(ctx, c, r, st, &phase, t0)
 	st.shutdown()
-	servers := st.phaseServers
+	servers, wakes := st.phaseServers, st.phaseWakes
 	if err != nil {
 		return staticRun{}, err
 	}
 	its := r.Snapshot().Iterations
 	sr := record.CycleMean(its)
 	sr.Window, sr.Label = w, ""
-	return staticRun{Result: sr, Iterations: its, Servers: servers}, nil
+	return staticRun{Result: sr, Iterations: its, Servers: servers, Wakes: wakes}, nil
 }

@@ -244,6 +244,7 @@ func New(opts Options) (*Daemon, error) {
 		return nil, err
 	}
 	d.m = m
+	d.q.wakeMetric = func(lat time.Duration) { m.wake.Observe(lat.Seconds()) }
 	if err := d.registerKnobMetrics(reg); err != nil {
 		return nil, err
 	}

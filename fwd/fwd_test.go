@@ -601,6 +601,25 @@ adaptio_fwd_bytes_total{op="write"} 32768
 	if n := testutil.CollectAndCount(reg, "adaptio_fwd_queue_depth"); n != 4 {
 		t.Fatalf("queue depth series: %d, want one per server (4)", n)
 	}
+	// Each request reached idle workers: one woke for it, and how late is
+	// measured, in Wakes and in the histogram alike.
+	w := d.Wakes()
+	if w.Wakes == 0 || w.Mean() <= 0 {
+		t.Fatalf("wake-ups %+v after 6 requests to idle workers, want them measured", w)
+	}
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var observed uint64
+	for _, mf := range mfs {
+		if mf.GetName() == "adaptio_fwd_worker_wake_seconds" {
+			observed = mf.GetMetric()[0].GetHistogram().GetSampleCount()
+		}
+	}
+	if observed < uint64(w.Wakes) { // gathered later: a straggling wake-up may have added one
+		t.Fatalf("wake-up histogram has %d samples, Wakes %d", observed, w.Wakes)
+	}
 	if err := d.SwitchScheduler("fifo"); err != nil {
 		t.Fatal(err)
 	}

@@ -30,6 +30,7 @@ type metrics struct {
 	doorbells  prometheus.Counter       // wake frames received
 	wakes      prometheus.Counter       // wake frames sent
 	lat        [256]prometheus.Observer // by fwdproto.Op
+	wake       prometheus.Histogram     // idle workers' wake-up latency (WakeStats)
 	// knobChanges counts changes of the dispatch knobs (knobs.go).
 	knobChanges *prometheus.CounterVec
 }
@@ -66,6 +67,10 @@ func newMetrics(reg prometheus.Registerer, servers int, depth func(server int) f
 		wakeups: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "adaptio_fwd_ring_wakeups_total", Help: "Wake-up frames of the ring transport: doorbells received (the ring poller slept) and wakes sent (a client's callers slept).",
 		}, []string{"direction"}),
+		wake: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name: "adaptio_fwd_worker_wake_seconds", Help: "How late an idle worker starts after requests are queued for it (the host's scheduling latency; requests arriving meanwhile are dispatched together).",
+			Buckets: prometheus.ExponentialBuckets(1e-6, 2, 16),
+		}),
 	}
 	m.viaFrame, m.viaRing = m.received.WithLabelValues("frame"), m.received.WithLabelValues("ring")
 	m.doorbells, m.wakes = m.wakeups.WithLabelValues("received"), m.wakeups.WithLabelValues("sent")
@@ -75,7 +80,7 @@ func newMetrics(reg prometheus.Registerer, servers int, depth func(server int) f
 			ConstLabels: prometheus.Labels{"op": op},
 		}, func() float64 { return float64(v.Load()) })
 	}
-	collectors := []prometheus.Collector{bytes("read", &m.readBytes), bytes("write", &m.writeBytes), m.window, m.bandwidth, m.latency, m.errors, m.batches, m.conns, m.badFrames, m.received, m.wakeups}
+	collectors := []prometheus.Collector{bytes("read", &m.readBytes), bytes("write", &m.writeBytes), m.window, m.bandwidth, m.latency, m.errors, m.batches, m.conns, m.badFrames, m.received, m.wakeups, m.wake}
 	for s := 0; s < servers; s++ {
 		collectors = append(collectors, prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Name: "adaptio_fwd_queue_depth", Help: "Requests queued in the scheduler per PFS data server.",

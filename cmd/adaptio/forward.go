@@ -79,7 +79,9 @@ Backends:
   pfs:ADDR,ADDR,...      the data servers of "adaptio pfs", striped in --stripe-size units
 
 Prometheus metrics (queue depth per server, window in force, bytes, request
-latency, dispatch knobs) are served on --metrics-addr at /metrics.
+latency, dispatch knobs, and adaptio_fwd_worker_wake_seconds: how late an idle
+worker starts after requests are queued for it, the host's scheduling latency)
+are served on --metrics-addr at /metrics.
 
 --tune iopathtune (seed 004's heuristic) or dqn (a CAPES-style deep Q-network)
 changes the dispatch knobs while the daemon runs, one decision every
