@@ -133,7 +133,7 @@ type dispatcher struct {
 // dispatch core merges those that continue each other, so a node's burst
 // reaches a data server as one run (the simulator's sim.Config.DispatchDelay
 // models that). adaptio demo --rank prints it per setting and phase: on a
-// loaded 2-core host it was 12 to 20 µs on average, in write and read phases
+// loaded 2-core host it was 11 to 20 µs on average, in write and read phases
 // alike (docs/performance.md, "Stop 29").
 type WakeStats struct {
 	Wakes int64         // wake-ups measured: the first worker to start after a signal
