@@ -274,27 +274,31 @@ func mean(xs []float64) float64 {
 	return s / float64(len(xs))
 }
 
-// serversPerPhase averages counters taken per phase run (phase k of n is
-// run k mod n) into one per phase and iteration.
-func serversPerPhase(runs []dataserver.Stats, n int) []dataserver.Stats {
-	out, count := make([]dataserver.Stats, n), make([]uint64, n)
-	for k, st := range runs {
-		out[k%n] = out[k%n].Plus(st)
+// sumPerPhase adds up counters taken per phase run (phase k of n is run
+// k mod n) into one per phase, and says how many runs each adds.
+func sumPerPhase[T interface{ Plus(T) T }](runs []T, n int) ([]T, []uint64) {
+	out, count := make([]T, n), make([]uint64, n)
+	for k, x := range runs {
+		out[k%n] = out[k%n].Plus(x)
 		count[k%n]++
 	}
+	return out, count
+}
+
+// serversPerPhase averages counters taken per phase run into one per
+// phase and iteration.
+func serversPerPhase(runs []dataserver.Stats, n int) []dataserver.Stats {
+	out, count := sumPerPhase(runs, n)
 	for i, c := range count {
 		out[i] = out[i].Div(c)
 	}
 	return out
 }
 
-// wakesPerPhase sums wake-up latencies taken per phase run (phase k of n
-// is run k mod n) into one per phase.
+// wakesPerPhase sums wake-up latencies taken per phase run into one per
+// phase (their mean is over every wake-up of the phase's runs).
 func wakesPerPhase(runs []fwd.WakeStats, n int) []fwd.WakeStats {
-	out := make([]fwd.WakeStats, n)
-	for k, w := range runs {
-		out[k%n] = out[k%n].Plus(w)
-	}
+	out, _ := sumPerPhase(runs, n)
 	return out
 }
 

@@ -244,7 +244,7 @@ func New(opts Options) (*Daemon, error) {
 		return nil, err
 	}
 	d.m = m
-	d.q.wakeMetric = func(lat time.Duration) { m.wake.Observe(lat.Seconds()) }
+	d.q.wakeMetric = m.wake
 	if err := d.registerKnobMetrics(reg); err != nil {
 		return nil, err
 	}

@@ -7,6 +7,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/adaptio/adaptio/backend"
 	"github.com/adaptio/adaptio/fwd/fwdproto"
 	"github.com/adaptio/adaptio/ionode"
@@ -123,7 +125,7 @@ type dispatcher struct {
 	waking     bool
 	signalled  time.Duration
 	wakes      WakeStats
-	wakeMetric func(time.Duration) // adaptio_fwd_worker_wake_seconds, if registered
+	wakeMetric prometheus.Observer // adaptio_fwd_worker_wake_seconds, if registered
 }
 
 // WakeStats measures how late the daemon's idle workers start after
@@ -269,7 +271,7 @@ func (d *Daemon) next(done *completion) *job {
 			q.wakes.Wakes++
 			q.wakes.Total += lat
 			if q.wakeMetric != nil {
-				q.wakeMetric(lat)
+				q.wakeMetric.Observe(lat.Seconds())
 			}
 		}
 	}
