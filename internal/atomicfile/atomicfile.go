@@ -1,21 +1,52 @@
 // Package atomicfile writes a file so that readers see either its old
-// content or the whole new one: the content goes to a temporary file in the
-// same directory, which replaces the file by rename once written and
-// closed. A failed write leaves the old file as it was.
+// content or the whole new one, also after a crash or a power loss: the
+// content goes to a temporary file in the same directory, which is flushed
+// to stable storage (fsync) before it replaces the file by rename, and the
+// directory is flushed after the rename so that the new name survives too.
+// A failed write leaves the old file as it was.
 package atomicfile
 
 import (
 	"bufio"
+	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 )
 
+// DefaultMode is the permission of a file Write creates; a file it replaces
+// keeps its own.
+const DefaultMode fs.FileMode = 0o644
+
+// Hooks for fault injection in tests: the flush of the temporary file
+// before the rename, and of the directory after it.
+var (
+	syncFile = (*os.File).Sync
+	syncDir  = func(dir string) error {
+		d, err := os.Open(dir)
+		if err != nil {
+			return err
+		}
+		defer d.Close()
+		return d.Sync()
+	}
+)
+
 // Write calls fill with a buffered writer to a temporary file beside path,
-// then renames it to path. On any error the temporary file is removed and
-// path is untouched.
+// flushes it to stable storage, renames it to path and flushes the
+// directory. The file keeps the permission bits of the file it replaces
+// (DefaultMode if there was none). On an error before the rename the
+// temporary file is removed and path is untouched; an error flushing the
+// directory after the rename leaves path with the new content, whose name
+// may not survive a crash.
 func Write(path string, fill func(w io.Writer) error) (err error) {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+	dir := filepath.Dir(path)
+	mode := DefaultMode
+	if fi, err := os.Stat(path); err == nil && fi.Mode().IsRegular() {
+		mode = fi.Mode().Perm()
+	}
+	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
 	if err != nil {
 		return err
 	}
@@ -32,11 +63,20 @@ func Write(path string, fill func(w io.Writer) error) (err error) {
 	if err = bw.Flush(); err != nil {
 		return err
 	}
-	if err = f.Chmod(0o644); err != nil {
+	if err = f.Chmod(mode); err != nil {
 		return err
+	}
+	if err = syncFile(f); err != nil {
+		return fmt.Errorf("atomicfile: flushing %s: %w", f.Name(), err)
 	}
 	if err = f.Close(); err != nil {
 		return err
 	}
-	return os.Rename(f.Name(), path)
+	if err = os.Rename(f.Name(), path); err != nil {
+		return err
+	}
+	if err := syncDir(dir); err != nil {
+		return fmt.Errorf("atomicfile: %s written, but flushing its directory failed (the new name may not survive a crash): %w", path, err)
+	}
+	return nil
 }
