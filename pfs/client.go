@@ -412,7 +412,7 @@ func (s *serverConn) get(ctx context.Context) (c *conn, fresh bool, err error) {
 		s.log.Info("reconnected to pfs data server", "server", s.idx, "addr", s.addr)
 	}
 	c = newConn(s, nc)
-	if _, err := c.do(ctx, &pfsproto.Request{Op: pfsproto.OpHello, A: int64(s.node)}, nil); err != nil {
+	if _, err := c.do(ctx, &pfsproto.Request{Op: pfsproto.OpHello, A: int64(s.node), B: pfsproto.Version}, nil); err != nil {
 		c.fail(err)
 		return nil, false, fmt.Errorf("pfs: server %d (%s): hello: %w", s.idx, s.addr, err)
 	}

@@ -306,7 +306,8 @@ func (s *Server) serve(c net.Conn) {
 		tc.SetNoDelay(true)
 	}
 	r := pfsproto.NewReader(c, 0)
-	node := -1 // the I/O node behind the connection (OpHello)
+	node := -1         // the I/O node behind the connection (OpHello)
+	version := int64(0) // the client's protocol version (OpHello)
 	for {
 		body, err := readBody(r)
 		if err != nil {
@@ -326,7 +327,7 @@ func (s *Server) serve(c net.Conn) {
 			if req.A < 0 || req.A > maxNode {
 				st, msg = pfsproto.StatusBadArgument, []byte(fmt.Sprintf("server %d: hello: I/O node %d out of [0, %d]", s.opts.ID, req.A, maxNode))
 			} else {
-				node = int(req.A)
+				node, version = int(req.A), req.B
 			}
 			putBuf(body)
 			hdr := pfsproto.AppendResponseHeader(make([]byte, 0, pfsproto.LenBytes+pfsproto.ResponseFixed), req.ID, st, 0, len(msg))
@@ -355,6 +356,7 @@ func (s *Server) serve(c net.Conn) {
 			defer func() { <-sem; inflight.Done() }()
 			s.requests.Add(1)
 			st, a, data, recycle := s.handle(node, &req, t)
+			st = pfsproto.StatusFor(st, version)
 			putBuf(body) // req.Data is no longer used
 			hdr := pfsproto.AppendResponseHeader(make([]byte, 0, pfsproto.LenBytes+pfsproto.ResponseFixed), req.ID, st, a, len(data))
 			bufs := net.Buffers{hdr, data}

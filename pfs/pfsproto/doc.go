@@ -24,7 +24,13 @@
 //	Mkdir     mode, -, -                 -> -
 //	ReadDir   -, -, -                    -> data = uint32 count, count FileInfos
 //	Fsync     -, -, -                    -> -
-//	Hello     I/O node index, -, -       -> - (first on a connection; see OpHello)
+//	Hello     I/O node index, version, - -> - (first on a connection; see OpHello)
+//
+// The hello's version (Version; 0 from older clients) decides the statuses
+// the server may answer on that connection: a version-0 client gets
+// StatusError where a newer one gets StatusNoSpace or StatusQuota, so a full
+// data server reaches new clients as ENOSPC or EDQUOT and old ones as the
+// I/O error they always got (StatusFor).
 //
 // A response with a status other than StatusOK carries an error message as
 // its data. FileInfo: name length uint16 | name | size int64 | mode uint32 |

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"syscall"
 	"time"
 
 	"github.com/adaptio/adaptio/backend"
@@ -45,8 +46,9 @@ const (
 	OpReadDir
 	OpFsync
 	// OpHello names the I/O node behind a connection (a = its index), for
-	// the data-server model's cost of interleaving I/O nodes. Sent first on
-	// a connection; a connection without one is node -1.
+	// the data-server model's cost of interleaving I/O nodes, and the
+	// client's protocol version (b = Version). Sent first on a connection;
+	// a connection without one is node -1, version 0.
 	OpHello
 	opEnd
 )
@@ -63,7 +65,8 @@ func (o Op) String() string {
 // Status is a response status.
 type Status uint8
 
-// Statuses; each but StatusOK and StatusError maps to a backend sentinel.
+// Statuses; each but StatusOK and StatusError maps to a backend sentinel or
+// an errno.
 const (
 	StatusOK Status = iota
 	StatusNotExist
@@ -71,8 +74,27 @@ const (
 	StatusPath
 	StatusBadArgument
 	StatusError
+	// Version 1: sent only on connections whose hello announced version
+	// 1 or later (StatusFor); older peers get StatusError instead.
+	StatusNoSpace // the server's file system is full (ENOSPC)
+	StatusQuota   // the server's disk quota is exhausted (EDQUOT)
 	statusEnd
 )
+
+// Version is the protocol version this package speaks, announced in a
+// hello's b. Version 0 (a hello with b = 0, or none) knows the statuses up
+// to StatusError; version 1 adds StatusNoSpace and StatusQuota.
+const Version = 1
+
+// StatusFor is s as a peer of protocol version v may receive it: a status
+// v does not know becomes StatusError (its message still says what
+// happened), so older clients keep working.
+func StatusFor(s Status, v int64) Status {
+	if v < 1 && s > StatusError {
+		return StatusError
+	}
+	return s
+}
 
 // StatusOf classifies an error for the wire.
 func StatusOf(err error) Status {
@@ -87,12 +109,16 @@ func StatusOf(err error) Status {
 		return StatusExist
 	case errors.Is(err, backend.ErrBadArgument):
 		return StatusBadArgument
+	case errors.Is(err, syscall.ENOSPC):
+		return StatusNoSpace
+	case errors.Is(err, syscall.EDQUOT):
+		return StatusQuota
 	}
 	return StatusError
 }
 
-// Sentinel is the backend error a status stands for (nil for StatusOK and
-// StatusError).
+// Sentinel is the backend error or errno a status stands for (nil for
+// StatusOK and StatusError).
 func (s Status) Sentinel() error {
 	switch s {
 	case StatusNotExist:
@@ -103,6 +129,10 @@ func (s Status) Sentinel() error {
 		return backend.ErrPath
 	case StatusBadArgument:
 		return backend.ErrBadArgument
+	case StatusNoSpace:
+		return syscall.ENOSPC
+	case StatusQuota:
+		return syscall.EDQUOT
 	}
 	return nil
 }

@@ -3,8 +3,11 @@ package pfsproto_test
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
+	"os"
 	"slices"
+	"syscall"
 	"testing"
 	"testing/iotest"
 	"time"
@@ -144,4 +147,37 @@ func FuzzDecode(f *testing.F) {
 			t.Fatalf("whole: %v, in two halves: %v", whole, split)
 		}
 	})
+}
+
+// ENOSPC and EDQUOT travel as their own statuses to clients of version 1
+// and as StatusError to version 0, and come back out as the errno.
+func TestNoSpaceStatuses(t *testing.T) {
+	for _, tt := range []struct {
+		err  error
+		want pfsproto.Status
+	}{
+		{fmt.Errorf("write: %w", syscall.ENOSPC), pfsproto.StatusNoSpace},
+		{&os.PathError{Op: "write", Path: "f", Err: syscall.EDQUOT}, pfsproto.StatusQuota},
+	} {
+		st := pfsproto.StatusOf(tt.err)
+		if st != tt.want {
+			t.Errorf("StatusOf(%v) = %d, want %d", tt.err, st, tt.want)
+		}
+		if got := st.Sentinel(); !errors.Is(tt.err, got) {
+			t.Errorf("status %d stands for %v, which %v does not match", st, got, tt.err)
+		}
+		if got := pfsproto.StatusFor(st, 0); got != pfsproto.StatusError {
+			t.Errorf("status %d for a version-0 client: %d, want StatusError", st, got)
+		}
+		if got := pfsproto.StatusFor(st, pfsproto.Version); got != st {
+			t.Errorf("status %d for a current client: %d", st, got)
+		}
+		body := pfsproto.AppendResponseHeader(nil, 7, st, 0, 0)[pfsproto.LenBytes:]
+		if r, err := pfsproto.DecodeResponse(body); err != nil || r.Status != st {
+			t.Errorf("status %d decodes as %d, %v", st, r.Status, err)
+		}
+	}
+	if got := pfsproto.StatusFor(pfsproto.StatusNotExist, 0); got != pfsproto.StatusNotExist {
+		t.Errorf("a version-0 status changed for a version-0 client: %d", got)
+	}
 }
