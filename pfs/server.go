@@ -306,7 +306,7 @@ func (s *Server) serve(c net.Conn) {
 		tc.SetNoDelay(true)
 	}
 	r := pfsproto.NewReader(c, 0)
-	node := -1         // the I/O node behind the connection (OpHello)
+	node := -1          // the I/O node behind the connection (OpHello)
 	version := int64(0) // the client's protocol version (OpHello)
 	for {
 		body, err := readBody(r)
