@@ -4,9 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
-	"path"
-	"sync"
+	"log/slog"
 	"syscall"
 
 	"github.com/adaptio/adaptio/backend"
@@ -14,21 +14,14 @@ import (
 )
 
 // Backend is a directory tree, typically on a mounted parallel file system,
-// presented as a file system striped over Servers() data servers. Safe for
-// concurrent use.
+// presented as a file system striped over Servers() data servers by its
+// layout kind (Layouts). Safe for concurrent use.
 type Backend struct {
 	fs      *rootfs.FS
-	def     backend.Layout
-	servers int
-	local   bool // the root is on a local file system (see Local)
-
-	mu      sync.RWMutex
-	layouts map[string]layoutEntry // directory -> layout in force there
-}
-
-type layoutEntry struct {
-	l   backend.Layout
-	err error
+	layouts Layouts
+	kind    string    // the layout kind's name
+	closer  io.Closer // what the layout kind holds open, or nil
+	local   bool      // the root is on a local file system (see Local)
 }
 
 var (
@@ -38,25 +31,68 @@ var (
 	_ backend.Namespace = (*Backend)(nil)
 )
 
+// Options configures Open.
+type Options struct {
+	// Root is the export's directory.
+	Root string
+	// Layout names the layout kind (Kinds): "static" (the default: Static
+	// and backend.LayoutFile files), "lustre" (each file's own striping),
+	// or "auto" (Detect's choice for Root's file system).
+	Layout string
+	// Static is the static kind's layout; its StripeCount is the number
+	// of data servers unless Servers is set. Zero: backend.DefaultLayout(4).
+	Static backend.Layout
+	// Servers is the number of data servers (scheduler queues); 0 lets
+	// the layout kind decide (static: Static.StripeCount; lustre: the
+	// file system's OST count).
+	Servers int
+	// Xattr reads extended attributes (nil: from the files); XattrNames
+	// overrides the attribute names a kind reads its layout from. Both
+	// are for tests on file systems without the real attributes.
+	Xattr      XattrFunc
+	XattrNames []string
+	// Logger receives what the layout kind decided; nil discards.
+	Logger *slog.Logger
+}
+
 // New opens the directory root as a backend whose files are striped per
-// layout unless a LayoutFile says otherwise; layout.StripeCount is the
-// number of data servers (scheduler queues). A zero layout means
-// backend.DefaultLayout(4).
+// layout unless a LayoutFile says otherwise (the static layout kind);
+// layout.StripeCount is the number of data servers (scheduler queues). A
+// zero layout means backend.DefaultLayout(4).
 func New(root string, layout backend.Layout) (*Backend, error) {
-	if layout == (backend.Layout{}) {
-		layout = backend.DefaultLayout(4)
+	return Open(Options{Root: root, Static: layout})
+}
+
+// Open opens opts.Root as a backend with the layout kind opts.Layout.
+func Open(opts Options) (*Backend, error) {
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	if err := layout.Validate(layout.StripeCount); err != nil {
-		return nil, fmt.Errorf("posix: %w", err)
-	}
-	st, err := rootfs.Open(root, 0)
+	st, err := rootfs.Open(opts.Root, 0)
 	if err != nil {
 		return nil, fmt.Errorf("posix: open export root: %w", err)
 	}
+	b := &Backend{fs: st}
+	env := Env{Root: opts.Root, FS: st, Static: opts.Static, Servers: opts.Servers, Xattr: opts.Xattr, XattrNames: opts.XattrNames, Logger: opts.Logger}
+	if env.Xattr == nil {
+		x, r, err := FileXattr(opts.Root)
+		if err != nil {
+			st.Close()
+			return nil, fmt.Errorf("posix: open export root: %w", err)
+		}
+		env.Xattr, b.closer = x, r
+	}
+	if b.layouts, b.kind, err = newLayouts(opts.Layout, env); err != nil {
+		b.Close()
+		return nil, err
+	}
 	var sfs syscall.Statfs_t
-	local := syscall.Statfs(root, &sfs) == nil && localFS(int64(sfs.Type))
-	return &Backend{fs: st, def: layout, servers: layout.StripeCount, local: local, layouts: make(map[string]layoutEntry)}, nil
+	b.local = syscall.Statfs(opts.Root, &sfs) == nil && localFS(int64(sfs.Type))
+	return b, nil
 }
+
+// LayoutKind names the backend's layout kind ("static", "lustre", ...).
+func (b *Backend) LayoutKind() string { return b.kind }
 
 // Local reports whether the export root is on a local file system: a
 // memory one (tmpfs, ramfs) or a local disk one (ext2/3/4, XFS, Btrfs, F2FS,
@@ -82,86 +118,40 @@ func localFS(fsType int64) bool {
 }
 
 // Servers is the number of data servers.
-func (b *Backend) Servers() int { return b.servers }
+func (b *Backend) Servers() int { return b.layouts.Servers() }
 
-// Layout returns the layout in force for files in directory dir: that of
-// the nearest LayoutFile in dir or above it, else the default.
+// ErrNotStatic is returned by Layout and SetLayout when the backend's
+// layout kind is not static: the file system's layouts are set with its
+// own tools (lfs setstripe on Lustre).
+var ErrNotStatic = errors.New("posix: layout files apply to the static layout kind only")
+
+// Layout returns the layout in force for files in directory dir under the
+// static layout kind: that of the nearest LayoutFile in dir or above it,
+// else the default.
 func (b *Backend) Layout(dir string) (backend.Layout, error) {
+	s, ok := b.layouts.(*static)
+	if !ok {
+		return backend.Layout{}, fmt.Errorf("%w (this backend's is %s)", ErrNotStatic, b.kind)
+	}
 	name, err := rootfs.Clean(dir)
 	if err != nil {
 		return backend.Layout{}, err
 	}
-	return b.layout(name)
-}
-
-func (b *Backend) layout(dir string) (backend.Layout, error) {
-	b.mu.RLock()
-	e, ok := b.layouts[dir]
-	b.mu.RUnlock()
-	if ok {
-		return e.l, e.err
-	}
-	data, err := b.fs.ReadFile(path.Join(dir, backend.LayoutFile))
-	switch {
-	case err == nil:
-		e.l, e.err = backend.ParseLayout(data, b.def)
-		if e.err == nil {
-			e.err = e.l.Validate(b.servers)
-		}
-		if e.err != nil {
-			e.err = fmt.Errorf("posix: %s: %w", path.Join(dir, backend.LayoutFile), e.err)
-		}
-	case errors.Is(err, fs.ErrNotExist) || errors.Is(err, backend.ErrBadArgument) || isNotDir(err):
-		if dir == "." {
-			e.l = b.def
-		} else {
-			e.l, e.err = b.layout(path.Dir(dir))
-		}
-	default:
-		return backend.Layout{}, err // transient: do not cache
-	}
-	b.mu.Lock()
-	b.layouts[dir] = e
-	b.mu.Unlock()
-	return e.l, e.err
-}
-
-func isNotDir(err error) bool {
-	var pe *fs.PathError
-	return errors.As(err, &pe) && pe.Err != nil && pe.Err.Error() == "not a directory"
+	return s.layout(name)
 }
 
 // SetLayout writes a LayoutFile in directory dir so that files there (and
-// below, unless overridden) use l.
+// below, unless overridden) use l; static layout kind only.
 func (b *Backend) SetLayout(dir string, l backend.Layout) error {
-	if err := l.Validate(b.servers); err != nil {
-		return fmt.Errorf("posix: %w", err)
+	s, ok := b.layouts.(*static)
+	if !ok {
+		return fmt.Errorf("%w (this backend's is %s)", ErrNotStatic, b.kind)
 	}
 	name, err := rootfs.Clean(dir)
 	if err != nil {
 		return err
 	}
-	data, _ := l.MarshalText()
-	if err := b.fs.WriteFile(path.Join(name, backend.LayoutFile), data, 0o644); err != nil {
-		return fmt.Errorf("posix: set layout: %w", err)
-	}
-	b.mu.Lock()
-	clear(b.layouts)
-	b.mu.Unlock()
-	return nil
-}
-
-// fileLayout resolves the layout of file p and the server of its stripe 0.
-func (b *Backend) fileLayout(p string) (backend.Layout, int, error) {
-	name, err := rootfs.Clean(p)
-	if err != nil {
-		return backend.Layout{}, 0, err
-	}
-	l, err := b.layout(path.Dir(name))
-	if err != nil {
-		return l, 0, err
-	}
-	return l, l.FirstServer(name, b.servers), nil
+	return s.set(name, l)
 }
 
 // Split appends the pieces of file bytes [off, off+n) in file order.
@@ -169,22 +159,25 @@ func (b *Backend) Split(dst []backend.Piece, p string, off, n int64) ([]backend.
 	if off < 0 || n < 0 {
 		return dst, fmt.Errorf("posix: split %q: %w: range [%d, +%d)", p, backend.ErrBadArgument, off, n)
 	}
-	l, first, err := b.fileLayout(p)
+	name, err := rootfs.Clean(p)
 	if err != nil {
 		return dst, err
 	}
-	return l.Split(dst, b.servers, first, off, n), nil
+	return b.layouts.Split(dst, name, off, n)
 }
 
 func (b *Backend) check(p string, server int, off, n int64) error {
-	if server < 0 || server >= b.servers {
-		return fmt.Errorf("posix: %w: server %d of %d", backend.ErrBadArgument, server, b.servers)
+	if server < 0 || server >= b.layouts.Servers() {
+		return fmt.Errorf("posix: %w: server %d of %d", backend.ErrBadArgument, server, b.layouts.Servers())
 	}
-	l, first, err := b.fileLayout(p)
+	if off < 0 || n < 0 {
+		return fmt.Errorf("posix: %w: range [%d, +%d)", backend.ErrBadArgument, off, n)
+	}
+	name, err := rootfs.Clean(p)
 	if err != nil {
 		return err
 	}
-	if err := l.Check(l.Slot(server, first, b.servers), off, n); err != nil {
+	if err := b.layouts.Check(name, server, off, n); err != nil {
 		return fmt.Errorf("posix: %q on server %d: %w", p, server, err)
 	}
 	return nil
@@ -236,7 +229,11 @@ func (b *Backend) checkSpan(ctx context.Context, p string, off int64) error {
 	if off < 0 {
 		return fmt.Errorf("posix: %w: offset %d", backend.ErrBadArgument, off)
 	}
-	if _, _, err := b.fileLayout(p); err != nil {
+	name, err := rootfs.Clean(p)
+	if err != nil {
+		return err
+	}
+	if _, err := b.layouts.Split(nil, name, off, 0); err != nil {
 		return err
 	}
 	return ctx.Err()
@@ -247,9 +244,17 @@ func (b *Backend) Create(ctx context.Context, p string, mode fs.FileMode) error 
 	return b.fs.Create(p, mode)
 }
 
-// Stat describes a file or directory.
+// Stat describes a file or directory; a regular file's description goes
+// to the layout kind (Layouts.Opened), which reads the file's layout again
+// if it is another file or changed since.
 func (b *Backend) Stat(ctx context.Context, p string) (backend.FileInfo, error) {
-	return b.fs.Stat(p)
+	fi, err := b.fs.Stat(p)
+	if err == nil && fi.Mode.IsRegular() {
+		if name, err := rootfs.Clean(p); err == nil {
+			b.layouts.Opened(name, fi)
+		}
+	}
+	return fi, err
 }
 
 // Truncate sets a file's size.
@@ -262,9 +267,7 @@ func (b *Backend) Unlink(ctx context.Context, p string) error {
 	err := b.fs.Unlink(p)
 	if err == nil {
 		if name, _ := rootfs.Clean(p); name != "" {
-			b.mu.Lock()
-			delete(b.layouts, name)
-			b.mu.Unlock()
+			b.layouts.Forget(name)
 		}
 	}
 	return err
@@ -294,7 +297,13 @@ func (b *Backend) Fsync(ctx context.Context, p string) error {
 
 // Close releases the open files; later calls fail with backend.ErrClosed.
 func (b *Backend) Close() error {
-	return b.fs.Close()
+	err := b.fs.Close()
+	if b.closer != nil {
+		if cerr := b.closer.Close(); err == nil {
+			err = cerr
+		}
+	}
+	return err
 }
 
 // Rename moves a file or directory inside the export, atomically (one
@@ -304,9 +313,7 @@ func (b *Backend) Rename(ctx context.Context, oldPath, newPath string) error {
 	if err := b.fs.Rename(oldPath, newPath); err != nil {
 		return err
 	}
-	b.mu.Lock()
-	clear(b.layouts)
-	b.mu.Unlock()
+	b.layouts.Forget("")
 	return nil
 }
 
