@@ -27,7 +27,9 @@ whole stack reproduces the experiments behind it in minutes.
 Start with "adaptio demo".`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		Version:       version(),
 	}
+	root.SetVersionTemplate("adaptio {{.Version}}\n")
 	var profile cpuProfile
 	root.PersistentFlags().StringVar(&profile.path, "cpuprofile", "", "write this process's CPU profile to this file (read it with go tool pprof)")
 	root.PersistentPreRunE = func(*cobra.Command, []string) error { return profile.start() }
