@@ -14,7 +14,7 @@ import (
 	"github.com/adaptio/adaptio/backend/posix"
 )
 
-var update = flag.Bool("update", false, "rewrite golden files under testdata/")
+var updateMooseFS = flag.Bool("update-moosefs", false, "rewrite the golden files under testdata/mfsfileinfo")
 
 // Real mfsfileinfo output (MooseFS 3.0.117, captured from the cluster of
 // scripts/moosefs-cluster) parses to the reviewed golden JSON beside it:
@@ -38,14 +38,14 @@ func TestParseMooseFSFileInfoGolden(t *testing.T) {
 			got, _ := json.MarshalIndent(files, "", "  ")
 			got = append(got, '\n')
 			golden := strings.TrimSuffix(in, ".txt") + ".golden"
-			if *update {
+			if *updateMooseFS {
 				if err := os.WriteFile(golden, got, 0o644); err != nil {
 					t.Fatal(err)
 				}
 			}
 			want, err := os.ReadFile(golden)
 			if err != nil {
-				t.Fatalf("%v (run go test -update)", err)
+				t.Fatalf("%v (run go test -update-moosefs)", err)
 			}
 			if string(got) != string(want) {
 				t.Errorf("parse of %s:\ngot  %s\nwant %s", in, got, want)
