@@ -10,6 +10,8 @@ import (
 	"log/slog"
 	"net"
 	pathpkg "path"
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -34,8 +36,9 @@ type ClientOptions struct {
 // Client is the emulated PFS seen as a backend.Backend: every file is
 // striped over all data servers (StripeSize units, round robin from server
 // 0). Server i keeps its stripes back to back in its own file of the same
-// path; every server holds the whole directory tree, and metadata
-// operations go to all of them. Each server has one pipelined connection,
+// path; the namespace's authority is MetadataServer, which answers stat and
+// readdir and must take every change, while a data server that is down
+// fails only the accesses to its stripes (see MetadataServer). Each server has one pipelined connection,
 // dialled on first use and again after it fails, so a restarted server is
 // used again without intervention. Safe for concurrent use.
 type Client struct {
@@ -146,6 +149,9 @@ func (c *Client) ReadAt(ctx context.Context, path string, server int, p []byte, 
 		return 0, nil
 	}
 	resp, err := c.servers[server].do(ctx, &pfsproto.Request{Op: pfsproto.OpRead, Path: path, A: c.layout.Local(off), B: int64(len(p))}, p)
+	if missedObject(server, err) {
+		resp, err = pfsproto.Response{}, nil // a hole; the size below says how far the file goes
+	}
 	if err != nil {
 		return 0, err
 	}
@@ -172,12 +178,32 @@ func (c *Client) WriteAt(ctx context.Context, path string, server int, p []byte,
 	if len(p) == 0 {
 		return 0, nil
 	}
-	resp, err := c.servers[server].do(ctx, &pfsproto.Request{Op: pfsproto.OpWrite, Path: path, A: c.layout.Local(off), Data: p}, nil)
+	resp, err := c.onObject(ctx, path, server, &pfsproto.Request{Op: pfsproto.OpWrite, Path: path, A: c.layout.Local(off), Data: p}, nil)
 	if err != nil {
 		return 0, err
 	}
 	return int(resp.A), nil
 }
+
+// MetadataServer is the data server holding the authoritative namespace:
+// which names exist, their type, mode and directory listings.
+//
+// The namespace has one authority, as on a PVFS or Lustre deployment,
+// whose metadata servers keep it apart from the data servers' objects, so
+// that a data server that was down has no diverging copy of it to
+// reconcile when it is back. The other servers keep a copy of the
+// directory tree only as the place of their objects (each server stores
+// its share of a file under the file's path): listings, stat and
+// namespace changes that add names need the metadata server alone, and a
+// data server that missed a mkdir or a create while down gets the
+// directory and the object when its share is first written. Removing a
+// name needs every server (objects first, the name last), so that an
+// object a dead server kept cannot come back under a new file of the same
+// name. A file's size is the largest its live servers' shares imply, as
+// Lustre reports a file with an object on an inactive OST: while a server
+// is down, a file whose last stripe is there looks shorter, and reads that
+// touch the server fail with backend.ErrServerDown.
+const MetadataServer = 0
 
 // all sends one request per server concurrently (req(i) builds server i's)
 // and returns the responses.
@@ -197,10 +223,10 @@ func (c *Client) all(ctx context.Context, req func(i int) *pfsproto.Request) ([]
 	return resps, errs
 }
 
-// meta validates path and runs one operation on every server. Server 0
-// holds the authoritative namespace: its error wins; other servers' errors
-// of the kinds in ignore are tolerated (a server that missed an earlier
-// create or unlink while down).
+// meta validates path and runs one operation on every server. The
+// metadata server's error wins; other servers' errors of the kinds in
+// ignore are tolerated (a server that missed an earlier create or unlink
+// while down, or one down now: backend.ErrServerDown).
 func (c *Client) meta(ctx context.Context, path string, req func(i int) *pfsproto.Request, ignore ...error) ([]pfsproto.Response, error) {
 	if c.closed.Load() {
 		return nil, backend.ErrClosed
@@ -209,10 +235,10 @@ func (c *Client) meta(ctx context.Context, path string, req func(i int) *pfsprot
 		return nil, err
 	}
 	resps, errs := c.all(ctx, req)
-	if errs[0] != nil {
-		return nil, errs[0]
+	if errs[MetadataServer] != nil {
+		return nil, errs[MetadataServer]
 	}
-	for _, err := range errs[1:] {
+	for _, err := range errs {
 		if err != nil && !isAny(err, ignore) {
 			return nil, err
 		}
@@ -229,68 +255,140 @@ func isAny(err error, targets []error) bool {
 	return false
 }
 
-// Create creates the file on every server if absent.
+// Create creates the file if absent: on the metadata server, and its
+// objects on the data servers that are up (the others get theirs when
+// first written).
 func (c *Client) Create(ctx context.Context, path string, mode fs.FileMode) error {
 	_, err := c.meta(ctx, path, func(int) *pfsproto.Request {
 		return &pfsproto.Request{Op: pfsproto.OpCreate, Path: path, A: int64(mode.Perm())}
-	})
+	}, backend.ErrServerDown, backend.ErrNotExist)
 	return err
 }
 
-// Mkdir creates the directory on every server.
+// Mkdir creates the directory on the metadata server, and on the data
+// servers that are up.
 func (c *Client) Mkdir(ctx context.Context, path string, mode fs.FileMode) error {
 	_, err := c.meta(ctx, path, func(int) *pfsproto.Request {
 		return &pfsproto.Request{Op: pfsproto.OpMkdir, Path: path, A: int64(mode.Perm())}
-	}, backend.ErrExist)
+	}, backend.ErrExist, backend.ErrServerDown, backend.ErrNotExist)
 	return err
 }
 
-// Unlink removes the file or empty directory from every server.
+// Unlink removes the file or empty directory: from every data server
+// first, then from the metadata server, so that the name goes only once no
+// server keeps an object of it. With a server down it fails, naming the
+// server, and the name stays.
 func (c *Client) Unlink(ctx context.Context, path string) error {
-	_, err := c.meta(ctx, path, func(int) *pfsproto.Request { return &pfsproto.Request{Op: pfsproto.OpUnlink, Path: path} }, backend.ErrNotExist)
+	if c.closed.Load() {
+		return backend.ErrClosed
+	}
+	if _, err := rootfs.Clean(path); err != nil {
+		return err
+	}
+	errs := make([]error, len(c.servers))
+	var wg sync.WaitGroup
+	for i, s := range c.servers {
+		if i == MetadataServer {
+			continue
+		}
+		wg.Go(func() {
+			_, errs[i] = s.do(ctx, &pfsproto.Request{Op: pfsproto.OpUnlink, Path: path}, nil)
+		})
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil && !errors.Is(err, backend.ErrNotExist) {
+			return err
+		}
+	}
+	_, err := c.servers[MetadataServer].do(ctx, &pfsproto.Request{Op: pfsproto.OpUnlink, Path: path}, nil)
 	return err
 }
 
 // Fsync flushes the file on every server.
 func (c *Client) Fsync(ctx context.Context, path string) error {
-	_, err := c.meta(ctx, path, func(int) *pfsproto.Request { return &pfsproto.Request{Op: pfsproto.OpFsync, Path: path} })
+	_, err := c.meta(ctx, path, func(int) *pfsproto.Request { return &pfsproto.Request{Op: pfsproto.OpFsync, Path: path} }, backend.ErrNotExist)
 	return err
 }
 
 // Truncate sets the file's size: each server keeps its share of the first
-// size bytes.
+// size bytes (a server that missed the file's create gets its object).
 func (c *Client) Truncate(ctx context.Context, path string, size int64) error {
 	if size < 0 {
 		return fmt.Errorf("pfs: truncate %q: %w: size %d", path, backend.ErrBadArgument, size)
 	}
-	_, err := c.meta(ctx, path, func(i int) *pfsproto.Request {
-		return &pfsproto.Request{Op: pfsproto.OpTruncate, Path: path, A: c.layout.LocalSize(c.slot(path, i), size)}
-	})
-	return err
+	if c.closed.Load() {
+		return backend.ErrClosed
+	}
+	if _, err := rootfs.Clean(path); err != nil {
+		return err
+	}
+	errs := make([]error, len(c.servers))
+	var wg sync.WaitGroup
+	for i := range c.servers {
+		wg.Go(func() {
+			_, errs[i] = c.onObject(ctx, path, i, &pfsproto.Request{Op: pfsproto.OpTruncate, Path: path, A: c.layout.LocalSize(c.slot(path, i), size)}, nil)
+		})
+	}
+	wg.Wait()
+	if errs[MetadataServer] != nil {
+		return errs[MetadataServer]
+	}
+	return errors.Join(errs...)
 }
 
-// Stat describes path; a file's size is the largest implied by the
-// servers' shares.
+// onObject sends req, which changes server's object of path, and returns
+// its response. On a data server that missed the file's create or a mkdir
+// above it while down (not found there, though the metadata server has
+// the file), it makes the object and its directories and sends req again.
+func (c *Client) onObject(ctx context.Context, path string, server int, req *pfsproto.Request, dst []byte) (pfsproto.Response, error) {
+	s := c.servers[server]
+	resp, err := s.do(ctx, req, dst)
+	if err == nil || server == MetadataServer || !errors.Is(err, backend.ErrNotExist) {
+		return resp, err
+	}
+	fi, serr := c.servers[MetadataServer].do(ctx, &pfsproto.Request{Op: pfsproto.OpStat, Path: path}, nil)
+	if serr != nil {
+		return resp, err // gone from the namespace too (or the metadata server is down): as it was
+	}
+	mode := int64(0o644)
+	if info, _, derr := pfsproto.DecodeFileInfo(fi.Data); derr == nil {
+		mode = int64(info.Mode.Perm())
+	}
+	name, _ := rootfs.Clean(path)
+	dirs := strings.Split(name, "/")
+	for k := 1; k < len(dirs); k++ {
+		_, merr := s.do(ctx, &pfsproto.Request{Op: pfsproto.OpMkdir, Path: strings.Join(dirs[:k], "/"), A: 0o755}, nil)
+		if merr != nil && !errors.Is(merr, backend.ErrExist) {
+			return resp, merr
+		}
+	}
+	if _, cerr := s.do(ctx, &pfsproto.Request{Op: pfsproto.OpCreate, Path: path, A: mode}, nil); cerr != nil {
+		return resp, cerr
+	}
+	c.log.Info("pfs: made the object a data server missed while down", "server", server, "addr", s.addr, "path", path)
+	return s.do(ctx, req, dst)
+}
+
+// Stat describes path as the metadata server has it; a file's size is the
+// largest its live servers' shares imply (MetadataServer).
 func (c *Client) Stat(ctx context.Context, path string) (backend.FileInfo, error) {
-	resps, err := c.meta(ctx, path, func(int) *pfsproto.Request { return &pfsproto.Request{Op: pfsproto.OpStat, Path: path} }, backend.ErrNotExist)
+	resps, err := c.meta(ctx, path, func(int) *pfsproto.Request { return &pfsproto.Request{Op: pfsproto.OpStat, Path: path} }, backend.ErrNotExist, backend.ErrServerDown)
 	if err != nil {
 		return backend.FileInfo{}, err
 	}
-	var fi backend.FileInfo
+	fi, err := decodeStat(resps[MetadataServer], MetadataServer, path)
+	if err != nil || fi.IsDir {
+		return fi, err
+	}
+	fi.Size = 0
 	for i, r := range resps {
-		if r.Status != pfsproto.StatusOK { // tolerated: no share there
+		if r.Status != pfsproto.StatusOK { // tolerated: no share there, or down
 			continue
 		}
-		sfi, _, err := pfsproto.DecodeFileInfo(r.Data)
+		sfi, err := decodeStat(r, i, path)
 		if err != nil {
-			return backend.FileInfo{}, fmt.Errorf("pfs: server %d: stat %q: %w", i, path, err)
-		}
-		if i == 0 {
-			fi = sfi
-			if fi.IsDir {
-				return fi, nil
-			}
-			fi.Size = 0
+			return backend.FileInfo{}, err
 		}
 		fi.Size = max(fi.Size, c.layout.FileEnd(c.slot(path, i), sfi.Size))
 		if sfi.ModTime.After(fi.ModTime) {
@@ -300,32 +398,39 @@ func (c *Client) Stat(ctx context.Context, path string) (backend.FileInfo, error
 	return fi, nil
 }
 
-// ReadDir lists a directory as server 0 holds it, with file sizes gathered
-// from every server.
+func decodeStat(r pfsproto.Response, server int, path string) (backend.FileInfo, error) {
+	fi, _, err := pfsproto.DecodeFileInfo(r.Data)
+	if err != nil {
+		return backend.FileInfo{}, fmt.Errorf("pfs: server %d: stat %q: %w", server, path, err)
+	}
+	return fi, nil
+}
+
+// ReadDir lists a directory as the metadata server holds it, with file
+// sizes gathered from the live servers.
 func (c *Client) ReadDir(ctx context.Context, path string) ([]backend.FileInfo, error) {
-	resps, err := c.meta(ctx, path, func(int) *pfsproto.Request { return &pfsproto.Request{Op: pfsproto.OpReadDir, Path: path} }, backend.ErrNotExist)
+	resps, err := c.meta(ctx, path, func(int) *pfsproto.Request { return &pfsproto.Request{Op: pfsproto.OpReadDir, Path: path} }, backend.ErrNotExist, backend.ErrServerDown)
 	if err != nil {
 		return nil, err
 	}
-	var out []backend.FileInfo
-	index := make(map[string]int)
+	lists := make([][]backend.FileInfo, len(resps))
 	for i, r := range resps {
 		if r.Status != pfsproto.StatusOK { // tolerated error
 			continue
 		}
-		ents, err := pfsproto.DecodeDir(r.Data)
-		if err != nil {
+		if lists[i], err = pfsproto.DecodeDir(r.Data); err != nil {
 			return nil, fmt.Errorf("pfs: server %d: readdir %q: %w", i, path, err)
 		}
-		if i == 0 {
-			out = ents
-			for j := range out {
-				index[out[j].Name] = j
-				if !out[j].IsDir {
-					out[j].Size = 0
-				}
-			}
+	}
+	out := slices.Clone(lists[MetadataServer])
+	index := make(map[string]int, len(out))
+	for j := range out {
+		index[out[j].Name] = j
+		if !out[j].IsDir {
+			out[j].Size = 0
 		}
+	}
+	for i, ents := range lists {
 		for _, e := range ents {
 			if j, ok := index[e.Name]; ok && !out[j].IsDir && !e.IsDir {
 				out[j].Size = max(out[j].Size, c.layout.FileEnd(c.slot(pathpkg.Join(path, e.Name), i), e.Size))
@@ -446,6 +551,14 @@ func (s *serverConn) do(ctx context.Context, req *pfsproto.Request, dst []byte) 
 		}
 	}
 	return resp, err
+}
+
+// missedObject reports whether err says a data server other than the
+// metadata server has no object of a file: it missed the create while
+// down, and its share is a hole until written (Client.onObject).
+func missedObject(server int, err error) bool {
+	var se *ServerError
+	return server != MetadataServer && errors.As(err, &se) && se.Status == pfsproto.StatusNotExist
 }
 
 // idempotent reports whether repeating op leaves the same state and answer.
@@ -661,6 +774,9 @@ func (c *Client) ReadLocal(ctx context.Context, path string, server int, p []byt
 		return 0, err
 	}
 	resp, err := c.servers[server].do(ctx, &pfsproto.Request{Op: pfsproto.OpRead, Path: path, A: local, B: int64(len(p))}, p)
+	if missedObject(server, err) {
+		return 0, nil // no object yet: a hole, as the caller treats a short one
+	}
 	if err != nil {
 		return 0, err
 	}
@@ -673,7 +789,7 @@ func (c *Client) WriteLocal(ctx context.Context, path string, server int, p []by
 	if err := c.checkLocal(path, server, local, int64(len(p))); err != nil || len(p) == 0 {
 		return 0, err
 	}
-	resp, err := c.servers[server].do(ctx, &pfsproto.Request{Op: pfsproto.OpWrite, Path: path, A: local, Data: p}, nil)
+	resp, err := c.onObject(ctx, path, server, &pfsproto.Request{Op: pfsproto.OpWrite, Path: path, A: local, Data: p}, nil)
 	if err != nil {
 		return 0, err
 	}

@@ -5,8 +5,10 @@
 // time, so that contention between I/O nodes is real on one machine. The
 // Client is a backend.Backend over the servers: files are striped round
 // robin over all of them in 64 KiB units (the PVFS default of seed 000
-// V-A); metadata operations go to every server, server 0's namespace being
-// authoritative.
+// V-A). Server 0 is also the metadata server: its namespace is
+// authoritative, so listings, stat, mkdir and create work while another
+// data server is down, and only the accesses to that server's stripes
+// fail (MetadataServer says why).
 //
 // The client and the servers speak the protocol of package pfsproto: frames
 // carrying request ids, pipelined on one connection per server. A server
