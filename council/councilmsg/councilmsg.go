@@ -18,7 +18,7 @@ import (
 const Version = 1
 
 // MaxSize is the largest message, in bytes, a decoder accepts. A version-1
-// report is about 400 bytes; a decision about 120.
+// report is about 400 bytes; a decision about 170.
 const MaxSize = 4096
 
 // Errors returned by the decoders; Reason maps them to metric labels.
@@ -99,6 +99,15 @@ type Decision struct {
 	// or to writes (0: none; keep Window). Absent from a Council that makes
 	// no plan.
 	Plan rw.Pair[time.Duration]
+	// Epoch identifies one run of the Council (random, non-zero; 0: not
+	// said). Rounds increase within an epoch; a restarted Council starts a
+	// new one. Optional on the wire ("epoch").
+	Epoch uint64
+	// Time is the wall-clock time the decision was made, UTC (zero: not
+	// said). Receivers use it to refuse replays and decisions from the
+	// future (see package announce). Optional on the wire ("t_ns",
+	// nanoseconds since the Unix epoch).
+	Time time.Time
 }
 
 // reportJSON is the version-1 report as it travels: one flat object,
@@ -141,6 +150,8 @@ type decisionJSON struct {
 	Reason  string  `json:"reason"`
 	Read    int64   `json:"rd_ns,omitempty"`
 	Write   int64   `json:"wr_ns,omitempty"`
+	Epoch   uint64  `json:"epoch,omitempty"` // optional: absent from Councils that predate it
+	Time    int64   `json:"t_ns,omitempty"`  // optional: likewise
 }
 
 func opString(o rw.Op) string {
@@ -352,14 +363,33 @@ func AppendDecision(b []byte, d Decision) []byte {
 		b = appendField(b, "wr_ns")
 		b = strconv.AppendInt(b, int64(d.Plan.Write), 10)
 	}
+	if d.Epoch != 0 {
+		b = appendField(b, "epoch")
+		b = strconv.AppendUint(b, d.Epoch, 10)
+	}
+	if ns := timeNS(d.Time); ns > 0 {
+		b = appendField(b, "t_ns")
+		b = strconv.AppendInt(b, ns, 10)
+	}
 	return append(b, '}')
 }
 
 // MarshalDecision returns the version-1 encoding of d.
 func MarshalDecision(d Decision) []byte { return AppendDecision(make([]byte, 0, 128), d) }
 
+// timeNS is t in nanoseconds since the Unix epoch, 0 for the zero time or
+// a time not after 1970 or beyond what int64 nanoseconds hold.
+func timeNS(t time.Time) int64 {
+	ns := t.UnixNano()
+	if t.IsZero() || ns <= 0 || !time.Unix(0, ns).Equal(t) {
+		return 0
+	}
+	return ns
+}
+
 // UnmarshalDecision decodes and checks a decision (positive window, round
-// >= 1, probability in (0, 1], plan windows not negative).
+// >= 1, probability in (0, 1], plan windows not negative, time not
+// negative).
 func UnmarshalDecision(data []byte) (Decision, error) {
 	if len(data) > MaxSize {
 		return Decision{}, ErrOversized
@@ -380,8 +410,15 @@ func UnmarshalDecision(data []byte) (Decision, error) {
 	if m.Read < 0 || m.Write < 0 {
 		return Decision{}, fmt.Errorf("%w: decision plan read %d write %d", ErrInvalid, m.Read, m.Write)
 	}
-	return Decision{Round: m.Round, Window: time.Duration(m.Window), Explore: m.Explore, Prob: m.Prob, Nodes: m.Nodes, Reason: m.Reason,
-		Plan: rw.Pair[time.Duration]{Read: time.Duration(m.Read), Write: time.Duration(m.Write)}}, nil
+	if m.Time < 0 {
+		return Decision{}, fmt.Errorf("%w: decision time %d", ErrInvalid, m.Time)
+	}
+	d := Decision{Round: m.Round, Window: time.Duration(m.Window), Explore: m.Explore, Prob: m.Prob, Nodes: m.Nodes, Reason: m.Reason,
+		Plan: rw.Pair[time.Duration]{Read: time.Duration(m.Read), Write: time.Duration(m.Write)}, Epoch: m.Epoch}
+	if m.Time > 0 {
+		d.Time = time.Unix(0, m.Time).UTC()
+	}
+	return d, nil
 }
 
 // Subjects of one Council group. Prefix is a NATS subject prefix such as

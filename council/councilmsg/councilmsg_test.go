@@ -158,7 +158,8 @@ func TestDecisionRoundTrip(t *testing.T) {
 		t.Error("a decision without a plan carries plan fields")
 	}
 	for _, in := range []string{`{"v":1,"round":0,"win_ns":1,"prob":1}`, `{"v":1,"round":1,"win_ns":0,"prob":1}`, `{"v":1,"round":1,"win_ns":1,"prob":0}`, `{"v":3,"round":1,"win_ns":1,"prob":1}`, `{`,
-		`{"v":1,"round":1,"win_ns":1,"prob":1,"rd_ns":-1}`, `{"v":1,"round":1,"win_ns":1,"prob":1,"wr_ns":-5}`} {
+		`{"v":1,"round":1,"win_ns":1,"prob":1,"rd_ns":-1}`, `{"v":1,"round":1,"win_ns":1,"prob":1,"wr_ns":-5}`,
+		`{"v":1,"round":1,"win_ns":1,"prob":1,"t_ns":-1}`, `{"v":1,"round":1,"win_ns":1,"prob":1,"epoch":-1}`} {
 		if _, err := UnmarshalDecision([]byte(in)); err == nil {
 			t.Errorf("UnmarshalDecision(%s) accepted", in)
 		}
@@ -196,8 +197,33 @@ func FuzzUnmarshalReport(f *testing.F) {
 	})
 }
 
+// TestDecisionStamp: a decision's epoch and time travel, and a decision
+// without them (a Council that predates them) decodes with neither.
+func TestDecisionStamp(t *testing.T) {
+	at := time.Date(2026, 11, 28, 10, 0, 0, 123456789, time.UTC)
+	d := Decision{Round: 4, Window: time.Millisecond, Prob: 0.5, Nodes: 2, Reason: "all", Epoch: 0xfeedface12345678, Time: at}
+	b := MarshalDecision(d)
+	got, err := UnmarshalDecision(b)
+	if err != nil || got != d || !got.Time.Equal(at) {
+		t.Fatalf("got %+v, %v; want %+v", got, err, d)
+	}
+	if _, ok := fastDecision(b); !ok {
+		t.Fatalf("canonical stamped decision %s not decoded by the fast path", b)
+	}
+	old, err := UnmarshalDecision([]byte(`{"v":1,"round":4,"win_ns":1000000,"explore":false,"prob":0.5,"nodes":2,"reason":"all"}`))
+	if err != nil || old.Epoch != 0 || !old.Time.IsZero() {
+		t.Fatalf("unstamped decision: %+v, %v", old, err)
+	}
+	if bytes.Contains(MarshalDecision(old), []byte("epoch")) || bytes.Contains(MarshalDecision(old), []byte("t_ns")) {
+		t.Errorf("an unstamped decision carries stamp fields: %s", MarshalDecision(old))
+	}
+}
+
 func FuzzUnmarshalDecision(f *testing.F) {
 	f.Add(MarshalDecision(Decision{Round: 1, Window: time.Millisecond, Prob: 0.9, Nodes: 2, Reason: "all"}))
+	f.Add(MarshalDecision(Decision{Round: 7, Window: time.Millisecond, Prob: 0.9, Nodes: 2, Reason: "all", Epoch: 42, Time: time.Unix(1795000000, 5).UTC()}))
+	f.Add([]byte(`{"v":1,"round":7,"win_ns":1,"prob":1,"epoch":18446744073709551615,"t_ns":9223372036854775807}`))
+	f.Add([]byte(`{"v":1,"round":7,"win_ns":1,"prob":1,"t_ns":0,"epoch":0}`))
 	f.Add(MarshalDecision(Decision{Round: 1, Window: time.Millisecond, Prob: 0.9, Nodes: 2, Reason: "all", Plan: rw.Pair[time.Duration]{Read: 250000}}))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		d, err := UnmarshalDecision(data)
@@ -269,6 +295,9 @@ func FuzzFastDecisionMatchesJSON(f *testing.F) {
 	f.Add(MarshalDecision(Decision{Round: 3, Window: time.Millisecond, Explore: true, Prob: 0.02, Nodes: 5, Reason: "deadline"}))
 	f.Add(MarshalDecision(Decision{Round: 3, Window: time.Millisecond, Prob: 0.5, Nodes: 5, Reason: "all", Plan: rw.Pair[time.Duration]{Read: 125000, Write: 8000000}}))
 	f.Add([]byte(`{"v":1,"explore":true }`))
+	f.Add(MarshalDecision(Decision{Round: 3, Window: time.Millisecond, Prob: 0.5, Nodes: 5, Reason: "all", Epoch: 9, Time: time.Unix(1795000000, 0).UTC()}))
+	f.Add([]byte(`{"v":1,"epoch":18446744073709551616,"t_ns":1}`))
+	f.Add([]byte(`{"v":1,"t_ns":1.5}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		fast, ok := fastDecision(data)
 		if !ok {

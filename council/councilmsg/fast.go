@@ -317,6 +317,10 @@ func fastDecision(data []byte) (m decisionJSON, ok bool) {
 				m.Read, err = strconv.ParseInt(s, 10, 64)
 			case "wr_ns":
 				m.Write, err = strconv.ParseInt(s, 10, 64)
+			case "epoch":
+				m.Epoch, err = strconv.ParseUint(s, 10, 64)
+			case "t_ns":
+				m.Time, err = strconv.ParseInt(s, 10, 64)
 			case "prob":
 				m.Prob, err = strconv.ParseFloat(s, 64)
 			case "nodes":
