@@ -485,10 +485,35 @@ type serverConn struct {
 	mu     sync.Mutex
 	cur    *conn
 	closed bool
+
+	stateMu sync.Mutex
+	isDown  bool // last seen down: logged once, until it answers again
 }
 
 func (s *serverConn) down(err error) error {
 	return fmt.Errorf("pfs: server %d (%s): %w: %v", s.idx, s.addr, backend.ErrServerDown, err)
+}
+
+// markDown logs, once per outage, that the server stopped answering.
+func (s *serverConn) markDown(err error) {
+	s.stateMu.Lock()
+	was := s.isDown
+	s.isDown = true
+	s.stateMu.Unlock()
+	if !was {
+		s.log.Warn("pfs data server down: accesses to its stripes fail until it is back", "server", s.idx, "addr", s.addr, "err", err)
+	}
+}
+
+// markUp logs that a server seen down answers again.
+func (s *serverConn) markUp() {
+	s.stateMu.Lock()
+	was := s.isDown
+	s.isDown = false
+	s.stateMu.Unlock()
+	if was {
+		s.log.Info("pfs data server back", "server", s.idx, "addr", s.addr)
+	}
 }
 
 // get returns a live connection, dialling if needed; fresh reports a new
@@ -508,19 +533,18 @@ func (s *serverConn) get(ctx context.Context) (c *conn, fresh bool, err error) {
 		if ctx.Err() != nil {
 			return nil, false, ctx.Err()
 		}
+		s.markDown(err)
 		return nil, false, s.down(err)
 	}
 	if tc, ok := nc.(*net.TCPConn); ok {
 		tc.SetNoDelay(true)
-	}
-	if s.cur != nil {
-		s.log.Info("reconnected to pfs data server", "server", s.idx, "addr", s.addr)
 	}
 	c = newConn(s, nc)
 	if _, err := c.do(ctx, &pfsproto.Request{Op: pfsproto.OpHello, A: int64(s.node), B: pfsproto.Version}, nil); err != nil {
 		c.fail(err)
 		return nil, false, fmt.Errorf("pfs: server %d (%s): hello: %w", s.idx, s.addr, err)
 	}
+	s.markUp()
 	s.cur = c
 	return s.cur, true, nil
 }
@@ -614,6 +638,9 @@ func (c *conn) fail(err error) {
 	c.pending = nil
 	c.mu.Unlock()
 	c.nc.Close()
+	if errors.Is(err, backend.ErrServerDown) {
+		c.s.markDown(err)
+	}
 	for _, cl := range pending {
 		cl.err = err
 		close(cl.done)

@@ -135,8 +135,9 @@ on SIGINT/SIGTERM: requests already received complete first.`,
 
 // openBackend opens a backend from its "posix:DIR" or "pfs:ADDR,..." spec.
 // The pfs: client announces node to the data servers (their model charges
-// the cost of interleaving I/O nodes).
-func openBackend(spec, stripeSize string, stripeCount, node int) (backend.Backend, error) {
+// the cost of interleaving I/O nodes) and logs to log when a data server
+// goes down or comes back.
+func openBackend(spec, stripeSize string, stripeCount, node int, log *slog.Logger) (backend.Backend, error) {
 	kind, arg, ok := strings.Cut(spec, ":")
 	if !ok || arg == "" {
 		return nil, fmt.Errorf("backend %q: want posix:DIR or pfs:ADDR,ADDR,...", spec)
@@ -153,7 +154,7 @@ func openBackend(spec, stripeSize string, stripeCount, node int) (backend.Backen
 		}
 		return b, nil
 	case "pfs":
-		b, err := pfs.NewClient(pfs.ClientOptions{Addrs: strings.Split(arg, ","), StripeSize: stripe, Node: node})
+		b, err := pfs.NewClient(pfs.ClientOptions{Addrs: strings.Split(arg, ","), StripeSize: stripe, Node: node, Logger: log})
 		if err != nil {
 			return nil, fmt.Errorf("backend %s: %w", spec, err)
 		}
@@ -214,7 +215,7 @@ func runForward(cmd *cobra.Command, cfg forwardConfig) error {
 		level = slog.LevelDebug
 	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
-	be, err := openBackend(cfg.Backend, cfg.StripeSize, cfg.StripeCount, cfg.Node)
+	be, err := openBackend(cfg.Backend, cfg.StripeSize, cfg.StripeCount, cfg.Node, log)
 	if err != nil {
 		return fmt.Errorf("forward: %w", err)
 	}
