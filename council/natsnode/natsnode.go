@@ -21,6 +21,9 @@ import (
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
+
+	"github.com/adaptio/adaptio/council/keyring"
+	"github.com/adaptio/adaptio/internal/listen"
 )
 
 // ErrBadOptions is wrapped by every configuration error.
@@ -52,6 +55,42 @@ type Options struct {
 	ReadyTimeout time.Duration
 	// Log enables the server's own log on stderr.
 	Log bool
+
+	// Security. A listener beyond loopback (Listen, ClusterListen) needs
+	// authentication unless Insecure is set (internal/listen's policy).
+
+	// User and Password: a client with them has every right (an
+	// administrator, or a Council without keys).
+	User, Password string
+	// Keys is a Council group's keyring: each of its keys may connect with
+	// its role's permissions in Group (Group.Users).
+	Keys *keyring.Keyring
+	// Group names the subjects Keys' permissions refer to (Prefix required
+	// with Keys).
+	Group Group
+	// TLSCert and TLSKey are PEM files: the server's certificate, for
+	// clients and, with TLSCA, for routes. TLSCA is a PEM CA bundle:
+	// clients must present a certificate signed by it (mutual TLS), and so
+	// must the other nodes on the routes, whose certificates are verified
+	// against it too (give each node a certificate valid for server and
+	// client authentication, naming the host the others route to).
+	TLSCert, TLSKey, TLSCA string
+	// ClusterUser and ClusterPassword authenticate routes: each node
+	// accepts a route only with them and presents them on its own routes.
+	ClusterUser, ClusterPassword string
+	// Insecure lets a listener beyond loopback start without
+	// authentication.
+	Insecure bool
+}
+
+// clientAuth reports whether clients must authenticate.
+func (o Options) clientAuth() bool {
+	return o.User != "" || o.Keys != nil || o.TLSCA != ""
+}
+
+// routeAuth reports whether routes must authenticate.
+func (o Options) routeAuth() bool {
+	return o.ClusterUser != "" || (o.TLSCA != "" && o.TLSCert != "")
 }
 
 func splitHostPort(what, hp string) (string, int, error) {
@@ -84,12 +123,18 @@ func (o Options) ServerOptions() (*server.Options, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := listen.Require("nats --listen", o.Listen, o.clientAuth(), o.Insecure); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrBadOptions, err)
+	}
 	so := &server.Options{
 		ServerName: o.Name, Host: host, Port: port, JetStream: true, StoreDir: o.StoreDir,
 		NoLog: !o.Log, NoSigs: true, MaxPayload: 1 << 20,
 	}
 	if o.Log {
 		so.Logtime = true
+	}
+	if err := o.security(so); err != nil {
+		return nil, err
 	}
 	if o.ClusterListen == "" {
 		if len(o.Routes) > 0 {
@@ -110,11 +155,30 @@ func (o Options) ServerOptions() (*server.Options, error) {
 	if cport < 0 {
 		return nil, fmt.Errorf("%w: cluster address %q: the other nodes route to it, give its port", ErrBadOptions, o.ClusterListen)
 	}
+	if err := listen.Require("nats --cluster-listen", o.ClusterListen, o.routeAuth(), o.Insecure); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrBadOptions, err)
+	}
 	so.Cluster = server.ClusterOpts{Name: o.Cluster, Host: chost, Port: cport}
+	if o.ClusterUser != "" {
+		if o.ClusterPassword == "" {
+			return nil, fmt.Errorf("%w: cluster user %q without a password", ErrBadOptions, o.ClusterUser)
+		}
+		so.Cluster.Username, so.Cluster.Password = o.ClusterUser, o.ClusterPassword
+	}
+	if o.TLSCA != "" && o.TLSCert != "" {
+		cfg, err := routeTLS(o.TLSCert, o.TLSKey, o.TLSCA)
+		if err != nil {
+			return nil, err
+		}
+		so.Cluster.TLSConfig, so.Cluster.TLSTimeout = cfg, 2
+	}
 	for _, r := range o.Routes {
 		u, err := url.Parse(r)
 		if err != nil || u.Scheme != "nats-route" || u.Host == "" {
 			return nil, fmt.Errorf("%w: route %q: want nats-route://host:port", ErrBadOptions, r)
+		}
+		if o.ClusterUser != "" && u.User == nil {
+			u.User = url.UserPassword(o.ClusterUser, o.ClusterPassword)
 		}
 		so.Routes = append(so.Routes, u)
 	}

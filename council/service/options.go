@@ -18,6 +18,8 @@ import (
 
 	"github.com/adaptio/adaptio/council"
 	"github.com/adaptio/adaptio/council/councilmsg"
+	"github.com/adaptio/adaptio/council/keyring"
+	"github.com/adaptio/adaptio/council/natsnode"
 )
 
 // DefaultPrefix is the subject prefix of the default Council group.
@@ -36,11 +38,19 @@ type Security struct {
 	// authenticates with it, and the embedded server accepts its public key.
 	NKeySeedFile string
 	// AllowNKeys are further NKey user public keys ("U...") the embedded
-	// server accepts, with the I/O node's role: they may publish reports
-	// (<prefix>.report.*) and subscribe to decisions (<prefix>.decision) and
-	// replies (_INBOX.>), nothing else, so an I/O node's credentials cannot
-	// publish a decision. The Council's own user and key keep every right.
+	// server accepts, with the I/O node's role: they may subscribe to
+	// decisions (<prefix>.decision) and replies (_INBOX.>) and publish
+	// reports, nothing else, so an I/O node's credentials cannot publish a
+	// decision. A key that Keys holds as node k's may publish node k's
+	// reports only (<prefix>.report.k); any other key may publish the
+	// reports of every node of the group (<prefix>.report.*). The
+	// Council's own user and key keep every right.
 	AllowNKeys []string
+	// Keys is the group's keyring (nil: none). On the embedded server
+	// every key in it may connect with its role's rights
+	// (natsnode.Group.Permissions): the Council's, node k's (its own
+	// reports), the operators' and the observers'.
+	Keys *keyring.Keyring
 	// TLSCert and TLSKey are PEM files: the embedded server's certificate,
 	// or the Council's client certificate for an external server.
 	TLSCert, TLSKey string
@@ -73,26 +83,39 @@ func (s Security) ClientOptions() ([]nats.Option, error) {
 	return opts, nil
 }
 
-// nodePermissions are the rights of an I/O node's NKey on the embedded
-// server of the group with subjects subj.
-func nodePermissions(subj councilmsg.Subjects) *server.Permissions {
-	return &server.Permissions{
-		Publish:   &server.SubjectPermission{Allow: []string{subj.Reports()}},
-		Subscribe: &server.SubjectPermission{Allow: []string{subj.Decision(), "_INBOX.>"}},
-	}
-}
-
-// serverOptions applies the settings to an embedded server's options; the
-// I/O nodes' keys get the node role of the group with subjects subj.
+// serverOptions applies the settings to an embedded server's options: the
+// keyring's keys (Keys) get their roles' rights in the group of subjects
+// subj, further keys (AllowNKeys) the I/O node's. (The Council's own
+// connection is in-process with every right; the keyring's Council key is
+// given the rights of a Council keeping its state in the default bucket.)
 func (s Security) serverOptions(o *server.Options, subj councilmsg.Subjects) error {
 	if s.User != "" {
 		o.Username, o.Password = s.User, s.Password
+	}
+	g := natsnode.Group{Prefix: subj.Prefix}
+	seen := map[string]bool{}
+	if s.Keys != nil {
+		if err := s.Keys.Validate(); err != nil {
+			return err
+		}
+		for _, u := range g.Users(s.Keys) {
+			seen[u.Nkey] = true
+			o.Nkeys = append(o.Nkeys, u)
+		}
 	}
 	for _, k := range s.AllowNKeys {
 		if !nkeys.IsValidPublicUserKey(k) {
 			return fmt.Errorf("%q is not an NKey user public key", k)
 		}
-		o.Nkeys = append(o.Nkeys, &server.NkeyUser{Nkey: k, Permissions: nodePermissions(subj)})
+		if seen[k] {
+			// In the keyring: its role's rights (node k: its own reports).
+			if role, _, _ := natsnode.KeyRole(s.Keys, k); role != natsnode.RoleNode {
+				return fmt.Errorf("allowed key %s is the keyring's %s key, not a node's", k, role)
+			}
+			continue
+		}
+		seen[k] = true
+		o.Nkeys = append(o.Nkeys, &server.NkeyUser{Nkey: k, Permissions: g.Permissions(natsnode.RoleNode, -1)})
 	}
 	var keys []string
 	if s.NKeySeedFile != "" {
@@ -114,7 +137,16 @@ func (s Security) serverOptions(o *server.Options, subj councilmsg.Subjects) err
 		if !nkeys.IsValidPublicUserKey(k) {
 			return fmt.Errorf("%q is not an NKey user public key", k)
 		}
-		o.Nkeys = append(o.Nkeys, &server.NkeyUser{Nkey: k})
+		// The Council's own key has every right on its own server.
+		replaced := false
+		for _, u := range o.Nkeys {
+			if u.Nkey == k {
+				u.Permissions, replaced = nil, true
+			}
+		}
+		if !replaced {
+			o.Nkeys = append(o.Nkeys, &server.NkeyUser{Nkey: k})
+		}
 	}
 	if s.User != "" && len(o.Nkeys) > 0 {
 		// The server takes users and NKey users together only as lists.
@@ -205,7 +237,7 @@ func (o Options) withDefaults() Options {
 		o.Port = 4222
 	}
 	if o.Bucket == "" {
-		o.Bucket = "adaptio_council_" + strings.ReplaceAll(o.Prefix, ".", "_")
+		o.Bucket = natsnode.CouncilBucket(o.Prefix)
 	}
 	if o.Seed == 0 {
 		o.Seed = 1

@@ -72,6 +72,7 @@ func Insecure(addr string, authenticated bool) bool {
 // what (the command's name).
 var hints = []struct{ prefix, flags string }{
 	{"forward", "--token-file FILE, or --tls-cert, --tls-key and --tls-ca for client certificates"},
+	{"nats --cluster-listen", "--cluster-user with $ADAPTIO_NATS_CLUSTER_PASSWORD, or --tls-cert, --tls-key and --tls-ca for mutual TLS on the routes"},
 	{"nats", "--user with $ADAPTIO_NATS_PASSWORD, --keys DIR, or --tls-ca for client certificates"},
 	{"council", "--user with $ADAPTIO_NATS_PASSWORD, --nkey-seed and --allow-nkey, --keys DIR, or --tls-ca for client certificates"},
 	{"pfs", "the emulated PFS has no authentication of its own"},
