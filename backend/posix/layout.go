@@ -96,7 +96,9 @@ const (
 // kind adds its line.
 func kinds() map[string]Factory {
 	return map[string]Factory{
-		LayoutStatic: newStatic,
+		LayoutStatic:  newStatic,
+		LayoutLustre:  newLustre,
+		LayoutMooseFS: newMooseFS,
 	}
 }
 

@@ -3,10 +3,10 @@ package moosefs_test
 import (
 	"context"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
-	"github.com/adaptio/adaptio/backend"
 	"github.com/adaptio/adaptio/backend/posix"
 	"github.com/adaptio/adaptio/fwd"
 	"github.com/adaptio/adaptio/fwd/client"
@@ -19,17 +19,23 @@ import (
 // chunkSize is MooseFS's chunk: 64 MiB, each of 64 KiB blocks.
 const chunkSize = 64 << 20
 
-// The real forwarder over a real MooseFS mount: a shared file written by 4
-// processes in strided 32 KiB requests through TWINS, every byte read back
-// through the forwarder and again directly from the mount, and the file's
-// chunks each on exactly one chunk server of the cluster (goal 1).
+// The real forwarder over a real MooseFS mount with the moosefs layout
+// kind: a shared file written by 4 processes in strided 32 KiB requests
+// through TWINS, every byte read back through the forwarder and again
+// directly from the mount; the file's chunks each on exactly one chunk
+// server (goal 1), and the kind's queue for each chunk that server's
+// index among the cluster's servers in address order.
 func TestForwarderOverMooseFS(t *testing.T) {
 	c := startCluster(t)
-	be, err := posix.New(c.mnt, backend.Layout{StripeSize: chunkSize, StripeCount: len(c.chunks)})
+	t.Setenv(posix.EnvMooseFSExec, strings.Join(c.exec, " "))
+	be, err := posix.Open(posix.Options{Root: c.mnt, Layout: posix.LayoutMooseFS})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer be.Close()
+	if be.Servers() != len(c.chunks) {
+		t.Fatalf("the moosefs kind sees %d servers, the cluster has %d", be.Servers(), len(c.chunks))
+	}
 	d := fwdtest.Start(t, fwd.Options{Backend: be, Scheduler: "twins"})
 	cl, err := client.Dial(d.Addr())
 	if err != nil {
@@ -70,13 +76,22 @@ func TestForwarderOverMooseFS(t *testing.T) {
 	if want := int((p.TotalBytes + chunkSize - 1) / chunkSize); len(fi.Chunks) != want {
 		t.Fatalf("mfsfileinfo lists %d chunks, want %d:\n%s", len(fi.Chunks), want, info)
 	}
-	known := map[string]bool{}
-	for _, a := range c.chunks {
-		known[a] = true
+	index := map[string]int{} // the script lists the servers in address order
+	for i, a := range c.chunks {
+		index[a] = i
 	}
+	rel, _ := filepath.Rel(c.mnt, name)
 	for _, ch := range fi.Chunks {
-		if len(ch.Copies) != 1 || !known[ch.Copies[0].Addr] {
+		i, ok := index[ch.Copies[0].Addr]
+		if len(ch.Copies) != 1 || !ok {
 			t.Errorf("chunk %d: copies %+v, want one on a chunk server of %v", ch.Index, ch.Copies, c.chunks)
+			continue
+		}
+		off := int64(ch.Index) * chunkSize
+		pieces, err := be.Split(nil, rel, off, min(chunkSize, p.TotalBytes-off))
+		if err != nil || len(pieces) != 1 || pieces[0].Server != i {
+			t.Errorf("chunk %d on %s (server %d): the layout gives %v, %v", ch.Index, ch.Copies[0].Addr, i, pieces, err)
 		}
 	}
+	t.Logf("mfsfileinfo:\n%s", info)
 }

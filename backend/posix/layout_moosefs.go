@@ -1,0 +1,453 @@
+package posix
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"io"
+	"log/slog"
+	"net/netip"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/adaptio/adaptio/backend"
+)
+
+// LayoutMooseFS names the moosefs layout kind.
+const LayoutMooseFS = "moosefs"
+
+// Environment variables configuring the moosefs layout kind when it is
+// chosen by name (Options.Layout, --layout moosefs).
+const (
+	// EnvMooseFSExec is the command prefix that runs the MooseFS tools,
+	// split at spaces; e.g. "nsenter --net=/var/run/netns/NAME" where the
+	// master is reachable only from a network namespace. Unset: none.
+	EnvMooseFSExec = "ADAPTIO_MOOSEFS_EXEC"
+	// EnvMooseFSServers lists the chunk servers as address:port,
+	// comma-separated, in the order of their server indices (scheduler
+	// queues). Unset: the master's list (mfscli -SCS), sorted by address.
+	EnvMooseFSServers = "ADAPTIO_MOOSEFS_SERVERS"
+	// EnvMooseFSMaster is the master's host:port for mfscli. Unset: the
+	// mount's source in the mount table (mfs#HOST:PORT).
+	EnvMooseFSMaster = "ADAPTIO_MOOSEFS_MASTER"
+)
+
+// MooseFSOptions configures the moosefs layout kind (NewMooseFS).
+type MooseFSOptions struct {
+	// Exec is the command prefix the MooseFS tools (mfsfileinfo, mfscli)
+	// run with, e.g. {"nsenter", "--net=/var/run/netns/NAME"}; nil: none.
+	Exec []string
+	// ChunkServers lists the chunk servers ("10.0.0.2:9422") in the order
+	// of their server indices; nil asks the master with mfscli and sorts
+	// them by address and port, so that the same cluster gives the same
+	// indices every time.
+	ChunkServers []string
+	// Master is the master's host:port for mfscli; "" reads it from the
+	// mount table (the mount's source, mfs#HOST:PORT).
+	Master string
+	// Retry is the least time between two runs of mfsfileinfo for one file
+	// while requests meet chunks it does not know yet (holes, or chunks
+	// being created by the writes being split). Default 50 ms.
+	Retry time.Duration
+	// MaxAge is how long a file's chunk list is trusted before it is read
+	// again on the next request (the master moves chunks to balance
+	// servers). Default 10 s.
+	MaxAge time.Duration
+	// Run runs argv and returns its standard output (nil: os/exec, with a
+	// 10 s timeout).
+	Run func(ctx context.Context, argv []string) ([]byte, error)
+	// Now is the clock (nil: time.Now).
+	Now func() time.Time
+}
+
+// MooseFSOptionsFromEnv reads EnvMooseFSExec, EnvMooseFSServers and
+// EnvMooseFSMaster.
+func MooseFSOptionsFromEnv() MooseFSOptions {
+	var o MooseFSOptions
+	o.Exec = strings.Fields(os.Getenv(EnvMooseFSExec))
+	if s := strings.TrimSpace(os.Getenv(EnvMooseFSServers)); s != "" {
+		for _, a := range strings.Split(s, ",") {
+			o.ChunkServers = append(o.ChunkServers, strings.TrimSpace(a))
+		}
+	}
+	o.Master = strings.TrimSpace(os.Getenv(EnvMooseFSMaster))
+	return o
+}
+
+// ErrMooseFS reports a moosefs layout kind that cannot be set up.
+var ErrMooseFS = errors.New("posix: moosefs layout")
+
+// moosefs is the layout kind of a MooseFS mount: a file's byte range
+// [i*64 MiB, (i+1)*64 MiB) is chunk i, held (with goal 1) by one chunk
+// server, which mfsfileinfo names; the server's index is its queue. Each
+// file's chunk list is cached: read on the file's first request, again
+// when a request meets a chunk not in it (the file grew, at most every
+// Retry), when it is older than MaxAge, and when the name shows another
+// file. A chunk no server holds yet goes to a guessed queue (the file's
+// name hash plus the chunk index, round robin), as do chunks on a server
+// missing from the list.
+type moosefs struct {
+	root    string
+	o       MooseFSOptions
+	addrs   []string       // server index -> address:port
+	index   map[string]int // address:port -> server index
+	log     *slog.Logger
+	mu      sync.Mutex
+	files   map[string]*mfsFile
+	unknown map[string]bool // addresses not in the list, logged once
+}
+
+// mfsFile is one file's cached chunk list. mu serialises its reads.
+type mfsFile struct {
+	mu      sync.Mutex
+	ino     uint64
+	servers []int        // per chunk: server index, -1 while no server holds it
+	loaded  time.Time    // last mfsfileinfo run (zero: never)
+	ok      bool         // the last run succeeded
+	changed map[int]bool // chunks guessed or moved: Check accepts any server for them
+}
+
+var _ Layouts = (*moosefs)(nil)
+
+func newMooseFS(env Env) (Layouts, error) { return NewMooseFS(env, MooseFSOptionsFromEnv()) }
+
+// NewMooseFS builds the moosefs layout kind for the export env.Root, a
+// directory on a MooseFS mount. env.Servers, if set, must equal the
+// number of chunk servers.
+func NewMooseFS(env Env, o MooseFSOptions) (Layouts, error) {
+	if o.Retry <= 0 {
+		o.Retry = 50 * time.Millisecond
+	}
+	if o.MaxAge <= 0 {
+		o.MaxAge = 10 * time.Second
+	}
+	if o.Run == nil {
+		o.Run = runCommand
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	m := &moosefs{root: env.Root, o: o, log: env.Logger, index: map[string]int{}, files: map[string]*mfsFile{}, unknown: map[string]bool{}}
+	if m.log == nil {
+		m.log = slog.New(slog.DiscardHandler)
+	}
+	addrs := o.ChunkServers
+	if len(addrs) == 0 {
+		var err error
+		if addrs, err = m.discover(); err != nil {
+			return nil, err
+		}
+	}
+	for i, a := range addrs {
+		ap, err := netip.ParseAddrPort(a)
+		if err != nil {
+			return nil, fmt.Errorf("%w: chunk server %q: want address:port (%s)", ErrMooseFS, a, EnvMooseFSServers)
+		}
+		a = ap.String()
+		if _, dup := m.index[a]; dup {
+			return nil, fmt.Errorf("%w: chunk server %s listed twice", ErrMooseFS, a)
+		}
+		m.index[a] = i
+		m.addrs = append(m.addrs, a)
+	}
+	if len(m.addrs) == 0 {
+		return nil, fmt.Errorf("%w: no chunk servers", ErrMooseFS)
+	}
+	if env.Servers > 0 && env.Servers != len(m.addrs) {
+		return nil, fmt.Errorf("%w: %d servers configured but the cluster has %d chunk servers (%s); drop --servers or list the servers in %s",
+			ErrMooseFS, env.Servers, len(m.addrs), strings.Join(m.addrs, ", "), EnvMooseFSServers)
+	}
+	m.log.Info("posix: moosefs chunk servers", "servers", m.addrs)
+	return m, nil
+}
+
+func runCommand(ctx context.Context, argv []string) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	var stderr bytes.Buffer
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return out, fmt.Errorf("%s: %w: %s", strings.Join(argv, " "), err, bytes.TrimSpace(stderr.Bytes()))
+	}
+	return out, nil
+}
+
+func (m *moosefs) run(args ...string) ([]byte, error) {
+	return m.o.Run(context.Background(), append(slices.Clone(m.o.Exec), args...))
+}
+
+// discover asks the master for its chunk servers, sorted.
+func (m *moosefs) discover() ([]string, error) {
+	master := m.o.Master
+	if master == "" {
+		abs, err := filepath.Abs(m.root)
+		if err == nil {
+			abs, err = filepath.EvalSymlinks(abs)
+		}
+		f, err2 := os.Open("/proc/self/mountinfo")
+		if err != nil || err2 != nil {
+			return nil, fmt.Errorf("%w: cannot find the master of %s (%v %v); set %s", ErrMooseFS, m.root, err, err2, EnvMooseFSMaster)
+		}
+		master = mooseFSMaster(f, abs)
+		f.Close()
+		if master == "" {
+			return nil, fmt.Errorf("%w: %s is not on a MooseFS mount (no mfs#HOST:PORT source in the mount table); set %s or %s", ErrMooseFS, m.root, EnvMooseFSMaster, EnvMooseFSServers)
+		}
+	}
+	host, port, ok := strings.Cut(master, ":")
+	if !ok {
+		port = "9421"
+	}
+	out, err := m.run("mfscli", "-H", host, "-P", port, "-SCS", "-p", "-n")
+	if err != nil {
+		return nil, fmt.Errorf("%w: listing chunk servers: %w (set %s if the master is reachable only from a network namespace, or list them in %s)", ErrMooseFS, err, EnvMooseFSExec, EnvMooseFSServers)
+	}
+	addrs, err := parseMooseFSServers(out)
+	if err != nil {
+		return nil, err
+	}
+	return addrs, nil
+}
+
+// parseMooseFSServers reads "mfscli -SCS -p -n": lines "chunk servers:",
+// address, port, ... separated by tabs; the addresses sorted.
+func parseMooseFSServers(out []byte) ([]string, error) {
+	var aps []netip.AddrPort
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	for sc.Scan() {
+		f := strings.Split(sc.Text(), "\t")
+		if len(f) < 3 || strings.TrimSpace(f[0]) != "chunk servers:" {
+			continue
+		}
+		ap, err := netip.ParseAddrPort(strings.TrimSpace(f[1]) + ":" + strings.TrimSpace(f[2]))
+		if err != nil {
+			return nil, fmt.Errorf("%w: mfscli line %q: %v", ErrMooseFS, sc.Text(), err)
+		}
+		aps = append(aps, ap)
+	}
+	if len(aps) == 0 {
+		return nil, fmt.Errorf("%w: mfscli lists no chunk servers: %q", ErrMooseFS, clip(string(out)))
+	}
+	slices.SortFunc(aps, func(a, b netip.AddrPort) int { return a.Compare(b) })
+	aps = slices.Compact(aps)
+	addrs := make([]string, len(aps))
+	for i, ap := range aps {
+		addrs[i] = ap.String()
+	}
+	return addrs, nil
+}
+
+// mooseFSMaster returns HOST:PORT from the source "mfs#HOST:PORT" of the
+// mount holding abs in a /proc/self/mountinfo listing, or "".
+func mooseFSMaster(mountinfo io.Reader, abs string) string {
+	best, bestLen := "", -1
+	sc := bufio.NewScanner(mountinfo)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		pre, post, ok := strings.Cut(sc.Text(), " - ")
+		fields, tail := strings.Fields(pre), strings.Fields(post)
+		if !ok || len(fields) < 5 || len(tail) < 2 {
+			continue
+		}
+		mp := unescapeMount(fields[4])
+		if !within(abs, mp) || len(mp) < bestLen {
+			continue
+		}
+		bestLen = len(mp)
+		var isMFS bool
+		if best, isMFS = strings.CutPrefix(unescapeMount(tail[1]), "mfs#"); !isMFS {
+			best = "" // the deepest mount is not MooseFS
+		}
+	}
+	return best
+}
+
+func (m *moosefs) Servers() int { return len(m.addrs) }
+
+// file returns name's cache entry, making it.
+func (m *moosefs) file(name string) *mfsFile {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	f := m.files[name]
+	if f == nil {
+		f = &mfsFile{changed: map[int]bool{}}
+		m.files[name] = f
+	}
+	return f
+}
+
+// serverOf maps an address to its index; one missing from the list (a
+// chunk server added since) gets a stable guess and a log line.
+func (m *moosefs) serverOf(addr string) int {
+	if i, ok := m.index[addr]; ok {
+		return i
+	}
+	m.mu.Lock()
+	if !m.unknown[addr] {
+		m.unknown[addr] = true
+		m.log.Warn("posix: moosefs chunk server not in the list: its chunks go to a guessed queue", "server", addr, "list", m.addrs)
+	}
+	m.mu.Unlock()
+	return int(hashString(addr) % uint64(len(m.addrs)))
+}
+
+func hashString(s string) uint64 {
+	h := fnv.New64a()
+	h.Write([]byte(s))
+	return h.Sum64()
+}
+
+// load runs mfsfileinfo on name and replaces f's chunk list; f.mu held.
+func (m *moosefs) load(f *mfsFile, name string, now time.Time) {
+	f.loaded = now
+	out, err := m.run("mfsfileinfo", filepath.Join(m.root, filepath.FromSlash(name)))
+	var files []MooseFSFile
+	if err == nil {
+		files, err = ParseMooseFSFileInfo(out)
+	}
+	if err == nil && len(files) != 1 {
+		err = fmt.Errorf("%w: %d files listed, want 1", ErrMooseFSInfo, len(files))
+	}
+	if err != nil {
+		if f.ok || f.servers == nil {
+			m.log.Warn("posix: moosefs: cannot read a file's chunks; guessing their servers", "file", name, "err", err)
+		}
+		f.ok = false
+		return
+	}
+	f.ok = true
+	servers := make([]int, 0, len(files[0].Chunks))
+	for _, c := range files[0].Chunks {
+		for len(servers) < c.Index {
+			servers = append(servers, -1)
+		}
+		s := -1
+		if a, ok := c.Server(); ok {
+			s = m.serverOf(a)
+		}
+		servers = append(servers, s)
+	}
+	for i, s := range f.servers {
+		if i < len(servers) && s >= 0 && servers[i] != s {
+			f.changed[i] = true // moved by the master since last read
+		}
+	}
+	f.servers = servers
+}
+
+// guess is the queue of a chunk no server holds yet.
+func (m *moosefs) guess(name string, chunk int64) int {
+	return int((hashString(name) + uint64(chunk)) % uint64(len(m.addrs)))
+}
+
+func (m *moosefs) Split(dst []backend.Piece, name string, off, n int64) ([]backend.Piece, error) {
+	if n <= 0 {
+		return dst, nil
+	}
+	first, last := off/MooseFSChunkSize, (off+n-1)/MooseFSChunkSize
+	f := m.file(name)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	now := m.o.Now()
+	known := func() bool {
+		for c := first; c <= last; c++ {
+			if c >= int64(len(f.servers)) || f.servers[c] < 0 {
+				return false
+			}
+		}
+		return true
+	}
+	switch {
+	case f.loaded.IsZero(), now.Sub(f.loaded) >= m.o.MaxAge:
+		m.load(f, name, now)
+	case !known() && now.Sub(f.loaded) >= m.o.Retry:
+		m.load(f, name, now)
+	}
+	for c := first; c <= last; c++ {
+		s := -1
+		if c < int64(len(f.servers)) {
+			s = f.servers[c]
+		}
+		if s < 0 {
+			s = m.guess(name, c)
+			f.changed[int(c)] = true
+		}
+		lo, hi := max(off, c*MooseFSChunkSize), min(off+n, (c+1)*MooseFSChunkSize)
+		if k := len(dst) - 1; c > first && dst[k].Server == s && dst[k].Offset+dst[k].Length == lo {
+			dst[k].Length += hi - lo
+			continue
+		}
+		dst = append(dst, backend.Piece{Server: s, Offset: lo, Length: hi - lo})
+	}
+	return dst, nil
+}
+
+func (m *moosefs) Check(name string, server int, off, n int64) error {
+	if server < 0 || server >= len(m.addrs) {
+		return fmt.Errorf("%w: server %d of %d", backend.ErrBadArgument, server, len(m.addrs))
+	}
+	if n <= 0 {
+		return nil
+	}
+	m.mu.Lock()
+	f := m.files[name]
+	m.mu.Unlock()
+	if f == nil {
+		return nil // forgotten since the split: the layout is read anew
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for c := off / MooseFSChunkSize; c <= (off+n-1)/MooseFSChunkSize; c++ {
+		if c >= int64(len(f.servers)) || f.servers[c] < 0 || f.servers[c] == server || f.changed[int(c)] {
+			continue
+		}
+		return fmt.Errorf("%w: chunk %d (bytes from %d) is on server %d (%s), not %d",
+			backend.ErrBadArgument, c, c*MooseFSChunkSize, f.servers[c], m.addrs[f.servers[c]], server)
+	}
+	return nil
+}
+
+// Opened drops name's chunk list when fi shows another file (inode):
+// MooseFS never changes a written chunk's place except by moving it
+// between servers, which MaxAge covers, so a change of ctime alone (every
+// write) keeps the list.
+func (m *moosefs) Opened(name string, fi backend.FileInfo) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	f := m.files[name]
+	if f == nil {
+		m.files[name] = &mfsFile{ino: fi.Ino, changed: map[int]bool{}}
+		return
+	}
+	f.mu.Lock()
+	same := f.ino == 0 || f.ino == fi.Ino
+	f.ino = fi.Ino
+	f.mu.Unlock()
+	if !same {
+		m.files[name] = &mfsFile{ino: fi.Ino, changed: map[int]bool{}}
+	}
+}
+
+func (m *moosefs) Forget(name string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if name == "" || name == "." {
+		clear(m.files)
+		return
+	}
+	for k := range m.files {
+		if k == name || strings.HasPrefix(k, name+"/") {
+			delete(m.files, k)
+		}
+	}
+}
