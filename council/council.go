@@ -123,6 +123,14 @@ type Config struct {
 	// intervals (default DefaultMaxPull): a phase up to MaxPull long is one
 	// pull, a longer one a pull every MaxPull and a last one of its tail.
 	MaxPull time.Duration
+	// Shadow starts the Council in shadow mode (SetShadow): it learns and
+	// logs what it would decide, and every decision keeps Default (or a
+	// pinned window) in force.
+	Shadow bool
+	// Guardrail keeps a share of each context's decisions at Default as a
+	// control and falls back to it when the learned window does worse
+	// (zero value: off).
+	Guardrail Guardrail
 }
 
 func (c Config) withDefaults() Config {
@@ -195,7 +203,7 @@ func (c Config) validate() error {
 	case c.MaxNodes < 1 || c.Nodes > c.MaxNodes:
 		return bad("MaxNodes = %d with Nodes = %d, want MaxNodes >= max(1, Nodes)", c.MaxNodes, c.Nodes)
 	}
-	return nil
+	return c.Guardrail.validate()
 }
 
 // NodeReport is what the Council made of one I/O node's report in a round:
@@ -252,6 +260,19 @@ type Decision struct {
 	// credited (Credit "phase" and "round"; with "node" each credited node
 	// report is a pull of its own), and those set aside (Pull.Skipped).
 	Pulls []Pull `json:"pulls,omitempty"`
+	// Shadow: the Council was in shadow mode; learning's choices are in
+	// Learned (and each plan entry's), the windows in force are Default's
+	// or pins'.
+	Shadow bool `json:"shadow,omitempty"`
+	// Control says why Window is not learning's choice: ControlShadow,
+	// ControlPin, ControlGuardrail or ControlShare ("": it is). Learned and
+	// LearnedProb are then learning's choice and the probability it had.
+	Control     string        `json:"control,omitempty"`
+	Learned     time.Duration `json:"learned_ns,omitempty"`
+	LearnedProb float64       `json:"learned_prob,omitempty"`
+	// Guardrail lists the guardrail's fallbacks (and, with a cool-down,
+	// returns to learning) decided when the round closed.
+	Guardrail []GuardrailEvent `json:"guardrail,omitempty"`
 }
 
 // Pull is one reward a policy was taught.
@@ -294,6 +315,10 @@ type PlanEntry struct {
 	// Held: Window is the previous plan's, kept because Context's pull
 	// under it is still open (Config.Credit phase); Prob is then 1.
 	Held bool `json:"held,omitempty"`
+	// Control, Learned and LearnedProb: as Decision's, for this entry.
+	Control     string        `json:"control,omitempty"`
+	Learned     time.Duration `json:"learned_ns,omitempty"`
+	LearnedProb float64       `json:"learned_prob,omitempty"`
 }
 
 // PlanWindow returns the plan's window for op (0: none).
@@ -354,6 +379,13 @@ type Council struct {
 	// pulls of closed rounds that the next round may still extend.
 	pending map[creditKey]creditSum
 	carry   map[creditKey]creditSum
+
+	// The operator's state (operator.go): shadow mode, pinned windows by
+	// context, the guardrail's fallbacks by context and its recent pulls.
+	shadow    bool
+	pins      map[string]time.Duration
+	fallbacks map[string]Fallback
+	guard     map[string][]guardSample
 }
 
 // creditKey is a (context, arm) of a round's pending rewards.
@@ -427,7 +459,8 @@ func New(cfg Config, rng *rand.Rand) (*Council, error) {
 		return nil, fmt.Errorf("%w: %v", ErrBadConfig, err)
 	}
 	c := &Council{cfg: cfg, rng: rng, bands: bands, nodes: map[int]*nodeState{}, window: cfg.Default, open: map[int]*NodeReport{},
-		next: map[string]map[string]int{}, lastOf: map[rw.Op]string{}, pending: map[creditKey]creditSum{}, carry: map[creditKey]creditSum{}}
+		next: map[string]map[string]int{}, lastOf: map[rw.Op]string{}, pending: map[creditKey]creditSum{}, carry: map[creditKey]creditSum{},
+		shadow: cfg.Shadow, pins: map[string]time.Duration{}, fallbacks: map[string]Fallback{}, guard: map[string][]guardSample{}}
 	for n := range cfg.Nodes {
 		c.nodes[n] = &nodeState{known: true}
 		c.ids = append(c.ids, n)
@@ -593,7 +626,7 @@ func (c *Council) learn(nr *NodeReport, o access.Observation) {
 			k := creditKey{nr.Context, a}
 			c.pending[k] = c.pending[k].add(creditSum{sum: nr.Reward, n: 1, bytes: float64(o.OpBytes), span: o.OpSpan, iv: o.Interval, openings: opening})
 		} else {
-			p.Update(a, nr.Reward)
+			c.teach(nr.Context, a, nr.Reward)
 		}
 	}
 	nr.Recommend = c.cfg.Windows[p.Best()]
@@ -683,7 +716,7 @@ func (c *Council) creditRound() []Pull {
 		if skipped[k] {
 			pull.Skipped = SkippedOpening
 		} else {
-			c.bands.Policy(k.context).Update(k.arm, r)
+			c.teach(k.context, k.arm, r)
 		}
 		pulls = append(pulls, pull)
 	}
@@ -703,7 +736,8 @@ func (c *Council) pendingIn(ctx string) bool {
 func (c *Council) close(now time.Duration) Decision {
 	pulls := c.creditRound()
 	c.round++
-	d := Decision{Round: c.round, At: now, Credit: c.cfg.Credit, Pulls: pulls}
+	d := Decision{Round: c.round, At: now, Credit: c.cfg.Credit, Pulls: pulls, Shadow: c.shadow}
+	d.Guardrail = c.checkGuardrail()
 	d.Nodes = make([]NodeReport, 0, len(c.open))
 	for _, n := range c.ids {
 		s := c.nodes[n]
@@ -757,7 +791,8 @@ func (c *Council) close(now time.Duration) Decision {
 		// Nothing detectable: keep the window in force (seed 000: a decision
 		// is made only when the metrics allow a detection).
 		d.Window, d.Prob = c.window, 1
-		d.Plan = c.plan
+		d.Plan = c.steerKept(&d)
+		c.window, c.plan = d.Window, d.Plan
 		return d
 	}
 	consensus := 0
@@ -784,19 +819,28 @@ func (c *Council) close(now time.Duration) Decision {
 	}
 	d.Prob = propensity(p, ch, arm, best, consensus)
 	d.Window = c.cfg.Windows[arm]
-	c.window = d.Window
-	if !c.cfg.NoPlan {
+	if c.cfg.NoPlan {
+		st := c.steer(d.Context, d.Window, d.Prob, d.Explore, func(a int) float64 { return propensity(p, ch, a, best, consensus) })
+		st.apply(&d.Window, &d.Prob, &d.Explore, &d.Control, &d.Learned, &d.LearnedProb)
+	} else {
 		c.plan = c.makePlan(d, ch)
 		d.Plan = c.plan
 		// A held entry of the governing context is the decision too: the
-		// window stays for the pull that is still open.
+		// window stays for the pull that is still open. So is an entry the
+		// operator's controls steered: learning's choice is then Learned.
 		for _, e := range c.plan {
-			if e.Held && e.Context == d.Context {
+			if e.Context != d.Context {
+				continue
+			}
+			if e.Control != "" {
+				d.Learned, d.LearnedProb, d.Control = d.Window, d.Prob, e.Control
+				d.Window, d.Explore, d.Prob = e.Window, false, e.Prob
+			} else if e.Held {
 				d.Window, d.Explore, d.Prob = e.Window, false, 1
-				c.window = d.Window
 			}
 		}
 	}
+	c.window = d.Window
 	return d
 }
 
@@ -850,7 +894,8 @@ func (c *Council) makePlan(d Decision, gov bandit.Choice) []PlanEntry {
 		if ctx == "" {
 			continue
 		}
-		if e, ok := c.held(op, ctx); ok {
+		_, _, forced := c.forced(ctx)
+		if e, ok := c.held(op, ctx); ok && !forced {
 			plan = append(plan, e)
 			continue
 		}
@@ -860,8 +905,11 @@ func (c *Council) makePlan(d Decision, gov bandit.Choice) []PlanEntry {
 			ch = p.Select(c.rng)
 		}
 		best := p.Best()
-		plan = append(plan, PlanEntry{Op: op.String(), Context: ctx, Window: c.cfg.Windows[ch.Arm], Explore: ch.Arm != best,
-			Prob: propensity(p, ch, ch.Arm, best, best)})
+		e := PlanEntry{Op: op.String(), Context: ctx, Window: c.cfg.Windows[ch.Arm], Explore: ch.Arm != best,
+			Prob: propensity(p, ch, ch.Arm, best, best)}
+		st := c.steer(ctx, e.Window, e.Prob, e.Explore, func(a int) float64 { return propensity(p, ch, a, best, best) })
+		st.apply(&e.Window, &e.Prob, &e.Explore, &e.Control, &e.Learned, &e.LearnedProb)
+		plan = append(plan, e)
 	}
 	return plan
 }
@@ -876,6 +924,7 @@ func (c *Council) held(op rw.Op, ctx string) (PlanEntry, bool) {
 		}
 		if s, ok := c.carry[creditKey{ctx, c.arm(e.Window)}]; ok && s.open(c.cfg.MaxPull) {
 			e.Held, e.Prob, e.Explore = true, 1, false
+			e.Control, e.Learned, e.LearnedProb = "", 0, 0
 			return e, true
 		}
 	}
@@ -918,6 +967,7 @@ type Status struct {
 	Windows  []time.Duration `json:"windows_ns"`
 	Contexts []ContextStatus `json:"contexts"`
 	Nodes    []NodeStatus    `json:"nodes"`
+	Operator OperatorStatus  `json:"operator"`
 }
 
 // NodeStatus is what the Council knows of one I/O node.
@@ -944,6 +994,7 @@ func (c *Council) Status() Status {
 	for _, id := range c.ids {
 		st.Nodes = append(st.Nodes, NodeStatus{Node: id, Scheduler: c.nodes[id].scheduler})
 	}
+	st.Operator = c.Operator()
 	return st
 }
 
@@ -958,6 +1009,11 @@ type snapshot struct {
 	// Next is the plan's count of context transitions (absent in
 	// snapshots of Councils that made no plan).
 	Next map[string]map[string]int `json:"next,omitempty"`
+	// The operator's state: pinned windows by context, the guardrail's
+	// fallbacks, shadow mode (absent: none, off).
+	Pins      map[string]time.Duration `json:"pins,omitempty"`
+	Fallbacks []Fallback               `json:"fallbacks,omitempty"`
+	Shadow    bool                     `json:"shadow,omitempty"`
 }
 
 // Snapshot returns the learned state (round counter, window in force, every
@@ -967,7 +1023,12 @@ func (c *Council) Snapshot() ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return json.Marshal(snapshot{V: 1, Round: c.round, Window: c.window, Policy: c.cfg.Policy, Windows: c.cfg.Windows, Bandits: b, Next: c.next})
+	s := snapshot{V: 1, Round: c.round, Window: c.window, Policy: c.cfg.Policy, Windows: c.cfg.Windows, Bandits: b, Next: c.next, Shadow: c.shadow}
+	if len(c.pins) > 0 {
+		s.Pins = c.pins
+	}
+	s.Fallbacks = c.Operator().Fallbacks
+	return json.Marshal(s)
 }
 
 // Restore replaces the learned state with a Snapshot's. The snapshot must
@@ -1003,6 +1064,12 @@ func (c *Council) Restore(data []byte) error {
 	if s.Next == nil {
 		s.Next = map[string]map[string]int{}
 	}
+	pins, fallbacks, err := c.restoreOperator(s.Pins, s.Fallbacks)
+	if err != nil {
+		return fmt.Errorf("%w: %v", ErrSnapshot, err)
+	}
 	c.bands, c.round, c.window, c.next = bands, s.Round, s.Window, s.Next
+	c.pins, c.fallbacks = pins, fallbacks
+	c.shadow = s.Shadow || c.cfg.Shadow
 	return nil
 }
