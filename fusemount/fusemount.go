@@ -233,9 +233,9 @@ func errno(err error) syscall.Errno {
 		}
 		return syscall.EIO
 	}
-	if errors.Is(err, client.ErrClosed) {
-		return syscall.ENOTCONN
-	}
+	// A lost forwarder (client.ErrClosed, client.ErrUnavailable) is an I/O
+	// error to the application, as a lost server is on NFS; ENOTCONN
+	// would read as the mount itself being gone.
 	return syscall.EIO
 }
 

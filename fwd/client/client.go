@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"log/slog"
 	"net"
 	"os"
 	"sync"
@@ -21,6 +22,20 @@ import (
 
 // ErrClosed is returned by calls on a closed (or broken) connection.
 var ErrClosed = errors.New("fwd: client connection closed")
+
+// ErrUnavailable is returned, with ErrClosed, by calls made after a
+// client with Options.Reconnect waited that long for its lost forwarder in
+// vain: they fail at once while the client redials in the background, and
+// succeed again as soon as it reconnects.
+var ErrUnavailable = errors.New("fwd: forwarder unavailable")
+
+// DefaultReconnect is how long the mount waits for a lost forwarder
+// before its calls fail (adaptio mount --reconnect).
+const DefaultReconnect = 30 * time.Second
+
+// ReconnectRetry is how often a client that gave up on its forwarder
+// (ErrUnavailable) tries to reach it again in the background.
+const ReconnectRetry = 500 * time.Millisecond
 
 // Options configure Dial.
 type Options struct {
@@ -65,8 +80,15 @@ type Options struct {
 	// without exclusive create) are sent again if the connection broke
 	// while they were outstanding. Unlink, mkdir and exclusive create are
 	// not repeated (a second attempt could report a wrong error); they fail
-	// with ErrClosed. Zero: a lost connection fails every later call.
+	// with ErrClosed. The wait counts from the moment the connection was
+	// found lost, for all calls together: once it is over, every call
+	// fails at once with ErrUnavailable (and ErrClosed) while the client
+	// redials every ReconnectRetry in the background, until it is back.
+	// Zero: a lost connection fails every later call.
 	Reconnect time.Duration
+	// Logger receives one line when the connection is lost, when the
+	// client gives up waiting for it and when it reconnects (nil: discard).
+	Logger *slog.Logger
 }
 
 // Client is a connection to a forwarding daemon. Calls are pipelined: any
@@ -82,6 +104,12 @@ type Client struct {
 	closed bool
 	noShm  bool // the daemon refused a region: do not offer it again
 	noRing bool // the daemon did not take rings: do not offer them again
+
+	log         *slog.Logger
+	lostGen     uint64        // generation whose loss was logged
+	lostAt      time.Time     // when the current connection was found lost (zero: it is not)
+	unavailable atomic.Bool   // gave up waiting: calls fail at once, a goroutine redials
+	stop        chan struct{} // closed by Close: ends the redialling goroutine
 
 	filesMu sync.Mutex
 	files   map[*File]struct{} // open files: their names follow Rename
@@ -164,7 +192,10 @@ func DialOptions(addr string, o Options) (*Client, error) {
 		}
 		o.ClientID = x ^ uint32(os.Getpid())
 	}
-	c := &Client{network: network, addr: a, opts: o, files: make(map[*File]struct{})}
+	c := &Client{network: network, addr: a, opts: o, files: make(map[*File]struct{}), log: o.Logger, stop: make(chan struct{})}
+	if c.log == nil {
+		c.log = slog.New(slog.DiscardHandler)
+	}
 	c.wantIO.Store(int64(o.MaxIO))
 	c.gate.limit = o.MaxInFlight
 	cc, err := c.dial()
@@ -267,23 +298,106 @@ func (cc *clientConn) offerShm(size int) error {
 }
 
 // current returns a working connection, redialling a broken one when
-// Reconnect allows it.
+// Reconnect allows it. After the client gave up (ErrUnavailable) it fails
+// at once, without waiting for connMu, which the redialling goroutine may
+// hold.
 func (c *Client) current() (*clientConn, error) {
+	if c.unavailable.Load() {
+		return nil, c.unavailableErr()
+	}
 	c.connMu.Lock()
 	defer c.connMu.Unlock()
 	if c.closed {
 		return nil, ErrClosed
 	}
-	if err := c.conn.broken(); err == nil || c.opts.Reconnect <= 0 {
+	err := c.conn.broken()
+	if err == nil {
+		return c.conn, nil
+	}
+	c.noteLost(err)
+	if c.opts.Reconnect <= 0 {
 		return c.conn, err
+	}
+	if c.unavailable.Load() {
+		return nil, c.unavailableErr()
 	}
 	cc, err := c.dial()
 	if err != nil {
 		return nil, fmt.Errorf("%w: reconnecting: %v", ErrClosed, err)
 	}
+	c.install(cc)
+	return cc, nil
+}
+
+// noteLost records and logs, once per connection, that it was lost
+// (connMu held).
+func (c *Client) noteLost(err error) {
+	if c.lostGen == c.gen {
+		return
+	}
+	c.lostGen, c.lostAt = c.gen, time.Now()
+	if c.opts.Reconnect > 0 {
+		c.log.Warn("lost the connection to the forwarder; reconnecting", "addr", c.addr, "wait", c.opts.Reconnect, "err", err)
+	} else {
+		c.log.Warn("lost the connection to the forwarder; calls fail from now on (no reconnect)", "addr", c.addr, "err", err)
+	}
+}
+
+// install makes cc the connection (connMu held).
+func (c *Client) install(cc *clientConn) {
 	c.conn.close()
 	c.conn, c.gen = cc, cc.gen
-	return cc, nil
+	c.log.Info("reconnected to the forwarder", "addr", c.addr, "after", time.Since(c.lostAt).Round(time.Millisecond))
+	c.lostAt = time.Time{}
+	c.unavailable.Store(false)
+}
+
+func (c *Client) unavailableErr() error {
+	return fmt.Errorf("%w: %w: %s did not answer within %v; reconnecting in the background", ErrClosed, ErrUnavailable, c.addr, c.opts.Reconnect)
+}
+
+// giveUp makes calls fail at once and starts redialling in the background
+// (connMu held).
+func (c *Client) giveUp() {
+	if c.unavailable.Swap(true) {
+		return
+	}
+	c.log.Warn("gave up waiting for the forwarder: calls fail at once until it is back; retrying in the background",
+		"addr", c.addr, "waited", c.opts.Reconnect, "retry", ReconnectRetry)
+	go c.redial()
+}
+
+// redial tries the forwarder every ReconnectRetry until it answers (then
+// calls work again) or the client is closed. A probe connection comes
+// first, so that connMu is held only to dial a forwarder that is there.
+func (c *Client) redial() {
+	t := time.NewTicker(ReconnectRetry)
+	defer t.Stop()
+	for {
+		select {
+		case <-c.stop:
+			return
+		case <-t.C:
+		}
+		probe, err := net.DialTimeout(c.network, c.addr, c.opts.DialTimeout)
+		if err != nil {
+			continue
+		}
+		probe.Close()
+		c.connMu.Lock()
+		if c.closed {
+			c.connMu.Unlock()
+			return
+		}
+		cc, err := c.dial()
+		if err == nil {
+			c.install(cc)
+		}
+		c.connMu.Unlock()
+		if err == nil {
+			return
+		}
+	}
 }
 
 // maxIO is the largest read or write sent in one request.
@@ -316,6 +430,7 @@ func (c *Client) Close() error {
 		return nil
 	}
 	c.closed = true
+	close(c.stop)
 	return c.conn.close()
 }
 
@@ -370,7 +485,6 @@ func repeatable(m *fwdproto.Msg) bool {
 // For reads, dst receives the data. prepare, if set, is called with the
 // connection before each attempt (files reopen there).
 func (c *Client) do(m *fwdproto.Msg, dst []byte, prepare func(cc *clientConn) error) (*call, error) {
-	var deadline time.Time
 	for {
 		cc, err := c.current()
 		if err == nil && prepare != nil {
@@ -383,20 +497,23 @@ func (c *Client) do(m *fwdproto.Msg, dst []byte, prepare func(cc *clientConn) er
 				return cl, nil
 			}
 		}
-		if c.opts.Reconnect <= 0 || !errors.Is(err, ErrClosed) || !repeatable(m) {
+		if c.opts.Reconnect <= 0 || !errors.Is(err, ErrClosed) || !repeatable(m) || errors.Is(err, ErrUnavailable) {
 			return nil, err
 		}
 		c.connMu.Lock()
-		closed := c.closed
+		if c.closed {
+			c.connMu.Unlock()
+			return nil, err
+		}
+		if c.conn.broken() != nil {
+			c.noteLost(err)
+		}
+		if c.lostGen == c.gen && !c.lostAt.IsZero() && time.Since(c.lostAt) >= c.opts.Reconnect {
+			c.giveUp()
+			c.connMu.Unlock()
+			return nil, c.unavailableErr()
+		}
 		c.connMu.Unlock()
-		if closed {
-			return nil, err
-		}
-		if deadline.IsZero() {
-			deadline = time.Now().Add(c.opts.Reconnect)
-		} else if time.Now().After(deadline) {
-			return nil, err
-		}
 		time.Sleep(50 * time.Millisecond) // the daemon is restarting
 	}
 }
