@@ -26,6 +26,7 @@ func TestMain(m *testing.M) {
 		os.Exit(writeMapped(path))
 	}
 	testproc.Serve(daemonEnv, serveDaemon)
+	testproc.Serve(mountEnv, serveMount)
 	os.Exit(m.Run())
 }
 

@@ -8,7 +8,10 @@ import (
 	"io/fs"
 	"log/slog"
 	"os"
+	"os/exec"
 	"path"
+	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -76,9 +79,20 @@ func Mount(dir string, c *client.Client, o Options) (*Server, error) {
 	if c == nil {
 		return nil, errors.New("fusemount: nil client")
 	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
 	// Checked before mounting: a mount over a file fails only after the
 	// kernel has it, leaving a dead mount point behind.
-	switch fi, err := os.Stat(dir); {
+	fi, err := os.Stat(dir)
+	if errors.Is(err, syscall.ENOTCONN) {
+		if err := cleanStale(dir); err != nil {
+			return nil, err
+		}
+		o.Logger.Warn("cleaned up a stale FUSE mount left by a mount process that died (lazy unmount)", "dir", dir)
+		fi, err = os.Stat(dir)
+	}
+	switch {
 	case err != nil:
 		return nil, fmt.Errorf("fusemount: mount point: %w", err)
 	case !fi.IsDir():
@@ -93,9 +107,6 @@ func Mount(dir string, c *client.Client, o Options) (*Server, error) {
 	}
 	if o.MaxWrite == 0 {
 		o.MaxWrite = 1 << 20
-	}
-	if o.Logger == nil {
-		o.Logger = slog.New(slog.DiscardHandler)
 	}
 	if o.WriteBehind == 0 {
 		o.WriteBehind = DefaultWriteBehind
@@ -129,6 +140,61 @@ func Mount(dir string, c *client.Client, o Options) (*Server, error) {
 		return nil, fmt.Errorf("fusemount: mount %s: %w", dir, err)
 	}
 	return &Server{srv: srv, dir: dir, c: c, wb: wb, maxWrite: o.MaxWrite}, nil
+}
+
+// ErrStaleMount is returned by Mount when its mount point is a FUSE mount
+// whose server died (stat says "transport endpoint is not connected") and
+// it could not be unmounted; the error gives the command to run.
+var ErrStaleMount = errors.New("fusemount: stale mount")
+
+// cleanStale lazily unmounts dir, a mount point whose stat failed with
+// ENOTCONN, if it is a FUSE mount: as root with umount2(MNT_DETACH),
+// otherwise with fusermount3 -uz. Anything else at dir is left alone.
+func cleanStale(dir string) error {
+	fstype, ok := mountType(dir)
+	if !ok || !strings.HasPrefix(fstype, "fuse") {
+		return fmt.Errorf("fusemount: mount point %s: transport endpoint is not connected, and it is not a FUSE mount (%q): unmount it yourself", dir, fstype)
+	}
+	err := syscall.Unmount(dir, syscall.MNT_DETACH)
+	if err != nil {
+		out, ferr := exec.Command("fusermount3", "-uz", dir).CombinedOutput()
+		if ferr == nil {
+			return nil
+		}
+		return fmt.Errorf("%w at %s (its mount process died: transport endpoint is not connected); unmounting it failed (umount2: %v; fusermount3: %v %s): run `fusermount3 -uz %s` (or, as root, `umount -l %s`) and mount again",
+			ErrStaleMount, dir, err, ferr, strings.TrimSpace(string(out)), dir, dir)
+	}
+	return nil
+}
+
+// mountType is the file-system type of the mount at dir, from
+// /proc/self/mountinfo.
+func mountType(dir string) (string, bool) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", false
+	}
+	b, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		return "", false
+	}
+	// Fields: id parent major:minor root mount-point options... - type source super-options;
+	// spaces and other bytes in paths are octal escapes (\040).
+	esc := strings.NewReplacer(" ", `\040`, "\t", `\011`, "\n", `\012`, `\`, `\134`).Replace(abs)
+	fstype, found := "", false
+	for _, line := range strings.Split(string(b), "\n") {
+		f := strings.Fields(line)
+		if len(f) < 5 || f[4] != esc {
+			continue
+		}
+		for i := 5; i+1 < len(f); i++ {
+			if f[i] == "-" {
+				fstype, found = f[i+1], true // the last mount on dir is the one seen
+				break
+			}
+		}
+	}
+	return fstype, found
 }
 
 // Dir is the mount point.
