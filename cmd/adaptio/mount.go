@@ -57,6 +57,17 @@ access against the owners and modes the backend reports; what they create is
 given to them on the backend, which needs the daemon to run as root
 (docs/posix.md). Without it only the user mounting may enter the mount.
 
+If the forwarder goes away, calls wait up to --reconnect for it to come
+back (reads and writes in flight are then sent again); after that wait they
+fail with EIO at once while the mount tries the forwarder every 0.5 s in the
+background, and work again as soon as it answers. The loss, the giving up and
+the reconnection are logged once each to stderr.
+
+A mount point left stale by a mount process that was killed ("transport
+endpoint is not connected") is unmounted lazily, with a log line, before
+mounting; if that fails the error gives the command to run
+(fusermount3 -uz MOUNTPOINT).
+
 As root the mount is made directly (no fusermount needed); otherwise fusermount3
 must be installed. Runs until SIGINT/SIGTERM (then unmounts) or until the file
 system is unmounted (umount MOUNTPOINT). Nothing is written locally.`,
@@ -82,20 +93,20 @@ system is unmounted (umount MOUNTPOINT). Nothing is written locally.`,
 					return fmt.Errorf("mount: --write-behind: %w", err)
 				}
 			}
-			c, err := client.DialOptions(cfg.Forwarder, client.Options{Name: "mount", Reconnect: cfg.Reconnect, NoShm: cfg.NoShm, NoRing: cfg.NoRing, RingSpin: cfg.RingSpin})
+			log := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), nil))
+			c, err := client.DialOptions(cfg.Forwarder, client.Options{Name: "mount", Reconnect: cfg.Reconnect, NoShm: cfg.NoShm, NoRing: cfg.NoRing, RingSpin: cfg.RingSpin, Logger: log})
 			if err != nil {
 				return fmt.Errorf("mount: %w", err)
 			}
 			defer c.Close()
 			m, err := fusemount.Mount(args[0], c, fusemount.Options{
 				CacheTimeout: cfg.CacheTimeout, PageCache: cfg.PageCache, MaxWrite: int(maxWrite), WriteBehind: wb,
-				AllowOther: cfg.AllowOther, Debug: cfg.Debug,
+				AllowOther: cfg.AllowOther, Debug: cfg.Debug, Logger: log,
 			})
 			if err != nil {
 				return fmt.Errorf("mount: %w", err)
 			}
 			fmt.Fprintf(cmd.ErrOrStderr(), "adaptio mount: %s -> %s (Ctrl-C or umount to stop)\n", args[0], cfg.Forwarder)
-			log := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), nil))
 			if err := cfg.Tune.start(cmd.Context(), m, log, cmd.ErrOrStderr(), "adaptio mount"); err != nil {
 				_ = m.Unmount()
 				return fmt.Errorf("mount: %w", err)
@@ -129,7 +140,7 @@ system is unmounted (umount MOUNTPOINT). Nothing is written locally.`,
 	f.DurationVar(&cfg.RingSpin, "ring-spin", client.DefaultRingSpin, "least time the completion reaper keeps polling the rings after its last completion before it sleeps: on an idle node 50 sweeps pass in microseconds, and each request would then wait for a wake-up through the socket (negative: sleep after 50 empty sweeps)")
 	f.BoolVar(&cfg.PageCache, "page-cache", false, "let the kernel cache file data (faster re-reads; the forwarder then sees fewer requests)")
 	f.StringVar(&cfg.MaxWrite, "max-write", "1MiB", "largest read or write the kernel sends in one request")
-	f.DurationVar(&cfg.Reconnect, "reconnect", 30*time.Second, "how long a call waits for a lost forwarder to come back (0: fail at once); reads and writes in flight are sent again")
+	f.DurationVar(&cfg.Reconnect, "reconnect", client.DefaultReconnect, "how long calls wait for a lost forwarder to come back, counted from the loss, before they fail with EIO (then at once, until a background retry every 0.5 s finds it back); 0: fail at once and for good; reads and writes in flight are sent again")
 	f.StringVar(&cfg.WriteBehind, "write-behind", "64MiB", "bytes of writes acknowledged before the forwarder has them (0: none; see above)")
 	f.BoolVar(&cfg.AllowOther, "allow-other", false, "let other users use the mount, with the kernel checking permissions (allow_other,default_permissions; see above)")
 	f.BoolVar(&cfg.Debug, "debug", false, "log every FUSE operation to stderr")
