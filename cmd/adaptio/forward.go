@@ -34,6 +34,8 @@ type forwardConfig struct {
 	Backend       string
 	StripeSize    string
 	StripeCount   int
+	Layout        string // posix backend's layout kind (--layout)
+	Servers       int    // data servers (--servers); 0: the layout kind's count
 	Scheduler     string
 	SelectFrom    string
 	SelectPeriod  time.Duration
@@ -75,7 +77,9 @@ the daemon (--ring-polls), so a busy client makes no system call per request.
 Backends:
   posix:DIR              a directory (e.g. a mounted parallel file system), striped
                          over --stripe-count data-server queues in --stripe-size units
-                         (a .adaptio-layout file in a directory overrides both)
+                         (a .adaptio-layout file in a directory overrides both), or
+                         per the file system's own layouts (--layout lustre: one
+                         queue per OST, each file's pieces on its OSTs; docs/pfs.md)
   pfs:ADDR,ADDR,...      the data servers of "adaptio pfs", striped in --stripe-size units
 
 Prometheus metrics (queue depth per server, window in force, bytes, request
@@ -104,7 +108,9 @@ on SIGINT/SIGTERM: requests already received complete first.`,
 	f.StringArrayVar(&cfg.Listen, "listen", []string{"127.0.0.1:7070"}, "address to accept clients on: host:port or unix:/path (repeatable)")
 	f.StringVar(&cfg.Backend, "backend", "", "posix:DIR or pfs:ADDR,ADDR,... (required)")
 	f.StringVar(&cfg.StripeSize, "stripe-size", "64KiB", "stripe unit in bytes (suffixes KiB, MiB)")
-	f.IntVar(&cfg.StripeCount, "stripe-count", 4, "posix backend: number of data servers (scheduler queues) files are striped over")
+	f.IntVar(&cfg.StripeCount, "stripe-count", 4, "posix backend, static layout: number of data servers (scheduler queues) files are striped over")
+	f.StringVar(&cfg.Layout, "layout", posix.LayoutStatic, "posix backend: where each file's pieces go: "+strings.Join(posix.Kinds(), ", ")+". static: --stripe-size/--stripe-count round robin and .adaptio-layout files; lustre: each file's lustre.lov layout, queue i = OST index i; auto: lustre on a Lustre mount (statfs type), moosefs on a fuse.mfs/fuse.moosefs mount, else static")
+	f.IntVar(&cfg.Servers, "servers", 0, "posix backend: number of data servers (scheduler queues, TWINS's round robin); with --layout lustre the file system's OST count, the highest OST index in 'lfs df DIR' plus one (default 0: the layout kind decides: static --stripe-count; lustre the highest OST index the client lists in lov.*.target_obd, plus one)")
 	f.StringVar(&cfg.Scheduler, "scheduler", fwd.DefaultScheduler, "scheduling algorithm: "+strings.Join(sched.Names(), ", ")+"; dynamic: AGIOS's armed bandit chooses among --select-from every --select-period; pattern: dynamic plus seed 003's pattern matching and Markov prediction (docs/selection.md)")
 	f.StringVar(&cfg.SelectFrom, "select-from", "mlf,to-agg,sjf,to,noop", "with --scheduler dynamic: the algorithms to choose among")
 	f.DurationVar(&cfg.SelectPeriod, "select-period", time.Second, "with --scheduler dynamic: how often the algorithm may change")
@@ -137,7 +143,7 @@ on SIGINT/SIGTERM: requests already received complete first.`,
 // The pfs: client announces node to the data servers (their model charges
 // the cost of interleaving I/O nodes) and logs to log when a data server
 // goes down or comes back.
-func openBackend(spec, stripeSize string, stripeCount, node int, log *slog.Logger) (backend.Backend, error) {
+func openBackend(spec, stripeSize string, stripeCount, node int, log *slog.Logger, layout string, servers int) (backend.Backend, error) {
 	kind, arg, ok := strings.Cut(spec, ":")
 	if !ok || arg == "" {
 		return nil, fmt.Errorf("backend %q: want posix:DIR or pfs:ADDR,ADDR,...", spec)
@@ -148,7 +154,10 @@ func openBackend(spec, stripeSize string, stripeCount, node int, log *slog.Logge
 	}
 	switch kind {
 	case "posix":
-		b, err := posix.New(arg, backend.Layout{StripeSize: stripe, StripeCount: stripeCount})
+		if servers < 0 {
+			return nil, fmt.Errorf("--servers %d: want a positive count, or 0 for the layout kind's", servers)
+		}
+		b, err := posix.Open(posix.Options{Root: arg, Layout: layout, Static: backend.Layout{StripeSize: stripe, StripeCount: stripeCount}, Servers: servers, Logger: log})
 		if err != nil {
 			return nil, fmt.Errorf("backend %s: %w", spec, err)
 		}
@@ -215,7 +224,7 @@ func runForward(cmd *cobra.Command, cfg forwardConfig) error {
 		level = slog.LevelDebug
 	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
-	be, err := openBackend(cfg.Backend, cfg.StripeSize, cfg.StripeCount, cfg.Node, log)
+	be, err := openBackend(cfg.Backend, cfg.StripeSize, cfg.StripeCount, cfg.Node, log, cfg.Layout, cfg.Servers)
 	if err != nil {
 		return fmt.Errorf("forward: %w", err)
 	}
