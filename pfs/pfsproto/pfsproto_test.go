@@ -139,6 +139,8 @@ func FuzzDecode(f *testing.F) {
 	f.Add(append(encode(f, pfsproto.Request{ID: 1, Op: pfsproto.OpStat, Path: "f"}), encode(f, pfsproto.Request{ID: 2, Op: pfsproto.OpRead, Path: "g", B: 4})...))
 	f.Add(append(pfsproto.AppendResponseHeader(nil, 3, pfsproto.StatusOK, 0, 4+23), pfsproto.AppendDir(nil, []backend.FileInfo{{Name: "ab"}})...))
 	f.Add([]byte{0, 0, 0, 1, 0})
+	f.Add(append(pfsproto.AppendResponseHeader(nil, 4, pfsproto.StatusNoSpace, 0, 5), "full!"...))
+	f.Add(encode(f, pfsproto.Request{ID: 5, Op: pfsproto.OpHello, A: 2, B: pfsproto.Version}))
 	f.Fuzz(func(t *testing.T, in []byte) {
 		whole := decodeAll(bytes.NewReader(in))
 		mid := len(in) / 2
