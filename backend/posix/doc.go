@@ -1,8 +1,12 @@
 // Package posix is the backend for a POSIX directory, typically a mounted
 // parallel file system: reads and writes are pread and pwrite on the real
-// files, and a striping layout (stripe size and count, per directory through
-// a backend.LayoutFile) assigns each piece of a request to a data server
-// queue of the forwarding daemon's scheduler. A layout file holds
+// files, and a layout kind (Layouts, chosen by Options.Layout) assigns each
+// piece of a request to a data server queue of the forwarding daemon's
+// scheduler: "lustre" reads each file's striping from the file system (a
+// queue per OST), "static" (the default, described below) models one.
+//
+// Under the static kind a striping layout (stripe size and count, per
+// directory through a backend.LayoutFile) assigns the pieces. A layout file holds
 // "stripe_size = 1MiB" and "stripe_count = 2" lines (see
 // backend.ParseLayout) and applies to its directory and those below it that
 // have none; each directory's layout is read once per Backend (SetLayout
