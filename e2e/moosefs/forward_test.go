@@ -7,12 +7,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/adaptio/adaptio/backend"
 	"github.com/adaptio/adaptio/backend/posix"
 	"github.com/adaptio/adaptio/fwd"
 	"github.com/adaptio/adaptio/fwd/client"
 	"github.com/adaptio/adaptio/fwd/fwdbench"
 	"github.com/adaptio/adaptio/fwd/fwdtest"
 	"github.com/adaptio/adaptio/rw"
+	"github.com/adaptio/adaptio/sched"
 	"github.com/adaptio/adaptio/workload"
 )
 
@@ -94,4 +96,54 @@ func TestForwarderOverMooseFS(t *testing.T) {
 		}
 	}
 	t.Logf("mfsfileinfo:\n%s", info)
+}
+
+// BenchmarkLayouts runs 4 processes' shared strided 32 KiB writes and the
+// read-back (256 MiB) through TWINS (1 ms, as "adaptio forward" sets it up
+// for one I/O node: skip-empty and idle-start on) over the MooseFS mount,
+// the queues chosen by the static layout (64 MiB stripes round robin over
+// 4 queues) and by the moosefs kind (each chunk's real server), the two
+// alternating b.N rounds. Reports the MiB/s of each phase per kind.
+//
+//	go test ./e2e/moosefs -run XXX -bench Layouts -benchtime 3x
+func BenchmarkLayouts(b *testing.B) {
+	c := startCluster(b)
+	b.Setenv(posix.EnvMooseFSExec, strings.Join(c.exec, " "))
+	p := workload.Pattern{Processes: 4, Layout: workload.Shared, Spatiality: workload.Strided,
+		Op: rw.Write, RequestSize: 32 << 10, TotalBytes: 256 << 20}
+	kinds := []string{posix.LayoutStatic, posix.LayoutMooseFS}
+	clients := map[string]*client.Client{}
+	for _, kind := range kinds {
+		be, err := posix.Open(posix.Options{Root: c.mnt, Layout: kind, Static: backend.Layout{StripeSize: chunkSize, StripeCount: len(c.chunks)}})
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer be.Close()
+		d := fwdtest.Start(b, fwd.Options{Backend: be, Scheduler: "twins",
+			Sched: sched.Config{Window: time.Millisecond, SkipEmpty: true, IdleStart: true}})
+		defer d.Shutdown()
+		cl, err := client.Dial(d.Addr())
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer cl.Close()
+		clients[kind] = cl
+	}
+	w, r := map[string]float64{}, map[string]float64{}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		for _, kind := range kinds {
+			res, err := fwdbench.Run(context.Background(), clients[kind], p, fwdbench.Options{Dir: "bench-" + kind})
+			if err != nil || !res.Verified {
+				b.Fatalf("run: %v (verified %v)", err, res.Verified)
+			}
+			b.Logf("round %d %s: write %.1f MiB/s, read %.1f MiB/s", i, kind, res.Write.Bandwidth/(1<<20), res.Read.Bandwidth/(1<<20))
+			w[kind] += res.Write.Bandwidth / (1 << 20)
+			r[kind] += res.Read.Bandwidth / (1 << 20)
+		}
+	}
+	for _, kind := range kinds {
+		b.ReportMetric(w[kind]/float64(b.N), kind+"-write-MiB/s")
+		b.ReportMetric(r[kind]/float64(b.N), kind+"-read-MiB/s")
+	}
 }
