@@ -20,6 +20,7 @@ import (
 	"github.com/adaptio/adaptio/demo/dashboard"
 	"github.com/adaptio/adaptio/demo/record"
 	"github.com/adaptio/adaptio/demo/report"
+	"github.com/adaptio/adaptio/internal/atomicfile"
 	"github.com/adaptio/adaptio/internal/statelock"
 	"github.com/adaptio/adaptio/rw"
 	"github.com/adaptio/adaptio/sched"
@@ -240,6 +241,10 @@ func (c Config) Validate() error {
 		return bad("pace %v, want >= 0", c.Pace)
 	case c.MaxPull < 0:
 		return bad("longest pull %v, want > 0", c.MaxPull)
+	case c.MaxPull > 0 && c.MaxPull < c.Interval:
+		return bad("longest pull %v is shorter than the report interval %v: a pull is at least one interval", c.MaxPull, c.Interval)
+	case !slices.Contains([]string{"", council.CreditPhase, council.CreditRound, council.CreditNode}, c.Credit):
+		return bad("credit %q, want %s, %s or %s", c.Credit, council.CreditPhase, council.CreditRound, council.CreditNode)
 	case c.ReadPasses < 1 || c.ReadPasses > 16:
 		return bad("read passes %d, want 1 to 16", c.ReadPasses)
 	case c.Sim && c.ReadPasses > 1:
@@ -248,6 +253,11 @@ func (c Config) Validate() error {
 		return bad("server time scale %v, want in (0, 100]", c.ServerTimeScale)
 	case !slices.Contains(bandit.Names(), c.Policy):
 		return bad("policy %q, want one of %v", c.Policy, bandit.Names())
+	}
+	if c.Report != "" && c.Report != "-" {
+		if err := atomicfile.CheckCreate(c.Report); err != nil {
+			return bad("report %s: %v", c.Report, err)
+		}
 	}
 	for _, p := range c.Phases() {
 		if err := p.Pattern.Validate(); err != nil {
@@ -438,11 +448,14 @@ func Run(ctx context.Context, cfg Config) (record.Recording, error) {
 		fmt.Fprintln(cfg.Out, "adaptio demo: pattern detection, per node-second of each phase (labelled as the phase):")
 		record.WriteAccuracy(cfg.Out, acc)
 	}
-	if cfg.Report != "-" {
-		if rerr := report.WriteFile(cfg.Report, out); rerr != nil && err == nil {
+	// A run that failed leaves an earlier report in place; an interrupted
+	// one reports what it did.
+	if cfg.Report != "-" && (err == nil || ctx.Err() != nil) {
+		rerr := report.WriteFile(cfg.Report, out)
+		if rerr != nil && err == nil {
 			err = rerr
 		}
-		if cfg.Out != nil {
+		if rerr == nil && cfg.Out != nil {
 			abs, _ := filepath.Abs(cfg.Report)
 			fmt.Fprintf(cfg.Out, "adaptio demo: report written to %s\n", abs)
 		}

@@ -253,6 +253,9 @@ func TestConfigValidation(t *testing.T) {
 		{"read passes in the simulator", Config{Sim: true, ReadPasses: 2}},
 		{"negative read passes", Config{ReadPasses: -1}},
 		{"negative longest pull", Config{Sim: true, MaxPull: -time.Second}},
+		{"longest pull shorter than the interval", Config{Sim: true, MaxPull: time.Millisecond}},
+		{"unknown credit", Config{Sim: true, Credit: "bogus"}},
+		{"report in a missing folder", Config{Sim: true, Report: filepath.Join(t.TempDir(), "no", "such", "r.html")}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -260,6 +263,39 @@ func TestConfigValidation(t *testing.T) {
 				t.Error("Run accepted an invalid configuration")
 			}
 		})
+	}
+}
+
+// A run refused for its configuration leaves the earlier run's decision
+// log and report as they were.
+func TestRefusedRunKeepsEarlierOutputs(t *testing.T) {
+	dir := t.TempDir()
+	cfg := smallSim(t, dir)
+	cfg.Iterations = 1
+	if _, err := Run(context.Background(), cfg); err != nil {
+		t.Fatal(err)
+	}
+	files := []string{cfg.Report}
+	if logs, _ := filepath.Glob(filepath.Join(dir, "*.jsonl")); len(logs) > 0 {
+		files = append(files, logs...)
+	}
+	before := map[string]string{}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil || len(b) == 0 {
+			t.Fatalf("%s after the first run: %d bytes, %v", f, len(b), err)
+		}
+		before[f] = string(b)
+	}
+	bad := cfg
+	bad.Credit = "bogus"
+	if _, err := Run(context.Background(), bad); err == nil || !strings.Contains(err.Error(), "bogus") {
+		t.Fatalf("Run with credit bogus: %v, want an error naming it", err)
+	}
+	for f, want := range before {
+		if b, _ := os.ReadFile(f); string(b) != want {
+			t.Errorf("%s changed by a refused run (%d bytes, was %d)", f, len(b), len(want))
+		}
 	}
 }
 

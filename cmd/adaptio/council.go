@@ -156,7 +156,12 @@ See docs/council.md.`,
   adaptio council --nats nats://n1:4222,nats://n2:4222,nats://n3:4222 --replicas 3
   adaptio council bench --announcers 768 --duration 30s`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error { return runCouncil(cmd, cfg) },
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := requirePositive(cmd, "replicas"); err != nil {
+				return fmt.Errorf("council: %w", err)
+			}
+			return runCouncil(cmd, cfg)
+		},
 	}
 	f := cmd.Flags()
 	f.StringVar(&cfg.Prefix, "prefix", service.DefaultPrefix, "subject prefix of this Council's group of I/O nodes")

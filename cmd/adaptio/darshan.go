@@ -57,6 +57,9 @@ func newDarshanSummaryCmd() *cobra.Command {
   adaptio darshan summary job.darshan --html job.html`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if top < 0 {
+				return fmt.Errorf("darshan summary: --files %d: want 0 (all) or how many to list", top)
+			}
 			l, c, err := darshan.Open(args[0])
 			if err != nil {
 				return fmt.Errorf("darshan summary: %w", err)

@@ -150,6 +150,9 @@ func runDetectTrain(cfg detectTrainConfig, stdout, stderr io.Writer) error {
 		return fmt.Errorf("detect train: --features: %w", err)
 	}
 	cfg.Opt.Features = feats
+	if err := requireWritableFile("out", cfg.Out); err != nil {
+		return fmt.Errorf("detect train: %w", err)
+	}
 	split := detectSplit{data: cfg.Data, perExperiment: cfg.PerExperiment, schedulers: cfg.Schedulers, trainFraction: cfg.TrainFraction, seed: cfg.Seed}
 	all, train, test, err := split.load(stderr)
 	if err != nil {

@@ -46,11 +46,12 @@ loaded from the network) to --out. Progress goes to stderr.`,
 }
 
 // simFlags registers the simulation flags shared by the subcommands.
-func simFlags(cmd *cobra.Command, c *eval.Config, steps int) {
+// stepsUsage is the help of --steps.
+func simFlags(cmd *cobra.Command, c *eval.Config, steps int, stepsUsage string) {
 	f := cmd.Flags()
 	f.IntVar(&c.Reps, "reps", 100, "repetitions of every simulation (papers: 100)")
 	f.IntVar(&c.Bin, "bin", 10, "observations per bin (papers: 10)")
-	f.IntVar(&c.Steps, "steps", steps, "steps per context (0: as many as the context's least-measured arm has measurements)")
+	f.IntVar(&c.Steps, "steps", steps, stepsUsage)
 	f.Uint64Var(&c.Seed, "seed", 1, "base random seed; every (context, repetition) derives its own stream")
 	f.IntVar(&c.Workers, "workers", runtime.NumCPU(), "parallel workers (results do not depend on it)")
 }
@@ -129,7 +130,7 @@ summary.csv (targets per policy) and report.html.`,
 			return nil
 		},
 	}
-	simFlags(cmd, &cfg.Config, 0)
+	simFlags(cmd, &cfg.Config, 0, "steps per context (0: as many as the context's least-measured arm has measurements)")
 	cmd.Flags().StringVar(&cfg.Data, "data", "", "dataset directory with observations.csv (adaptio sim grid --out DIR); empty: the simulator's grid, generated in the user's cache directory on first use")
 	cmd.Flags().StringVar(&cfg.Out, "out", "eval-bandit", "output directory (created)")
 	cmd.Flags().IntVar(&cfg.Neighbors, "neighbors", 3, "also evaluate learning shared with this many nearest scenarios (0: not)")
@@ -184,7 +185,7 @@ Writes to --out: forge_curves.csv, forge_summary.csv and report.html.`,
 			return nil
 		},
 	}
-	simFlags(cmd, &cfg.Config, 200)
+	simFlags(cmd, &cfg.Config, 200, "steps per pattern, >= 1 (FORGE holds a few measurements per arm, drawn again at every step)")
 	cmd.Flags().StringVar(&cfg.Path, "data", "../shared/data/forge/marenostrum-4-results.csv", "FORGE results file (';'-separated)")
 	cmd.Flags().StringVar(&cfg.Out, "out", "eval-forge", "output directory (created)")
 	cmd.Flags().IntVar(&cfg.Neighbors, "neighbors", 3, "nearest known patterns a new pattern's prior comes from (shared mode)")
@@ -277,7 +278,7 @@ below the target.`,
 			return nil
 		},
 	}
-	simFlags(cmd, &cfg.Config, 200)
+	simFlags(cmd, &cfg.Config, 200, "steps per pattern, >= 1 (FORGE holds a few measurements per arm, drawn again at every step)")
 	f := cmd.Flags()
 	f.StringVar(&cfg.Reference, "reference", "../shared/data/forge/marenostrum-4-results.csv", "FORGE file of the machine the policies were picked on (left out with a note if absent; empty: none)")
 	f.StringVar(&cfg.SimData, "sim-data", "", "the simulator's dataset directory (adaptio sim grid --out DIR); empty: the grid in the user's cache directory")
@@ -329,6 +330,9 @@ Writes select.csv and report.html to --out; prints the table.`,
 				if !slices.Contains(sched.Names(), n) {
 					return fmt.Errorf("eval select: --select-from: unknown scheduler %q (known: %v)", n, sched.Names())
 				}
+			}
+			if err := requirePositive(cmd, "repeat", "io-nodes", "threads"); err != nil {
+				return fmt.Errorf("eval select: %w", err)
 			}
 			var err error
 			if cfg.Total, err = workload.ParseSize(total); err != nil {

@@ -4,6 +4,8 @@ import (
 	"fmt"
 
 	"github.com/spf13/cobra"
+
+	"github.com/adaptio/adaptio/internal/atomicfile"
 )
 
 // requirePositive refuses any of the named int or duration flags that the
@@ -25,6 +27,16 @@ func requirePositive(cmd *cobra.Command, names ...string) error {
 				return fmt.Errorf("--%s %v: want a positive duration", name, d)
 			}
 		}
+	}
+	return nil
+}
+
+// requireWritableFile checks, before any work, that the file named by flag
+// can be created, so that a run that would fail only when writing its
+// output fails at once instead.
+func requireWritableFile(flag, path string) error {
+	if err := atomicfile.CheckCreate(path); err != nil {
+		return fmt.Errorf("--%s %s: %w", flag, path, err)
 	}
 	return nil
 }

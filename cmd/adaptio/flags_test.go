@@ -27,6 +27,12 @@ func TestZeroIsRefusedWhereItWouldMeanDefault(t *testing.T) {
 		{[]string{"pfs", "--dir", t.TempDir(), "--servers", "0"}, "--servers 0"},
 		{[]string{"eval", "forge", "--data", "flags_test.go", "--steps", "0"}, "--steps 0"},
 		{[]string{"eval", "forge", "--data", "flags_test.go", "--neighbors", "0"}, "--neighbors 0"},
+		{[]string{"sim", "run", "--window", "0s"}, "--window 0s"},
+		{[]string{"sim", "run", "--write-read", "-1"}, "--write-read -1"},
+		{[]string{"council", "--replicas", "0"}, "--replicas 0"},
+		{[]string{"darshan", "summary", "--files", "-1", "no-such.darshan"}, "--files -1"},
+		{[]string{"eval", "select", "--repeat", "-1", "--out", t.TempDir()}, "--repeat -1"},
+		{[]string{"detect", "train", "--data", "synthetic-small", "--out", filepath.Join(t.TempDir(), "no", "such", "m.json")}, "--out"},
 	} {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
 			cmd := newRootCmd()

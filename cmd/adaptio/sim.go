@@ -128,8 +128,11 @@ for a run long enough to learn.`,
 		Example: `  adaptio sim run --processes 128 --layout shared --spatiality strided --op read --io-nodes 4
   adaptio sim run --learn --write-read 20 --total 1GiB --io-nodes 4 --state learned.json`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := requirePositive(cmd, "servers", "clients", "threads", "processes", "io-nodes"); err != nil {
+			if err := requirePositive(cmd, "servers", "clients", "threads", "processes", "io-nodes", "window"); err != nil {
 				return fmt.Errorf("sim run: %w", err)
+			}
+			if iterations < 0 {
+				return fmt.Errorf("sim run: --write-read %d: want 0 (the pattern once) or a number of write-then-read passes", iterations)
 			}
 			cfg, err := m.config()
 			if err != nil {

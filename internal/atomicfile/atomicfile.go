@@ -80,3 +80,18 @@ func Write(path string, fill func(w io.Writer) error) (err error) {
 	}
 	return nil
 }
+
+// CheckCreate reports whether Write could create path: its folder exists
+// and takes a new file (a probe file, removed at once). Commands call it
+// before long work whose result goes to path, so that a bad path fails at
+// once rather than after the work.
+func CheckCreate(path string) error {
+	dir := filepath.Dir(path)
+	f, err := os.CreateTemp(dir, ".adaptio-probe-*")
+	if err != nil {
+		return fmt.Errorf("cannot create files in %s: %w", dir, err)
+	}
+	name := f.Name()
+	f.Close()
+	return os.Remove(name)
+}
