@@ -1,8 +1,9 @@
 package tune
 
 import (
-	"bufio"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -10,171 +11,349 @@ import (
 	"strings"
 )
 
-// Lustre is a Lustre client's OSC parameters, read and set through its
-// parameter tree (root "/" on a client: /sys/fs/lustre/osc/TARGET/... and,
-// on older clients, /proc/fs/lustre/osc/TARGET/...; tests use a
-// directory laid out the same way).
-type Lustre struct {
-	Root string
+// LustreParam is one OSC parameter adaptio reads and sets, with the range
+// a Lustre client accepts when it is written.
+type LustreParam struct {
+	Name     string
+	Min, Max int
+	Default  int    // Lustre's default (0: computed by the client at mount)
+	Unit     string // what a unit of the value is
+	Tuned    bool   // one of IOPathTune's knobs
 }
 
-// lustreParams are the parameters adaptio reads and sets, with Lustre's
-// documented ranges (max_pages_per_rpc: 4 KiB pages up to 16 MiB RPCs).
-var lustreParams = map[string][2]int{
-	"max_pages_per_rpc":  {1, 4096},
-	"max_rpcs_in_flight": {1, 256},
-	"max_dirty_mb":       {1, 2047},
+// lustreTable is the one table of Lustre's ranges: the adapter refuses
+// values outside it, the tuner's knobs (LustreKnobs) take their bounds
+// from it, and `adaptio tune lustre --help` and docs/tuning.md print it
+// (TestLustreRangesDocumented checks the docs).
+//
+// Sources: the Lustre client's store functions for these files (Lustre
+// source, lustre/obdclass/lprocfs_status.c max_pages_per_rpc_store and
+// lustre/osc/lproc_osc.c) and the Lustre Operations Manual, "Tuning the
+// Client I/O RPC Stream":
+//   - max_pages_per_rpc: 0 is refused (-ERANGE), and so is more than the
+//     OST's bulk size (ocd_brw_size, at most PTLRPC_MAX_BRW_SIZE = 16 MiB,
+//     4096 pages of 4 KiB); a value need not be a power of two, the client
+//     rounds it up to its chunk (the OST's block size). An OST that grants
+//     smaller RPCs (1 or 4 MiB) refuses more: the set fails, all or
+//     nothing (SetAll), and the tuner lowers its bound to what was taken.
+//     A written value of 1 MiB or more is read as bytes, which the range
+//     keeps adaptio from writing.
+//   - max_rpcs_in_flight: 1 to OSC_MAX_RIF_MAX = 256, default 8.
+//   - max_dirty_mb: more than 0 and less than OSC_MAX_DIRTY_MB_MAX = 2048
+//     (and at most a quarter of the client's RAM, which the client checks).
+//
+// Pages are of 4 KiB (x86-64); a client with 64 KiB pages takes at most
+// 256 pages per RPC and refuses more.
+var lustreTable = []LustreParam{
+	{Name: "max_dirty_mb", Min: 1, Max: 2047, Unit: "MiB"},
+	{Name: "max_pages_per_rpc", Min: 1, Max: 4096, Default: 256, Unit: "pages of 4 KiB", Tuned: true},
+	{Name: "max_rpcs_in_flight", Min: 1, Max: 256, Default: 8, Unit: "RPCs", Tuned: true},
 }
 
-// LustreParams lists the parameters Lustre knows, sorted.
+// LustreParams lists the parameters adaptio knows, sorted.
 func LustreParams() []string {
 	var out []string
-	for k := range lustreParams {
-		out = append(out, k)
+	for _, p := range lustreTable {
+		out = append(out, p.Name)
 	}
-	slices.Sort(out)
 	return out
 }
 
-// Targets lists the OSC targets (e.g. "lustre-OST0000-osc-ffff8800"),
-// from /sys/fs/lustre/osc, else /proc/fs/lustre/osc.
-func (l Lustre) Targets() ([]string, string, error) {
-	for _, dir := range []string{"sys/fs/lustre/osc", "proc/fs/lustre/osc"} {
+// LustreRange returns parameter name's entry of the table.
+func LustreRange(name string) (LustreParam, bool) {
+	i := slices.IndexFunc(lustreTable, func(p LustreParam) bool { return p.Name == name })
+	if i < 0 {
+		return LustreParam{}, false
+	}
+	return lustreTable[i], true
+}
+
+// LustreRanges describes the table in one line, for help texts:
+// "max_dirty_mb 1-2047 MiB, max_pages_per_rpc 1-4096 pages of 4 KiB, ...".
+func LustreRanges() string {
+	var parts []string
+	for _, p := range lustreTable {
+		parts = append(parts, p.Describe())
+	}
+	return strings.Join(parts, ", ")
+}
+
+// Describe is the parameter's range in words ("max_rpcs_in_flight 1-256
+// RPCs (default 8)").
+func (p LustreParam) Describe() string {
+	s := fmt.Sprintf("%s %d-%d %s", p.Name, p.Min, p.Max, p.Unit)
+	if p.Default != 0 {
+		s += fmt.Sprintf(" (default %d)", p.Default)
+	}
+	return s
+}
+
+// CheckLustre returns an error if v is not a value Lustre accepts for
+// parameter name. Every write adaptio makes, and every dry run, goes
+// through it.
+func CheckLustre(name string, v int) error {
+	p, ok := LustreRange(name)
+	if !ok {
+		return fmt.Errorf("tune: unknown Lustre parameter %q (known: %v)", name, LustreParams())
+	}
+	if v < p.Min || v > p.Max {
+		return fmt.Errorf("tune: %s = %d outside Lustre's range [%d, %d] %s", name, v, p.Min, p.Max, p.Unit)
+	}
+	return nil
+}
+
+// LustreKnobs are IOPathTune's two knobs at Lustre's defaults, with the
+// bounds of the table.
+func LustreKnobs() []Knob {
+	var out []Knob
+	for _, p := range lustreTable {
+		if p.Tuned {
+			out = append(out, Knob{Name: p.Name, Value: p.Default, Min: p.Min, Max: p.Max})
+		}
+	}
+	return out
+}
+
+// Lustre is a Lustre client's OSC parameters, read and set through its
+// parameter tree under Root ("/" on a client; tests use a directory laid
+// out the same way). The parameters live in sys/fs/lustre/osc/TARGET
+// (proc/fs/lustre/osc/TARGET on old clients); rpc_stats in
+// proc/fs/lustre/osc/TARGET (Lustre 2.12) or
+// sys/kernel/debug/lustre/osc/TARGET (newer clients). Each file is looked
+// up in every place it can be.
+type Lustre struct {
+	Root string
+	// write replaces the write of a value to a parameter file (nil: the
+	// file is written); tests make rollbacks fail with it.
+	write func(path string, v int) error
+}
+
+// Where a parameter, and rpc_stats, can be, relative to Root.
+var (
+	lustreParamDirs = []string{"sys/fs/lustre/osc", "proc/fs/lustre/osc"}
+	lustreStatsDirs = []string{"proc/fs/lustre/osc", "sys/kernel/debug/lustre/osc", "sys/fs/lustre/osc"}
+)
+
+// ErrNoLustre is returned when Root holds no OSC target.
+var ErrNoLustre = errors.New("tune: no Lustre OSC target")
+
+// Targets lists the OSC targets (e.g. "lustre-OST0000-osc-ffff8800")
+// found in any of the places, sorted.
+func (l Lustre) Targets() ([]string, error) {
+	seen := map[string]bool{}
+	for _, dir := range append(slices.Clone(lustreParamDirs), lustreStatsDirs...) {
 		ents, err := os.ReadDir(filepath.Join(l.Root, dir))
 		if err != nil {
 			continue
 		}
-		var out []string
 		for _, e := range ents {
-			if e.IsDir() {
-				out = append(out, e.Name())
+			if e.IsDir() || e.Type()&fs.ModeSymlink != 0 {
+				seen[e.Name()] = true
 			}
 		}
-		if len(out) > 0 {
-			return out, filepath.Join(l.Root, dir), nil
-		}
 	}
-	return nil, "", fmt.Errorf("tune: no Lustre OSC target under %s (sys/fs/lustre/osc or proc/fs/lustre/osc): is this a Lustre client?", l.Root)
+	if len(seen) == 0 {
+		return nil, fmt.Errorf("%w under %s (looked in %s): is this a Lustre client? --root points at another tree",
+			ErrNoLustre, l.Root, strings.Join(append(slices.Clone(lustreParamDirs), lustreStatsDirs[1]), ", "))
+	}
+	out := make([]string, 0, len(seen))
+	for t := range seen {
+		out = append(out, t)
+	}
+	slices.Sort(out)
+	return out, nil
 }
 
-// Get reads parameter name of target.
+// find returns the first of dirs/target/name that exists.
+func (l Lustre) find(target, name string, dirs []string) (string, error) {
+	var tried []string
+	for _, d := range dirs {
+		p := filepath.Join(l.Root, d, target, name)
+		if _, err := os.Stat(p); err == nil {
+			return p, nil
+		}
+		tried = append(tried, filepath.Join(d, target, name))
+	}
+	return "", fmt.Errorf("tune: %s of %s not found (looked for %s under %s)", name, target, strings.Join(tried, ", "), l.Root)
+}
+
+// Get reads parameter name of target. An unreadable file or a value that
+// is not a whole number is an error naming the file and what it holds.
 func (l Lustre) Get(target, name string) (int, error) {
-	if _, ok := lustreParams[name]; !ok {
+	if _, ok := LustreRange(name); !ok {
 		return 0, fmt.Errorf("tune: unknown Lustre parameter %q (known: %v)", name, LustreParams())
 	}
-	_, dir, err := l.Targets()
+	path, err := l.find(target, name, lustreParamDirs)
 	if err != nil {
 		return 0, err
 	}
-	b, err := os.ReadFile(filepath.Join(dir, target, name))
+	b, err := os.ReadFile(path)
 	if err != nil {
-		return 0, fmt.Errorf("tune: %w", err)
+		return 0, fmt.Errorf("tune: reading %s of %s: %w", name, target, err)
 	}
-	v, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	s := strings.TrimSpace(string(b))
+	v, err := strconv.Atoi(s)
 	if err != nil {
-		return 0, fmt.Errorf("tune: %s of %s: %q is not a number", name, target, strings.TrimSpace(string(b)))
+		if len(s) > 40 {
+			s = s[:40] + "..."
+		}
+		return 0, fmt.Errorf("tune: %s of %s holds %q, not a whole number (%s)", name, target, s, path)
 	}
 	return v, nil
 }
 
 // Set writes parameter name of target, refusing a value outside Lustre's
-// range.
+// range (CheckLustre).
 func (l Lustre) Set(target, name string, v int) error {
-	r, ok := lustreParams[name]
-	if !ok {
-		return fmt.Errorf("tune: unknown Lustre parameter %q (known: %v)", name, LustreParams())
+	if err := CheckLustre(name, v); err != nil {
+		return err
 	}
-	if v < r[0] || v > r[1] {
-		return fmt.Errorf("tune: %s = %d outside Lustre's range [%d, %d]", name, v, r[0], r[1])
-	}
-	_, dir, err := l.Targets()
+	path, err := l.find(target, name, lustreParamDirs)
 	if err != nil {
 		return err
 	}
-	path := filepath.Join(dir, target, name)
-	if _, err := os.Stat(path); err != nil {
-		return fmt.Errorf("tune: %w", err)
+	if l.write != nil {
+		err = l.write(path, v)
+	} else {
+		err = writeParam(path, v)
 	}
-	if err := os.WriteFile(path, []byte(strconv.Itoa(v)+"\n"), 0o644); err != nil {
-		return fmt.Errorf("tune: setting %s of %s: %w", name, target, err)
+	if err != nil {
+		return fmt.Errorf("tune: setting %s of %s to %d: %w", name, target, v, err)
 	}
 	return nil
 }
 
-// RPCStats is what a target's rpc_stats says.
-type RPCStats struct {
-	ReadInFlight, WriteInFlight     int
-	PendingReadPages, PendingWrites int
-	// PagesPerRPC and InFlight are the histograms: bucket (pages per RPC,
-	// RPCs in flight) -> read and write RPC counts.
-	PagesPerRPC map[int][2]int64
-	InFlight    map[int][2]int64
+// writeParam writes v to an existing parameter file, as `lctl set_param`
+// does (one write; the kernel refuses a value it does not take).
+func writeParam(path string, v int) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_TRUNC, 0)
+	if err != nil {
+		return err
+	}
+	_, err = f.WriteString(strconv.Itoa(v) + "\n")
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
 
-// ReadRPCStats parses target's rpc_stats (in the parameter tree, or in
-// sys/kernel/debug/lustre/osc/TARGET on newer clients).
-func (l Lustre) ReadRPCStats(target string) (RPCStats, error) {
-	_, dir, err := l.Targets()
-	if err != nil {
-		return RPCStats{}, err
-	}
-	var f *os.File
-	for _, p := range []string{filepath.Join(dir, target, "rpc_stats"), filepath.Join(l.Root, "sys/kernel/debug/lustre/osc", target, "rpc_stats")} {
-		if f, err = os.Open(p); err == nil {
-			break
-		}
-	}
-	if err != nil {
-		return RPCStats{}, fmt.Errorf("tune: rpc_stats of %s: %w", target, err)
-	}
-	defer f.Close()
-	return parseRPCStats(f.Name(), bufio.NewScanner(f))
+// LustreValue is one parameter of one target as read: its value, or why
+// it could not be read.
+type LustreValue struct {
+	Target, Name string
+	Value        int
+	Err          error
 }
 
-func parseRPCStats(name string, sc *bufio.Scanner) (RPCStats, error) {
-	s := RPCStats{PagesPerRPC: map[int][2]int64{}, InFlight: map[int][2]int64{}}
-	var hist map[int][2]int64
-	line := 0
-	for sc.Scan() {
-		line++
-		t := strings.TrimSpace(sc.Text())
-		key, val, hasColon := strings.Cut(t, ":")
-		num := func() (int, error) { return strconv.Atoi(strings.TrimSpace(val)) }
-		var err error
-		switch {
-		case t == "":
-		case strings.HasPrefix(t, "pages per rpc"):
-			hist = s.PagesPerRPC
-		case strings.HasPrefix(t, "rpcs in flight"):
-			hist = s.InFlight
-		case strings.HasPrefix(t, "offset"):
-			hist = nil // a histogram adaptio does not use
-		case key == "read RPCs in flight":
-			s.ReadInFlight, err = num()
-		case key == "write RPCs in flight":
-			s.WriteInFlight, err = num()
-		case key == "pending write pages":
-			s.PendingWrites, err = num()
-		case key == "pending read pages":
-			s.PendingReadPages, err = num()
-		case hist != nil && hasColon:
-			// "BUCKET:  READS PCT CUM | WRITES PCT CUM"
-			b, e1 := strconv.Atoi(strings.TrimSpace(key))
-			r, w, ok := strings.Cut(val, "|")
-			rf, wf := strings.Fields(r), strings.Fields(w)
-			if e1 != nil || !ok || len(rf) < 1 || len(wf) < 1 {
-				return s, fmt.Errorf("tune: %s line %d: %q is not a histogram row", name, line, t)
-			}
-			rc, e2 := strconv.ParseInt(rf[0], 10, 64)
-			wc, e3 := strconv.ParseInt(wf[0], 10, 64)
-			if e2 != nil || e3 != nil {
-				return s, fmt.Errorf("tune: %s line %d: %q is not a histogram row", name, line, t)
-			}
-			hist[b] = [2]int64{rc, wc}
+// Read reads every parameter of the table on target; none is left out:
+// one that cannot be read, or is not a number, carries its error.
+func (l Lustre) Read(target string) []LustreValue {
+	var out []LustreValue
+	for _, name := range LustreParams() {
+		v, err := l.Get(target, name)
+		out = append(out, LustreValue{Target: target, Name: name, Value: v, Err: err})
+	}
+	return out
+}
+
+// LustreWrite is one value to write to one target's parameter.
+type LustreWrite struct {
+	Target, Name string
+	Value        int
+}
+
+// LustreChange is a parameter of a target changed from Old to New.
+type LustreChange struct {
+	Target, Name string
+	Old, New     int
+}
+
+// SetError is SetAll's failure: the write that failed, and where the
+// rollback left every target it had changed.
+type SetError struct {
+	Failed LustreWrite
+	Err    error
+	// RolledBack are the writes undone (each back at Old); Stuck those
+	// whose rollback failed: the target still holds New.
+	RolledBack []LustreChange
+	Stuck      []LustreChange
+	StuckErrs  []error
+}
+
+func (e *SetError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "tune: setting %s=%d on %s failed: %v", e.Failed.Name, e.Failed.Value, e.Failed.Target, e.Err)
+	if len(e.RolledBack) == 0 && len(e.Stuck) == 0 {
+		b.WriteString("; nothing had been changed")
+	}
+	for _, c := range e.RolledBack {
+		fmt.Fprintf(&b, "; %s %s put back to %d", c.Target, c.Name, c.Old)
+	}
+	for i, c := range e.Stuck {
+		fmt.Fprintf(&b, "; ROLLBACK FAILED: %s holds %s=%d, not its old %d (%v): set it by hand", c.Target, c.Name, c.New, c.Old, e.StuckErrs[i])
+	}
+	return b.String()
+}
+
+func (e *SetError) Unwrap() error { return e.Err }
+
+// SetAll writes every value or none: it checks every value against
+// Lustre's ranges and reads every old value first (any failure: nothing
+// is written), then writes them in order; if a write fails it puts back,
+// in reverse order, the values already written and returns a *SetError
+// saying what holds what. A value equal to the old one is not written.
+// It returns the changes made.
+func (l Lustre) SetAll(ws []LustreWrite) ([]LustreChange, error) {
+	for _, w := range ws {
+		if err := CheckLustre(w.Name, w.Value); err != nil {
+			return nil, fmt.Errorf("%w (on %s; nothing changed)", err, w.Target)
 		}
+	}
+	plan := make([]LustreChange, 0, len(ws))
+	for _, w := range ws {
+		old, err := l.Get(w.Target, w.Name)
 		if err != nil {
-			return s, fmt.Errorf("tune: %s line %d: %q: %v", name, line, t, err)
+			return nil, fmt.Errorf("%w (nothing changed)", err)
 		}
+		plan = append(plan, LustreChange{Target: w.Target, Name: w.Name, Old: old, New: w.Value})
 	}
-	return s, sc.Err()
+	var done []LustreChange
+	for i, c := range plan {
+		if c.Old == c.New {
+			continue
+		}
+		if err := l.Set(c.Target, c.Name, c.New); err != nil {
+			se := &SetError{Failed: ws[i], Err: err}
+			for j := len(done) - 1; j >= 0; j-- {
+				d := done[j]
+				if rerr := l.Set(d.Target, d.Name, d.Old); rerr != nil {
+					se.Stuck = append(se.Stuck, d)
+					se.StuckErrs = append(se.StuckErrs, rerr)
+				} else {
+					se.RolledBack = append(se.RolledBack, d)
+				}
+			}
+			return nil, se
+		}
+		done = append(done, c)
+	}
+	return done, nil
+}
+
+// ReadRPCStats reads and parses target's rpc_stats, wherever the client
+// keeps it; it returns the file's path too.
+func (l Lustre) ReadRPCStats(target string) (RPCStats, string, error) {
+	path, err := l.find(target, "rpc_stats", lustreStatsDirs)
+	if err != nil {
+		return RPCStats{}, "", err
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return RPCStats{}, path, fmt.Errorf("tune: reading rpc_stats of %s: %w", target, err)
+	}
+	s, err := ParseRPCStats(b)
+	if err != nil {
+		return s, path, fmt.Errorf("%w (%s)", err, path)
+	}
+	return s, path, nil
 }

@@ -1,58 +1,41 @@
 package tune
 
 import (
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/adaptio/adaptio/tune/lustretest"
 )
 
-// rpcStats is an osc rpc_stats file in Lustre's format.
-const rpcStats = `snapshot_time:         1700000000.123456789 (secs.nsecs)
-read RPCs in flight:  2
-write RPCs in flight: 7
-pending write pages:  1536
-pending read pages:   0
-
-			read			write
-pages per rpc         rpcs   % cum % |       rpcs   % cum %
-1:		         4   1   1   |          0   0   0
-256:		       396  99 100   |       1200 100 100
-
-			read			write
-rpcs in flight        rpcs   % cum % |       rpcs   % cum %
-1:		       300  75  75   |        100   8   8
-8:		       100  25 100   |       1100  92 100
-
-			read			write
-offset                rpcs   % cum % |       rpcs   % cum %
-0:		       400 100 100   |       1200 100 100
-`
-
-// fakeClient lays out a Lustre client's parameter tree under a directory:
-// two OSC targets with Lustre's default values and rpc_stats.
-func fakeClient(t *testing.T) (Lustre, []string) {
-	root := t.TempDir()
-	targets := []string{"lustre-OST0000-osc-ffff88", "lustre-OST0001-osc-ffff88"}
-	for _, tg := range targets {
-		dir := filepath.Join(root, "sys/fs/lustre/osc", tg)
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		for name, v := range map[string]string{"max_pages_per_rpc": "256\n", "max_rpcs_in_flight": "8\n", "max_dirty_mb": "32\n", "rpc_stats": rpcStats} {
-			if err := os.WriteFile(filepath.Join(dir, name), []byte(v), 0o644); err != nil {
-				t.Fatal(err)
-			}
-		}
+// fakeClient lays out a Lustre 2.12 client's tree (parameters in /sys,
+// rpc_stats in /proc) with n targets at Lustre's defaults.
+func fakeClient(t *testing.T, n int) (Lustre, *lustretest.Tree) {
+	t.Helper()
+	tr, err := lustretest.New(t.TempDir(), n, lustretest.Layout212, lustretest.Model{Peak: 1 << 30, App: 1 << 29, BestPages: 256, BestInFlight: 8})
+	if err != nil {
+		t.Fatal(err)
 	}
-	return Lustre{Root: root}, targets
+	return Lustre{Root: tr.Root}, tr
+}
+
+func param(t *testing.T, tr *lustretest.Tree, target, name string) int {
+	t.Helper()
+	v, err := tr.Param(target, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
 }
 
 func TestLustreReadsAndSetsWithinRange(t *testing.T) {
-	l, targets := fakeClient(t)
-	got, _, err := l.Targets()
-	if err != nil || len(got) != 2 {
-		t.Fatalf("targets %v, %v", got, err)
+	l, tr := fakeClient(t, 2)
+	targets, err := l.Targets()
+	if err != nil || len(targets) != 2 {
+		t.Fatalf("targets %v, %v", targets, err)
 	}
 	if v, err := l.Get(targets[0], "max_pages_per_rpc"); err != nil || v != 256 {
 		t.Fatalf("max_pages_per_rpc %d, %v", v, err)
@@ -60,7 +43,7 @@ func TestLustreReadsAndSetsWithinRange(t *testing.T) {
 	if err := l.Set(targets[1], "max_rpcs_in_flight", 32); err != nil {
 		t.Fatal(err)
 	}
-	if v, _ := l.Get(targets[1], "max_rpcs_in_flight"); v != 32 {
+	if v := param(t, tr, targets[1], "max_rpcs_in_flight"); v != 32 {
 		t.Errorf("after setting 32: %d", v)
 	}
 	for _, tc := range []struct {
@@ -69,36 +52,191 @@ func TestLustreReadsAndSetsWithinRange(t *testing.T) {
 		want string
 	}{
 		{"max_rpcs_in_flight", 512, "outside Lustre's range"},
+		{"max_rpcs_in_flight", -3, "outside Lustre's range"},
 		{"max_pages_per_rpc", 0, "outside Lustre's range"},
+		{"max_pages_per_rpc", 8192, "outside Lustre's range"},
+		{"max_dirty_mb", 2048, "outside Lustre's range"},
 		{"checksums", 1, "unknown Lustre parameter"},
 	} {
 		if err := l.Set(targets[0], tc.name, tc.v); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("set %s=%d: %v, want %q", tc.name, tc.v, err, tc.want)
 		}
 	}
-	if v, _ := l.Get(targets[0], "max_rpcs_in_flight"); v != 8 {
+	if v := param(t, tr, targets[0], "max_rpcs_in_flight"); v != 8 {
 		t.Errorf("a refused value changed the parameter: %d", v)
 	}
-	if _, _, err := (Lustre{Root: t.TempDir()}).Targets(); err == nil || !strings.Contains(err.Error(), "Lustre client") {
+	if _, err := (Lustre{Root: t.TempDir()}).Targets(); !errors.Is(err, ErrNoLustre) || !strings.Contains(err.Error(), "Lustre client") {
 		t.Errorf("no tree: %v", err)
 	}
 }
 
-func TestLustreRPCStatsParsed(t *testing.T) {
-	l, targets := fakeClient(t)
-	s, err := l.ReadRPCStats(targets[0])
+// The tuner's knobs, the adapter's checks and the help take their ranges
+// from one table.
+func TestLustreRangesAreOneTable(t *testing.T) {
+	for _, k := range LustreKnobs() {
+		p, ok := LustreRange(k.Name)
+		if !ok || k.Min != p.Min || k.Max != p.Max || k.Value != p.Default {
+			t.Errorf("knob %+v, table %+v", k, p)
+		}
+		if CheckLustre(k.Name, k.Max) != nil || CheckLustre(k.Name, k.Max+1) == nil || CheckLustre(k.Name, k.Min-1) == nil {
+			t.Errorf("%s: CheckLustre disagrees with the knob's range [%d, %d]", k.Name, k.Min, k.Max)
+		}
+		if !strings.Contains(LustreRanges(), p.Describe()) {
+			t.Errorf("LustreRanges %q lacks %q", LustreRanges(), p.Describe())
+		}
+	}
+	if p, _ := LustreRange("max_pages_per_rpc"); p.Max != 4096 {
+		t.Errorf("max_pages_per_rpc up to %d pages, want 4096 (16 MiB of 4 KiB pages)", p.Max)
+	}
+}
+
+// docs/tuning.md states every range of the table as Describe prints it.
+func TestLustreRangesDocumented(t *testing.T) {
+	b, err := os.ReadFile("../docs/tuning.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.ReadInFlight != 2 || s.WriteInFlight != 7 || s.PendingWrites != 1536 {
-		t.Errorf("in flight %d/%d, pending writes %d; want 2/7, 1536", s.ReadInFlight, s.WriteInFlight, s.PendingWrites)
+	for _, name := range LustreParams() {
+		p, _ := LustreRange(name)
+		if !strings.Contains(string(b), "`"+p.Describe()+"`") {
+			t.Errorf("docs/tuning.md lacks `%s`", p.Describe())
+		}
 	}
-	if s.PagesPerRPC[256] != [2]int64{396, 1200} || s.InFlight[8] != [2]int64{100, 1100} || len(s.InFlight) != 2 {
-		t.Errorf("histograms %v, %v", s.PagesPerRPC, s.InFlight)
+}
+
+// A parameter under /sys with rpc_stats under /proc or debugfs, or all
+// under /proc: every file is found.
+func TestLustreLayouts(t *testing.T) {
+	for _, lay := range []lustretest.Layout{lustretest.Layout215, lustretest.Layout212, lustretest.LayoutProc} {
+		t.Run(lay.RPCStats, func(t *testing.T) {
+			tr, err := lustretest.New(t.TempDir(), 2, lay, lustretest.Model{Peak: 1 << 30, App: 1 << 30, BestPages: 256, BestInFlight: 8})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := tr.Step(1e9); err != nil {
+				t.Fatal(err)
+			}
+			l := Lustre{Root: tr.Root}
+			targets, err := l.Targets()
+			if err != nil || len(targets) != 2 {
+				t.Fatalf("targets %v, %v", targets, err)
+			}
+			for _, v := range l.Read(targets[1]) {
+				if v.Err != nil {
+					t.Errorf("%s: %v", v.Name, v.Err)
+				}
+			}
+			st, path, err := l.ReadRPCStats(targets[1])
+			if err != nil || !strings.Contains(path, lay.RPCStats) {
+				t.Fatalf("rpc_stats at %s: %v", path, err)
+			}
+			if _, w := st.Count(); w == 0 {
+				t.Errorf("no write RPCs counted in %s", path)
+			}
+		})
 	}
-	bad := strings.Replace(rpcStats, "256:\t\t       396  99 100   |", "256:\t\t       x  99 100   |", 1)
-	os.WriteFile(filepath.Join(l.Root, "sys/fs/lustre/osc", targets[0], "rpc_stats"), []byte(bad), 0o644)
-	if _, err := l.ReadRPCStats(targets[0]); err == nil || !strings.Contains(err.Error(), "line 10") {
-		t.Errorf("a malformed row: %v, want an error naming line 10", err)
+}
+
+// A parameter that is not a number, or not there, is reported, not
+// dropped.
+func TestLustreReadReportsBadParameters(t *testing.T) {
+	l, tr := fakeClient(t, 1)
+	tg := tr.Targets()[0]
+	dir := filepath.Join(tr.Root, tr.Layout.Params, tg)
+	os.WriteFile(filepath.Join(dir, "max_dirty_mb"), []byte("1.500\n"), 0o644)
+	os.Remove(filepath.Join(dir, "max_rpcs_in_flight"))
+	got := map[string]string{}
+	for _, v := range l.Read(tg) {
+		if v.Err != nil {
+			got[v.Name] = v.Err.Error()
+		} else {
+			got[v.Name] = fmt.Sprint(v.Value)
+		}
+	}
+	if len(got) != len(LustreParams()) || got["max_pages_per_rpc"] != "256" ||
+		!strings.Contains(got["max_dirty_mb"], `"1.500", not a whole number`) ||
+		!strings.Contains(got["max_rpcs_in_flight"], "not found") {
+		t.Errorf("read %v", got)
+	}
+}
+
+// SetAll writes every value or none: a write that fails on the third
+// target after two succeeded leaves all three as they were, and says so.
+func TestLustreSetAllRollsBack(t *testing.T) {
+	l, tr := fakeClient(t, 3)
+	targets := tr.Targets()
+	// The kernel refuses writes to /proc/self/oom_score, even root's, as
+	// Lustre refuses a value it does not take: the last target's
+	// max_dirty_mb is one.
+	bad := filepath.Join(tr.Root, tr.Layout.Params, targets[2], "max_dirty_mb")
+	os.Remove(bad)
+	if err := os.Symlink("/proc/self/oom_score", bad); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.Get(targets[2], "max_dirty_mb"); err != nil {
+		t.Skipf("/proc/self/oom_score unreadable here: %v", err)
+	}
+	var ws []LustreWrite
+	for _, tg := range targets {
+		ws = append(ws, LustreWrite{tg, "max_rpcs_in_flight", 32}, LustreWrite{tg, "max_dirty_mb", 64})
+	}
+	_, err := l.SetAll(ws)
+	var se *SetError
+	if !errors.As(err, &se) || se.Failed.Target != targets[2] || len(se.RolledBack) != 5 || len(se.Stuck) != 0 {
+		t.Fatalf("SetAll: %v, want a SetError on %s with 5 writes rolled back", err, targets[2])
+	}
+	if !strings.Contains(err.Error(), targets[0]+" max_rpcs_in_flight put back to 8") {
+		t.Errorf("error does not say what was put back: %v", err)
+	}
+	for _, tg := range targets {
+		if v := param(t, tr, tg, "max_rpcs_in_flight"); v != 8 {
+			t.Errorf("%s max_rpcs_in_flight %d after a refused SetAll, want 8", tg, v)
+		}
+		if tg != targets[2] {
+			if v := param(t, tr, tg, "max_dirty_mb"); v != 32 {
+				t.Errorf("%s max_dirty_mb %d after a refused SetAll, want 32", tg, v)
+			}
+		}
+	}
+	// An out-of-range value anywhere: nothing written at all.
+	if _, err := l.SetAll([]LustreWrite{{targets[0], "max_rpcs_in_flight", 16}, {targets[1], "max_rpcs_in_flight", 9999}}); err == nil || !strings.Contains(err.Error(), "nothing changed") {
+		t.Errorf("out of range: %v", err)
+	}
+	if v := param(t, tr, targets[0], "max_rpcs_in_flight"); v != 8 {
+		t.Errorf("an out-of-range value elsewhere let %d through", v)
+	}
+}
+
+// When a rollback fails too, the error names which target holds which
+// value.
+func TestLustreSetAllReportsAFailedRollback(t *testing.T) {
+	l, tr := fakeClient(t, 3)
+	targets := tr.Targets()
+	writes := 0
+	l.write = func(path string, v int) error {
+		writes++
+		switch {
+		case strings.Contains(path, targets[2]):
+			return errors.New("numerical result out of range")
+		case writes > 2 && strings.Contains(path, targets[0]):
+			return errors.New("input/output error")
+		}
+		return writeParam(path, v)
+	}
+	var ws []LustreWrite
+	for _, tg := range targets {
+		ws = append(ws, LustreWrite{tg, "max_rpcs_in_flight", 32})
+	}
+	_, err := l.SetAll(ws)
+	var se *SetError
+	if !errors.As(err, &se) || len(se.Stuck) != 1 || len(se.RolledBack) != 1 {
+		t.Fatalf("SetAll: %v", err)
+	}
+	want := "ROLLBACK FAILED: " + targets[0] + " holds max_rpcs_in_flight=32, not its old 8"
+	if !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), targets[1]+" max_rpcs_in_flight put back to 8") {
+		t.Errorf("error %q\nwant it to contain %q and what was put back", err, want)
+	}
+	if param(t, tr, targets[0], "max_rpcs_in_flight") != 32 || param(t, tr, targets[1], "max_rpcs_in_flight") != 8 {
+		t.Errorf("the tree does not hold what the error says")
 	}
 }

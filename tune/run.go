@@ -48,14 +48,14 @@ type Target interface {
 // Options configure New.
 type Options struct {
 	Knobs    []Knob        // the target's knobs at their current values (required)
-	Interval time.Duration // one decision per interval (default 10 s, seed 004's)
+	Interval time.Duration // one decision per interval (default 10 s, IOPathTune's)
 	Seed     uint64        // random source of the tuners that draw (the DQN)
 }
 
 // Names lists the tuners New builds.
 func Names() []string { return []string{"iopathtune", "dqn"} }
 
-// New returns the tuner called name over o.Knobs: "iopathtune" (seed 004's
+// New returns the tuner called name over o.Knobs: "iopathtune" (IOPathTune's
 // heuristic) or "dqn" (the CAPES-style deep Q-network, one action per
 // interval).
 func New(name string, o Options) (Tuner, error) {
@@ -76,27 +76,43 @@ func New(name string, o Options) (Tuner, error) {
 
 // Run drives tn against tg until ctx ends, then returns ctx's error: every
 // interval it samples tg, passes the interval's observation to tn.Step
-// (the time since Run started as now) and applies the settings returned,
-// logging each change with the observation that led to it. An interval in
-// which nothing entered, moved or waited is not shown to the tuner: an idle
-// target would only make it move at random. A setting tg refuses is logged
-// and skipped. log may be nil.
+// (the tick's place on the schedule, k intervals since Run started, as
+// now: Tick) and applies the settings returned, logging each change with
+// the observation that led to it. An interval in which nothing entered,
+// moved or waited is not shown to the tuner: an idle target would only
+// make it move at random. A setting tg refuses is logged and skipped. log
+// may be nil.
 func Run(ctx context.Context, tn Tuner, tg Target, interval time.Duration, log *slog.Logger) error {
 	if interval <= 0 {
 		return fmt.Errorf("%w: interval %v", ErrConfig, interval)
 	}
+	start := time.Now()
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	return run(ctx, tn, tg, interval, log, start, t.C)
+}
+
+// Tick is the time a tick that arrived at at stands for: the multiple of
+// interval since start nearest to it. A ticker's ticks arrive a little
+// late, by varying amounts, so the time between two can be a little less
+// than the interval; a tuner given the arrival times would take the
+// second for early and skip it (decisions 1 and 2 intervals apart).
+func Tick(at, start time.Time, interval time.Duration) time.Duration {
+	k := (at.Sub(start) + interval/2) / interval
+	return k * interval
+}
+
+// run is Run on the ticks of ticks.
+func run(ctx context.Context, tn Tuner, tg Target, interval time.Duration, log *slog.Logger, start time.Time, ticks <-chan time.Time) error {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	start := time.Now()
 	prev, prevAt := tg.Sample(), start
-	t := time.NewTicker(interval)
-	defer t.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
-		case at := <-t.C:
+		case at := <-ticks:
 			cur := tg.Sample()
 			o := Observe(prev, cur, at.Sub(prevAt))
 			idle := cur.Bytes == prev.Bytes && cur.Entered == prev.Entered && cur.Queued == 0
@@ -104,7 +120,7 @@ func Run(ctx context.Context, tn Tuner, tg Target, interval time.Duration, log *
 			if idle {
 				continue
 			}
-			for _, s := range tn.Step(at.Sub(start), o) {
+			for _, s := range tn.Step(Tick(at, start, interval), o) {
 				old := knobValue(tg.Knobs(), s.Knob)
 				if err := tg.SetKnob(s.Knob, s.Value); err != nil {
 					log.Warn("tune: setting refused", "knob", s.Knob, "value", s.Value, "err", err)

@@ -1,5 +1,7 @@
-// Package tune adjusts client-side I/O path parameters at run time (seed
-// 004, IOPathTune): every Interval it doubles or halves one knob,
+// Package tune adjusts client-side I/O path parameters at run time
+// (IOPathTune: Rashid, Bao, He and Dai, "IOPathTune: Adaptive Online
+// Parameter Tuning for Parallel File System I/O Path"): every Interval it
+// doubles or halves one knob,
 // alternating between the knobs, keeps the direction that raised the
 // bandwidth and reverses one that did not, and reverts the last change
 // when contention shows. The cores are pure state machines: the caller
@@ -22,16 +24,6 @@ type Knob struct {
 	Name     string
 	Value    int
 	Min, Max int
-}
-
-// Lustre's two knobs as IOPathTune tunes them, at Lustre's defaults and
-// within its documented ranges (4 KiB pages: 1 to 1,024 pages per RPC,
-// 1 to 256 RPCs in flight).
-func LustreKnobs() []Knob {
-	return []Knob{
-		{Name: "max_pages_per_rpc", Value: 256, Min: 1, Max: 1024},
-		{Name: "max_rpcs_in_flight", Value: 8, Min: 1, Max: 256},
-	}
 }
 
 // Observation is one interval's client statistics (per-target figures
@@ -62,14 +54,15 @@ type Tuner interface {
 // Config tunes IOPathTune.
 type Config struct {
 	Knobs    []Knob        // default LustreKnobs()
-	Interval time.Duration // how often a knob changes (default 10 s, seed 004)
+	Interval time.Duration // how often a knob changes (default 10 s, IOPathTune's)
 	// Contention: the cache fills while the bandwidth falls — dirty bytes
 	// up by more than this share of the last interval's, and the
 	// bandwidth down (default 0.2).
 	DirtyGrowth float64
 }
 
-// IOPathTune is seed 004's heuristic.
+// IOPathTune is the heuristic of Rashid, Bao, He and Dai, "IOPathTune:
+// Adaptive Online Parameter Tuning for Parallel File System I/O Path".
 type IOPathTune struct {
 	cfg      Config
 	knobs    []Knob
@@ -79,7 +72,8 @@ type IOPathTune struct {
 	lastAt   time.Duration
 	lastObs  Observation
 	haveLast bool
-	Reverts  int // changes reverted for contention
+	judged   []Reason // per knob, how its last move was judged
+	Reverts  int      // changes reverted for contention
 }
 
 // NewIOPathTune returns the heuristic at the knobs' initial values.
@@ -134,14 +128,43 @@ func (k *Knob) step(d int) bool {
 // set moves knob i by direction d within its range (Knob.step).
 func (t *IOPathTune) set(i, d int) bool { return t.knobs[i].step(d) }
 
-// Step decides at the end of an interval. Before Interval has passed
+// Reason says why IOPathTune moved a knob (the label of
+// adaptio_lustre_changes_total and of the log).
+type Reason string
+
+// The reasons of IOPathTune's moves.
+const (
+	ReasonFirst      Reason = "first_move"        // the knob's first move: doubled
+	ReasonRose       Reason = "bandwidth_rose"    // its last move raised the bandwidth: the same way again
+	ReasonFell       Reason = "bandwidth_fell"    // its last move did not: the other way
+	ReasonBound      Reason = "at_bound"          // at a bound of its range: turned back
+	ReasonContention Reason = "contention_revert" // the cache filled while the bandwidth fell: the last move undone
+)
+
+// Change is a Setting with the reason for it.
+type Change struct {
+	Setting
+	From   int // the knob's value before
+	Reason Reason
+}
+
+// Step decides at the end of an interval (Decide, without the reasons).
+func (t *IOPathTune) Step(now time.Duration, o Observation) []Setting {
+	var out []Setting
+	for _, c := range t.Decide(now, o) {
+		out = append(out, c.Setting)
+	}
+	return out
+}
+
+// Decide decides at the end of an interval. Before Interval has passed
 // since the last decision it only watches. Then the last change is judged
 // by the bandwidth of the interval that followed it: under contention (the
 // cache filling while the bandwidth falls) it is reverted at once; if the
 // bandwidth rose, that knob will move the same way next time, otherwise
 // the other way. Then the knob whose turn it is moves (doubling first; a
-// knob at a bound turns back).
-func (t *IOPathTune) Step(now time.Duration, o Observation) []Setting {
+// knob at a bound turns back). Each change carries its reason.
+func (t *IOPathTune) Decide(now time.Duration, o Observation) []Change {
 	if !t.haveLast {
 		t.lastObs, t.haveLast, t.lastAt = o, true, now
 		return nil
@@ -149,36 +172,44 @@ func (t *IOPathTune) Step(now time.Duration, o Observation) []Setting {
 	if now-t.lastAt < t.cfg.Interval {
 		return nil
 	}
+	if t.judged == nil {
+		t.judged = make([]Reason, len(t.knobs))
+	}
 	prev := t.lastObs
 	t.lastObs, t.lastAt = o, now
 	improved := o.Bandwidth > prev.Bandwidth
 	if t.last >= 0 {
 		i := t.last
 		contention := !improved && float64(o.DirtyBytes) > (1+t.cfg.DirtyGrowth)*float64(max(prev.DirtyBytes, 1))
+		t.judged[i] = ReasonRose
 		if !improved {
 			t.dir[i] = -t.dir[i]
+			t.judged[i] = ReasonFell
 		}
 		if contention {
 			t.last = -1
+			from := t.knobs[i].Value
 			if t.set(i, t.dir[i]) {
 				t.Reverts++
-				return []Setting{{t.knobs[i].Name, t.knobs[i].Value}}
+				return []Change{{Setting{t.knobs[i].Name, t.knobs[i].Value}, from, ReasonContention}}
 			}
 		}
 	}
 	i := t.turn
 	t.turn = (t.turn + 1) % len(t.knobs)
 	d := t.dir[i]
+	why := t.judged[i]
 	if d == 0 {
-		d = +1
+		d, why = +1, ReasonFirst
 	}
+	from := t.knobs[i].Value
 	if !t.set(i, d) {
-		d = -d // at a bound: turn back
+		d, why = -d, ReasonBound // at a bound: turn back
 		if !t.set(i, d) {
 			t.last = -1
 			return nil
 		}
 	}
 	t.dir[i], t.last = d, i
-	return []Setting{{t.knobs[i].Name, t.knobs[i].Value}}
+	return []Change{{Setting{t.knobs[i].Name, t.knobs[i].Value}, from, why}}
 }

@@ -23,7 +23,7 @@ type tuneConfig struct {
 
 func (c *tuneConfig) flags(f *pflag.FlagSet, what string) {
 	f.StringVar(&c.Tuner, "tune", "off", "tune "+what+" while it runs: "+strings.Join(tune.Names(), ", ")+" or off (docs/tuning.md); every change is logged")
-	f.DurationVar(&c.Interval, "tune-interval", 10*time.Second, "with --tune: one tuning decision per interval (seed 004's 10 s; CAPES acts every 1s)")
+	f.DurationVar(&c.Interval, "tune-interval", 10*time.Second, "with --tune: one tuning decision per interval (IOPathTune's 10 s; CAPES acts every 1s)")
 }
 
 // check validates the flags.
