@@ -36,6 +36,9 @@ func Acquire(dir string) (*Lock, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("state directory: %w", err)
 	}
+	if err := checkAncestors(dir); err != nil {
+		return nil, err
+	}
 	path := filepath.Join(dir, LockFile)
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
@@ -44,13 +47,7 @@ func Acquire(dir string) (*Lock, error) {
 	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
 		f.Close()
 		if errors.Is(err, syscall.EWOULDBLOCK) {
-			holder := "another process"
-			if b, rerr := os.ReadFile(path); rerr == nil {
-				if pid, perr := strconv.Atoi(strings.TrimSpace(string(b))); perr == nil {
-					holder = "process " + strconv.Itoa(pid)
-				}
-			}
-			return nil, fmt.Errorf("%w: %s is used by %s (one run per state directory: wait for it, or choose another directory)", ErrHeld, dir, holder)
+			return nil, fmt.Errorf("%w: %s is used by %s (one run per state directory: wait for it, or choose another directory)", ErrHeld, dir, holder(path))
 		}
 		return nil, fmt.Errorf("state directory lock %s: %w", path, err)
 	}
@@ -68,4 +65,52 @@ func (l *Lock) Release() error {
 	err := l.f.Close() // closing the descriptor drops the flock
 	l.f = nil
 	return err
+}
+
+// holder names the process whose id the lock file at path holds.
+func holder(path string) string {
+	if pid := holderPID(path); pid > 0 {
+		return "process " + strconv.Itoa(pid)
+	}
+	return "another process"
+}
+
+func holderPID(path string) int {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return 0
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil {
+		return 0
+	}
+	return pid
+}
+
+// checkAncestors refuses dir when a folder above it is a state directory
+// another process holds: a run's state directory holds the folders of its
+// parts (the demo's Council keeps its JetStream store in a subfolder), and
+// a second server on one of them would corrupt the first's store. It
+// creates no lock file: it only probes the ones that exist.
+func checkAncestors(dir string) error {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return fmt.Errorf("state directory: %w", err)
+	}
+	for d := filepath.Dir(abs); ; d = filepath.Dir(d) {
+		path := filepath.Join(d, LockFile)
+		if f, err := os.Open(path); err == nil {
+			err := syscall.Flock(int(f.Fd()), syscall.LOCK_SH|syscall.LOCK_NB)
+			if err == nil {
+				syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+			}
+			f.Close()
+			if errors.Is(err, syscall.EWOULDBLOCK) && holderPID(path) != os.Getpid() {
+				return fmt.Errorf("%w: %s is inside %s, which %s uses (choose a directory outside it)", ErrHeld, dir, d, holder(path))
+			}
+		}
+		if d == filepath.Dir(d) {
+			return nil
+		}
+	}
 }
