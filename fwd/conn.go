@@ -57,6 +57,8 @@ type conn struct {
 	// blocks) and a client that stops reading stops being read.
 	tokens   chan struct{}
 	stopping atomic.Bool
+
+	auth session // the session's authentication (auth.go)
 }
 
 // maxPending is the most requests one connection may have unanswered.
@@ -67,7 +69,7 @@ const writeTimeout = 30 * time.Second
 
 func newConn(d *Daemon, nc net.Conn) *conn {
 	return &conn{d: d, nc: nc, out: make(chan outFrame, maxPending+1), tokens: make(chan struct{}, maxPending),
-		handles: map[uint64]int{}, paths: map[uint64]string{}}
+		handles: map[uint64]int{}, paths: map[uint64]string{}, auth: session{done: len(d.opts.Token) == 0}}
 }
 
 // stop makes the reader return; requests already received still complete.
@@ -84,6 +86,10 @@ func (c *conn) stop() {
 
 func (c *conn) serve() {
 	defer c.d.dropConn(c)
+	if !c.handshake() {
+		_ = c.nc.Close()
+		return
+	}
 	done := make(chan struct{})
 	go c.writer(done)
 	protocolErr := c.reader()
@@ -264,6 +270,13 @@ func (c *conn) reader() bool {
 			c.send(&fwdproto.Msg{Op: m.Op, ID: h.ID, Response: true, Code: fwdproto.CodeBadFrame, Err: "fwd: response frame sent to the daemon"}, nil)
 			return true
 		}
+		if !c.auth.done {
+			putBuf(p)
+			if !c.authenticate(&m) {
+				return true
+			}
+			continue
+		}
 		if m.Op == fwdproto.OpWrite {
 			m.Data = m.Data[:len(m.Data):len(m.Data)]
 			c.handle(&m, p) // the write's data lives in p until the write completes
@@ -284,6 +297,10 @@ func isClosed(err error) bool {
 // metadata operations run in their own goroutine. Either way the response
 // may overtake earlier ones.
 func (c *conn) handle(m *fwdproto.Msg, frame []byte) {
+	if m.Op == fwdproto.OpAuth {
+		c.authAgain(m)
+		return
+	}
 	if m.Op == fwdproto.OpHello {
 		c.clientID, c.hello = m.ClientID, true
 		c.send(&fwdproto.Msg{Op: fwdproto.OpHello, ID: m.ID, Response: true,

@@ -2,6 +2,7 @@ package fwd
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -23,6 +24,7 @@ import (
 	"github.com/adaptio/adaptio/access"
 	"github.com/adaptio/adaptio/backend"
 	"github.com/adaptio/adaptio/fwd/fwdproto"
+	"github.com/adaptio/adaptio/internal/listen"
 	"github.com/adaptio/adaptio/rw"
 	"github.com/adaptio/adaptio/sched"
 )
@@ -106,6 +108,25 @@ type Options struct {
 	// Gatherer serves /metrics when MetricsAddr is set (nil: Registerer if
 	// it is a Gatherer).
 	Gatherer prometheus.Gatherer
+
+	// Token, if set, is the secret every client must prove it holds, on
+	// every listener, before anything else (OpAuth; fwdproto.Auth): a
+	// client without it is refused with CodeAuth and the connection
+	// closed. Use fwdproto.ReadTokenFile.
+	Token []byte
+	// TLS, if set, serves the TCP listeners over TLS (Unix sockets stay
+	// plain: the shared-memory path needs the socket itself). With
+	// ClientAuth tls.RequireAndVerifyClientCert, a verified client
+	// certificate authenticates the session in place of the token.
+	TLS *tls.Config
+	// Insecure lets a listener beyond loopback (internal/listen) start
+	// with neither Token nor client certificates. Without it, New refuses.
+	Insecure bool
+}
+
+// authenticated reports whether every session must authenticate.
+func (o Options) authenticated() bool {
+	return len(o.Token) > 0 || (o.TLS != nil && o.TLS.ClientAuth == tls.RequireAndVerifyClientCert)
 }
 
 // Daemon is the forwarding daemon: it accepts clients, splits their reads
@@ -200,9 +221,19 @@ func New(opts Options) (*Daemon, error) {
 		opts.RingSpin = DefaultRingSpin
 	}
 	for _, a := range opts.Listen {
-		if _, _, ok := fwdproto.SplitAddr(a); !ok {
+		network, addr, ok := fwdproto.SplitAddr(a)
+		if !ok {
 			return nil, fmt.Errorf("%w: %q", ErrBadListener, a)
 		}
+		if network == "unix" {
+			continue
+		}
+		if err := listen.Require("forward --listen", addr, opts.authenticated(), opts.Insecure); err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrBadOptions, err)
+		}
+	}
+	if len(opts.Token) > 0 && len(opts.Token) < fwdproto.MinToken {
+		return nil, fmt.Errorf("%w: a token of %d bytes, want at least %d", ErrBadOptions, len(opts.Token), fwdproto.MinToken)
 	}
 	cfg := opts.Sched
 	cfg.Servers = opts.Backend.Servers()
@@ -282,6 +313,12 @@ func (d *Daemon) Start() error {
 			d.closeListenersLocked()
 			return fmt.Errorf("fwd: listen %s: %w", a, err)
 		}
+		if network != "unix" && listen.Insecure(addr, d.opts.authenticated()) {
+			d.log.Warn("clients are not authenticated on this address (insecure): anyone who reaches it can read and write the backend", "addr", ln.Addr().String())
+		}
+		if network != "unix" && d.opts.TLS != nil {
+			ln = tls.NewListener(ln, d.opts.TLS)
+		}
 		d.listeners = append(d.listeners, ln)
 		if network == "unix" {
 			d.addrs = append(d.addrs, "unix:"+ln.Addr().String())
@@ -296,6 +333,10 @@ func (d *Daemon) Start() error {
 			return fmt.Errorf("fwd: metrics listen %s: %w", d.opts.MetricsAddr, err)
 		}
 		d.metricsLn = ln
+		if !listen.Local(d.opts.MetricsAddr) {
+			// Read-only, but it tells who is doing what: say it is open.
+			d.log.Warn("metrics served beyond loopback without authentication (read-only)", "addr", ln.Addr().String())
+		}
 		mux := http.NewServeMux()
 		mux.Handle("/metrics", promhttp.HandlerFor(d.gath, promhttp.HandlerOpts{}))
 		d.httpSrv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}

@@ -23,6 +23,7 @@ type metrics struct {
 	bandwidth  prometheus.Gauge
 	conns      prometheus.Gauge
 	badFrames  prometheus.Counter
+	refused    *prometheus.CounterVec // sessions refused, by reason (auth.go)
 	received   *prometheus.CounterVec
 	viaFrame   prometheus.Counter // requests received as frames
 	viaRing    prometheus.Counter // requests taken from submission rings
@@ -61,6 +62,9 @@ func newMetrics(reg prometheus.Registerer, servers int, depth func(server int) f
 		badFrames: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "adaptio_fwd_bad_frames_total", Help: "Malformed or oversized frames (each closes its connection).",
 		}),
+		refused: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "adaptio_fwd_sessions_refused_total", Help: "Client sessions refused and closed, by reason: unauthenticated (a request before authentication), bad_proof (another token), protocol (an auth step out of order or an unknown auth version), tls (the TLS handshake failed: no or an unverified client certificate).",
+		}, []string{"reason"}),
 		received: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "adaptio_fwd_requests_received_total", Help: "Client requests received, by path: a frame on the socket, or an entry of a submission ring in shared memory.",
 		}, []string{"path"}),
@@ -73,6 +77,9 @@ func newMetrics(reg prometheus.Registerer, servers int, depth func(server int) f
 		}),
 	}
 	m.viaFrame, m.viaRing = m.received.WithLabelValues("frame"), m.received.WithLabelValues("ring")
+	for _, r := range refusals {
+		m.refused.WithLabelValues(r)
+	}
 	m.doorbells, m.wakes = m.wakeups.WithLabelValues("received"), m.wakeups.WithLabelValues("sent")
 	bytes := func(op string, v *atomic.Uint64) prometheus.Collector {
 		return prometheus.NewCounterFunc(prometheus.CounterOpts{
@@ -80,7 +87,7 @@ func newMetrics(reg prometheus.Registerer, servers int, depth func(server int) f
 			ConstLabels: prometheus.Labels{"op": op},
 		}, func() float64 { return float64(v.Load()) })
 	}
-	collectors := []prometheus.Collector{bytes("read", &m.readBytes), bytes("write", &m.writeBytes), m.window, m.bandwidth, m.latency, m.errors, m.batches, m.conns, m.badFrames, m.received, m.wakeups, m.wake}
+	collectors := []prometheus.Collector{bytes("read", &m.readBytes), bytes("write", &m.writeBytes), m.window, m.bandwidth, m.latency, m.errors, m.batches, m.conns, m.badFrames, m.refused, m.received, m.wakeups, m.wake}
 	for s := 0; s < servers; s++ {
 		collectors = append(collectors, prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Name: "adaptio_fwd_queue_depth", Help: "Requests queued in the scheduler per PFS data server.",

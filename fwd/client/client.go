@@ -2,6 +2,7 @@ package client
 
 import (
 	"bufio"
+	"crypto/tls"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -42,6 +43,16 @@ type Options struct {
 	// ClientID identifies the client node in the daemon's statistics
 	// (default: derived from the host name and process id).
 	ClientID uint32
+	// Token is the forwarder's token (fwdproto.ReadTokenFile): the client
+	// proves it holds it before the hello, and checks that the forwarder
+	// holds it too. Nil: no authentication (a forwarder with a token then
+	// refuses the session).
+	Token []byte
+	// TLS, if set, speaks TLS to a TCP address (not to a Unix socket):
+	// RootCAs verify the forwarder, Certificates hold the client's
+	// certificate for a forwarder that requires one. An empty ServerName
+	// is the address's host.
+	TLS *tls.Config
 	// Name is a free-form label sent in the hello.
 	Name string
 	// MaxIO is the largest read or write sent in one request; longer ones
@@ -216,12 +227,19 @@ func (c *Client) dial() (*clientConn, error) {
 	if tc, ok := nc.(*net.TCPConn); ok {
 		_ = tc.SetNoDelay(true)
 	}
+	if nc, err = c.secure(nc); err != nil {
+		return nil, err
+	}
 	cc := &clientConn{nc: nc, gen: c.gen + 1, pending: map[uint64]*call{}, done: make(chan struct{})}
 	go cc.readLoop()
+	if err := c.authenticate(cc); err != nil {
+		cc.close()
+		return nil, err
+	}
 	cl, err := cc.do(&fwdproto.Msg{Op: fwdproto.OpHello, ClientID: c.opts.ClientID, Name: c.opts.Name}, nil)
 	if err != nil {
 		cc.close()
-		return nil, fmt.Errorf("hello: %w", err)
+		return nil, fmt.Errorf("hello: %w", authHint(err))
 	}
 	// Requests must fit the daemon's frames: header, fields and data.
 	cc.maxIO = MaxMaxIO

@@ -78,7 +78,10 @@ const (
 	// Path (mknod(2)): Mode is a Unix mode with its S_IF* type bits, Rdev
 	// the device number of a block or character device.
 	OpMknod Op = 23
-	opMax   Op = 24
+	// OpAuth proves, before hello, that the client holds the forwarder's
+	// token (a challenge and response over HMAC-SHA256; see Auth).
+	OpAuth Op = 24
+	opMax  Op = 25
 )
 
 // Setattr flags: which attributes an OpSetattr changes.
@@ -189,7 +192,7 @@ type FS struct {
 const MaxShm = 1 << 30
 
 var opNames = [...]string{"", "hello", "open", "close", "read", "write", "fsync", "stat", "unlink", "truncate", "mkdir", "readdir",
-	"shm", "read-shm", "write-shm", "ring", "wake", "rename", "link", "symlink", "readlink", "setattr", "statfs", "mknod"}
+	"shm", "read-shm", "write-shm", "ring", "wake", "rename", "link", "symlink", "readlink", "setattr", "statfs", "mknod", "auth"}
 
 // String returns the operation's lower-case name.
 func (o Op) String() string {
@@ -235,6 +238,7 @@ const (
 	CodePermission   Code = 17 // permission denied by the backend
 	CodeNoSpace      Code = 18 // no space left on the backend (or quota exceeded)
 	CodeNameTooLong  Code = 19 // a name longer than the backend's file system allows
+	CodeAuth         Code = 20 // the forwarder requires authentication, or it failed; the connection is closed
 )
 
 var codeNames = map[Code]string{
@@ -244,7 +248,7 @@ var codeNames = map[Code]string{
 	CodeIO: "i/o error", CodeIsDir: "is a directory", CodeNotDir: "not a directory",
 	CodeNotEmpty: "directory not empty", CodeNoHello: "no hello", CodeNotSupported: "not supported",
 	CodeCrossDevice: "cross-device link", CodePermission: "permission denied", CodeNoSpace: "no space left",
-	CodeNameTooLong: "file name too long",
+	CodeNameTooLong: "file name too long", CodeAuth: "authentication required",
 }
 
 // String names the code.
@@ -432,6 +436,8 @@ type Msg struct {
 	Process  uint32 // read, write: the calling process (for pattern detection)
 	ShmOff   uint64 // read-shm, write-shm: where the data is in the shared region; ring: where the rings are
 
+	Auth Auth // auth request and response
+
 	MaxFrame uint32 // hello response: largest frame the daemon accepts, header included
 	Servers  uint32 // hello response: data servers behind the daemon
 
@@ -522,6 +528,13 @@ func AppendFixed(b []byte, m *Msg) []byte {
 		case OpHello:
 			e.u32(m.MaxFrame)
 			e.u32(m.Servers)
+		case OpAuth:
+			e.u8(m.Auth.Version)
+			e.u8(m.Auth.Step)
+			if m.Auth.Step == AuthChallenge {
+				e.b = append(e.b, m.Auth.Nonce[:]...)
+				e.b = append(e.b, m.Auth.Proof[:]...)
+			}
 		case OpOpen:
 			e.u64(m.Handle)
 			e.info(m.Info)
@@ -542,6 +555,14 @@ func AppendFixed(b []byte, m *Msg) []byte {
 		case OpHello:
 			e.u32(m.ClientID)
 			e.str(m.Name)
+		case OpAuth:
+			e.u8(m.Auth.Version)
+			e.u8(m.Auth.Step)
+			if m.Auth.Step == AuthChallenge {
+				e.b = append(e.b, m.Auth.Nonce[:]...)
+			} else {
+				e.b = append(e.b, m.Auth.Proof[:]...)
+			}
 		case OpOpen:
 			e.u32(m.Flags)
 			e.u32(m.Mode)
@@ -625,6 +646,14 @@ func (d *dec) need(n int) bool {
 		return false
 	}
 	return true
+}
+
+// bytes fills dst from the payload.
+func (d *dec) bytes(dst []byte) {
+	if d.need(len(dst)) {
+		copy(dst, d.b)
+		d.b = d.b[len(dst):]
+	}
 }
 func (d *dec) u8() uint8 {
 	if !d.need(1) {
@@ -726,6 +755,13 @@ func Decode(h Header, p []byte, m *Msg) error {
 		case OpHello:
 			m.MaxFrame = d.u32()
 			m.Servers = d.u32()
+		case OpAuth:
+			m.Auth.Version = d.u8()
+			m.Auth.Step = d.u8()
+			if m.Auth.Step == AuthChallenge {
+				d.bytes(m.Auth.Nonce[:])
+				d.bytes(m.Auth.Proof[:])
+			}
 		case OpOpen:
 			m.Handle = d.u64()
 			m.Info = d.info()
@@ -756,6 +792,14 @@ func Decode(h Header, p []byte, m *Msg) error {
 	case OpHello:
 		m.ClientID = d.u32()
 		m.Name = d.str(255)
+	case OpAuth:
+		m.Auth.Version = d.u8()
+		m.Auth.Step = d.u8()
+		if m.Auth.Step == AuthChallenge {
+			d.bytes(m.Auth.Nonce[:])
+		} else {
+			d.bytes(m.Auth.Proof[:])
+		}
 	case OpOpen:
 		m.Flags = d.u32()
 		m.Mode = d.u32()

@@ -62,6 +62,11 @@ func sampleMsgs() []Msg {
 		{Op: OpMknod, ID: 22, Response: true},
 		{Op: OpMknod, ID: 22, Response: true, Code: CodePermission, Err: "mknod dev/null: operation not permitted"},
 		{Op: OpStat, ID: 7, Response: true, Info: FileInfo{Name: "fifo", Mode: fs.ModeNamedPipe | 0o644, Ino: 3, Nlink: 1}},
+		{Op: OpAuth, ID: 23, Auth: Auth{Version: AuthVersion, Step: AuthChallenge, Nonce: [NonceSize]byte{1, 2, 3}}},
+		{Op: OpAuth, ID: 23, Response: true, Auth: Auth{Version: AuthVersion, Step: AuthChallenge, Nonce: [NonceSize]byte{4}, Proof: [32]byte{5, 31: 6}}},
+		{Op: OpAuth, ID: 24, Auth: Auth{Version: AuthVersion, Step: AuthProve, Proof: [32]byte{7, 31: 8}}},
+		{Op: OpAuth, ID: 24, Response: true, Auth: Auth{Version: AuthVersion, Step: AuthProve}},
+		{Op: OpHello, ID: 25, Response: true, Code: CodeAuth, Err: "fwd: forwarder requires authentication"},
 	}
 }
 
