@@ -217,6 +217,16 @@ type Options struct {
 	// DecisionLog receives one JSON line per round (nil: none). Writes
 	// happen after the decision is published.
 	DecisionLog io.Writer
+	// AuditLog receives one JSON line (AuditEntry) per operator action and
+	// guardrail fallback, synced after each when it has a Sync method (an
+	// *os.File opened for appending). Nil: none (the actions are still
+	// logged).
+	AuditLog io.Writer
+	// HealthRounds is how far behind /healthz lets things fall before it
+	// reports degraded: the learned state last written more than this many
+	// rounds ago, or a known I/O node silent for this many of its report
+	// intervals (default DefaultHealthRounds).
+	HealthRounds int
 	// Logger for operational messages (nil: discard).
 	Logger *slog.Logger
 	// Registerer for the metrics (nil: a private registry, served on /metrics).
@@ -250,6 +260,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.ReadyTimeout == 0 {
 		o.ReadyTimeout = 10 * time.Second
+	}
+	if o.HealthRounds == 0 {
+		o.HealthRounds = DefaultHealthRounds
 	}
 	return o
 }

@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"math/rand/v2"
 	"net"
@@ -64,6 +63,16 @@ type Service struct {
 	wg       sync.WaitGroup
 	m        *metrics
 	ready    chan struct{}
+
+	// The operator's side (admin.go, health.go): admin subscription, ids
+	// of recent requests, when each node last reported (under mu), the
+	// outcome of the latest state writes (under pmu).
+	om        *operatorMetrics
+	adminSub  *nats.Subscription
+	adminIDs  map[string]time.Time
+	seen      map[int]nodeSeen
+	pmu       sync.Mutex
+	persisted persistState
 }
 
 // New validates opts and builds the core; nothing runs until Start.
@@ -88,6 +97,10 @@ func New(opts Options) (*Service, error) {
 	if s.m, err = newMetrics(reg); err != nil {
 		return nil, err
 	}
+	if s.om, err = newOperatorMetrics(reg); err != nil {
+		return nil, err
+	}
+	s.adminIDs = map[string]time.Time{}
 	if opts.DecisionLog != nil {
 		s.logw = bufio.NewWriterSize(opts.DecisionLog, 1<<16)
 	}
@@ -211,6 +224,9 @@ func (s *Service) start() error {
 	s.t0 = time.Now()
 	s.m.window.Set(s.core.Window().Seconds())
 	s.m.round.Set(float64(s.core.Round()))
+	s.persisted.round = s.core.Round()
+	s.om.shadow.Set(b2f(s.core.Shadow()))
+	s.om.pins.Set(float64(len(s.core.Operator().Pins)))
 
 	s.wg.Add(1)
 	go s.persistLoop()
@@ -223,6 +239,9 @@ func (s *Service) start() error {
 		return err
 	}
 	s.sub = sub
+	if err := s.subscribeAdmin(); err != nil {
+		return err
+	}
 	if err := nc.Flush(); err != nil {
 		return err
 	}
@@ -314,6 +333,7 @@ func (s *Service) onReport(m *nats.Msg) {
 		return
 	}
 	s.m.reports.Inc()
+	s.noteReport(r)
 	s.stats.Reports++
 	s.poll(now)
 	el := time.Since(t)
@@ -355,6 +375,7 @@ func (s *Service) poll(now time.Duration) {
 		s.log.Warn("publish decision", "round", d.Round, "err", err)
 	}
 	s.lastDec = d
+	s.noteDecision(d)
 	s.stats.Rounds++
 	s.m.rounds.WithLabelValues(d.Reason).Inc()
 	if d.Explore {
@@ -398,7 +419,9 @@ func (s *Service) persistLoop() {
 func (s *Service) put(snap []byte) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	if _, err := s.kv.Put(ctx, stateKey, snap); err != nil {
+	_, err := s.kv.Put(ctx, stateKey, snap)
+	s.notePersist(snap, err)
+	if err != nil {
 		s.m.persistErrors.Inc()
 		s.log.Warn("persist learned state", "err", err)
 		return fmt.Errorf("council/service: persist learned state: %w", err)
@@ -472,6 +495,9 @@ func (s *Service) Shutdown() {
 	if s.sub != nil {
 		_ = s.sub.Unsubscribe()
 	}
+	if s.adminSub != nil {
+		_ = s.adminSub.Unsubscribe()
+	}
 	if s.httpSrv != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		_ = s.httpSrv.Shutdown(ctx)
@@ -512,13 +538,7 @@ func (s *Service) Handler() http.Handler {
 		enc.SetIndent("", "  ")
 		_ = enc.Encode(st)
 	})
-	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
-		if s.nc == nil || !s.nc.IsConnected() {
-			http.Error(w, "not connected to NATS", http.StatusServiceUnavailable)
-			return
-		}
-		io.WriteString(w, "ok\n")
-	})
+	mux.HandleFunc("/healthz", s.serveHealth)
 	return mux
 }
 
