@@ -33,6 +33,7 @@ type benchConfig struct {
 	NoShm       bool
 	NoRing      bool
 	RingSpin    time.Duration
+	Auth        fwdAuth // the forwarder's token and TLS
 	// ForwarderMetrics is the daemon's /metrics URL, for its CPU time.
 	ForwarderMetrics string
 }
@@ -149,13 +150,18 @@ each phase a second or more.`,
 	f.BoolVar(&cfg.NoRing, "no-ring", false, "with a unix: forwarder, send each request in the shared region as a frame on the socket instead of through the region's submission and completion rings (docs/protocol.md, Rings)")
 	f.StringVar(&cfg.ForwarderMetrics, "forwarder-metrics", "", "the daemon's Prometheus metrics URL (adaptio forward --metrics-addr), e.g. http://127.0.0.1:9090/metrics: each phase then also reports the daemon's CPU time per GiB, and --compare the CPU per GiB of both sides and their ratio, which another tenant's load on a shared machine moves less than bandwidth")
 	f.DurationVar(&cfg.RingSpin, "ring-spin", client.DefaultRingSpin, "least time the completion reaper keeps polling the rings after its last completion before it sleeps: on an idle node 50 sweeps pass in microseconds, and each request would then wait for a wake-up through the socket (negative: sleep after 50 empty sweeps)")
+	cfg.Auth.clientFlags(f)
 	return cmd
 }
 
 // dial opens --conns connections to the forwarder: the first, and the
 // others in opts.Clients. closeAll closes them all.
 func (cfg benchConfig) dial(opts *fwdbench.Options) (c *client.Client, closeAll func(), err error) {
-	copts := client.Options{Name: "bench", NoShm: cfg.NoShm, NoRing: cfg.NoRing, RingSpin: cfg.RingSpin}
+	token, tlsCfg, err := cfg.Auth.client()
+	if err != nil {
+		return nil, nil, err
+	}
+	copts := client.Options{Name: "bench", NoShm: cfg.NoShm, NoRing: cfg.NoRing, RingSpin: cfg.RingSpin, Token: token, TLS: tlsCfg}
 	var all []*client.Client
 	closeAll = func() {
 		for _, x := range all {

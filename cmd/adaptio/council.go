@@ -24,6 +24,7 @@ import (
 	"github.com/adaptio/adaptio/council/councilbench"
 	"github.com/adaptio/adaptio/council/service"
 	"github.com/adaptio/adaptio/detect/learn"
+	"github.com/adaptio/adaptio/internal/listen"
 	"github.com/adaptio/adaptio/internal/statelock"
 	"github.com/adaptio/adaptio/sched"
 )
@@ -53,6 +54,7 @@ type councilConfig struct {
 	Credit      string
 	MaxPull     time.Duration
 	Security    service.Security
+	Insecure    bool // embedded server: listen beyond loopback without authentication
 	Verbose     bool
 }
 
@@ -107,7 +109,7 @@ func addSecurityFlags(cmd *cobra.Command, s *service.Security) {
 	f := cmd.Flags()
 	f.StringVar(&s.User, "user", "", "NATS user name (the password comes from $ADAPTIO_NATS_PASSWORD)")
 	f.StringVar(&s.NKeySeedFile, "nkey-seed", "", "file holding an NKey user seed (SU...) to authenticate with; the embedded server accepts its public key")
-	f.StringSliceVar(&s.AllowNKeys, "allow-nkey", nil, "embedded server: further NKey user public keys (U...) to accept, e.g. one per I/O node (repeatable)")
+	f.StringSliceVar(&s.AllowNKeys, "allow-nkey", nil, "embedded server: further NKey user public keys (U...) to accept, e.g. one per I/O node (repeatable); each may publish the reports of any node of the group, or only its own when the group's keyring (--keys) lists it as node k's")
 	f.StringVar(&s.TLSCert, "tls-cert", "", "PEM certificate: the embedded server's, or the client certificate for --nats")
 	f.StringVar(&s.TLSKey, "tls-key", "", "PEM private key of --tls-cert")
 	f.StringVar(&s.TLSCA, "tls-ca", "", "PEM CA bundle: embedded server: require client certificates signed by it; --nats: verify the server with it")
@@ -175,6 +177,7 @@ See docs/council.md.`,
 	f.BoolVarP(&cfg.Verbose, "verbose", "v", false, "log at debug level (rejected messages, ...)")
 	addCoreFlags(cmd, &cfg)
 	addSecurityFlags(cmd, &cfg.Security)
+	f.BoolVar(&cfg.Insecure, "insecure", false, "embedded server: start even though --listen is beyond loopback and no client authentication is configured (--user, --nkey-seed/--allow-nkey, --keys, --tls-ca); anyone who reaches it could publish decisions: a trusted network only")
 	cmd.AddCommand(newCouncilBenchCmd())
 	return cmd
 }
@@ -189,6 +192,9 @@ func councilLogger(verbose bool) *slog.Logger {
 
 func runCouncil(cmd *cobra.Command, cfg councilConfig) error {
 	log := councilLogger(cfg.Verbose)
+	if cfg.HTTP != "" && !listen.Local(cfg.HTTP) {
+		log.Warn("--http serves /metrics, /status and /healthz beyond loopback without authentication (read-only: the learned state is visible)", "addr", cfg.HTTP)
+	}
 	cfg.Security.Password = os.Getenv("ADAPTIO_NATS_PASSWORD")
 	if cfg.Security.User != "" && cfg.Security.Password == "" {
 		return errors.New("council: --user needs the password in $ADAPTIO_NATS_PASSWORD")
@@ -207,6 +213,9 @@ func runCouncil(cmd *cobra.Command, cfg councilConfig) error {
 			return fmt.Errorf("council: --listen: %w", err)
 		}
 		opts.Host, opts.Port = host, port
+		if err := listen.Require("council --listen", cfg.Listen, embeddedAuth(cmd, cfg.Security), cfg.Insecure); err != nil {
+			return fmt.Errorf("council: %w", err)
+		}
 		if port > 0 {
 			// The embedded server would retry a taken port until its
 			// start-up deadline and then say only "not ready".

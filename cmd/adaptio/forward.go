@@ -57,6 +57,7 @@ type forwardConfig struct {
 	Interval      time.Duration
 	Verbose       bool
 	Tune          tuneConfig
+	Auth          fwdAuth // the data protocol's authentication (--token-file, --tls-*, --insecure)
 }
 
 func newForwardCmd() *cobra.Command {
@@ -94,9 +95,17 @@ requests merged into one access to a data server and the most accesses in
 flight to one (docs/tuning.md). Each change is logged and counted in
 adaptio_fwd_knob_changes_total; adaptio_fwd_knob shows the values in force.
 
+Security: a --listen address beyond loopback (anything but 127.0.0.0/8, ::1,
+localhost, unix:) is refused unless clients authenticate: --token-file FILE (each
+client proves it holds the shared token, adaptio mount/bench --token-file FILE), or
+--tls-cert/--tls-key/--tls-ca (mutual TLS: clients present certificates of the CA);
+--insecure starts without either, on a network you trust. Refused sessions are logged
+at WARN with the peer's address and counted in adaptio_fwd_sessions_refused_total.
+The token authenticates; only TLS also encrypts the data (docs/security.md).
+
 Nothing is written besides what clients write to the backend. Stops cleanly
 on SIGINT/SIGTERM: requests already received complete first.`,
-		Example: `  adaptio forward --backend posix:/mnt/pfs --listen 0.0.0.0:7070 --listen unix:/run/adaptio.sock
+		Example: `  adaptio forward --backend posix:/mnt/pfs --listen 0.0.0.0:7070 --token-file /etc/adaptio/fwd.token --listen unix:/run/adaptio.sock
   adaptio forward --backend pfs:127.0.0.1:7101,127.0.0.1:7102 --node 1 --nodes 4 --window 2ms`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -125,7 +134,7 @@ on SIGINT/SIGTERM: requests already received complete first.`,
 	f.IntVar(&cfg.Workers, "workers", 0, fmt.Sprintf("worker goroutines executing batches (most batches in flight); 0: %d, which keeps a parallel file system over the network busy, or %d per CPU if fewer when the posix: directory is on a local file system (tmpfs, ext4, XFS...), whose calls rarely block and whose extra workers only queue for the CPUs", fwd.DefaultWorkers, fwd.LocalWorkersPerCPU))
 	f.IntVar(&cfg.RingPolls, "ring-polls", fwd.DefaultRingPolls, "sweeps over the unix: clients' submission rings that find nothing before the ring poller sleeps until a doorbell (negative: sleep at once, spending no CPU on polling)")
 	f.DurationVar(&cfg.RingSpin, "ring-spin", fwd.DefaultRingSpin, "least time the ring poller keeps polling the rings after its last submission before it sleeps, unless requests wait in the scheduler: on an idle node 50 sweeps pass in microseconds, and each request would then wait for a wake-up through the socket (negative: --ring-polls alone decides)")
-	f.StringVar(&cfg.MetricsAddr, "metrics-addr", "", "serve Prometheus /metrics on this host:port (empty: off)")
+	f.StringVar(&cfg.MetricsAddr, "metrics-addr", "", "serve Prometheus /metrics on this host:port (empty: off; read-only and unauthenticated: beyond loopback it is logged at WARN)")
 	f.StringVar(&cfg.Council, "council", "", "NATS URL of the Council (nats://host:4222); empty: no announcer")
 	f.StringVar(&cfg.CouncilPrefix, "council-prefix", announce.DefaultPrefix, "subject prefix of the Council group")
 	f.StringVar(&cfg.CouncilAuth.User, "council-user", "", "NATS user name towards the Council (the password comes from $ADAPTIO_NATS_PASSWORD)")
@@ -136,6 +145,7 @@ on SIGINT/SIGTERM: requests already received complete first.`,
 	f.DurationVar(&cfg.Interval, "interval", announce.DefaultInterval, "how often the announcer reports to the Council")
 	f.BoolVarP(&cfg.Verbose, "verbose", "v", false, "log connections and errors to stderr at debug level")
 	cfg.Tune.flags(f, "the aggregation limit and the accesses in flight per data server")
+	cfg.Auth.serverFlags(f)
 	return cmd
 }
 
@@ -251,7 +261,12 @@ func runForward(cmd *cobra.Command, cfg forwardConfig) error {
 	if patterns {
 		onRequest = ds.request
 	}
+	token, tlsCfg, err := cfg.Auth.server()
+	if err != nil {
+		return fmt.Errorf("forward: %w", err)
+	}
 	d, err := fwd.New(fwd.Options{
+		Token: token, TLS: tlsCfg, Insecure: cfg.Auth.Insecure,
 		Listen: cfg.Listen, Backend: be, Scheduler: cfg.Scheduler, Workers: cfg.Workers, RingPolls: cfg.RingPolls, RingSpin: cfg.RingSpin,
 		Sched:       sched.Config{Window: cfg.Window, SkipEmpty: cfg.SkipEmpty, IdleStart: cfg.IdleStart, Aligned: cfg.Aligned, Node: cfg.Node, Nodes: cfg.Nodes},
 		MetricsAddr: cfg.MetricsAddr, Logger: log, Registerer: reg, Gatherer: reg,

@@ -26,6 +26,7 @@ type mountConfig struct {
 	AllowOther   bool
 	Debug        bool
 	Tune         tuneConfig
+	Auth         fwdAuth // the forwarder's token and TLS
 }
 
 func newMountCmd() *cobra.Command {
@@ -94,7 +95,12 @@ system is unmounted (umount MOUNTPOINT). Nothing is written locally.`,
 				}
 			}
 			log := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), nil))
-			c, err := client.DialOptions(cfg.Forwarder, client.Options{Name: "mount", Reconnect: cfg.Reconnect, NoShm: cfg.NoShm, NoRing: cfg.NoRing, RingSpin: cfg.RingSpin, Logger: log})
+			token, tlsCfg, err := cfg.Auth.client()
+			if err != nil {
+				return fmt.Errorf("mount: %w", err)
+			}
+			c, err := client.DialOptions(cfg.Forwarder, client.Options{Name: "mount", Reconnect: cfg.Reconnect, NoShm: cfg.NoShm, NoRing: cfg.NoRing, RingSpin: cfg.RingSpin, Logger: log,
+				Token: token, TLS: tlsCfg})
 			if err != nil {
 				return fmt.Errorf("mount: %w", err)
 			}
@@ -144,6 +150,7 @@ system is unmounted (umount MOUNTPOINT). Nothing is written locally.`,
 	f.StringVar(&cfg.WriteBehind, "write-behind", "64MiB", "bytes of writes acknowledged before the forwarder has them (0: none; see above)")
 	f.BoolVar(&cfg.AllowOther, "allow-other", false, "let other users use the mount, with the kernel checking permissions (allow_other,default_permissions; see above)")
 	f.BoolVar(&cfg.Debug, "debug", false, "log every FUSE operation to stderr")
+	cfg.Auth.clientFlags(f)
 	cfg.Tune.flags(f, "the largest request sent to the forwarder and the requests in flight to it")
 	return cmd
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/adaptio/adaptio/dataserver"
+	"github.com/adaptio/adaptio/internal/listen"
 	"github.com/adaptio/adaptio/pfs"
 )
 
@@ -22,6 +23,9 @@ type pfsConfig struct {
 	Listen  string
 	Seed    uint64
 	Verbose bool
+	// Insecure lets the data servers listen beyond loopback: they have no
+	// authentication of their own.
+	Insecure bool
 }
 
 func newPFSCmd() *cobra.Command {
@@ -71,6 +75,7 @@ restarts.`,
 	f.StringVar(&cfg.Listen, "listen", "127.0.0.1:0", "HOST:PORT of server 0; server I listens on PORT+I (port 0: free ports)")
 	f.Uint64Var(&cfg.Seed, "seed", 1, "seed of the device models' jitter")
 	f.BoolVarP(&cfg.Verbose, "verbose", "v", false, "log connections and errors to stderr")
+	f.BoolVar(&cfg.Insecure, "insecure", false, "let the data servers listen beyond loopback (they have no authentication: anyone who reaches them reads and writes their files; a trusted network only)")
 	return cmd
 }
 
@@ -88,6 +93,9 @@ func runPFS(cmd *cobra.Command, cfg pfsConfig) error {
 	port, err := strconv.Atoi(portText)
 	if err != nil || port < 0 || port > 65535 {
 		return fmt.Errorf("pfs: --listen %q: bad port", cfg.Listen)
+	}
+	if err := listen.Require("pfs --listen", cfg.Listen, false, cfg.Insecure); err != nil {
+		return fmt.Errorf("pfs: %w", err)
 	}
 	level := slog.LevelWarn
 	if cfg.Verbose {
