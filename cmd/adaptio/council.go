@@ -56,6 +56,7 @@ type councilConfig struct {
 	Security    service.Security
 	Insecure    bool // embedded server: listen beyond loopback without authentication
 	Verbose     bool
+	Operator    operatorFlags // shadow, guardrail, audit log (councilctl.go)
 }
 
 // addCoreFlags registers the learning flags shared by "council" and "council bench".
@@ -177,8 +178,10 @@ See docs/council.md.`,
 	f.BoolVarP(&cfg.Verbose, "verbose", "v", false, "log at debug level (rejected messages, ...)")
 	addCoreFlags(cmd, &cfg)
 	addSecurityFlags(cmd, &cfg.Security)
+	addOperatorFlags(cmd, &cfg.Operator)
 	f.BoolVar(&cfg.Insecure, "insecure", false, "embedded server: start even though --listen is beyond loopback and no client authentication is configured (--user, --nkey-seed/--allow-nkey, --keys, --tls-ca); anyone who reaches it could publish decisions: a trusted network only")
 	cmd.AddCommand(newCouncilBenchCmd())
+	cmd.AddCommand(newCouncilCtlCmds()...)
 	return cmd
 }
 
@@ -245,6 +248,11 @@ func runCouncil(cmd *cobra.Command, cfg councilConfig) error {
 		defer f.Close()
 		opts.DecisionLog = f
 	}
+	closeAudit, err := cfg.Operator.apply(&opts)
+	if err != nil {
+		return fmt.Errorf("council: %w", err)
+	}
+	defer closeAudit()
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	opts.Registerer = reg
