@@ -79,7 +79,10 @@ type Env struct {
 	// such as "lustre.lov" then "trusted.lov"); tests point it at a user.
 	// attribute, the only kind tmpfs stores.
 	XattrNames []string
-	Logger     *slog.Logger // nil: discard
+	// MooseFS configures the moosefs kind (adaptio forward's --moosefs-*
+	// flags); other kinds ignore it.
+	MooseFS MooseFSOptions
+	Logger  *slog.Logger // nil: discard
 }
 
 // Factory builds a layout kind for an export.
@@ -152,47 +155,67 @@ const (
 
 // Detect names the layout kind for the file system holding dir: "lustre"
 // for Lustre (statfs magic LL_SUPER_MAGIC), "moosefs" for a FUSE mount
-// whose mount table type is fuse.mfs or fuse.moosefs, else "static". why
-// says what it saw. A kind it names may not be built into this binary;
-// the caller falls back to static then.
+// that the mount table shows as MooseFS (type fuse.mfs or fuse.moosefs, or
+// type fuse with the source mfs#HOST:PORT, as Debian's mfsmount 3.0
+// mounts), else "static". why says what it saw. A kind it names may not be
+// built into this binary; the caller falls back to static then.
 func Detect(dir string) (kind, why string) {
 	var st unix.Statfs_t
 	if err := unix.Statfs(dir, &st); err != nil {
 		return LayoutStatic, fmt.Sprintf("statfs %s: %v", dir, err)
 	}
-	fsType := ""
+	var m mountEntry
 	if uint32(st.Type) == fuseSuperMagic {
 		if f, err := os.Open("/proc/self/mountinfo"); err == nil {
 			abs, _ := filepath.EvalSymlinks(dir)
 			if abs, err = filepath.Abs(abs); err == nil {
-				fsType = mountType(f, abs)
+				m = mountOf(f, abs)
 			}
 			f.Close()
 		}
 	}
-	return detectKind(int64(st.Type), fsType)
+	return detectKind(int64(st.Type), m)
+}
+
+// mountEntry is the part of a mount table entry Detect reads.
+type mountEntry struct {
+	Type   string // file system type: "ext4", "fuse.mfs", "fuse"
+	Source string // mount source: "/dev/vda", "mfs#10.0.0.1:9421"
+}
+
+// isMooseFS reports whether a FUSE mount is MooseFS's: its type names
+// MooseFS, or it is plain "fuse" with mfsmount's source mfs#HOST:PORT.
+func (m mountEntry) isMooseFS() bool {
+	switch m.Type {
+	case "fuse.mfs", "fuse.moosefs":
+		return true
+	case "fuse", "fuseblk":
+		return strings.HasPrefix(m.Source, "mfs#")
+	}
+	return false
 }
 
 // detectKind is Detect's rule on a statfs f_type and, for FUSE, the mount
-// table's file system type (e.g. "fuse.mfs").
-func detectKind(magic int64, fsType string) (kind, why string) {
+// table's entry of the mount.
+func detectKind(magic int64, m mountEntry) (kind, why string) {
 	switch {
 	case uint32(magic) == lustreSuperMagic:
 		return LayoutLustre, "statfs type 0x0bd00bd0 (Lustre)"
-	case uint32(magic) == fuseSuperMagic && (fsType == "fuse.mfs" || fsType == "fuse.moosefs"):
-		return "moosefs", "FUSE mount of type " + fsType + " (MooseFS)"
+	case uint32(magic) == fuseSuperMagic && m.isMooseFS():
+		return LayoutMooseFS, fmt.Sprintf("FUSE mount of type %q from %q (MooseFS)", m.Type, m.Source)
 	case uint32(magic) == fuseSuperMagic:
-		return LayoutStatic, fmt.Sprintf("FUSE mount of type %q", fsType)
+		return LayoutStatic, fmt.Sprintf("FUSE mount of type %q from %q", m.Type, m.Source)
 	}
 	return LayoutStatic, fmt.Sprintf("statfs type %#x", uint32(magic))
 }
 
-// mountType returns the file system type ("fuse.mfs", "ext4", ...) of the
-// mount holding the absolute path abs, from a /proc/self/mountinfo listing
-// (proc(5)): the entry with the longest mount point that contains abs, the
-// last one mounted among equals.
-func mountType(mountinfo io.Reader, abs string) string {
-	best, bestLen := "", -1
+// mountOf returns the entry of the mount holding the absolute path abs,
+// from a /proc/self/mountinfo listing (proc(5)): the entry with the
+// longest mount point that contains abs, the last one mounted among
+// equals; escapes (\040 for a space, \043 for #) undone.
+func mountOf(mountinfo io.Reader, abs string) mountEntry {
+	var best mountEntry
+	bestLen := -1
 	sc := bufio.NewScanner(mountinfo)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	for sc.Scan() {
@@ -205,7 +228,10 @@ func mountType(mountinfo io.Reader, abs string) string {
 		if !within(abs, mp) || len(mp) < bestLen {
 			continue
 		}
-		best, bestLen = tail[0], len(mp)
+		best, bestLen = mountEntry{Type: unescapeMount(tail[0])}, len(mp)
+		if len(tail) > 1 {
+			best.Source = unescapeMount(tail[1])
+		}
 	}
 	return best
 }

@@ -5,46 +5,70 @@ import (
 	"testing"
 )
 
+// Lustre by its statfs type; MooseFS by the mount table's entry: the
+// type mfsmount registers (fuse.mfs, fuse.moosefs) or, as Debian's
+// mfsmount 3.0 mounts, type fuse from the source mfs#HOST:PORT.
 func TestDetectKind(t *testing.T) {
 	tests := []struct {
-		magic  int64
-		fsType string
-		want   string
+		magic int64
+		m     mountEntry
+		want  string
 	}{
-		{0x0BD00BD0, "", LayoutLustre},
-		{0x65735546, "fuse.mfs", "moosefs"},
-		{0x65735546, "fuse.moosefs", "moosefs"},
-		{0x65735546, "fuse.sshfs", LayoutStatic},
-		{0x01021994, "tmpfs", LayoutStatic},
-		{0xef53, "ext4", LayoutStatic},
+		{0x0BD00BD0, mountEntry{}, LayoutLustre},
+		{0x65735546, mountEntry{"fuse.mfs", "mfs#master:9421"}, LayoutMooseFS},
+		{0x65735546, mountEntry{"fuse.moosefs", "mfs#master:9421"}, LayoutMooseFS},
+		{0x65735546, mountEntry{"fuse", "mfs#10.213.0.1:9421"}, LayoutMooseFS},
+		{0x65735546, mountEntry{"fuse", "sshfs#u@h:/"}, LayoutStatic},
+		{0x65735546, mountEntry{"fuse", "adaptio"}, LayoutStatic},
+		{0x65735546, mountEntry{"fuse.sshfs", "u@h:/"}, LayoutStatic},
+		{0x01021994, mountEntry{"tmpfs", "mfs#x:1"}, LayoutStatic},
+		{0xef53, mountEntry{"ext4", "/dev/vda"}, LayoutStatic},
 	}
 	for _, tt := range tests {
-		if got, why := detectKind(tt.magic, tt.fsType); got != tt.want || why == "" {
-			t.Errorf("detectKind(%#x, %q) = %q, %q; want %q", tt.magic, tt.fsType, got, why, tt.want)
+		if got, why := detectKind(tt.magic, tt.m); got != tt.want || why == "" {
+			t.Errorf("detectKind(%#x, %+v) = %q, %q; want %q", tt.magic, tt.m, got, why, tt.want)
 		}
 	}
 }
 
-func TestMountType(t *testing.T) {
+// Mount table entries as the kernel lists them: the MooseFS line is
+// Debian's mfsmount 3.0 (type fuse, source mfs#10.213.0.1:9421 with # as
+// \043), taken from a live mount of scripts/moosefs-cluster.
+func TestMountOf(t *testing.T) {
 	const mountinfo = `22 1 252:1 / / rw,relatime shared:1 - ext4 /dev/vda rw
 40 22 0:35 / /mnt/mfs rw,nosuid,nodev shared:20 - fuse.mfs mfs#master:9421 rw,user_id=0
 41 22 0:36 / /mnt/mfs\040two rw shared:21 - fuse.moosefs mfs#other:9421 rw
 42 22 0:37 / /mnt/lustre rw shared:22 - lustre 10.0.0.1@tcp:/fs rw,flock
 43 40 0:38 / /mnt/mfs/tmp rw shared:23 - tmpfs tmpfs rw
+48 27 0:39 / /srv/mfs/mnt rw,nosuid,nodev,relatime - fuse mfs\04310.213.0.1:9421 rw,user_id=0,group_id=0,allow_other
 `
-	tests := []struct{ path, want string }{
-		{"/", "ext4"},
-		{"/home/u", "ext4"},
-		{"/mnt/mfs", "fuse.mfs"},
-		{"/mnt/mfs/run/out", "fuse.mfs"},
-		{"/mnt/mfs/tmp/x", "tmpfs"},
-		{"/mnt/mfsx", "ext4"},
-		{"/mnt/mfs two/f", "fuse.moosefs"},
-		{"/mnt/lustre/scratch", "lustre"},
+	tests := []struct {
+		path string
+		want mountEntry
+		kind string
+	}{
+		{"/", mountEntry{"ext4", "/dev/vda"}, LayoutStatic},
+		{"/home/u", mountEntry{"ext4", "/dev/vda"}, LayoutStatic},
+		{"/mnt/mfs", mountEntry{"fuse.mfs", "mfs#master:9421"}, LayoutMooseFS},
+		{"/mnt/mfs/run/out", mountEntry{"fuse.mfs", "mfs#master:9421"}, LayoutMooseFS},
+		{"/mnt/mfs/tmp/x", mountEntry{"tmpfs", "tmpfs"}, LayoutStatic},
+		{"/mnt/mfsx", mountEntry{"ext4", "/dev/vda"}, LayoutStatic},
+		{"/mnt/mfs two/f", mountEntry{"fuse.moosefs", "mfs#other:9421"}, LayoutMooseFS},
+		{"/mnt/lustre/scratch", mountEntry{"lustre", "10.0.0.1@tcp:/fs"}, LayoutStatic},
+		{"/srv/mfs/mnt", mountEntry{"fuse", "mfs#10.213.0.1:9421"}, LayoutMooseFS},
+		{"/srv/mfs/mnt/bench/f", mountEntry{"fuse", "mfs#10.213.0.1:9421"}, LayoutMooseFS},
 	}
 	for _, tt := range tests {
-		if got := mountType(strings.NewReader(mountinfo), tt.path); got != tt.want {
-			t.Errorf("mountType(%q) = %q, want %q", tt.path, got, tt.want)
+		got := mountOf(strings.NewReader(mountinfo), tt.path)
+		if got != tt.want {
+			t.Errorf("mountOf(%q) = %+v, want %+v", tt.path, got, tt.want)
+		}
+		magic := int64(fuseSuperMagic)
+		if !strings.HasPrefix(got.Type, "fuse") {
+			magic = 0xef53
+		}
+		if kind, _ := detectKind(magic, got); kind != tt.kind {
+			t.Errorf("kind of %q = %q, want %q", tt.path, kind, tt.kind)
 		}
 	}
 }

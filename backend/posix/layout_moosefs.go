@@ -24,34 +24,22 @@ import (
 // LayoutMooseFS names the moosefs layout kind.
 const LayoutMooseFS = "moosefs"
 
-// Environment variables configuring the moosefs layout kind when it is
-// chosen by name (Options.Layout, --layout moosefs).
-const (
-	// EnvMooseFSExec is the command prefix that runs the MooseFS tools,
-	// split at spaces; e.g. "nsenter --net=/var/run/netns/NAME" where the
-	// master is reachable only from a network namespace. Unset: none.
-	EnvMooseFSExec = "ADAPTIO_MOOSEFS_EXEC"
-	// EnvMooseFSServers lists the chunk servers as address:port,
-	// comma-separated, in the order of their server indices (scheduler
-	// queues). Unset: the master's list (mfscli -SCS), sorted by address.
-	EnvMooseFSServers = "ADAPTIO_MOOSEFS_SERVERS"
-	// EnvMooseFSMaster is the master's host:port for mfscli. Unset: the
-	// mount's source in the mount table (mfs#HOST:PORT).
-	EnvMooseFSMaster = "ADAPTIO_MOOSEFS_MASTER"
-)
-
-// MooseFSOptions configures the moosefs layout kind (NewMooseFS).
+// MooseFSOptions configures the moosefs layout kind: Env.MooseFS (set by
+// adaptio forward's --moosefs-exec, --moosefs-servers and
+// --moosefs-master), or NewMooseFS's argument.
 type MooseFSOptions struct {
 	// Exec is the command prefix the MooseFS tools (mfsfileinfo, mfscli)
-	// run with, e.g. {"nsenter", "--net=/var/run/netns/NAME"}; nil: none.
+	// run with, e.g. {"nsenter", "--net=/var/run/netns/NAME"} where the
+	// master is reachable only from a network namespace; nil: none.
 	Exec []string
 	// ChunkServers lists the chunk servers ("10.0.0.2:9422") in the order
-	// of their server indices; nil asks the master with mfscli and sorts
-	// them by address and port, so that the same cluster gives the same
-	// indices every time.
+	// of their server indices (scheduler queues); nil asks the master with
+	// mfscli and sorts them by address and port, so that the same cluster
+	// gives the same indices every time.
 	ChunkServers []string
-	// Master is the master's host:port for mfscli; "" reads it from the
-	// mount table (the mount's source, mfs#HOST:PORT).
+	// Master is the master's host:port for mfscli (port 9421 when left
+	// out); "" reads it from the mount table (the mount's source,
+	// mfs#HOST:PORT).
 	Master string
 	// Retry is the least time between two runs of mfsfileinfo for one file
 	// while requests meet chunks it does not know yet (holes, or chunks
@@ -61,25 +49,36 @@ type MooseFSOptions struct {
 	// again on the next request (the master moves chunks to balance
 	// servers). Default 10 s.
 	MaxAge time.Duration
+	// MaxRuns is the most mfsfileinfo processes running at once, over all
+	// files; files waiting for a run keep their guessed queues meanwhile.
+	// Default 4.
+	MaxRuns int
 	// Run runs argv and returns its standard output (nil: os/exec, with a
-	// 10 s timeout).
+	// 10 s timeout). It runs on a goroutine of its own, never on a
+	// request's path; ctx ends when the Backend is closed.
 	Run func(ctx context.Context, argv []string) ([]byte, error)
 	// Now is the clock (nil: time.Now).
 	Now func() time.Time
 }
 
-// MooseFSOptionsFromEnv reads EnvMooseFSExec, EnvMooseFSServers and
-// EnvMooseFSMaster.
-func MooseFSOptionsFromEnv() MooseFSOptions {
-	var o MooseFSOptions
-	o.Exec = strings.Fields(os.Getenv(EnvMooseFSExec))
-	if s := strings.TrimSpace(os.Getenv(EnvMooseFSServers)); s != "" {
-		for _, a := range strings.Split(s, ",") {
-			o.ChunkServers = append(o.ChunkServers, strings.TrimSpace(a))
+// ParseMooseFSServerList reads a list of chunk servers written as
+// address:port separated by commas (spaces allowed), as
+// --moosefs-servers takes it; "" is none. Each must be an IP address and a
+// port: the names mfsfileinfo prints.
+func ParseMooseFSServerList(s string) ([]string, error) {
+	var addrs []string
+	for _, a := range strings.Split(s, ",") {
+		a = strings.TrimSpace(a)
+		if a == "" {
+			continue
 		}
+		ap, err := netip.ParseAddrPort(a)
+		if err != nil || ap.Port() == 0 {
+			return nil, fmt.Errorf("%w: chunk server %q: want address:port, e.g. 10.0.0.2:9422 (as mfscli -SCS lists them)", ErrMooseFS, a)
+		}
+		addrs = append(addrs, ap.String())
 	}
-	o.Master = strings.TrimSpace(os.Getenv(EnvMooseFSMaster))
-	return o
+	return addrs, nil
 }
 
 // ErrMooseFS reports a moosefs layout kind that cannot be set up.
@@ -88,12 +87,13 @@ var ErrMooseFS = errors.New("posix: moosefs layout")
 // moosefs is the layout kind of a MooseFS mount: a file's byte range
 // [i*64 MiB, (i+1)*64 MiB) is chunk i, held (with goal 1) by one chunk
 // server, which mfsfileinfo names; the server's index is its queue. Each
-// file's chunk list is cached: read on the file's first request, again
-// when a request meets a chunk not in it (the file grew, at most every
-// Retry), when it is older than MaxAge, and when the name shows another
-// file. A chunk no server holds yet goes to a guessed queue (the file's
-// name hash plus the chunk index, round robin), as do chunks on a server
-// missing from the list.
+// file's chunk list is cached and read again in the background: when the
+// file is first opened or split, when a request meets a chunk not in it
+// (the file grew, at most every Retry), when it is older than MaxAge, and
+// when the name shows another file. At most one read per file is in
+// flight, and no request waits for one: a chunk no server is known to
+// hold yet goes to a guessed queue (the file's name hash plus the chunk
+// index, round robin), as do chunks on a server missing from the list.
 type moosefs struct {
 	root    string
 	o       MooseFSOptions
@@ -103,21 +103,27 @@ type moosefs struct {
 	mu      sync.Mutex
 	files   map[string]*mfsFile
 	unknown map[string]bool // addresses not in the list, logged once
+	runs    chan struct{}   // semaphore: MaxRuns slots
+	ctx     context.Context // ends at Close
+	cancel  context.CancelFunc
+	wg      sync.WaitGroup // refreshes in flight
 }
 
-// mfsFile is one file's cached chunk list. mu serialises its reads.
+// mfsFile is one file's cached chunk list; mu guards it (held only to read
+// or replace the list, never while mfsfileinfo runs).
 type mfsFile struct {
 	mu      sync.Mutex
 	ino     uint64
 	servers []int        // per chunk: server index, -1 while no server holds it
-	loaded  time.Time    // last mfsfileinfo run (zero: never)
+	loaded  time.Time    // start of the last mfsfileinfo run (zero: never)
+	loading bool         // a run is in flight
 	ok      bool         // the last run succeeded
 	changed map[int]bool // chunks guessed or moved: Check accepts any server for them
 }
 
 var _ Layouts = (*moosefs)(nil)
 
-func newMooseFS(env Env) (Layouts, error) { return NewMooseFS(env, MooseFSOptionsFromEnv()) }
+func newMooseFS(env Env) (Layouts, error) { return NewMooseFS(env, env.MooseFS) }
 
 // NewMooseFS builds the moosefs layout kind for the export env.Root, a
 // directory on a MooseFS mount. env.Servers, if set, must equal the
@@ -135,7 +141,11 @@ func NewMooseFS(env Env, o MooseFSOptions) (Layouts, error) {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	m := &moosefs{root: env.Root, o: o, log: env.Logger, index: map[string]int{}, files: map[string]*mfsFile{}, unknown: map[string]bool{}}
+	if o.MaxRuns <= 0 {
+		o.MaxRuns = 4
+	}
+	m := &moosefs{root: env.Root, o: o, log: env.Logger, index: map[string]int{}, files: map[string]*mfsFile{}, unknown: map[string]bool{},
+		runs: make(chan struct{}, o.MaxRuns)}
 	if m.log == nil {
 		m.log = slog.New(slog.DiscardHandler)
 	}
@@ -149,7 +159,7 @@ func NewMooseFS(env Env, o MooseFSOptions) (Layouts, error) {
 	for i, a := range addrs {
 		ap, err := netip.ParseAddrPort(a)
 		if err != nil {
-			return nil, fmt.Errorf("%w: chunk server %q: want address:port (%s)", ErrMooseFS, a, EnvMooseFSServers)
+			return nil, fmt.Errorf("%w: chunk server %q: want address:port (--moosefs-servers)", ErrMooseFS, a)
 		}
 		a = ap.String()
 		if _, dup := m.index[a]; dup {
@@ -162,9 +172,10 @@ func NewMooseFS(env Env, o MooseFSOptions) (Layouts, error) {
 		return nil, fmt.Errorf("%w: no chunk servers", ErrMooseFS)
 	}
 	if env.Servers > 0 && env.Servers != len(m.addrs) {
-		return nil, fmt.Errorf("%w: %d servers configured but the cluster has %d chunk servers (%s); drop --servers or list the servers in %s",
-			ErrMooseFS, env.Servers, len(m.addrs), strings.Join(m.addrs, ", "), EnvMooseFSServers)
+		return nil, fmt.Errorf("%w: %d servers configured but the cluster has %d chunk servers (%s); drop --servers or list the servers with --moosefs-servers",
+			ErrMooseFS, env.Servers, len(m.addrs), strings.Join(m.addrs, ", "))
 	}
+	m.ctx, m.cancel = context.WithCancel(context.Background())
 	m.log.Info("posix: moosefs chunk servers", "servers", m.addrs)
 	return m, nil
 }
@@ -182,8 +193,15 @@ func runCommand(ctx context.Context, argv []string) ([]byte, error) {
 	return out, nil
 }
 
-func (m *moosefs) run(args ...string) ([]byte, error) {
-	return m.o.Run(context.Background(), append(slices.Clone(m.o.Exec), args...))
+func (m *moosefs) run(ctx context.Context, args ...string) ([]byte, error) {
+	return m.o.Run(ctx, append(slices.Clone(m.o.Exec), args...))
+}
+
+// Close stops the chunk-list reads in flight and waits for them.
+func (m *moosefs) Close() error {
+	m.cancel()
+	m.wg.Wait()
+	return nil
 }
 
 // discover asks the master for its chunk servers, sorted.
@@ -196,21 +214,21 @@ func (m *moosefs) discover() ([]string, error) {
 		}
 		f, err2 := os.Open("/proc/self/mountinfo")
 		if err != nil || err2 != nil {
-			return nil, fmt.Errorf("%w: cannot find the master of %s (%v %v); set %s", ErrMooseFS, m.root, err, err2, EnvMooseFSMaster)
+			return nil, fmt.Errorf("%w: cannot find the master of %s (%v %v); give it with --moosefs-master HOST:PORT", ErrMooseFS, m.root, err, err2)
 		}
 		master = mooseFSMaster(f, abs)
 		f.Close()
 		if master == "" {
-			return nil, fmt.Errorf("%w: %s is not on a MooseFS mount (no mfs#HOST:PORT source in the mount table); set %s or %s", ErrMooseFS, m.root, EnvMooseFSMaster, EnvMooseFSServers)
+			return nil, fmt.Errorf("%w: %s is not on a MooseFS mount (no mfs#HOST:PORT source in the mount table); give the master with --moosefs-master HOST:PORT or the chunk servers with --moosefs-servers", ErrMooseFS, m.root)
 		}
 	}
 	host, port, ok := strings.Cut(master, ":")
 	if !ok {
 		port = "9421"
 	}
-	out, err := m.run("mfscli", "-H", host, "-P", port, "-SCS", "-p", "-n")
+	out, err := m.run(context.Background(), "mfscli", "-H", host, "-P", port, "-SCS", "-p", "-n")
 	if err != nil {
-		return nil, fmt.Errorf("%w: listing chunk servers: %w (set %s if the master is reachable only from a network namespace, or list them in %s)", ErrMooseFS, err, EnvMooseFSExec, EnvMooseFSServers)
+		return nil, fmt.Errorf("%w: listing chunk servers: %w (give --moosefs-exec PREFIX if the master is reachable only through it, e.g. nsenter --net=/var/run/netns/NAME, or list them with --moosefs-servers)", ErrMooseFS, err)
 	}
 	addrs, err := parseMooseFSServers(out)
 	if err != nil {
@@ -248,28 +266,14 @@ func parseMooseFSServers(out []byte) ([]string, error) {
 }
 
 // mooseFSMaster returns HOST:PORT from the source "mfs#HOST:PORT" of the
-// mount holding abs in a /proc/self/mountinfo listing, or "".
+// mount holding abs in a /proc/self/mountinfo listing, or "" when that
+// mount is not MooseFS's.
 func mooseFSMaster(mountinfo io.Reader, abs string) string {
-	best, bestLen := "", -1
-	sc := bufio.NewScanner(mountinfo)
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	for sc.Scan() {
-		pre, post, ok := strings.Cut(sc.Text(), " - ")
-		fields, tail := strings.Fields(pre), strings.Fields(post)
-		if !ok || len(fields) < 5 || len(tail) < 2 {
-			continue
-		}
-		mp := unescapeMount(fields[4])
-		if !within(abs, mp) || len(mp) < bestLen {
-			continue
-		}
-		bestLen = len(mp)
-		var isMFS bool
-		if best, isMFS = strings.CutPrefix(unescapeMount(tail[1]), "mfs#"); !isMFS {
-			best = "" // the deepest mount is not MooseFS
-		}
+	master, ok := strings.CutPrefix(mountOf(mountinfo, abs).Source, "mfs#")
+	if !ok {
+		return ""
 	}
-	return best
+	return master
 }
 
 func (m *moosefs) Servers() int { return len(m.addrs) }
@@ -307,10 +311,34 @@ func hashString(s string) uint64 {
 	return h.Sum64()
 }
 
-// load runs mfsfileinfo on name and replaces f's chunk list; f.mu held.
-func (m *moosefs) load(f *mfsFile, name string, now time.Time) {
-	f.loaded = now
-	out, err := m.run("mfsfileinfo", filepath.Join(m.root, filepath.FromSlash(name)))
+// refresh starts a background read of name's chunk list unless one is in
+// flight; f.mu held. The list in force stays until the read ends.
+func (m *moosefs) refresh(f *mfsFile, name string, now time.Time) {
+	if f.loading {
+		return
+	}
+	f.loading, f.loaded = true, now
+	m.wg.Add(1)
+	go func() {
+		defer m.wg.Done()
+		servers, err := m.read(name)
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		f.loading = false
+		m.apply(f, name, servers, err)
+	}()
+}
+
+// read runs mfsfileinfo on name (waiting for one of MaxRuns slots) and
+// returns each chunk's server index, -1 for a chunk no server holds.
+func (m *moosefs) read(name string) ([]int, error) {
+	select {
+	case m.runs <- struct{}{}:
+	case <-m.ctx.Done():
+		return nil, m.ctx.Err()
+	}
+	out, err := m.run(m.ctx, "mfsfileinfo", filepath.Join(m.root, filepath.FromSlash(name)))
+	<-m.runs
 	var files []MooseFSFile
 	if err == nil {
 		files, err = ParseMooseFSFileInfo(out)
@@ -319,13 +347,8 @@ func (m *moosefs) load(f *mfsFile, name string, now time.Time) {
 		err = fmt.Errorf("%w: %d files listed, want 1", ErrMooseFSInfo, len(files))
 	}
 	if err != nil {
-		if f.ok || f.servers == nil {
-			m.log.Warn("posix: moosefs: cannot read a file's chunks; guessing their servers", "file", name, "err", err)
-		}
-		f.ok = false
-		return
+		return nil, err
 	}
-	f.ok = true
 	servers := make([]int, 0, len(files[0].Chunks))
 	for _, c := range files[0].Chunks {
 		for len(servers) < c.Index {
@@ -337,6 +360,19 @@ func (m *moosefs) load(f *mfsFile, name string, now time.Time) {
 		}
 		servers = append(servers, s)
 	}
+	return servers, nil
+}
+
+// apply replaces f's chunk list with what a read found; f.mu held.
+func (m *moosefs) apply(f *mfsFile, name string, servers []int, err error) {
+	if err != nil {
+		if (f.ok || f.servers == nil) && m.ctx.Err() == nil {
+			m.log.Warn("posix: moosefs: cannot read a file's chunks; guessing their servers", "file", name, "err", err)
+		}
+		f.ok = false
+		return
+	}
+	f.ok = true
 	for i, s := range f.servers {
 		if i < len(servers) && s >= 0 && servers[i] != s {
 			f.changed[i] = true // moved by the master since last read
@@ -367,11 +403,8 @@ func (m *moosefs) Split(dst []backend.Piece, name string, off, n int64) ([]backe
 		}
 		return true
 	}
-	switch {
-	case f.loaded.IsZero(), now.Sub(f.loaded) >= m.o.MaxAge:
-		m.load(f, name, now)
-	case !known() && now.Sub(f.loaded) >= m.o.Retry:
-		m.load(f, name, now)
+	if f.loaded.IsZero() || now.Sub(f.loaded) >= m.o.MaxAge || (!known() && now.Sub(f.loaded) >= m.o.Retry) {
+		m.refresh(f, name, now)
 	}
 	for c := first; c <= last; c++ {
 		s := -1
@@ -420,21 +453,32 @@ func (m *moosefs) Check(name string, server int, off, n int64) error {
 // Opened drops name's chunk list when fi shows another file (inode):
 // MooseFS never changes a written chunk's place except by moving it
 // between servers, which MaxAge covers, so a change of ctime alone (every
-// write) keeps the list.
+// write) keeps the list. A file with chunks (fi.Size > 0) whose list was
+// never read gets it read in the background, so that the requests after
+// the open find it.
 func (m *moosefs) Opened(name string, fi backend.FileInfo) {
 	m.mu.Lock()
-	defer m.mu.Unlock()
 	f := m.files[name]
-	if f == nil {
-		m.files[name] = &mfsFile{ino: fi.Ino, changed: map[int]bool{}}
-		return
+	if f != nil {
+		f.mu.Lock()
+		same := f.ino == 0 || f.ino == fi.Ino
+		f.ino = fi.Ino
+		f.mu.Unlock()
+		if !same {
+			f = nil
+		}
 	}
-	f.mu.Lock()
-	same := f.ino == 0 || f.ino == fi.Ino
-	f.ino = fi.Ino
-	f.mu.Unlock()
-	if !same {
-		m.files[name] = &mfsFile{ino: fi.Ino, changed: map[int]bool{}}
+	if f == nil {
+		f = &mfsFile{ino: fi.Ino, changed: map[int]bool{}}
+		m.files[name] = f
+	}
+	m.mu.Unlock()
+	if fi.Size > 0 {
+		f.mu.Lock()
+		if f.loaded.IsZero() {
+			m.refresh(f, name, m.o.Now())
+		}
+		f.mu.Unlock()
 	}
 }
 

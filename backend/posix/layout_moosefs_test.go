@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -91,9 +92,18 @@ func newKind(t *testing.T, tool *mfsTool, clk *clock) (posix.Layouts, string) {
 	return l, root
 }
 
+// load reads name's chunk list as the daemon's open does, and waits for
+// the read.
+func load(t *testing.T, l posix.Layouts, name string) {
+	t.Helper()
+	l.Opened(name, backend.FileInfo{Ino: 1, Size: 1})
+	posix.WaitMooseFS(l)
+}
+
 // Pieces follow the 64 MiB chunks to the servers mfsfileinfo names (real
 // output: chunks on servers 4, 3, 2, 1), split at chunk boundaries, and
-// merge where neighbouring chunks share a server.
+// merge where neighbouring chunks share a server. The lists are read once
+// per file, when it is opened.
 func TestMooseFSSplit(t *testing.T) {
 	tool := &mfsTool{info: map[string]string{}}
 	clk := &clock{t: time.Unix(1000, 0)}
@@ -107,17 +117,18 @@ func TestMooseFSSplit(t *testing.T) {
 	}
 	tool.set(filepath.Join(root, "f1"), string(real))
 	tool.set(filepath.Join(root, "d", "same"), chunkLines("same", servers4[1], servers4[1], servers4[0]))
+	load(t, l, "f1")
+	load(t, l, "d/same")
 	for _, tt := range []struct {
-		name    string
-		off, n  int64
-		want    []backend.Piece
-		wantRun int
+		name   string
+		off, n int64
+		want   []backend.Piece
 	}{
-		{"f1", 0, 32 << 10, []backend.Piece{{Server: 3, Offset: 0, Length: 32 << 10}}, 1},
-		{"f1", 64*mib - 4096, 8192, []backend.Piece{{Server: 3, Offset: 64*mib - 4096, Length: 4096}, {Server: 2, Offset: 64 * mib, Length: 4096}}, 1},
-		{"f1", 0, 256 * mib, []backend.Piece{pc(3, 0, 64*mib), pc(2, 64*mib, 64*mib), pc(1, 128*mib, 64*mib), pc(0, 192*mib, 64*mib)}, 1},
-		{"d/same", 10, 192*mib - 20, []backend.Piece{pc(1, 10, 128*mib-10), pc(0, 128*mib, 64*mib-10)}, 2},
-		{"f1", 5, 0, nil, 2},
+		{"f1", 0, 32 << 10, []backend.Piece{{Server: 3, Offset: 0, Length: 32 << 10}}},
+		{"f1", 64*mib - 4096, 8192, []backend.Piece{{Server: 3, Offset: 64*mib - 4096, Length: 4096}, {Server: 2, Offset: 64 * mib, Length: 4096}}},
+		{"f1", 0, 256 * mib, []backend.Piece{pc(3, 0, 64*mib), pc(2, 64*mib, 64*mib), pc(1, 128*mib, 64*mib), pc(0, 192*mib, 64*mib)}},
+		{"d/same", 10, 192*mib - 20, []backend.Piece{pc(1, 10, 128*mib-10), pc(0, 128*mib, 64*mib-10)}},
+		{"f1", 5, 0, nil},
 	} {
 		got, err := l.Split(nil, tt.name, tt.off, tt.n)
 		if err != nil {
@@ -126,14 +137,15 @@ func TestMooseFSSplit(t *testing.T) {
 		if !reflect.DeepEqual(got, tt.want) {
 			t.Errorf("Split(%s, %d, %d) = %v, want %v", tt.name, tt.off, tt.n, got, tt.want)
 		}
-		if tool.count() != tt.wantRun {
-			t.Errorf("after Split(%s, %d, %d): %d mfsfileinfo runs, want %d (one per file)", tt.name, tt.off, tt.n, tool.count(), tt.wantRun)
-		}
 		for _, p := range got {
 			if err := l.Check(tt.name, p.Server, p.Offset, p.Length); err != nil {
 				t.Errorf("Check of its own piece %v: %v", p, err)
 			}
 		}
+	}
+	posix.WaitMooseFS(l)
+	if tool.count() != 2 {
+		t.Errorf("%d mfsfileinfo runs, want 2 (one per file)", tool.count())
 	}
 	if want := []string{"nsenter", "--net=/var/run/netns/x", "mfsfileinfo", filepath.Join(root, "f1")}; !reflect.DeepEqual(tool.argv[0], want) {
 		t.Errorf("ran %q, want %q", tool.argv[0], want)
@@ -150,7 +162,8 @@ func TestMooseFSSplit(t *testing.T) {
 // guessed queue (and Check accepts them on it), mfsfileinfo runs again
 // at most every Retry, and once the chunk exists its server is used.
 // After MaxAge the list is read again and a chunk the master moved
-// follows it.
+// follows it. Every read runs in the background: the request that starts
+// one is split on the list in force.
 func TestMooseFSGrowAndMove(t *testing.T) {
 	tool := &mfsTool{info: map[string]string{}}
 	clk := &clock{t: time.Unix(1000, 0)}
@@ -165,11 +178,14 @@ func TestMooseFSGrowAndMove(t *testing.T) {
 		}
 		return p[0].Server
 	}
-	if s := split(0); s != 2 {
-		t.Fatalf("chunk 0 on server %d, want 2", s)
+	split(0) // never read: a guess, and the first read starts
+	posix.WaitMooseFS(l)
+	if s := split(0); s != 2 || tool.count() != 1 {
+		t.Fatalf("chunk 0 on server %d after %d runs, want 2 after 1", s, tool.count())
 	}
 	clk.t = clk.t.Add(50 * time.Millisecond)
 	guess := split(64 * mib) // chunk 1: not there yet
+	posix.WaitMooseFS(l)
 	if tool.count() != 2 {
 		t.Fatalf("%d runs, want 2 (the new chunk read once)", tool.count())
 	}
@@ -177,6 +193,7 @@ func TestMooseFSGrowAndMove(t *testing.T) {
 	if s := split(64*mib + 4096); s != guess {
 		t.Fatalf("second guess %d, first %d: want the same", s, guess)
 	}
+	posix.WaitMooseFS(l)
 	if tool.count() != 2 {
 		t.Fatalf("%d runs within Retry, want 2", tool.count())
 	}
@@ -186,6 +203,10 @@ func TestMooseFSGrowAndMove(t *testing.T) {
 		t.Errorf("Check of a guessed piece: %v", err)
 	}
 	clk.t = clk.t.Add(50 * time.Millisecond)
+	if s := split(64 * mib); s != guess {
+		t.Fatalf("the request starting a read: server %d, want the guess %d (no waiting for mfsfileinfo)", s, guess)
+	}
+	posix.WaitMooseFS(l)
 	if s := split(64 * mib); s != actual || tool.count() != 3 {
 		t.Fatalf("after Retry: server %d after %d runs, want %d after 3", s, tool.count(), actual)
 	}
@@ -195,16 +216,111 @@ func TestMooseFSGrowAndMove(t *testing.T) {
 	// Known chunks do not re-run mfsfileinfo until MaxAge.
 	clk.t = clk.t.Add(9 * time.Second)
 	split(0)
+	posix.WaitMooseFS(l)
 	if tool.count() != 3 {
 		t.Fatalf("%d runs before MaxAge, want 3", tool.count())
 	}
 	tool.set(path, chunkLines("g", servers4[0], servers4[actual]))
 	clk.t = clk.t.Add(2 * time.Second)
+	if s := split(0); s != 2 {
+		t.Fatalf("the request starting the MaxAge read: server %d, want the list in force's 2", s)
+	}
+	posix.WaitMooseFS(l)
 	if s := split(0); s != 0 || tool.count() != 4 {
 		t.Fatalf("after MaxAge: chunk 0 on %d after %d runs, want 0 after 4", s, tool.count())
 	}
 	if err := l.Check("g", 2, 0, 4096); err != nil {
 		t.Errorf("Check of a piece split before the chunk moved: %v", err)
+	}
+}
+
+// blockingTool is an mfsfileinfo that does not answer until released.
+type blockingTool struct {
+	mfsTool
+	started chan string
+	release chan struct{}
+}
+
+func (b *blockingTool) run(ctx context.Context, argv []string) ([]byte, error) {
+	b.started <- argv[len(argv)-1]
+	select {
+	case <-b.release:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	return b.mfsTool.run(ctx, argv)
+}
+
+// No request waits for mfsfileinfo: while a file's chunk list is being
+// read (the tool hangs), requests on that file, in a chunk it does not
+// know, are split at once on their guessed queue and checked, and no
+// second read of the file starts; at most MaxRuns reads run at once over
+// all files. Close ends the reads in flight.
+func TestMooseFSReadsOffRequestPath(t *testing.T) {
+	tool := &blockingTool{mfsTool: mfsTool{info: map[string]string{}}, started: make(chan string, 16), release: make(chan struct{})}
+	clk := &clock{t: time.Unix(1000, 0)}
+	root := t.TempDir()
+	l, err := posix.NewMooseFS(posix.Env{Root: root}, posix.MooseFSOptions{ChunkServers: servers4, Run: tool.run, Now: clk.now, MaxRuns: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"a", "b", "c"} {
+		tool.set(filepath.Join(root, f), chunkLines(f, servers4[3]))
+	}
+	done := make(chan []backend.Piece)
+	go func() {
+		var all []backend.Piece
+		for i := range int64(100) {
+			p, err := l.Split(nil, "a", i*2*64*mib/100, 4096) // in chunks 0 and 1
+			if err != nil || len(p) != 1 {
+				t.Errorf("Split: %v, %v", p, err)
+				break
+			}
+			if err := l.Check("a", p[0].Server, p[0].Offset, p[0].Length); err != nil {
+				t.Errorf("Check of a guessed piece while the list is read: %v", err)
+			}
+			all = append(all, p...)
+		}
+		l.Split(nil, "b", 0, 1)
+		l.Split(nil, "c", 0, 1)
+		done <- all
+	}()
+	var pieces []backend.Piece
+	select {
+	case pieces = <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("Split waited for mfsfileinfo")
+	}
+	if len(pieces) != 100 {
+		t.Fatalf("%d pieces, want 100", len(pieces))
+	}
+	started := map[string]bool{}
+	for range 2 {
+		select {
+		case f := <-tool.started:
+			started[filepath.Base(f)] = true
+		case <-time.After(10 * time.Second):
+			t.Fatal("reads did not start")
+		}
+	}
+	select {
+	case f := <-tool.started:
+		t.Fatalf("a third read (%s) runs with MaxRuns 2 and two hanging", f)
+	case <-time.After(50 * time.Millisecond):
+	}
+	if len(started) != 2 {
+		t.Fatalf("reads started for %v; want two files", started)
+	}
+	close(tool.release)
+	posix.WaitMooseFS(l)
+	if tool.count() != 3 {
+		t.Errorf("%d runs after release, want 3 (one per file)", tool.count())
+	}
+	if p, _ := l.Split(nil, "a", 0, 1); p[0].Server != 3 {
+		t.Errorf("after the read: server %d, want 3", p[0].Server)
+	}
+	if err := l.(io.Closer).Close(); err != nil {
+		t.Fatal(err)
 	}
 }
 
@@ -216,24 +332,24 @@ func TestMooseFSOpenedForget(t *testing.T) {
 	clk := &clock{t: time.Unix(1000, 0)}
 	l, root := newKind(t, tool, clk)
 	tool.set(filepath.Join(root, "d", "h"), chunkLines("h", servers4[1]))
-	l.Opened("d/h", backend.FileInfo{Ino: 7, Ctime: time.Unix(1, 0)})
-	l.Split(nil, "d/h", 0, 1)
-	l.Opened("d/h", backend.FileInfo{Ino: 7, Ctime: time.Unix(2, 0)})
-	l.Split(nil, "d/h", 0, 1)
-	if tool.count() != 1 {
-		t.Fatalf("%d runs after a ctime change, want 1", tool.count())
+	step := func(fi *backend.FileInfo, wantRuns int) {
+		t.Helper()
+		if fi != nil {
+			l.Opened("d/h", *fi)
+		}
+		l.Split(nil, "d/h", 0, 1)
+		posix.WaitMooseFS(l)
+		if p, _ := l.Split(nil, "d/h", 0, 1); p[0].Server != 1 || tool.count() != wantRuns {
+			t.Fatalf("server %d after %d runs, want 1 after %d", p[0].Server, tool.count(), wantRuns)
+		}
 	}
-	l.Opened("d/h", backend.FileInfo{Ino: 8})
-	l.Split(nil, "d/h", 0, 1)
-	if tool.count() != 2 {
-		t.Fatalf("%d runs after another inode, want 2", tool.count())
-	}
+	step(&backend.FileInfo{Ino: 7, Ctime: time.Unix(1, 0)}, 1)
+	step(&backend.FileInfo{Ino: 7, Ctime: time.Unix(2, 0), Size: 10}, 1) // a write's ctime
+	step(&backend.FileInfo{Ino: 8, Size: 10}, 2)                         // another file
 	l.Forget("d")
-	l.Split(nil, "d/h", 0, 1)
-	if tool.count() != 3 {
-		t.Fatalf("%d runs after Forget(d), want 3", tool.count())
-	}
+	step(nil, 3)
 	p, err := l.Split(nil, "missing", 0, 1)
+	posix.WaitMooseFS(l)
 	if err != nil || len(p) != 1 || p[0].Server < 0 || p[0].Server >= 4 {
 		t.Fatalf("Split of a file mfsfileinfo cannot read: %v, %v; want one guessed piece", p, err)
 	}
@@ -273,10 +389,21 @@ func TestNewMooseFS(t *testing.T) {
 			t.Errorf("NewMooseFS(%+v): %v, want ErrMooseFS about %q", tt.o, err, tt.want)
 		}
 	}
-	t.Setenv(posix.EnvMooseFSExec, "nsenter --net=/var/run/netns/x")
-	t.Setenv(posix.EnvMooseFSServers, "10.0.0.2:9422, 10.0.0.1:9422")
-	o := posix.MooseFSOptionsFromEnv()
-	if !reflect.DeepEqual(o.Exec, []string{"nsenter", "--net=/var/run/netns/x"}) || !reflect.DeepEqual(o.ChunkServers, []string{"10.0.0.2:9422", "10.0.0.1:9422"}) {
-		t.Errorf("options from the environment: %+v", o)
+	for _, tt := range []struct {
+		in   string
+		want []string
+		err  bool
+	}{
+		{"", nil, false},
+		{"10.0.0.2:9422, 10.0.0.1:9422", []string{"10.0.0.2:9422", "10.0.0.1:9422"}, false},
+		{"10.0.0.2:9422,,", []string{"10.0.0.2:9422"}, false},
+		{"cs1:9422", nil, true},
+		{"10.0.0.2", nil, true},
+		{"10.0.0.2:0", nil, true},
+	} {
+		got, err := posix.ParseMooseFSServerList(tt.in)
+		if (err != nil) != tt.err || (err != nil && !errors.Is(err, posix.ErrMooseFS)) || !reflect.DeepEqual(got, tt.want) {
+			t.Errorf("ParseMooseFSServerList(%q) = %q, %v; want %q (error %v)", tt.in, got, err, tt.want, tt.err)
+		}
 	}
 }

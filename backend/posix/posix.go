@@ -51,6 +51,9 @@ type Options struct {
 	// are for tests on file systems without the real attributes.
 	Xattr      XattrFunc
 	XattrNames []string
+	// MooseFS configures the moosefs layout kind (the master, the chunk
+	// servers, the prefix its tools run with); other kinds ignore it.
+	MooseFS MooseFSOptions
 	// Logger receives what the layout kind decided; nil discards.
 	Logger *slog.Logger
 }
@@ -73,7 +76,7 @@ func Open(opts Options) (*Backend, error) {
 		return nil, fmt.Errorf("posix: open export root: %w", err)
 	}
 	b := &Backend{fs: st}
-	env := Env{Root: opts.Root, FS: st, Static: opts.Static, Servers: opts.Servers, Xattr: opts.Xattr, XattrNames: opts.XattrNames, Logger: opts.Logger}
+	env := Env{Root: opts.Root, FS: st, Static: opts.Static, Servers: opts.Servers, Xattr: opts.Xattr, XattrNames: opts.XattrNames, MooseFS: opts.MooseFS, Logger: opts.Logger}
 	if env.Xattr == nil {
 		x, r, err := FileXattr(opts.Root)
 		if err != nil {
@@ -297,6 +300,9 @@ func (b *Backend) Fsync(ctx context.Context, p string) error {
 
 // Close releases the open files; later calls fail with backend.ErrClosed.
 func (b *Backend) Close() error {
+	if c, ok := b.layouts.(io.Closer); ok {
+		c.Close() // a kind's background reads (moosefs)
+	}
 	err := b.fs.Close()
 	if b.closer != nil {
 		if cerr := b.closer.Close(); err == nil {

@@ -36,6 +36,9 @@ type forwardConfig struct {
 	StripeCount   int
 	Layout        string // posix backend's layout kind (--layout)
 	Servers       int    // data servers (--servers); 0: the layout kind's count
+	MooseFSExec   string // --moosefs-exec: prefix of the MooseFS tools, split at spaces
+	MooseFSList   string // --moosefs-servers: chunk servers, comma-separated
+	MooseFSMaster string // --moosefs-master: host:port
 	Scheduler     string
 	SelectFrom    string
 	SelectPeriod  time.Duration
@@ -80,7 +83,9 @@ Backends:
                          over --stripe-count data-server queues in --stripe-size units
                          (a .adaptio-layout file in a directory overrides both), or
                          per the file system's own layouts (--layout lustre: one
-                         queue per OST, each file's pieces on its OSTs; docs/pfs.md)
+                         queue per OST, each file's pieces on its OSTs; --layout
+                         moosefs: one queue per chunk server, each 64 MiB chunk on
+                         its server; docs/pfs.md)
   pfs:ADDR,ADDR,...      the data servers of "adaptio pfs", striped in --stripe-size units
 
 Prometheus metrics (queue depth per server, window in force, bytes, request
@@ -118,8 +123,11 @@ on SIGINT/SIGTERM: requests already received complete first.`,
 	f.StringVar(&cfg.Backend, "backend", "", "posix:DIR or pfs:ADDR,ADDR,... (required)")
 	f.StringVar(&cfg.StripeSize, "stripe-size", "64KiB", "stripe unit in bytes (suffixes KiB, MiB)")
 	f.IntVar(&cfg.StripeCount, "stripe-count", 4, "posix backend, static layout: number of data servers (scheduler queues) files are striped over")
-	f.StringVar(&cfg.Layout, "layout", posix.LayoutStatic, "posix backend: where each file's pieces go: "+strings.Join(posix.Kinds(), ", ")+". static: --stripe-size/--stripe-count round robin and .adaptio-layout files; lustre: each file's lustre.lov layout, queue i = OST index i; auto: lustre on a Lustre mount (statfs type), moosefs on a fuse.mfs/fuse.moosefs mount, else static")
+	f.StringVar(&cfg.Layout, "layout", posix.LayoutStatic, "posix backend: where each file's pieces go: "+strings.Join(posix.Kinds(), ", ")+". static: --stripe-size/--stripe-count round robin and .adaptio-layout files; lustre: each file's lustre.lov layout, queue i = OST index i; moosefs: each 64 MiB chunk on the queue of the chunk server holding it (mfsfileinfo), queue i = i-th chunk server (--moosefs-*); auto: lustre on a Lustre mount (statfs type), moosefs on a MooseFS mount (type fuse.mfs, or fuse from mfs#HOST:PORT), else static")
 	f.IntVar(&cfg.Servers, "servers", 0, "posix backend: number of data servers (scheduler queues, TWINS's round robin); with --layout lustre the file system's OST count, the highest OST index in 'lfs df DIR' plus one (default 0: the layout kind decides: static --stripe-count; lustre the highest OST index the client lists in lov.*.target_obd, plus one)")
+	f.StringVar(&cfg.MooseFSExec, "moosefs-exec", "", "--layout moosefs: command prefix the MooseFS tools (mfsfileinfo, mfscli) run with, split at spaces, e.g. 'nsenter --net=/var/run/netns/NAME' where the master is reachable only from a network namespace (default: none)")
+	f.StringVar(&cfg.MooseFSList, "moosefs-servers", "", "--layout moosefs: the chunk servers as IP:PORT, comma-separated, in queue order (default: the master's list from 'mfscli -SCS', sorted by address, so every I/O node numbers them alike)")
+	f.StringVar(&cfg.MooseFSMaster, "moosefs-master", "", "--layout moosefs: the master's HOST:PORT (port 9421 if left out) for listing the chunk servers (default: the mount's source mfs#HOST:PORT in the mount table)")
 	f.StringVar(&cfg.Scheduler, "scheduler", fwd.DefaultScheduler, "scheduling algorithm: "+strings.Join(sched.Names(), ", ")+"; dynamic: AGIOS's armed bandit chooses among --select-from every --select-period; pattern: dynamic plus seed 003's pattern matching and Markov prediction (docs/selection.md)")
 	f.StringVar(&cfg.SelectFrom, "select-from", "mlf,to-agg,sjf,to,noop", "with --scheduler dynamic: the algorithms to choose among")
 	f.DurationVar(&cfg.SelectPeriod, "select-period", time.Second, "with --scheduler dynamic: how often the algorithm may change")
@@ -153,7 +161,7 @@ on SIGINT/SIGTERM: requests already received complete first.`,
 // The pfs: client announces node to the data servers (their model charges
 // the cost of interleaving I/O nodes) and logs to log when a data server
 // goes down or comes back.
-func openBackend(spec, stripeSize string, stripeCount, node int, log *slog.Logger, layout string, servers int) (backend.Backend, error) {
+func openBackend(spec, stripeSize string, stripeCount, node int, log *slog.Logger, layout string, servers int, mfs posix.MooseFSOptions) (backend.Backend, error) {
 	kind, arg, ok := strings.Cut(spec, ":")
 	if !ok || arg == "" {
 		return nil, fmt.Errorf("backend %q: want posix:DIR or pfs:ADDR,ADDR,...", spec)
@@ -167,7 +175,7 @@ func openBackend(spec, stripeSize string, stripeCount, node int, log *slog.Logge
 		if servers < 0 {
 			return nil, fmt.Errorf("--servers %d: want a positive count, or 0 for the layout kind's", servers)
 		}
-		b, err := posix.Open(posix.Options{Root: arg, Layout: layout, Static: backend.Layout{StripeSize: stripe, StripeCount: stripeCount}, Servers: servers, Logger: log})
+		b, err := posix.Open(posix.Options{Root: arg, Layout: layout, Static: backend.Layout{StripeSize: stripe, StripeCount: stripeCount}, Servers: servers, MooseFS: mfs, Logger: log})
 		if err != nil {
 			return nil, fmt.Errorf("backend %s: %w", spec, err)
 		}
@@ -180,6 +188,15 @@ func openBackend(spec, stripeSize string, stripeCount, node int, log *slog.Logge
 		return b, nil
 	}
 	return nil, fmt.Errorf("backend %q: unknown kind %q (want posix or pfs)", spec, kind)
+}
+
+// mooseFS is the moosefs layout kind's settings from the --moosefs-* flags.
+func (cfg forwardConfig) mooseFS() (posix.MooseFSOptions, error) {
+	servers, err := posix.ParseMooseFSServerList(cfg.MooseFSList)
+	if err != nil {
+		return posix.MooseFSOptions{}, fmt.Errorf("--moosefs-servers: %w", err)
+	}
+	return posix.MooseFSOptions{Exec: strings.Fields(cfg.MooseFSExec), ChunkServers: servers, Master: strings.TrimSpace(cfg.MooseFSMaster)}, nil
 }
 
 // skipEmpty is TWINS's SkipEmpty for the daemon: as set by --skip-empty,
@@ -234,7 +251,11 @@ func runForward(cmd *cobra.Command, cfg forwardConfig) error {
 		level = slog.LevelDebug
 	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
-	be, err := openBackend(cfg.Backend, cfg.StripeSize, cfg.StripeCount, cfg.Node, log, cfg.Layout, cfg.Servers)
+	mfs, err := cfg.mooseFS()
+	if err != nil {
+		return fmt.Errorf("forward: %w", err)
+	}
+	be, err := openBackend(cfg.Backend, cfg.StripeSize, cfg.StripeCount, cfg.Node, log, cfg.Layout, cfg.Servers, mfs)
 	if err != nil {
 		return fmt.Errorf("forward: %w", err)
 	}

@@ -3,7 +3,6 @@ package moosefs_test
 import (
 	"context"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -29,12 +28,17 @@ const chunkSize = 64 << 20
 // index among the cluster's servers in address order.
 func TestForwarderOverMooseFS(t *testing.T) {
 	c := startCluster(t)
-	t.Setenv(posix.EnvMooseFSExec, strings.Join(c.exec, " "))
-	be, err := posix.Open(posix.Options{Root: c.mnt, Layout: posix.LayoutMooseFS})
+	if kind, why := posix.Detect(c.mnt); kind != posix.LayoutMooseFS {
+		t.Errorf("Detect(%s) = %q (%s), want %q", c.mnt, kind, why, posix.LayoutMooseFS)
+	}
+	be, err := posix.Open(posix.Options{Root: c.mnt, Layout: posix.LayoutAuto, MooseFS: posix.MooseFSOptions{Exec: c.exec}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer be.Close()
+	if be.LayoutKind() != posix.LayoutMooseFS {
+		t.Fatalf("--layout auto on the mount chose %q, want %q", be.LayoutKind(), posix.LayoutMooseFS)
+	}
 	if be.Servers() != len(c.chunks) {
 		t.Fatalf("the moosefs kind sees %d servers, the cluster has %d", be.Servers(), len(c.chunks))
 	}
@@ -89,8 +93,18 @@ func TestForwarderOverMooseFS(t *testing.T) {
 			t.Errorf("chunk %d: copies %+v, want one on a chunk server of %v", ch.Index, ch.Copies, c.chunks)
 			continue
 		}
+		// The kind reads chunk lists in the background: the split that
+		// finds its list stale starts a read and is answered from the
+		// list in force, so ask until the read is in (a deadline, no sleep
+		// to tune).
 		off := int64(ch.Index) * chunkSize
-		pieces, err := be.Split(nil, rel, off, min(chunkSize, p.TotalBytes-off))
+		var pieces []backend.Piece
+		for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+			pieces, err = be.Split(nil, rel, off, min(chunkSize, p.TotalBytes-off))
+			if err != nil || (len(pieces) == 1 && pieces[0].Server == i) || time.Now().After(deadline) {
+				break
+			}
+		}
 		if err != nil || len(pieces) != 1 || pieces[0].Server != i {
 			t.Errorf("chunk %d on %s (server %d): the layout gives %v, %v", ch.Index, ch.Copies[0].Addr, i, pieces, err)
 		}
@@ -108,13 +122,13 @@ func TestForwarderOverMooseFS(t *testing.T) {
 //	go test ./e2e/moosefs -run XXX -bench Layouts -benchtime 3x
 func BenchmarkLayouts(b *testing.B) {
 	c := startCluster(b)
-	b.Setenv(posix.EnvMooseFSExec, strings.Join(c.exec, " "))
 	p := workload.Pattern{Processes: 4, Layout: workload.Shared, Spatiality: workload.Strided,
 		Op: rw.Write, RequestSize: 32 << 10, TotalBytes: 256 << 20}
 	kinds := []string{posix.LayoutStatic, posix.LayoutMooseFS}
 	clients := map[string]*client.Client{}
 	for _, kind := range kinds {
-		be, err := posix.Open(posix.Options{Root: c.mnt, Layout: kind, Static: backend.Layout{StripeSize: chunkSize, StripeCount: len(c.chunks)}})
+		be, err := posix.Open(posix.Options{Root: c.mnt, Layout: kind, Static: backend.Layout{StripeSize: chunkSize, StripeCount: len(c.chunks)},
+			MooseFS: posix.MooseFSOptions{Exec: c.exec}})
 		if err != nil {
 			b.Fatal(err)
 		}
