@@ -5,6 +5,12 @@
 // cluster whose JetStream keeps a KV bucket with 3 replicas available while
 // any two of them run (adaptio council --nats URL,URL,URL --replicas 3).
 //
+// Clients authenticate with a Council group's keyring (Options.Keys: each
+// key gets its role's subject permissions, Group.Permissions, which the
+// Council's embedded server uses too), a user, or client certificates
+// (mutual TLS); routes with their own user or mutual TLS. A listener beyond
+// loopback without authentication is refused unless Options.Insecure.
+//
 //	s, err := natsnode.Start(natsnode.Options{Name: "n1", Listen: ":4222",
 //		ClusterListen: ":6222", Routes: []string{"nats-route://n2:6222", "nats-route://n3:6222"},
 //		StoreDir: "/var/lib/adaptio/nats"})
