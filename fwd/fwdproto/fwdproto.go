@@ -23,15 +23,23 @@ import (
 // All integers are big-endian.
 const (
 	Magic      uint16 = 0xADF0
-	Version    uint8  = 3
+	Version    uint8  = 4
+	// MinVersion is the oldest version a peer still accepts. A frame
+	// carries the version that introduced its operation (OpVersion), so a
+	// client or daemon of version 3 exchanges its operations unchanged
+	// with one of version 4; operations of version 4 need a version 4 daemon.
+	MinVersion uint8 = 3
 	HeaderSize        = 16
 	RespFlag   uint8  = 0x80
 
 	// DefaultMaxFrame is the default largest frame (header included) a peer
 	// accepts: 16 MiB of data plus room for the header and fields.
 	DefaultMaxFrame = 16<<20 + 4096
-	// MaxPath is the longest path in bytes.
-	MaxPath = 4096
+	// MaxPath is the longest path in bytes, relative to the export root
+	// (longer than PATH_MAX: the kernel limits each system call's path,
+	// and a process inside a deep directory reaches paths longer than that
+	// from the mount's root).
+	MaxPath = 32 << 10
 	// MaxEntries is the most directory entries one readdir response carries.
 	MaxEntries = 1 << 16
 )
@@ -81,7 +89,12 @@ const (
 	// OpAuth proves, before hello, that the client holds the forwarder's
 	// token (a challenge and response over HMAC-SHA256; see Auth).
 	OpAuth Op = 24
-	opMax  Op = 25
+	// Version 4 (locks.go): file locks held by the forwarder for all its
+	// clients, and preallocation.
+	OpLock      Op = 25 // set or release a lock, or wait for one (Lock)
+	OpGetlk     Op = 26 // the first lock that conflicts with Lock (F_GETLK)
+	OpFallocate Op = 27 // allocate [Offset, Offset+Length) of Handle (Mode 0)
+	opMax       Op = 28
 )
 
 // Setattr flags: which attributes an OpSetattr changes.
@@ -192,7 +205,8 @@ type FS struct {
 const MaxShm = 1 << 30
 
 var opNames = [...]string{"", "hello", "open", "close", "read", "write", "fsync", "stat", "unlink", "truncate", "mkdir", "readdir",
-	"shm", "read-shm", "write-shm", "ring", "wake", "rename", "link", "symlink", "readlink", "setattr", "statfs", "mknod", "auth"}
+	"shm", "read-shm", "write-shm", "ring", "wake", "rename", "link", "symlink", "readlink", "setattr", "statfs", "mknod", "auth",
+	"lock", "getlk", "fallocate"}
 
 // String returns the operation's lower-case name.
 func (o Op) String() string {
@@ -239,6 +253,8 @@ const (
 	CodeNoSpace      Code = 18 // no space left on the backend (or quota exceeded)
 	CodeNameTooLong  Code = 19 // a name longer than the backend's file system allows
 	CodeAuth         Code = 20 // the forwarder requires authentication, or it failed; the connection is closed
+	CodeLocked       Code = 21 // a conflicting lock is held (EAGAIN); version 4
+	CodeInterrupted  Code = 22 // a lock wait was cancelled (EINTR); version 4
 )
 
 var codeNames = map[Code]string{
@@ -249,6 +265,7 @@ var codeNames = map[Code]string{
 	CodeNotEmpty: "directory not empty", CodeNoHello: "no hello", CodeNotSupported: "not supported",
 	CodeCrossDevice: "cross-device link", CodePermission: "permission denied", CodeNoSpace: "no space left",
 	CodeNameTooLong: "file name too long", CodeAuth: "authentication required",
+	CodeLocked: "locked", CodeInterrupted: "interrupted",
 }
 
 // String names the code.
@@ -311,7 +328,7 @@ func (h Header) IsResponse() bool { return h.Type&RespFlag != 0 }
 func PutHeader(b []byte, typ uint8, id uint64, n int) {
 	binary.BigEndian.PutUint32(b[0:], uint32(HeaderSize-4+n))
 	binary.BigEndian.PutUint16(b[4:], Magic)
-	b[6] = Version
+	b[6] = OpVersion(Op(typ &^ RespFlag))
 	b[7] = typ
 	binary.BigEndian.PutUint64(b[8:], id)
 }
@@ -332,12 +349,12 @@ func ParseHeader(b []byte, maxFrame int) (Header, int, error) {
 	if m := binary.BigEndian.Uint16(b[4:]); m != Magic {
 		return Header{}, 0, fmt.Errorf("%w: %#04x", ErrBadMagic, m)
 	}
-	if b[6] != Version {
-		return Header{}, 0, fmt.Errorf("%w: %d", ErrBadVersion, b[6])
+	if b[6] < MinVersion || b[6] > Version {
+		return Header{}, 0, fmt.Errorf("%w: %d (this peer speaks %d to %d)", ErrBadVersion, b[6], MinVersion, Version)
 	}
 	h := Header{Type: b[7], ID: binary.BigEndian.Uint64(b[8:])}
-	if !h.Op().Valid() {
-		return h, 0, fmt.Errorf("%w: %d", ErrBadOp, b[7])
+	if !h.Op().Valid() || OpVersion(h.Op()) > b[6] {
+		return h, 0, fmt.Errorf("%w: %d in a version %d frame", ErrBadOp, b[7], b[6])
 	}
 	return h, n - (HeaderSize - 4), nil
 }
@@ -437,6 +454,7 @@ type Msg struct {
 	ShmOff   uint64 // read-shm, write-shm: where the data is in the shared region; ring: where the rings are
 
 	Auth Auth // auth request and response
+	Lock LockArgs // lock, getlk: the lock asked for; getlk response: the conflicting lock
 
 	MaxFrame uint32 // hello response: largest frame the daemon accepts, header included
 	Servers  uint32 // hello response: data servers behind the daemon
@@ -549,6 +567,8 @@ func AppendFixed(b []byte, m *Msg) []byte {
 			}
 		case OpRead:
 			// data follows
+		default:
+			appendV4(&e, m)
 		}
 	} else {
 		switch m.Op {
@@ -612,6 +632,8 @@ func AppendFixed(b []byte, m *Msg) []byte {
 			e.u32(m.Mode)
 			e.u64(m.Rdev)
 			e.str(m.Path)
+		default:
+			appendV4(&e, m)
 		}
 	}
 	n := len(e.b) - start - HeaderSize
@@ -785,6 +807,8 @@ func Decode(h Header, p []byte, m *Msg) error {
 		case OpRead:
 			m.Data = d.b
 			d.b = nil
+		default:
+			decodeV4(&d, m)
 		}
 		return d.done()
 	}
@@ -853,6 +877,8 @@ func Decode(h Header, p []byte, m *Msg) error {
 		m.Mode = d.u32()
 		m.Rdev = d.u64()
 		m.Path = d.str(MaxPath)
+	default:
+		decodeV4(&d, m)
 	}
 	return d.done()
 }
