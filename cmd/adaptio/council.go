@@ -219,6 +219,9 @@ func runCouncil(cmd *cobra.Command, cfg councilConfig) error {
 		if err := listen.Require("council --listen", cfg.Listen, embeddedAuth(cmd, cfg.Security), cfg.Insecure); err != nil {
 			return fmt.Errorf("council: %w", err)
 		}
+		if listen.Insecure(cfg.Listen, embeddedAuth(cmd, cfg.Security)) {
+			log.Warn("embedded NATS server beyond loopback without authentication (--insecure): anyone who reaches it can publish decisions and reports", "listen", cfg.Listen)
+		}
 		if port > 0 {
 			// The embedded server would retry a taken port until its
 			// start-up deadline and then say only "not ready".

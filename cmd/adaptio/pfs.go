@@ -102,6 +102,9 @@ func runPFS(cmd *cobra.Command, cfg pfsConfig) error {
 		level = slog.LevelInfo
 	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+	if listen.Insecure(cfg.Listen, false) {
+		log.Warn("data servers beyond loopback without authentication (--insecure): anyone who reaches them reads and writes their files", "listen", cfg.Listen)
+	}
 	c, err := pfs.NewCluster(pfs.ClusterOptions{
 		Servers: cfg.Servers, Dir: cfg.Dir, Host: host, BasePort: port,
 		Disk: cfg.Disk, Model: cfg.Model, Seed: cfg.Seed, Logger: log,
