@@ -14,6 +14,8 @@ import (
 
 	"github.com/adaptio/adaptio/access"
 	"github.com/adaptio/adaptio/council/councilmsg"
+	"github.com/adaptio/adaptio/council/keyring"
+	"github.com/adaptio/adaptio/internal/warnlog"
 	"github.com/adaptio/adaptio/rw"
 )
 
@@ -105,6 +107,17 @@ type Options struct {
 	// with the time since this Announcer's latest report was sent (zero if
 	// no report was pending). It runs on the subscription's goroutine.
 	OnDecision func(d councilmsg.Decision, sinceSend time.Duration)
+	// Keyring is the group's keys. Set, the Announcer applies only
+	// decisions signed by the Council's key in it and stamped with the
+	// Council's epoch and time (Freshness.RequireStamp); others are
+	// rejected, counted in adaptio_announce_decisions_rejected_total and
+	// logged. Nil: decisions are not authenticated (a loopback-only setup).
+	Keyring *keyring.Keyring
+	// Signer signs every report with I/O node Node's key (nil: reports
+	// are not signed). With a Keyring, it must be Node's key in it.
+	Signer *keyring.Signer
+	// Freshness bounds the decisions applied (zero: the defaults).
+	Freshness Freshness
 	// Logger (nil: discard) and Registerer (nil: metrics not registered).
 	Logger     *slog.Logger
 	Registerer prometheus.Registerer
@@ -132,11 +145,12 @@ type Announcer struct {
 	cancel   context.CancelFunc
 	done     chan struct{}
 	buf      []byte
-	decided  bool
 	timer    *time.Timer // next report; decisions reset it (aligned mode)
 	stopOnce sync.Once
+	guard    *Guard
 
 	connErrs connErrLog
+	warns    warnlog.Limiter
 }
 
 // connErrLog logs failed connection attempts without flooding: an error is
@@ -192,11 +206,22 @@ func New(opts Options) (*Announcer, error) {
 	if err := councilmsg.ValidPrefix(opts.Prefix); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrBadOptions, err)
 	}
+	if opts.Keyring != nil {
+		if err := opts.Keyring.Validate(); err != nil {
+			return nil, fmt.Errorf("%w: %v", ErrBadOptions, err)
+		}
+		opts.Freshness.RequireStamp = true
+		if opts.Signer != nil && opts.Keyring.Node(opts.Node) != opts.Signer.PublicKey() {
+			return nil, fmt.Errorf("%w: the signing key %s is not node %d's key in the keyring (give node %d its own seed, %s)",
+				ErrBadOptions, opts.Signer.PublicKey(), opts.Node, opts.Node, keyring.NodeSeed(opts.Node))
+		}
+	}
 	m, err := newMetrics(opts.Registerer, opts.Node)
 	if err != nil {
 		return nil, err
 	}
-	return &Announcer{opts: opts, subj: councilmsg.Subjects{Prefix: opts.Prefix}, log: opts.Logger, m: m, done: make(chan struct{})}, nil
+	return &Announcer{opts: opts, subj: councilmsg.Subjects{Prefix: opts.Prefix}, log: opts.Logger, m: m, done: make(chan struct{}),
+		guard: NewGuard(opts.Freshness)}, nil
 }
 
 // Start connects (retrying in the background if the server is not up
@@ -310,7 +335,7 @@ func (a *Announcer) report(now time.Time) {
 	}
 	a.buf = b
 	a.sentAt = time.Now()
-	if err := a.nc.Publish(a.subj.Report(a.opts.Node), b); err != nil {
+	if err := a.publishLocked(a.subj.Report(a.opts.Node), b); err != nil {
 		a.m.dropped.Inc()
 		a.sentAt = time.Time{}
 		return
@@ -318,17 +343,45 @@ func (a *Announcer) report(now time.Time) {
 	a.m.reports.Inc()
 }
 
+// publishLocked publishes a report, signed when the Announcer has a Signer.
+func (a *Announcer) publishLocked(subject string, b []byte) error {
+	if a.opts.Signer == nil {
+		return a.nc.Publish(subject, b)
+	}
+	msg, err := a.opts.Signer.Msg(subject, b)
+	if err != nil {
+		return err
+	}
+	return a.nc.PublishMsg(msg)
+}
+
+// reject counts a decision refused for reason and logs it at WARN, at
+// most once per reason every few seconds.
+func (a *Announcer) reject(reason string, err error) {
+	a.m.rejected.WithLabelValues(reason).Inc()
+	if ok, n := a.warns.Allow(reason, time.Now()); ok {
+		a.log.Warn("decision rejected: the window in force is kept", "reason", reason, "err", err, "suppressed", n)
+	}
+}
+
 func (a *Announcer) onDecision(m *nats.Msg) {
 	t := time.Now()
+	if a.opts.Keyring != nil {
+		if err := a.opts.Keyring.VerifyCouncil(m.Header, m.Subject, m.Data); err != nil {
+			a.reject(keyring.Reason(err), err)
+			return
+		}
+	}
 	d, err := councilmsg.UnmarshalDecision(m.Data)
 	if err != nil {
 		a.m.badDecisions.Inc()
 		return
 	}
 	a.mu.Lock()
-	if d.Round == a.round && a.decided {
+	if err := a.guard.Admit(d, t); err != nil {
 		a.mu.Unlock()
-		return // duplicate
+		a.reject(RejectReason(err), err)
+		return
 	}
 	var since time.Duration
 	if !a.sentAt.IsZero() {
@@ -336,7 +389,7 @@ func (a *Announcer) onDecision(m *nats.Msg) {
 		a.sentAt = time.Time{}
 		a.m.latency.Observe(since.Seconds())
 	}
-	a.round, a.decided = d.Round, true
+	a.round = d.Round
 	a.applyDecisionLocked(d)
 	a.m.decisions.Inc()
 	cb := a.opts.OnDecision

@@ -35,7 +35,7 @@ func (d *daemon) CloseInterval(now time.Time) access.Observation {
 	defer d.mu.Unlock()
 	bw := 1e8 / (1 + d.window.Seconds()*1000)
 	return access.Observation{Interval: 50 * time.Millisecond, Processes: 4, Op: rw.Write, FileHandles: 4,
-		ReqAvg: 1 << 20, ReqMin: 1 << 20, ReqMax: 1 << 20, Bandwidth: bw, Bytes: int64(bw), Requests: 10, Window: d.window}
+		ReqAvg: 1 << 20, ReqMin: 1 << 20, ReqMax: 1 << 20, Bandwidth: bw, Bytes: int64(bw * 0.05), Requests: 10, Window: d.window}
 }
 
 func (d *daemon) ApplyWindow(w time.Duration) error {

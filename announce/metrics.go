@@ -10,6 +10,7 @@ type metrics struct {
 	reports, dropped, decisions, badDecisions, applyErrors prometheus.Counter
 	window, connected                                      prometheus.Gauge
 	latency                                                prometheus.Histogram
+	rejected                                               *prometheus.CounterVec
 }
 
 func newMetrics(reg prometheus.Registerer, node int) (*metrics, error) {
@@ -30,9 +31,18 @@ func newMetrics(reg prometheus.Registerer, node int) (*metrics, error) {
 		latency: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "adaptio_announce_decision_latency_seconds",
 			Help:    "Time from sending a report to receiving the round's decision.",
 			Buckets: prometheus.ExponentialBuckets(1e-4, 2, 16), ConstLabels: l}),
+		rejected: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "adaptio_announce_decisions_rejected_total",
+			Help: "Decisions refused, by reason: unsigned, signature (does not verify), key (not the Council's), " +
+				"unstamped (no epoch and time, with a keyring), stale (older than the freshness bound), " +
+				"future (beyond the clock-skew allowance), replay (round not above the last applied), " +
+				"jump (round further ahead than a Council could have gone), other.",
+			ConstLabels: l}, []string{"reason"}),
+	}
+	for _, r := range RejectReasons {
+		m.rejected.WithLabelValues(r)
 	}
 	if reg != nil {
-		for _, c := range []prometheus.Collector{m.reports, m.dropped, m.decisions, m.badDecisions, m.applyErrors, m.window, m.connected, m.latency} {
+		for _, c := range []prometheus.Collector{m.reports, m.dropped, m.decisions, m.badDecisions, m.applyErrors, m.window, m.connected, m.latency, m.rejected} {
 			if err := reg.Register(c); err != nil {
 				return nil, err
 			}

@@ -184,6 +184,10 @@ func (s *Signer) Seed() ([]byte, error) { return s.kp.Seed() }
 // KeyPair returns the signer's key pair (to authenticate to NATS with it).
 func (s *Signer) KeyPair() nkeys.KeyPair { return s.kp }
 
+// NATSOption authenticates a NATS connection with the signer's key (the
+// server must list its public key as an NKey user).
+func (s *Signer) NATSOption() nats.Option { return nats.Nkey(s.pub, s.kp.Sign) }
+
 // signed is what a signature covers: a domain tag, the subject and the
 // body, so that a signed message cannot be replayed on another subject.
 func signed(subject string, body []byte) []byte {

@@ -25,7 +25,9 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		reports: prometheus.NewCounter(prometheus.CounterOpts{Name: "adaptio_council_reports_total",
 			Help: "Reports accepted from Announcers."}),
 		rejected: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "adaptio_council_rejected_messages_total",
-			Help: "Report messages rejected, by reason (oversized, malformed, version, invalid, subject, stale, other)."}, []string{"reason"}),
+			Help: "Report messages rejected, by reason: oversized, malformed, version, invalid, subject, stale, other (decoding and the core); " +
+				"unknown-node (not registered), unsigned, signature, key (not the node's key), rate (too many reports), " +
+				"interval, bandwidth, inconsistent (bandwidth is not bytes over the interval), bytes, requests (beyond a node's physical bounds)."}, []string{"reason"}),
 		rounds: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "adaptio_council_rounds_total",
 			Help: "Rounds closed, by reason (all: every known node reported; deadline)."}, []string{"reason"}),
 		explorations: prometheus.NewCounter(prometheus.CounterOpts{Name: "adaptio_council_explorations_total",
@@ -52,7 +54,7 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 			return nil, err
 		}
 	}
-	for _, r := range append(append([]string(nil), councilmsg.Reasons...), "stale") {
+	for _, r := range append(append(append([]string(nil), councilmsg.Reasons...), "stale"), admitReasons...) {
 		m.rejected.WithLabelValues(r)
 	}
 	for _, r := range []string{"all", "deadline"} {

@@ -207,6 +207,11 @@ type Options struct {
 	Replicas int
 	// Security: authentication and TLS.
 	Security Security
+	// Keys sign decisions and authenticate reports (sign.go; zero: none).
+	Keys Keys
+	// Admission bounds the reports that reach learning (admit.go; zero
+	// fields: the defaults).
+	Admission Admission
 	// Core configures the learning core (policy, windows, consensus, ...).
 	Core council.Config
 	// Seed seeds the core's random choices (0: 1).
@@ -264,6 +269,9 @@ func (o Options) withDefaults() Options {
 	if o.HealthRounds == 0 {
 		o.HealthRounds = DefaultHealthRounds
 	}
+	if o.Keys.Ring != nil && o.Security.Keys == nil {
+		o.Security.Keys = o.Keys.Ring
+	}
 	return o
 }
 
@@ -285,5 +293,8 @@ func (o Options) validate() error {
 	if o.Security.User == "" && o.Security.Password != "" {
 		return fmt.Errorf("%w: password without user", ErrBadOptions)
 	}
-	return nil
+	if err := o.Keys.validate(); err != nil {
+		return err
+	}
+	return o.Admission.validate()
 }

@@ -23,6 +23,7 @@ import (
 
 	"github.com/adaptio/adaptio/council"
 	"github.com/adaptio/adaptio/council/councilmsg"
+	"github.com/adaptio/adaptio/internal/warnlog"
 )
 
 // stateKey is the KV key holding the core's snapshot.
@@ -73,6 +74,10 @@ type Service struct {
 	seen      map[int]nodeSeen
 	pmu       sync.Mutex
 	persisted persistState
+
+	epoch uint64          // this run's id, in every decision
+	adm   *admitter       // report admission (admit.go), under mu
+	warns warnlog.Limiter // rejected reports' warnings
 }
 
 // New validates opts and builds the core; nothing runs until Start.
@@ -88,6 +93,7 @@ func New(opts Options) (*Service, error) {
 	s := &Service{
 		opts: opts, subj: councilmsg.Subjects{Prefix: opts.Prefix}, log: opts.Logger,
 		core: core, persistc: make(chan []byte, 1), ready: make(chan struct{}),
+		epoch: rand.Uint64() | 1, adm: newAdmitter(opts.Admission, opts.Keys.Ring, opts.Core.Nodes),
 	}
 	reg := opts.Registerer
 	if reg == nil {
@@ -179,6 +185,7 @@ func (s *Service) start() error {
 		return err
 	}
 	copts = append(copts, auth...)
+	copts = append(copts, s.opts.Keys.clientOptions(sec)...)
 	copts = append(copts, nats.Name("adaptio-council "+s.opts.Prefix), nats.MaxReconnects(-1),
 		nats.ReconnectWait(250*time.Millisecond), nats.ReconnectBufSize(8<<20),
 		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) {
@@ -318,12 +325,20 @@ func (s *Service) onReport(m *nats.Msg) {
 		s.log.Debug("report rejected", "subject", m.Subject, "err", err)
 		return
 	}
+	if err := s.authenticate(m, r.Obs.Node); err != nil {
+		s.rejectReport(r.Obs.Node, err)
+		return
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.stopped {
 		return
 	}
 	now := s.now()
+	if err := s.adm.admit(now, r); err != nil {
+		s.rejectReport(r.Obs.Node, err)
+		return
+	}
 	if err := s.core.Observe(now, r); err != nil {
 		reason := "invalid"
 		if errors.Is(err, council.ErrStale) {
@@ -370,10 +385,7 @@ func (s *Service) poll(now time.Duration) {
 		s.timer.Stop()
 		s.timerAt = 0
 	}
-	s.scratch = councilmsg.AppendDecision(s.scratch[:0], d.Wire())
-	if err := s.nc.Publish(s.subj.Decision(), s.scratch); err != nil {
-		s.log.Warn("publish decision", "round", d.Round, "err", err)
-	}
+	s.publishDecision(d) // stamped and signed (sign.go)
 	s.lastDec = d
 	s.noteDecision(d)
 	s.stats.Rounds++
