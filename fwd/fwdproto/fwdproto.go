@@ -22,15 +22,15 @@ import (
 //
 // All integers are big-endian.
 const (
-	Magic      uint16 = 0xADF0
-	Version    uint8  = 4
+	Magic   uint16 = 0xADF0
+	Version uint8  = 4
 	// MinVersion is the oldest version a peer still accepts. A frame
 	// carries the version that introduced its operation (OpVersion), so a
 	// client or daemon of version 3 exchanges its operations unchanged
 	// with one of version 4; operations of version 4 need a version 4 daemon.
 	MinVersion uint8 = 3
-	HeaderSize        = 16
-	RespFlag   uint8  = 0x80
+	HeaderSize       = 16
+	RespFlag   uint8 = 0x80
 
 	// DefaultMaxFrame is the default largest frame (header included) a peer
 	// accepts: 16 MiB of data plus room for the header and fields.
@@ -453,7 +453,7 @@ type Msg struct {
 	Process  uint32 // read, write: the calling process (for pattern detection)
 	ShmOff   uint64 // read-shm, write-shm: where the data is in the shared region; ring: where the rings are
 
-	Auth Auth // auth request and response
+	Auth Auth     // auth request and response
 	Lock LockArgs // lock, getlk: the lock asked for; getlk response: the conflicting lock
 
 	MaxFrame uint32 // hello response: largest frame the daemon accepts, header included
