@@ -254,7 +254,7 @@ type testCA struct {
 	leaf tls.Certificate
 }
 
-func newTestCA(t *testing.T) *testCA {
+func newTestCA(t testing.TB) *testCA {
 	t.Helper()
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
@@ -390,4 +390,32 @@ func FuzzDaemonAuth(f *testing.F) {
 			t.Fatalf("daemon stopped serving: %v", err)
 		}
 	})
+}
+
+// BenchmarkDial measures a session's setup over loopback TCP (dial, hello,
+// close): without authentication, with the token's challenge and response,
+// and with mutual TLS.
+func BenchmarkDial(b *testing.B) {
+	ca := newTestCA(b)
+	for _, bc := range []struct {
+		name string
+		srv  fwd.Options
+		cli  client.Options
+	}{
+		{"plain", fwd.Options{}, client.Options{}},
+		{"token", fwd.Options{Token: testToken}, client.Options{Token: testToken}},
+		{"mtls", fwd.Options{TLS: ca.serverTLS(true)}, client.Options{TLS: &tls.Config{RootCAs: ca.pool, Certificates: []tls.Certificate{ca.leaf}}}},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			bc.srv.Listen = []string{"127.0.0.1:0"}
+			d := startDaemon(b, newPosixDir(b.TempDir()), bc.srv)
+			for b.Loop() {
+				c, err := client.DialOptions(d.Addr(), bc.cli)
+				if err != nil {
+					b.Fatal(err)
+				}
+				c.Close()
+			}
+		})
+	}
 }
