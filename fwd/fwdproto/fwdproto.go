@@ -22,16 +22,10 @@ import (
 //
 // All integers are big-endian.
 const (
-	Magic   uint16 = 0xADF0
-	Version uint8  = 4
-	// MinVersion is the oldest version a peer still accepts. A frame
-	// carries the version that introduced its operation (OpVersion), so a
-	// client or daemon of version 3 exchanges its operations unchanged
-	// with one of version 4; operations of version 4 need a version 4 daemon.
-	MinVersion uint8 = 3
-	HeaderSize       = 16
-	RespFlag   uint8 = 0x80
-
+	Magic      uint16 = 0xADF0
+	Version    uint8  = 4
+	HeaderSize        = 16
+	RespFlag   uint8  = 0x80
 	// DefaultMaxFrame is the default largest frame (header included) a peer
 	// accepts: 16 MiB of data plus room for the header and fields.
 	DefaultMaxFrame = 16<<20 + 4096
@@ -43,6 +37,12 @@ const (
 	// MaxEntries is the most directory entries one readdir response carries.
 	MaxEntries = 1 << 16
 )
+
+// MinVersion is the oldest version a peer still accepts. A frame carries
+// the version that introduced its operation (OpVersion), so a client or
+// daemon of version 3 exchanges its operations unchanged with one of
+// version 4; the operations of version 4 need a version 4 daemon.
+const MinVersion uint8 = 3
 
 // Op is a protocol operation.
 type Op uint8
