@@ -15,6 +15,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/adaptio/adaptio/backend/posix"
 	"github.com/adaptio/adaptio/bandit"
 	"github.com/adaptio/adaptio/council"
 	"github.com/adaptio/adaptio/demo/dashboard"
@@ -84,6 +85,15 @@ type Config struct {
 	// disk-address (C-LOOK) order, as the Linux block layer sorts them,
 	// instead of arrival order, on the real stack and in the simulator.
 	ServerElevator bool
+	// Backend, when set, is a directory (a mounted parallel file system)
+	// the real stack's daemons forward to, one posix backend each with the
+	// layout kind Layout (posix.Options), instead of the emulated PFS; the
+	// clients' files go under Backend/demo, removed at each iteration's end. Its queues
+	// must number Servers. Needs the real stack, and CompareReal unless
+	// the comparison is skipped (the simulator models the emulated PFS).
+	Backend string
+	Layout  string               // the posix layout kind ("" static)
+	MooseFS posix.MooseFSOptions // the moosefs layout kind's settings
 	// Interval is how often each Announcer reports and the Council decides
 	// (default DefaultInterval; the papers' is 1 s); the simulator observes
 	// at the same interval. A shorter one lets the Council act within
@@ -251,6 +261,8 @@ func (c Config) Validate() error {
 		return bad("read passes %d: the simulator reads each phase once (its phases are 1 GiB); drop --read-passes or --sim", c.ReadPasses)
 	case !(c.ServerTimeScale > 0) || c.ServerTimeScale > 100:
 		return bad("server time scale %v, want in (0, 100]", c.ServerTimeScale)
+	case c.Backend != "" && c.Sim:
+		return bad("a posix backend (%s) runs on the real stack only; drop --sim or --backend", c.Backend)
 	case !slices.Contains(bandit.Names(), c.Policy):
 		return bad("policy %q, want one of %v", c.Policy, bandit.Names())
 	}
@@ -360,6 +372,9 @@ func Run(ctx context.Context, cfg Config) (record.Recording, error) {
 	cfg = cfg.WithDefaults()
 	if err := cfg.Validate(); err != nil {
 		return record.Recording{}, err
+	}
+	if cfg.Backend != "" && cfg.Compare > 0 && !cfg.CompareReal {
+		return record.Recording{}, fmt.Errorf("%w: with a posix backend the static-window comparison must run on it: add --compare-real, or skip it with --compare -1", ErrBadConfig)
 	}
 	lock, err := statelock.Acquire(cfg.StateDir)
 	if err != nil {

@@ -19,6 +19,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/adaptio/adaptio/announce"
+	"github.com/adaptio/adaptio/backend"
+	"github.com/adaptio/adaptio/backend/posix"
 	"github.com/adaptio/adaptio/bandit"
 	"github.com/adaptio/adaptio/council"
 	"github.com/adaptio/adaptio/council/service"
@@ -100,7 +102,7 @@ var (
 // stack is the real stack of the demo, started in one process.
 type stack struct {
 	cluster  *pfs.Cluster
-	backends []*pfs.Client
+	backends []backend.Backend
 	daemons  []*fwd.Daemon
 	anns     []*announce.Announcer
 	svc      *service.Service
@@ -128,6 +130,9 @@ func (s *stack) wakeStats() fwd.WakeStats {
 // serverStats is the data servers' counters, all servers together.
 func (s *stack) serverStats() dataserver.Stats {
 	var all dataserver.Stats
+	if s.cluster == nil {
+		return all // a posix backend: no model to count
+	}
 	for _, x := range s.cluster.Stats() {
 		all = all.Plus(x.Model)
 	}
@@ -182,30 +187,19 @@ func startStack(ctx context.Context, cfg Config, sink *decisionSink) (*stack, er
 	if !s.svc.Ready(10 * time.Second) {
 		return fail(errors.New("demo: council: not ready after 10 s"))
 	}
-	s.pfsDir, err = os.MkdirTemp("", "adaptio-demo-pfs-")
-	if err != nil {
-		return fail(fmt.Errorf("demo: pfs: %w", err))
-	}
-	s.cluster, err = pfs.NewCluster(pfs.ClusterOptions{Servers: cfg.Servers, Dir: s.pfsDir, Disk: "hdd", Seed: cfg.Seed,
-		Model:  dataserver.Config{TimeScale: cfg.ServerTimeScale, ReadAheadBytes: cfg.ServerReadAhead, Elevator: cfg.ServerElevator},
-		Logger: cfg.Logger, Registerer: prometheus.NewRegistry()})
-	if err != nil {
-		return fail(fmt.Errorf("demo: pfs: %w", err))
-	}
-	if err := s.cluster.Start(); err != nil {
-		return fail(fmt.Errorf("demo: pfs: %w", err))
-	}
-	if !s.cluster.Ready(10 * time.Second) {
-		return fail(errors.New("demo: pfs: data servers not ready after 10 s"))
+	if cfg.Backend == "" {
+		if err := s.startPFS(cfg); err != nil {
+			return fail(err)
+		}
 	}
 	window := cfg.Static
 	if window == 0 {
 		window = sched.DefaultWindow
 	}
 	for i := 0; i < cfg.Nodes; i++ {
-		be, err := s.cluster.NodeBackend(i)
+		be, err := s.nodeBackend(cfg, i)
 		if err != nil {
-			return fail(fmt.Errorf("demo: pfs client: %w", err))
+			return fail(err)
 		}
 		s.backends = append(s.backends, be)
 		// As many batches in flight as the clients can have requests
@@ -244,6 +238,64 @@ func startStack(ctx context.Context, cfg Config, sink *decisionSink) (*stack, er
 		s.clients = append(s.clients, c)
 	}
 	return s, nil
+}
+
+// startPFS starts the emulated PFS of cfg.Servers data servers.
+func (s *stack) startPFS(cfg Config) error {
+	var err error
+	s.pfsDir, err = os.MkdirTemp("", "adaptio-demo-pfs-")
+	if err != nil {
+		return fmt.Errorf("demo: pfs: %w", err)
+	}
+	s.cluster, err = pfs.NewCluster(pfs.ClusterOptions{Servers: cfg.Servers, Dir: s.pfsDir, Disk: "hdd", Seed: cfg.Seed,
+		Model:  dataserver.Config{TimeScale: cfg.ServerTimeScale, ReadAheadBytes: cfg.ServerReadAhead, Elevator: cfg.ServerElevator},
+		Logger: cfg.Logger, Registerer: prometheus.NewRegistry()})
+	if err != nil {
+		return fmt.Errorf("demo: pfs: %w", err)
+	}
+	if err := s.cluster.Start(); err != nil {
+		return fmt.Errorf("demo: pfs: %w", err)
+	}
+	if !s.cluster.Ready(10 * time.Second) {
+		return errors.New("demo: pfs: data servers not ready after 10 s")
+	}
+	return nil
+}
+
+// serversNote says what the daemons forward to.
+func serversNote(cfg Config) string {
+	if cfg.Backend == "" {
+		return fmt.Sprintf("%d emulated data servers with the hard-disk model", cfg.Servers)
+	}
+	kind := cfg.Layout
+	if kind == "" {
+		kind = posix.LayoutStatic
+	}
+	return fmt.Sprintf("the directory %s (posix backend, %s layout, %d data servers)", cfg.Backend, kind, cfg.Servers)
+}
+
+// nodeBackend opens I/O node i's backend: a client of the emulated PFS, or
+// the posix backend over cfg.Backend with its layout kind, whose queues
+// must be cfg.Servers.
+func (s *stack) nodeBackend(cfg Config, i int) (backend.Backend, error) {
+	if cfg.Backend == "" {
+		be, err := s.cluster.NodeBackend(i)
+		if err != nil {
+			return nil, fmt.Errorf("demo: pfs client: %w", err)
+		}
+		return be, nil
+	}
+	be, err := posix.Open(posix.Options{Root: cfg.Backend, Layout: cfg.Layout, Static: backend.DefaultLayout(cfg.Servers),
+		MooseFS: cfg.MooseFS, Logger: cfg.Logger.With("node", i)})
+	if err != nil {
+		return nil, fmt.Errorf("demo: backend %s: %w", cfg.Backend, err)
+	}
+	if be.Servers() != cfg.Servers {
+		be.Close()
+		return nil, fmt.Errorf("%w: the %s layout of %s has %d data servers, --servers says %d: give --servers %d",
+			ErrBadConfig, be.LayoutKind(), cfg.Backend, be.Servers(), cfg.Servers, be.Servers())
+	}
+	return be, nil
 }
 
 // runReal runs the experiment on the real stack: real bytes through the
@@ -289,8 +341,8 @@ func runReal(ctx context.Context, cfg Config, rec *record.Recorder, councilHTTP 
 		m.DecisionLog = filepath.Join(cfg.StateDir, RealDecisionLog)
 		m.StateDir = filepath.Join(cfg.StateDir, RealStateDir)
 		m.Notes = append(m.Notes,
-			fmt.Sprintf("Real stack in one process: a Council service (embedded NATS at %s, learned state in JetStream KV), %d emulated data servers with the hard-disk model, %d forwarding daemons running TWINS (%s), each with an Announcer reporting every second; the clients are %d goroutines moving real bytes, verified on read.",
-				st.svc.ClientURL(), cfg.Servers, cfg.Nodes, windowsNote(cfg), cfg.Processes),
+			fmt.Sprintf("Real stack in one process: a Council service (embedded NATS at %s, learned state in JetStream KV), %s, %d forwarding daemons running TWINS (%s), each with an Announcer reporting every second; the clients are %d goroutines moving real bytes, verified on read.",
+				st.svc.ClientURL(), serversNote(cfg), cfg.Nodes, windowsNote(cfg), cfg.Processes),
 			learningNote(cfg))
 		switch {
 		case cfg.Compare > 0 && cfg.CompareReal:

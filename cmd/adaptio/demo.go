@@ -4,10 +4,12 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/adaptio/adaptio/backend/posix"
 	"github.com/adaptio/adaptio/demo"
 	"github.com/adaptio/adaptio/internal/atomicfile"
 	"github.com/adaptio/adaptio/workload"
@@ -20,6 +22,7 @@ func newDemoCmd() *cobra.Command {
 	var noMix, quiet, rank, alignedWindows bool
 	var rankSettings, rankStatistic, rankSave, rankReal string
 	var verbose bool
+	var demoMooseFS forwardConfig // its --moosefs-* settings
 	cmd := &cobra.Command{
 		Use:   "demo",
 		Short: "Run the whole stack end to end and watch it learn (live view, web dashboard, report.html)",
@@ -46,7 +49,9 @@ run (decisions-sim.jsonl with --sim).`,
 		Example: `  adaptio demo                       # the real stack, 48 iterations (about 8 minutes)
   adaptio demo --sim                 # 120 iterations in the simulator, in seconds
   adaptio demo --sim --static 8ms    # no learning, one fixed window, for comparison
-  adaptio demo --http 127.0.0.1:0    # dashboard on a free port (printed at start)`,
+  adaptio demo --http 127.0.0.1:0    # dashboard on a free port (printed at start)
+  adaptio demo --backend posix:/mnt/mfs/scratch --layout moosefs --compare-real
+                                     # over a mounted MooseFS: learning, then every static window`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := requirePositive(cmd, "processes", "iterations", "nodes", "servers"); err != nil {
@@ -74,6 +79,12 @@ run (decisions-sim.jsonl with --sim).`,
 				cfg.FPPBytes = b
 			}
 			cfg.Mix = !noMix
+			cfg.Backend = strings.TrimPrefix(cfg.Backend, "posix:")
+			mfs, mfsErr := demoMooseFS.mooseFS()
+			if mfsErr != nil {
+				return fmt.Errorf("demo: %w", mfsErr)
+			}
+			cfg.MooseFS = mfs
 			cfg.ReferenceWindows = !alignedWindows
 			if !quiet {
 				cfg.Out = os.Stdout
@@ -127,7 +138,12 @@ run (decisions-sim.jsonl with --sim).`,
 	f.StringVar(&cfg.Report, "report", demo.DefaultReport, `report file ("-": none)`)
 	f.IntVar(&cfg.Processes, "processes", demo.DefaultProcesses, "client processes")
 	f.IntVar(&cfg.Nodes, "nodes", demo.DefaultNodes, "I/O nodes (forwarding daemons)")
-	f.IntVar(&cfg.Servers, "servers", demo.DefaultServers, "data servers of the emulated PFS")
+	f.IntVar(&cfg.Servers, "servers", demo.DefaultServers, "data servers of the emulated PFS; with --backend, the layout's data servers (queues): with --layout moosefs the chunk servers")
+	f.StringVar(&cfg.Backend, "backend", "", "real stack: forward to this directory, e.g. a mounted parallel file system (posix:DIR or DIR), instead of the emulated PFS; the clients' files go in DIR/demo, removed at each iteration's end; needs --compare-real or --compare -1 (default: the emulated PFS)")
+	f.StringVar(&cfg.Layout, "layout", posix.LayoutStatic, "with --backend: the posix layout kind, as adaptio forward --layout ("+strings.Join(posix.Kinds(), ", ")+"); static stripes 64 KiB over --servers queues")
+	f.StringVar(&demoMooseFS.MooseFSExec, "moosefs-exec", "", "with --layout moosefs: as adaptio forward --moosefs-exec")
+	f.StringVar(&demoMooseFS.MooseFSList, "moosefs-servers", "", "with --layout moosefs: as adaptio forward --moosefs-servers")
+	f.StringVar(&demoMooseFS.MooseFSMaster, "moosefs-master", "", "with --layout moosefs: as adaptio forward --moosefs-master")
 	f.BoolVar(&rank, "rank", false, "instead of learning: run the experiment under each of --rank-settings on the real stack and in the simulator (--compare iterations each), and print both rankings per phase with Spearman's rho")
 	f.StringVar(&rankStatistic, "rank-statistic", demo.StatMedian, "with --rank: each setting's figure from its --compare iterations, median (one outlying iteration does not move it, from 3 iterations) or mean")
 	f.StringVar(&rankSave, "rank-save", "", "with --rank: also write the ranking, every iteration's time included, as JSON to this file")
