@@ -574,7 +574,7 @@ func newEvalLogCmd() *cobra.Command {
 	var level float64
 	var resamples, workers, block int
 	var seed uint64
-	var measured bool
+	var measured, shadow bool
 	cmd := &cobra.Command{
 		Use:   "log --decision-log FILE --policy POLICY[,POLICY...]",
 		Short: "Off-policy evaluation of the Council's decision log: what another policy would have earned",
@@ -615,16 +615,24 @@ how many rounds the target would have chosen the logged window, ESS how many eff
 rounds the importance weights amount to, "unsupported" how much of it the log cannot see.
 
 --measured prints instead the log's own mean reward per round: the measured value of the
-policy that ran, to compare with an estimate made from another run's log.`,
+policy that ran, to compare with an estimate made from another run's log.
+
+--shadow (and any log with steered rounds: adaptio council --shadow, pins, the guardrail)
+prints per pattern and operation the window in force, how often learning agreed with it,
+the windows learning would have chosen and the rewards the log holds for each. Where
+learning agreed, its gain is zero; where it chose a window the log never ran in that
+context, what it would have earned is not identified, and no interval is printed (nor for
+a --policy the log does not support). Off-policy estimates need the windows to have run:
+the guardrail's control share, or pins on some patterns, provide some.`,
 		Example: `  adaptio eval log --decision-log adaptio-state/decisions.jsonl --policy static:1ms,static:8ms
   adaptio eval log --decision-log adaptio-state/decisions.jsonl --policy thompson-warm,ucb1 --report ope.html`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if decisions == "" || (policies == "" && !measured) {
-				return fmt.Errorf("eval log: --decision-log, and --policy or --measured, are required")
+			if decisions == "" || (policies == "" && !measured && !shadow) {
+				return fmt.Errorf("eval log: --decision-log, and --policy, --measured or --shadow, are required")
 			}
 			var targets []eval.Target
-			if !measured {
+			if !measured && policies != "" {
 				for _, p := range strings.Split(policies, ",") {
 					t, err := eval.ParseTarget(p)
 					if err != nil {
@@ -646,6 +654,16 @@ policy that ran, to compare with an estimate made from another run's log.`,
 					return fmt.Errorf("%w (in %s)", ownErr, decisions)
 				}
 				fmt.Fprintf(cmd.OutOrStdout(), "measured mean reward per round: %.6g (%d rounds)\n", own, rounds)
+				return nil
+			}
+			sr, err := eval.ReadShadow(bytes.NewReader(data))
+			if err != nil {
+				return fmt.Errorf("%w (in %s)", err, decisions)
+			}
+			if shadow || sr.Steered() {
+				printShadow(cmd.OutOrStdout(), sr)
+			}
+			if policies == "" {
 				return nil
 			}
 			samples, err := eval.ReadSamples(bytes.NewReader(data))
@@ -670,7 +688,13 @@ policy that ran, to compare with an estimate made from another run's log.`,
 					return err
 				}
 				iv := func(i eval.Interval) string { return fmt.Sprintf("%.4g [%.4g, %.4g]", i.Value, i.Lo, i.Hi) }
-				fmt.Fprintf(w, "%-14s %8.0f %8.1f %30s %30s %30s\n", e.Target, e.Matched, e.ESS, iv(e.IPS), iv(e.SNIPS), iv(e.DR))
+				if sr.Steered() && e.Unsupported >= 0.01 {
+					// The log ran the operator's windows: the rewards' range
+					// is theirs, and a bound by it would be narrow and wrong.
+					fmt.Fprintf(w, "%-14s %8.0f %8.1f %s\n", e.Target, e.Matched, e.ESS, "no interval: the log ran the operator's windows (shadow, pins, guardrail) and does not support what this policy chooses")
+				} else {
+					fmt.Fprintf(w, "%-14s %8.0f %8.1f %30s %30s %30s\n", e.Target, e.Matched, e.ESS, iv(e.IPS), iv(e.SNIPS), iv(e.DR))
+				}
 				fmt.Fprintf(w, "%-14s unsupported %s\n", "", supportLine(e))
 				if e.Unsupported >= 0.01 {
 					unsupported = append(unsupported, e.Target)
@@ -718,5 +742,6 @@ policy that ran, to compare with an estimate made from another run's log.`,
 	f.IntVar(&block, "block", 0, "rounds per block of the bootstrap (0: the cube root of the log's rounds; 1: rounds resampled independently)")
 	f.Uint64Var(&seed, "seed", 1, "seed of the bootstrap and of the learning policies' draws")
 	f.BoolVar(&measured, "measured", false, "print the log's own mean reward per round instead of estimating a policy")
+	f.BoolVar(&shadow, "shadow", false, "summarise, per pattern and operation, the windows in force against those learning would have chosen (a log of adaptio council --shadow, pins or the guardrail; printed anyway for such a log) and where the log's rewards support an estimate of the difference")
 	return cmd
 }
