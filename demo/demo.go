@@ -103,6 +103,9 @@ type Config struct {
 	// default each decision carries a window per direction of requests,
 	// applied by the I/O nodes as their requests turn (council.Config.NoPlan).
 	NoPlan bool
+	// Shadow runs the Council in shadow mode (council.Config.Shadow): the
+	// default window stays in force, learning's choices are logged.
+	Shadow bool
 	// Credit is how rewards teach the Council's bandits
 	// (council.Config.Credit; "" the default, phase).
 	Credit string

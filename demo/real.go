@@ -175,7 +175,7 @@ func startStack(ctx context.Context, cfg Config, sink *decisionSink) (*stack, er
 	s.svc, err = service.New(service.Options{
 		Prefix: realPrefix, Port: -1, StateDir: filepath.Join(cfg.StateDir, RealStateDir),
 		Core: council.Config{Policy: cfg.Policy, Options: bandit.Options{Epsilon: cfg.Epsilon}, Windows: sched.Windows,
-			Nodes: cfg.Nodes, Timeout: min(council.DefaultTimeout, cfg.Interval/2), NoPlan: cfg.NoPlan, Credit: cfg.Credit, MaxPull: cfg.MaxPull},
+			Nodes: cfg.Nodes, Timeout: min(council.DefaultTimeout, cfg.Interval/2), NoPlan: cfg.NoPlan, Credit: cfg.Credit, MaxPull: cfg.MaxPull, Shadow: cfg.Shadow},
 		Seed: cfg.Seed, DecisionLog: sink, Logger: cfg.Logger, Registerer: prometheus.NewRegistry(),
 	})
 	if err != nil {

@@ -31,7 +31,7 @@ const (
 // state from path if the file exists; it returns the pulls carried over.
 func newCore(cfg Config, path string) (*council.Council, int64, error) {
 	core, err := council.New(council.Config{Policy: cfg.Policy, Options: bandit.Options{Epsilon: cfg.Epsilon},
-		Windows: sched.Windows, Nodes: cfg.Nodes, Timeout: min(council.DefaultTimeout, cfg.Interval/2), NoPlan: cfg.NoPlan, Credit: cfg.Credit, MaxPull: cfg.MaxPull}, rand.New(rand.NewPCG(cfg.Seed, 0xc0c1)))
+		Windows: sched.Windows, Nodes: cfg.Nodes, Timeout: min(council.DefaultTimeout, cfg.Interval/2), NoPlan: cfg.NoPlan, Credit: cfg.Credit, MaxPull: cfg.MaxPull, Shadow: cfg.Shadow}, rand.New(rand.NewPCG(cfg.Seed, 0xc0c1)))
 	if err != nil {
 		return nil, 0, fmt.Errorf("demo: %w", err)
 	}

@@ -165,6 +165,7 @@ run (decisions-sim.jsonl with --sim).`,
 	addCreditFlags(f, &cfg.Credit, &cfg.MaxPull, demo.DefaultMaxPull, "")
 	addRoundCreditFlag(f, &cfg.Credit)
 	f.DurationVar(&cfg.SimDispatchDelay, "sim-dispatch-delay", 0, "in the simulator, an idle I/O node dispatches this long after a request arrives, merging what arrived meanwhile, as a real daemon's worker wakes late on a shared host (0: at once); for --rank's comparison with the real stack")
+	f.BoolVar(&cfg.Shadow, "shadow", false, "run the Council in shadow mode: the I/O nodes keep the default window (1 ms), the Council learns and logs what it would have chosen (learned_ns in decisions.jsonl; adaptio eval log --shadow summarises it)")
 	f.BoolVar(&cfg.NoPlan, "no-plan", false, "the Council decides one window only, as the papers'; by default each decision also carries a window for reads and one for writes, which the I/O nodes apply as soon as their requests turn (phases shorter than a decision get their own window)")
 	f.BoolVar(&cfg.ServerElevator, "server-elevator", false, "the data servers serve their queued accesses in disk-address (C-LOOK) order, as the Linux block layer sorts them, instead of arrival order, on the real stack and in the simulator alike")
 	f.Int64Var(&cfg.ServerReadAhead, "server-read-ahead", 0, "the data servers' page-cache chunk in bytes, on the real stack and in the simulator alike (0: 128 KiB; negative: no page cache, every read goes to the modelled disk)")
