@@ -164,3 +164,37 @@ type ObjectStore interface {
 	// once the server has the bytes.
 	WriteLocal(ctx context.Context, path string, server int, p []byte, local int64) (int, error)
 }
+
+// ErrLocked is a lock another holder of the backend's file keeps (another
+// forwarder over the same file system).
+var ErrLocked = errors.New("backend: locked by another holder")
+
+// Lock types for Locker, as fcntl's F_UNLCK, F_RDLCK and F_WRLCK.
+const (
+	LockUnlock uint8 = 0
+	LockRead   uint8 = 1
+	LockWrite  uint8 = 2
+)
+
+// Locker is implemented by backends that can lock ranges of their files,
+// so that forwarders sharing one file system exclude each other as the
+// clients of one forwarder do through its lock table. The forwarder calls
+// it with the union of what its clients hold: one holder per key (the
+// forwarder's handle of the file) and kind.
+type Locker interface {
+	// Lock sets typ on bytes [start, end] of path (end inclusive,
+	// math.MaxInt64: to the end of the file) for holder key, replacing
+	// what key held there; flock locks the whole file as flock(2) does,
+	// apart from the byte-range locks. It never waits: a conflict with
+	// another holder is ErrLocked.
+	Lock(ctx context.Context, path string, key uint64, flock bool, typ uint8, start, end int64) error
+	// Unlock drops every lock of key of that kind.
+	Unlock(key uint64, flock bool)
+}
+
+// Allocator is implemented by backends that can reserve space for a
+// range of a file (fallocate(2) mode 0: the size grows to cover it, the
+// bytes read as zeros), so that later writes there cannot fail for space.
+type Allocator interface {
+	Allocate(ctx context.Context, path string, off, n int64) error
+}

@@ -93,6 +93,7 @@ func (c *conn) serve() {
 	done := make(chan struct{})
 	go c.writer(done)
 	protocolErr := c.reader()
+	c.d.locks.dropSession(c) // ends its lock waits, which c.ops counts
 	if c.ring != nil {
 		c.d.rings.remove(c.ring) // no more entries are taken
 	}
@@ -567,6 +568,9 @@ func (d *Daemon) served(op *ioOp, n int, end time.Time) {
 func (c *conn) meta(m *fwdproto.Msg) (*fwdproto.Msg, error) {
 	d := c.d
 	ctx := d.ctx
+	if resp, err, ok := c.lockOp(m); ok {
+		return resp, err
+	}
 	switch m.Op {
 	case fwdproto.OpClose:
 		c.mu.Lock()
@@ -579,6 +583,7 @@ func (c *conn) meta(m *fwdproto.Msg) (*fwdproto.Msg, error) {
 		if c.handles[m.Handle] == 0 {
 			delete(c.handles, m.Handle)
 			delete(c.paths, m.Handle)
+			defer d.locks.closed(c, m.Handle) // under c.mu: c.mu before the lock table's mutex
 		}
 		return &fwdproto.Msg{}, nil
 	case fwdproto.OpFsync:

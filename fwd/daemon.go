@@ -145,6 +145,7 @@ type Daemon struct {
 	gath  prometheus.Gatherer
 
 	ctx    context.Context // cancelled when Shutdown gives up waiting
+	locks  lockMgr         // file locks of every session (locks.go)
 	cancel context.CancelFunc
 
 	q     dispatcher          // the scheduler and the workers' queue
@@ -584,6 +585,10 @@ func code(err error) fwdproto.Code {
 		return fwdproto.CodeNoSpace
 	case errors.Is(err, syscall.ENAMETOOLONG):
 		return fwdproto.CodeNameTooLong
+	case errors.Is(err, errLocked):
+		return fwdproto.CodeLocked
+	case errors.Is(err, errInterrupted):
+		return fwdproto.CodeInterrupted
 	case errors.Is(err, fs.ErrPermission):
 		return fwdproto.CodePath
 	}

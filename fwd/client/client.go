@@ -490,7 +490,7 @@ func (cc *clientConn) fail(err error) {
 func repeatable(m *fwdproto.Msg) bool {
 	switch m.Op {
 	case fwdproto.OpUnlink, fwdproto.OpMkdir, fwdproto.OpHello, fwdproto.OpRename, fwdproto.OpLink, fwdproto.OpSymlink,
-		fwdproto.OpMknod:
+		fwdproto.OpMknod, fwdproto.OpLock: // locks die with their connection
 		return false
 	case fwdproto.OpOpen:
 		return m.Flags&fwdproto.OpenExcl == 0

@@ -236,6 +236,19 @@ func (t *Table) Release(k Key, o Owner) bool {
 	return true
 }
 
+// ReleaseFile drops every lock the owners of session hold on k (the
+// session closed its last handle of the file) and reports whether it held
+// any.
+func (t *Table) ReleaseFile(k Key, session uint64) bool {
+	ls := t.files[k]
+	kept := slices.DeleteFunc(slices.Clone(ls), func(l Lock) bool { return l.Owner.Session == session })
+	if len(kept) == len(ls) {
+		return false
+	}
+	t.Restore(k, kept)
+	return true
+}
+
 // Coverage returns [start, end] of k cut into segments, each with the
 // strongest type any owner holds there (Unlock where nobody does), in
 // order and covering the range exactly; adjacent segments differ in type.
