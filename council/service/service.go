@@ -185,7 +185,7 @@ func (s *Service) start() error {
 		return err
 	}
 	copts = append(copts, auth...)
-	copts = append(copts, s.opts.Keys.clientOptions(sec)...)
+	copts = append(copts, s.opts.Keys.clientOptions(sec, s.ns != nil)...)
 	copts = append(copts, nats.Name("adaptio-council "+s.opts.Prefix), nats.MaxReconnects(-1),
 		nats.ReconnectWait(250*time.Millisecond), nats.ReconnectBufSize(8<<20),
 		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) {

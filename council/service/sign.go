@@ -20,8 +20,9 @@ type Keys struct {
 	// with their roles' rights. Nil: reports are not authenticated.
 	Ring *keyring.Keyring
 	// Signer is the Council's key: it signs every decision, and the
-	// Council authenticates to NATS with it unless Security gives other
-	// credentials. With a Ring it must be the Ring's Council key.
+	// Council authenticates to its embedded NATS server with it unless
+	// Security gives other credentials. With a Ring it must be the Ring's
+	// Council key.
 	Signer *keyring.Signer
 }
 
@@ -41,10 +42,12 @@ func (k Keys) validate() error {
 	return nil
 }
 
-// clientOptions authenticate the Council with its key when Security gives
-// no other credentials.
-func (k Keys) clientOptions(sec Security) []nats.Option {
-	if k.Signer == nil || sec.User != "" || sec.NKeySeedFile != "" {
+// clientOptions authenticate the Council to its embedded server with its
+// key when Security gives no other credentials. (An external server that
+// knows the key is joined with Security.NKeySeedFile: one that does not
+// would refuse a key it was not configured for.)
+func (k Keys) clientOptions(sec Security, embedded bool) []nats.Option {
+	if !embedded || k.Signer == nil || sec.User != "" || sec.NKeySeedFile != "" {
 		return nil
 	}
 	return []nats.Option{k.Signer.NATSOption()}
