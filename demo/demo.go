@@ -312,7 +312,7 @@ func (c Config) Phases() []Phase {
 func (c Config) meta(mode string) record.Meta {
 	m := record.Meta{Mode: mode, Started: time.Now().UTC(), Nodes: c.Nodes, Servers: c.Servers,
 		Windows: slices.Clone(sched.Windows), StaticWindow: c.Static, Policy: c.Policy, Epsilon: c.Epsilon,
-		StateDir: c.StateDir, ValueUnit: "MiB/s"}
+		StateDir: c.StateDir, ValueUnit: "MiB/s", Iterations: c.Iterations, Compare: max(c.Compare, 0), Limit: c.Duration.Seconds()}
 	for _, p := range c.Phases() {
 		m.Phases = append(m.Phases, p.Name)
 	}

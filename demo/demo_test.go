@@ -135,8 +135,8 @@ func TestSimDemoReportAgreesWithDecisionLog(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := reportSummary(t, cfg.Report)
-	if s.Mode != "sim" || s.Iterations != 3*4 || len(rec.Iterations) != 12 {
-		t.Fatalf("mode %q, %d iterations in the report, %d recorded; want sim, 12, 12", s.Mode, s.Iterations, len(rec.Iterations))
+	if s.Mode != "sim" || s.Iterations != 3 || s.Planned != 3 || s.PhaseRuns != 3*4 || len(rec.Iterations) != 12 {
+		t.Fatalf("mode %q, %d of %d iterations and %d phase runs in the report, %d recorded; want sim, 3 of 3, 12, 12", s.Mode, s.Iterations, s.Planned, s.PhaseRuns, len(rec.Iterations))
 	}
 	checkAgainstLog(t, s, readLog(t, filepath.Join(state, SimDecisionLog)), 0)
 	if len(s.Static) != len(sched.Windows) {

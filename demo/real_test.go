@@ -59,8 +59,8 @@ func TestRealDemoShortReportAgreesWithDecisionLog(t *testing.T) {
 		}
 	}
 	s := reportSummary(t, cfg.Report)
-	if s.Mode != "real" || s.Iterations != 4 {
-		t.Errorf("report: mode %q, %d iterations; want real, 4", s.Mode, s.Iterations)
+	if s.Mode != "real" || s.Iterations != 1 || s.PhaseRuns != 4 {
+		t.Errorf("report: mode %q, %d iterations, %d phase runs; want real, 1, 4", s.Mode, s.Iterations, s.PhaseRuns)
 	}
 	log := readLog(t, filepath.Join(state, RealDecisionLog))
 	if len(log) != s.Seconds {
@@ -140,7 +140,8 @@ func TestRealDemoStaticComparisonOnRealStack(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(string(page), `<tr class="learn">`) || !strings.Contains(string(page), "After learning, one cycle takes") {
+	if !strings.Contains(string(page), `<tr class="learn">`) || !strings.Contains(string(page), "After learning, one cycle of the experiment takes") ||
+		!strings.Contains(string(page), "each static window run on this machine after learning") {
 		t.Error("report compares no learning row with the static windows run on the same stack")
 	}
 	if !strings.Contains(string(page), report.ConfirmedMark+"</td>") || !strings.Contains(string(page), "were run again") {

@@ -80,8 +80,9 @@ func (v *View) line(d record.Delta, sec record.Second, snap record.Delta) string
 	}
 	if k := len(snap.Iterations); k > 0 {
 		it := snap.Iterations[k-1]
-		fmt.Fprintf(&b, " | iter %d %s %.2fs", it.N, it.Phase, it.Seconds)
+		fmt.Fprintf(&b, " | iteration %d %s %.2fs", it.K, it.Phase, it.Seconds)
 	}
+	fmt.Fprintf(&b, " | %s", progress(d))
 	return b.String()
 }
 
@@ -96,7 +97,7 @@ func (v *View) screen(d record.Delta, sec record.Second, snap record.Delta) stri
 	if d.Done {
 		state = "finished"
 	}
-	fmt.Fprintf(&b, "adaptio demo — %s — %s — t=%.0f s — %s\n", mode, state, sec.T, progress(d.Next[1], len(d.Meta.Phases)))
+	fmt.Fprintf(&b, "adaptio demo — %s — %s — t=%.0f s — %s\n", mode, state, sec.T, progress(d))
 	if v.URL != "" {
 		fmt.Fprintf(&b, "dashboard: %s   (Ctrl-C stops, saves learned state and writes the report)\n", v.URL)
 	}
@@ -134,9 +135,9 @@ func (v *View) screen(d record.Delta, sec record.Second, snap record.Delta) stri
 		}
 		b.WriteString("\n")
 	}
-	b.WriteString("\niterations (latest last):\n")
+	b.WriteString("\nphases run (latest last):\n")
 	for _, it := range snap.Iterations {
-		fmt.Fprintf(&b, "  #%-4d %-10s #%-3d %8.2f s\n", it.N, it.Phase, it.K, it.Seconds)
+		fmt.Fprintf(&b, "  iteration %-4d %-10s %8.2f s\n", it.K, it.Phase, it.Seconds)
 	}
 	if len(snap.Events) > 0 {
 		b.WriteString("\nevents:\n")
@@ -147,17 +148,29 @@ func (v *View) screen(d record.Delta, sec record.Second, snap record.Delta) stri
 	return b.String()
 }
 
-// progress says how many experiment iterations (passes over every phase)
-// and phases have finished: runs phase runs of perIteration phases each.
-func progress(runs, perIteration int) string {
-	if perIteration <= 1 {
-		return fmt.Sprintf("%d iterations done", runs)
+// progress says how far the run has come, in experiment iterations (each
+// one pass of every phase), with the time left once an iteration has
+// ended; once they are done, the static-window comparison that runs on the
+// stack after them counts its windows.
+func progress(d record.Delta) string {
+	p := d.Progress
+	s := p.Text
+	if p.Planned > 0 && p.Iterations >= p.Planned && d.Meta.StaticOn == d.Meta.Mode && d.Meta.StaticOn != "" && !d.Done {
+		runs, again := 0, 0
+		for _, r := range d.Static {
+			if r.Window > 0 {
+				runs++
+			}
+			if r.Confirmed {
+				again++
+			}
+		}
+		s += fmt.Sprintf("; static comparison: %d of %d windows run", runs, len(d.Meta.Windows))
+		if again > 0 {
+			s += fmt.Sprintf(", %d of them again", again)
+		}
 	}
-	it, ph := runs/perIteration, runs%perIteration
-	if ph == 0 {
-		return fmt.Sprintf("%d iterations done", it)
-	}
-	return fmt.Sprintf("%d iterations and %d of %d phases done", it, ph, perIteration)
+	return s
 }
 
 func orDash(s string) string {

@@ -2,8 +2,8 @@
 // test demo/e2e_test.go. Usage:
 //   node check.mjs --dashboard URL [--report FILE] [--shots DIR] [--chromium PATH]
 // It fails (exit 1) when a page requests anything outside localhost, when the
-// dashboard's charts stay empty, or when they stop updating. It prints one
-// JSON object with what it saw.
+// dashboard's charts stay empty, when they stop updating, or when two texts
+// of one chart overlap. It prints one JSON object with what it saw.
 import { chromium } from "playwright-core";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -23,6 +23,25 @@ function local(u) {
     const h = new URL(u).hostname;
     return h === "127.0.0.1" || h === "localhost" || h === "[::1]";
   } catch { return false; }
+}
+
+// overlaps lists the pairs of texts that overlap inside any one SVG of the
+// page, as drawn (their bounding boxes, transforms applied, intersecting by
+// more than a pixel each way): labels written over one another.
+async function overlaps(page) {
+  return page.evaluate(() => {
+    const found = [];
+    document.querySelectorAll("svg").forEach((svg, k) => {
+      const boxes = [...svg.querySelectorAll("text")].filter((t) => t.textContent.trim() !== "")
+        .map((t) => ({ s: t.textContent, r: t.getBoundingClientRect() }));
+      for (let i = 0; i < boxes.length; i++) for (let j = i + 1; j < boxes.length; j++) {
+        const a = boxes[i].r, b = boxes[j].r;
+        const w = Math.min(a.right, b.right) - Math.max(a.left, b.left), h = Math.min(a.bottom, b.bottom) - Math.max(a.top, b.top);
+        if (w > 1 && h > 1) found.push(`svg ${k}${svg.parentElement && svg.parentElement.id ? " #" + svg.parentElement.id : ""}: "${boxes[i].s}" over "${boxes[j].s}"`);
+      }
+    });
+    return found;
+  });
 }
 
 async function waitFor(page, fn, arg, ms, what) {
@@ -65,16 +84,20 @@ try {
       points: document.querySelector("#bw path.series").getAttribute("d").length,
       iterations: document.querySelectorAll("#iters circle.point").length, bars: document.querySelectorAll("#est rect.bar").length,
       nodes: document.querySelectorAll("#nodes tbody tr").length, status: document.getElementById("status").textContent }));
-    out.dashboard = { first, later, errors: errors.slice() };
+    out.dashboard = { first, later, errors: errors.slice(), overlaps: await overlaps(page) };
+    // Iterations are counted as the terminal view and the report count them.
+    if (!/ \d+ of \d+ iterations/.test(later.status)) failed = `dashboard status "${later.status}" does not say "N of M iterations"`;
     if (args.shots) await page.screenshot({ path: join(args.shots, "dashboard.png"), fullPage: true });
   }
   if (args.report) {
     await page.goto(pathToFileURL(args.report).href, { waitUntil: "load" });
     const r = await page.evaluate(() => ({ svgs: document.querySelectorAll("svg").length,
       summary: JSON.parse(document.getElementById("adaptio-summary").textContent) }));
-    out.report = { svgs: r.svgs, iterations: r.summary.iterations, errors: errors.slice() };
+    out.report = { svgs: r.svgs, iterations: r.summary.iterations, errors: errors.slice(), overlaps: await overlaps(page) };
     if (args.shots) await page.screenshot({ path: join(args.shots, "report.png"), fullPage: false });
   }
+  const over = [...(out.dashboard.overlaps || []), ...(out.report.overlaps || [])];
+  if (over.length) failed = failed || "labels overlap: " + over.join("; ");
   if (out.external.length) failed = "requests left localhost: " + out.external.join(", ");
   if (errors.length) failed = "page errors: " + errors.join("; ");
 } catch (e) {

@@ -36,10 +36,12 @@ func (s Second) Covers() (lo, hi float64) {
 	return s.T - span, s.T
 }
 
-// Iteration is one completed phase of the repeated experiment.
+// Iteration is one completed phase run of the repeated experiment: an
+// experiment iteration (what --iterations and Progress count) is one run of
+// every phase of Meta.Phases.
 type Iteration struct {
-	N        int     `json:"n"`        // 1-based count over the whole run
-	K        int     `json:"k"`        // 1-based count among iterations of the same phase
+	N        int     `json:"n"`        // 1-based count of phase runs over the whole run
+	K        int     `json:"k"`        // 1-based count among runs of the same phase: the experiment iteration it belongs to
 	Phase    string  `json:"phase"`    // e.g. "SS write": class and operation
 	Workload string  `json:"workload"` // e.g. "128p-shared-strided-write-32k"
 	Start    float64 `json:"start"`    // seconds since the start of the run
@@ -173,6 +175,9 @@ type Meta struct {
 	Notes        []string        `json:"notes"`
 	ValueUnit    string          `json:"value_unit"` // unit of the value estimates ("MiB/s")
 	StaticOn     string          `json:"static_on"`  // where the static comparison ran: "sim" or "real" ("" : same as Mode)
+	Iterations   int             `json:"iterations"` // experiment iterations planned, each one pass of every phase (0: unknown)
+	Compare      int             `json:"compare"`    // iterations of each static window in the comparison (0: unknown or none)
+	Limit        float64         `json:"limit_s"`    // seconds of run time after which the run stops (0: none)
 }
 
 // Recording is everything the run produced that the views and the report show.
@@ -221,6 +226,7 @@ type Delta struct {
 	Estimates  []Estimate     `json:"estimates"`
 	Static     []StaticResult `json:"static"`
 	Next       [3]int         `json:"next"` // positions to ask from next time (seconds, iterations, events)
+	Progress   Progress       `json:"progress"`
 	Done       bool           `json:"done"`
 	Elapsed    float64        `json:"elapsed"`
 }
@@ -403,6 +409,7 @@ func (r *Recorder) Since(seconds, iterations, events, maxSeconds int) Delta {
 		Estimates:  slices.Clone(r.rec.Estimates),
 		Static:     slices.Clone(r.rec.Static),
 		Next:       [3]int{r.rec.SecondsDropped + len(r.rec.Seconds), len(r.rec.Iterations), r.rec.EventsDropped + len(r.rec.Events)},
+		Progress:   ProgressOf(r.rec.Meta, r.rec.Iterations, r.rec.Elapsed),
 		Done:       r.rec.Done,
 		Elapsed:    r.rec.Elapsed,
 	}

@@ -32,7 +32,10 @@ type Summary struct {
 	Mode        string                `json:"mode"`
 	Elapsed     float64               `json:"elapsed"`
 	Seconds     int                   `json:"seconds"`
-	Iterations  int                   `json:"iterations"`
+	Iterations  int                   `json:"iterations"` // experiment iterations completed, each one run of every phase
+	Planned     int                   `json:"planned"`    // experiment iterations planned (0: unknown)
+	PhaseRuns   int                   `json:"phase_runs"` // phases completed, over all iterations
+	Headline    string                `json:"headline"`   // the report's first sentence: what learning bought, and where that was measured
 	Phases      []record.PhaseStats   `json:"phases"`
 	Decisions   int                   `json:"decisions"` // node-seconds with a decision in force (non-idle)
 	Explores    int                   `json:"explores"`  // of which explorations
@@ -47,12 +50,14 @@ type Summary struct {
 
 // Summarize computes the Summary of a recording.
 func Summarize(r record.Recording) Summary {
-	s := Summary{Mode: r.Meta.Mode, Elapsed: r.Elapsed, Seconds: len(r.Seconds), Iterations: len(r.Iterations),
+	p := record.ProgressOf(r.Meta, r.Iterations, r.Elapsed)
+	s := Summary{Mode: r.Meta.Mode, Elapsed: r.Elapsed, Seconds: len(r.Seconds), Iterations: p.Iterations, Planned: p.Planned, PhaseRuns: p.PhaseRuns,
 		Estimates: r.Estimates, Static: r.Static, Carried: r.Meta.CarriedOver, WindowsUS: record.MicrosOf(r.Meta.Windows),
 		Learned: record.Summary(r.Iterations), LearnedHalf: record.SummaryHalf(r.Iterations), Rounds: r.Decisions}
 	for _, p := range record.Phases(r.Iterations) {
 		s.Phases = append(s.Phases, record.Stats(r.Iterations, p))
 	}
+	s.Headline = Headline(r)
 	for _, sec := range r.Seconds {
 		for _, n := range sec.Nodes {
 			if n.Pattern == "" {
@@ -95,6 +100,7 @@ type staticRow struct {
 
 type page struct {
 	Title      string
+	Headline   string
 	Meta       record.Meta
 	Generated  string
 	Lines      []string
@@ -103,6 +109,7 @@ type page struct {
 	Static     []staticRow
 	StaticSVG  template.HTML
 	StaticNote string
+	StaticOn   string // where the static windows ran, when not where the run did ("in the simulator, not on this machine")
 	Legend     []legendItem
 	Events     []record.Event
 	JSON       template.JS
@@ -126,6 +133,7 @@ func Write(w io.Writer, r record.Recording) error {
 	}
 	pg := page{
 		Title:     r.Meta.Title,
+		Headline:  sum.Headline,
 		Meta:      r.Meta,
 		Generated: time.Now().UTC().Format(time.RFC3339),
 		JSON:      template.JS(strings.ReplaceAll(string(js), "</", `<\/`)),
@@ -148,7 +156,8 @@ func Write(w io.Writer, r record.Recording) error {
 	}
 	pg.Lines = append(pg.Lines,
 		fmt.Sprintf("Ran on %s: %d I/O nodes, %d data servers, %s.", mode, r.Meta.Nodes, r.Meta.Servers, learn),
-		fmt.Sprintf("%.0f s of run time, %d iterations (phases) completed, %d node-seconds with a decision in force, %d of them explorations.", r.Elapsed, len(r.Iterations), sum.Decisions, sum.Explores))
+		fmt.Sprintf("%s of run time%s: %s completed, each one run of every phase (%d phase runs); %d node-seconds with a decision in force, %d of them explorations.",
+			record.Duration(r.Elapsed), virtual(r.Meta), iterationsDone(sum), sum.PhaseRuns, sum.Decisions, sum.Explores))
 	if d := r.Decisions; d.Rounds > 0 {
 		var parts []string
 		for i, n := range d.ByWindow {
@@ -184,6 +193,9 @@ func Write(w io.Writer, r record.Recording) error {
 	pg.Figures = append(pg.Figures, fig7(r, phases)...)
 	pg.Figures = append(pg.Figures, fig8(r))
 	pg.PhaseCols, pg.Static, pg.StaticSVG, pg.StaticNote = static(r, sum, phases)
+	if r.Meta.StaticOn == "sim" && r.Meta.Mode != "sim" {
+		pg.StaticOn = ", in the simulator, not on this machine"
+	}
 	if n := len(r.Events); n > 200 {
 		pg.Events = slices.Concat(r.Events[:100], []record.Event{{Kind: "…", Text: fmt.Sprintf("%d events omitted", n-200)}}, r.Events[n-100:])
 	} else {
@@ -205,8 +217,29 @@ func WriteFile(path string, r record.Recording) error {
 	return nil
 }
 
+// PaperRL cites the paper whose online experiment the demo runs and whose
+// figures the report redraws: Bez et al., "Adaptive Request Scheduling for
+// the I/O Forwarding Layer using Reinforcement Learning", FGCS 2020.
+const PaperRL = "Bez et al., FGCS 2020"
+
+// virtual says, after a duration of a run, that it is virtual time.
+func virtual(m record.Meta) string {
+	if m.Mode == "sim" {
+		return " (virtual time)"
+	}
+	return ""
+}
+
+// iterationsDone is "48 of 48 iterations" (or "12 iterations" without a plan).
+func iterationsDone(sum Summary) string {
+	if sum.Planned > 0 {
+		return fmt.Sprintf("%d of %d iterations", sum.Iterations, sum.Planned)
+	}
+	return fmt.Sprintf("%d iterations", sum.Iterations)
+}
+
 func fig6(r record.Recording, sum Summary) figure {
-	f := figure{Title: "Execution time per iteration (seed 000 Fig. 6)",
+	f := figure{Title: "Execution time per iteration (" + PaperRL + ", Fig. 6)",
 		Caption: "Each panel is one phase of the experiment. Red dashed: the first iteration; green: the best; blue: the linear trend over iterations."}
 	for _, st := range sum.Phases {
 		its := record.OfPhase(r.Iterations, st.Phase)
@@ -225,7 +258,7 @@ func fig6(r record.Recording, sum Summary) figure {
 			lo, hi = math.Min(lo, v), math.Max(hi, v)
 		}
 		pad := math.Max((hi-lo)*0.12, hi*0.02+1e-3)
-		c := Chart{Title: fmt.Sprintf("%s: first %.2f s, best %.2f s (#%d), trend %.2f → %.2f s", st.Phase, st.First, st.Best, st.BestK, st.TrendFirst, st.TrendLast),
+		c := Chart{Title: fmt.Sprintf("%s: first %.2f s, best %.2f s (iteration %d), trend %.2f → %.2f s", st.Phase, st.First, st.Best, st.BestK, st.TrendFirst, st.TrendLast),
 			XLabel: "iteration", YLabel: "execution time (s)", W: 760, H: 240,
 			FixedY: true, YMin: math.Max(lo-pad, 0), YMax: hi + pad,
 			Series: []Series{
@@ -248,7 +281,7 @@ func fig6(r record.Recording, sum Summary) figure {
 func fig7(r record.Recording, phases []string) []figure {
 	const seg = 900.0
 	if len(r.Seconds) == 0 {
-		return []figure{{Title: "Window in force over time (seed 000 Fig. 7)", Caption: "No second recorded."}}
+		return []figure{{Title: "Window in force over time (" + PaperRL + ", Fig. 7)", Caption: "No second recorded."}}
 	}
 	t0 := r.Seconds[0].T - 1
 	t1 := r.Seconds[len(r.Seconds)-1].T
@@ -256,9 +289,9 @@ func fig7(r record.Recording, phases []string) []figure {
 		a, b  float64
 		title string
 	}
-	spans := []span{{t0, t1, "Window in force over time (seed 000 Fig. 7)"}}
+	spans := []span{{t0, t1, "Window in force over time (" + PaperRL + ", Fig. 7)"}}
 	if t1-t0 > 2*seg {
-		spans = []span{{t0, t0 + seg, "Window in force: the first 15 minutes (seed 000 Fig. 7)"}, {t1 - seg, t1, "Window in force: the last 15 minutes"}}
+		spans = []span{{t0, t0 + seg, "Window in force: the first 15 minutes (" + PaperRL + ", Fig. 7)"}, {t1 - seg, t1, "Window in force: the last 15 minutes"}}
 	}
 	var ticks []Tick
 	for i, w := range r.Meta.Windows {
@@ -331,7 +364,7 @@ func fig7(r record.Recording, phases []string) []figure {
 }
 
 func fig8(r record.Recording) figure {
-	f := figure{Title: "Value estimates per window at the end (seed 000 Fig. 8)",
+	f := figure{Title: "Value estimates per window at the end (" + PaperRL + ", Fig. 8)",
 		Caption: "One panel per bandit instance (detected pattern and operation). Bar height: the estimated reward of the window; above each bar: how many times it was chosen. Green: the greedy (best) window."}
 	for _, e := range r.Estimates {
 		var bars []Bar
@@ -399,8 +432,8 @@ func static(r record.Recording, sum Summary, phases []string) ([]string, []stati
 		bars = append(bars, Bar{Label: label, Value: s.Total, Note: fmt.Sprintf("%.1f", s.Total), Color: col})
 		out = append(out, row)
 	}
-	svg := BarChart("One cycle of the experiment: seconds (lower is better)", "seconds", bars, 760, 260)
-	note := verdict(rows) + " " + phaseVerdict(rows, cols)
+	svg := BarChart("One cycle of the experiment: seconds (lower is better)", "seconds", bars, 960, 260)
+	note := phaseVerdict(rows, cols)
 	if slices.ContainsFunc(rows, func(s record.StaticResult) bool { return s.Confirmed }) {
 		note += " " + confirmedNote
 	}
@@ -490,38 +523,126 @@ func minStatic(rows []record.StaticResult) float64 {
 	return best
 }
 
-// verdict says in one sentence what learning bought: the learning row
-// against the best, the default (1 ms) and the worst static window.
-func verdict(rows []record.StaticResult) string {
-	var learn *record.StaticResult
-	var best, worst, def *record.StaticResult
+// comparison is a learning row against the best, the default (1 ms) and
+// the worst static window of the same rows.
+type comparison struct{ learn, best, def, worst *record.StaticResult }
+
+// compareRows finds the comparison in rows: the learning row is the last
+// with no window; ok is false without it or without a static window.
+func compareRows(rows []record.StaticResult) (c comparison, ok bool) {
 	for i := range rows {
 		r := &rows[i]
 		switch {
 		case r.Window == 0:
-			learn = r
+			c.learn = r
 		default:
-			if best == nil || r.Total < best.Total {
-				best = r
+			if c.best == nil || r.Total < c.best.Total {
+				c.best = r
 			}
-			if worst == nil || r.Total > worst.Total {
-				worst = r
+			if c.worst == nil || r.Total > c.worst.Total {
+				c.worst = r
 			}
 			if r.Window == sched.DefaultWindow {
-				def = r
+				c.def = r
 			}
 		}
 	}
-	if learn == nil || best == nil || learn.Total <= 0 {
+	return c, c.learn != nil && c.best != nil && c.learn.Total > 0
+}
+
+// against says how learning's cycle compares with the static windows':
+// "93% of the time of the best static window (8ms, 37.21 s, which nobody
+// knows in advance), ...". whose qualifies the static windows ("the
+// simulator's ").
+func (c comparison) against(whose string) string {
+	v := fmt.Sprintf("%.0f%% of the time of %sbest static window (%s, %.2f s, which nobody knows in advance)",
+		100*c.learn.Total/c.best.Total, whose, WindowLabel(c.best.Window), c.best.Total)
+	if c.def != nil {
+		v += fmt.Sprintf(", %.0f%% of the default window's (%s, %.2f s)", 100*c.learn.Total/c.def.Total, WindowLabel(c.def.Window), c.def.Total)
+	}
+	return v + fmt.Sprintf(" and %.0f%% of the worst's (%s, %.2f s)", 100*c.learn.Total/c.worst.Total, WindowLabel(c.worst.Window), c.worst.Total)
+}
+
+// Headline is the report's first sentence: what learning bought against
+// the static windows, and where both were measured. When the static
+// windows ran where the learning did (the simulator, or the real stack
+// with --compare-real), it compares the last quarter of the run's
+// iterations with them. When a real run's comparison ran in the simulator,
+// it says so first, compares the simulator's learning with the simulator's
+// static windows, and says how to compare on this machine and what that
+// costs in time. Empty for a run without learning or without a comparison.
+func Headline(r record.Recording) string {
+	if r.Meta.StaticWindow > 0 || len(r.Static) == 0 {
 		return ""
 	}
-	v := fmt.Sprintf("After learning, one cycle takes %.2f s: %.0f%% of the time of the best static window (%s, %.2f s, which nobody knows in advance)",
-		learn.Total, 100*learn.Total/best.Total, WindowLabel(best.Window), best.Total)
-	if def != nil {
-		v += fmt.Sprintf(", %.0f%% of the default window's (%s, %.2f s)", 100*learn.Total/def.Total, WindowLabel(def.Window), def.Total)
+	on := r.Meta.StaticOn
+	if on == "" {
+		on = r.Meta.Mode
 	}
-	v += fmt.Sprintf(" and %.0f%% of the worst's (%s, %.2f s).", 100*learn.Total/worst.Total, WindowLabel(worst.Window), worst.Total)
-	return v
+	windows := len(r.Meta.Windows)
+	if windows == 0 {
+		windows = len(sched.Windows)
+	}
+	if on == r.Meta.Mode {
+		if len(r.Iterations) == 0 {
+			return ""
+		}
+		c, ok := compareRows(append(slices.Clone(r.Static), record.Summary(r.Iterations)))
+		if !ok {
+			return ""
+		}
+		where, static := "on this machine", "each static window run on this machine after learning"
+		if r.Meta.Mode == "sim" {
+			where, static = "in this simulated run", "each static window simulated alongside"
+		}
+		h := fmt.Sprintf("After learning, one cycle of the experiment takes %.2f s %s (the mean over the last quarter of each phase's iterations): %s; %s.",
+			c.learn.Total, where, c.against("the "), static)
+		if ran := staticWindows(r.Static); ran < windows {
+			h += fmt.Sprintf(" Only %d of the %d static windows ran before the run stopped.", ran, windows)
+		}
+		return h
+	}
+	h := "Simulated comparison, not this machine's: the static windows below ran in the simulator."
+	if c, ok := compareRows(r.Static); ok {
+		h = fmt.Sprintf("Simulated comparison, not this machine's: in the simulator, after learning, one cycle of the experiment takes %.2f s: %s.",
+			c.learn.Total, c.against("the simulator's "))
+	}
+	if len(r.Iterations) > 0 {
+		h += fmt.Sprintf(" This run took %.2f s a cycle on this machine over the last quarter of its iterations, which the simulator's seconds do not measure.",
+			record.Summary(r.Iterations).Total)
+	}
+	return h + " " + compareRealAdvice(r, windows)
+}
+
+// compareRealAdvice says how to compare learning with the static windows on
+// the real stack, and how long that takes at this run's pace: every window
+// runs Meta.Compare iterations, then each best in a phase or the cycle runs
+// them again (at least one, at most one per phase and one for the cycle).
+func compareRealAdvice(r record.Recording, windows int) string {
+	const cmd = "To compare on this machine, run adaptio demo --compare-real"
+	p := record.ProgressOf(r.Meta, r.Iterations, r.Elapsed)
+	if r.Meta.Compare <= 0 || !(p.MeanSeconds > 0) {
+		return cmd + ": after learning it runs each static window on this stack for --compare iterations, then the best ones again."
+	}
+	lo := float64((windows+1)*r.Meta.Compare) * p.MeanSeconds
+	hi := float64((windows+min(p.PhasesPerIteration+1, windows))*r.Meta.Compare) * p.MeanSeconds
+	more := record.Duration(lo)
+	if h := record.Duration(hi); h != more {
+		more += " to " + h
+	}
+	return fmt.Sprintf("%s: after learning it runs each of the %d static windows on this stack for %d iterations, then the best ones again, about %s more at this run's %.1f s an iteration.",
+		cmd, windows, r.Meta.Compare, more, p.MeanSeconds)
+}
+
+// staticWindows counts the rows of static windows.
+func staticWindows(rows []record.StaticResult) int {
+	n := 0
+	for _, r := range rows {
+		if r.Window > 0 {
+			n++
+		}
+	}
+	return n
 }
 
 var pageTmpl = template.Must(template.New("report").Funcs(template.FuncMap{
@@ -540,11 +661,12 @@ tr.learn td{background:#fff1e0;font-weight:bold}tr.best td{background:#e6f4e4}
 .ev{font-family:monospace;font-size:.8em;max-height:20em;overflow:auto;border:1px solid #ddd;padding:4px}
 </style></head><body>
 <h1>{{.Title}}</h1>
+{{if .Headline}}<p id="headline"><b>{{.Headline}}</b></p>{{end}}
 {{range .Lines}}<p>{{.}}</p>{{end}}
 <p class="cap">Generated {{.Generated}}. This page is self-contained: it loads nothing from the network.</p>
 {{if .Legend}}<p class="legend">Phases: {{range .Legend}}<span style="background:{{.Color}}">{{.Phase}}</span>{{end}}</p>{{end}}
 {{range .Figures}}<h2>{{.Title}}</h2><p class="cap">{{.Caption}}</p><div class="figs">{{range .SVGs}}{{.}}{{end}}</div>{{end}}
-<h2>The same workload under each static window</h2>
+<h2>The same workload under each static window{{.StaticOn}}</h2>
 {{if .Static}}
 <p class="cap">Mean execution time per phase in seconds; "cycle" is one pass of every phase. The learning rows use the last half and the last quarter of each phase's iterations. Relative: to the best static window.</p>
 <table id="static"><tr><th>window</th>{{range .PhaseCols}}<th>{{.}}</th>{{end}}<th>cycle (s)</th><th>relative</th></tr>

@@ -3,7 +3,10 @@ package report
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
+	"html"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -44,8 +47,17 @@ func TestReportSelfContainedAndConsistent(t *testing.T) {
 		}
 	}
 	s := summaryOf(t, page)
-	if s.Iterations != len(rec.Iterations) || s.Seconds != len(rec.Seconds) {
-		t.Errorf("summary has %d iterations %d seconds, want %d %d", s.Iterations, s.Seconds, len(rec.Iterations), len(rec.Seconds))
+	// Iterations are passes over every phase (3 in the fake run); its
+	// Iterations are phase runs.
+	if s.Iterations != len(rec.Iterations)/3 || s.PhaseRuns != len(rec.Iterations) || s.Seconds != len(rec.Seconds) {
+		t.Errorf("summary has %d iterations, %d phase runs, %d seconds; want %d, %d, %d", s.Iterations, s.PhaseRuns, s.Seconds, len(rec.Iterations)/3, len(rec.Iterations), len(rec.Seconds))
+	}
+	if want := fmt.Sprintf("%d iterations completed, each one run of every phase (%d phase runs)", s.Iterations, s.PhaseRuns); !strings.Contains(string(page), want) {
+		t.Errorf("page does not say %q", want)
+	}
+	// Papers are cited by their authors, venue and year.
+	if strings.Contains(string(page), "seed 0") || !strings.Contains(string(page), "Execution time per iteration (Bez et al., FGCS 2020, Fig. 6)") {
+		t.Error("figure titles do not cite Bez et al., FGCS 2020")
 	}
 	explores := 0
 	for _, sec := range rec.Seconds {
@@ -126,17 +138,121 @@ func TestNiceTicks(t *testing.T) {
 	}
 }
 
-func TestVerdict(t *testing.T) {
-	rows := []record.StaticResult{
-		{Window: 250 * time.Microsecond, Total: 20}, {Window: time.Millisecond, Total: 25}, {Window: 8 * time.Millisecond, Total: 40},
-		{Window: 0, Total: 22, Label: "learning"},
+// headlineRun is a recording of 4 iterations of a write phase (8 s) and a
+// read phase (2 s) under learning, with static windows of 250µs (9 s a
+// cycle), 1ms (12 s) and 8ms (20 s).
+func headlineRun(mode, staticOn string) record.Recording {
+	windows := []time.Duration{250 * time.Microsecond, time.Millisecond, 8 * time.Millisecond}
+	r := record.Recording{Meta: record.Meta{Mode: mode, StaticOn: staticOn, Windows: windows, Phases: []string{"W", "R"}, Iterations: 4, Compare: 3}}
+	t := 0.0
+	for range 4 {
+		r.Iterations = append(r.Iterations, record.Iteration{Phase: "W", Start: t, Seconds: 8}, record.Iteration{Phase: "R", Start: t + 8, Seconds: 2})
+		t += 10
 	}
-	want := "After learning, one cycle takes 22.00 s: 110% of the time of the best static window (250µs, 20.00 s, which nobody knows in advance), 88% of the default window's (1ms, 25.00 s) and 55% of the worst's (8ms, 40.00 s)."
-	if got := verdict(rows); got != want {
-		t.Errorf("verdict:\n got %s\nwant %s", got, want)
+	r.Elapsed = t
+	for i, total := range []float64{9, 12, 20} {
+		r.Static = append(r.Static, record.StaticResult{Window: windows[i], Total: total})
 	}
-	if got := verdict(rows[:3]); got != "" {
-		t.Errorf("verdict without a learning row = %q, want empty", got)
+	return r
+}
+
+func TestHeadline(t *testing.T) {
+	simulatedOnReal := headlineRun("real", "sim")
+	simulatedOnReal.Static = append(simulatedOnReal.Static, record.StaticResult{Label: "learning (simulator, last quarter)", Total: 9.9})
+	partial := headlineRun("real", "real")
+	partial.Static = partial.Static[:2]
+	static := headlineRun("real", "real")
+	static.Meta.StaticWindow = time.Millisecond
+	for _, tt := range []struct {
+		name string
+		r    record.Recording
+		want string
+	}{
+		{"real stack, compared on the real stack", headlineRun("real", "real"), "After learning, one cycle of the experiment takes 10.00 s on this machine (the mean over the last quarter of each phase's iterations): " +
+			"111% of the time of the best static window (250µs, 9.00 s, which nobody knows in advance), 83% of the default window's (1ms, 12.00 s) and 50% of the worst's (8ms, 20.00 s); " +
+			"each static window run on this machine after learning."},
+		{"simulator", headlineRun("sim", ""), "After learning, one cycle of the experiment takes 10.00 s in this simulated run (the mean over the last quarter of each phase's iterations): " +
+			"111% of the time of the best static window (250µs, 9.00 s, which nobody knows in advance), 83% of the default window's (1ms, 12.00 s) and 50% of the worst's (8ms, 20.00 s); " +
+			"each static window simulated alongside."},
+		// The learning row is the simulator's: the headline says so first,
+		// and how to compare on this machine, at what cost: 3 windows of 3
+		// iterations, then 1 to 3 of them again, at 10 s an iteration.
+		{"real stack, compared in the simulator", simulatedOnReal, "Simulated comparison, not this machine's: in the simulator, after learning, one cycle of the experiment takes 9.90 s: " +
+			"110% of the time of the simulator's best static window (250µs, 9.00 s, which nobody knows in advance), 82% of the default window's (1ms, 12.00 s) and 50% of the worst's (8ms, 20.00 s). " +
+			"This run took 10.00 s a cycle on this machine over the last quarter of its iterations, which the simulator's seconds do not measure. " +
+			"To compare on this machine, run adaptio demo --compare-real: after learning it runs each of the 3 static windows on this stack for 3 iterations, then the best ones again, about 2 min to 3 min more at this run's 10.0 s an iteration."},
+		{"comparison stopped early", partial, "After learning, one cycle of the experiment takes 10.00 s on this machine (the mean over the last quarter of each phase's iterations): " +
+			"111% of the time of the best static window (250µs, 9.00 s, which nobody knows in advance), 83% of the default window's (1ms, 12.00 s) and 83% of the worst's (1ms, 12.00 s); " +
+			"each static window run on this machine after learning. Only 2 of the 3 static windows ran before the run stopped."},
+		{"no learning", static, ""},
+		{"no comparison", record.Recording{Meta: record.Meta{Mode: "real"}, Iterations: headlineRun("real", "real").Iterations}, ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := Headline(tt.r); got != tt.want {
+				t.Errorf("Headline:\n got %s\nwant %s", got, tt.want)
+			}
+		})
+	}
+}
+
+// The headline is the page's first paragraph and the summary's.
+func TestReportLeadsWithHeadline(t *testing.T) {
+	r := headlineRun("real", "sim")
+	var buf bytes.Buffer
+	if err := Write(&buf, r); err != nil {
+		t.Fatal(err)
+	}
+	page := buf.String()
+	h := Headline(r)
+	if !strings.HasPrefix(h, "Simulated comparison, not this machine's") || !strings.Contains(page, "<h1>adaptio demo report</h1>\n<p id=\"headline\"><b>"+html.EscapeString(h)) {
+		t.Errorf("page does not lead with the headline %q", h)
+	}
+	if s := summaryOf(t, buf.Bytes()); s.Headline != h {
+		t.Errorf("summary headline %q, want %q", s.Headline, h)
+	}
+	if !strings.Contains(page, "The same workload under each static window, in the simulator, not on this machine</h2>") {
+		t.Error("the static section does not say it ran in the simulator")
+	}
+}
+
+// No two labels of a bar chart's axis overlap, however long: each takes at
+// most its slot (at charWidth a character), wrapped onto lines or set
+// smaller.
+func TestBarChartLabelsDoNotOverlap(t *testing.T) {
+	labels := []string{"125µs", "250µs", "500µs", "1ms", "2ms", "4ms", "8ms", record.LabelLastHalf, record.LabelLastQuarter, "learning (simulator, last quarter)", "averyveryverylonglabelwithoutspaces"}
+	var bars []Bar
+	for _, l := range labels {
+		bars = append(bars, Bar{Label: l, Value: 10})
+	}
+	for _, w := range []int{960, 760} {
+		svg := BarChart("t", "s", bars, w, 260)
+		texts := regexp.MustCompile(`<text x="([0-9.]+)" y="[0-9.]+" text-anchor="middle"(?: font-size="([0-9.]+)")?>((?:<tspan[^>]*>[^<]*</tspan>)+)</text>`).FindAllStringSubmatch(svg, -1)
+		if len(texts) != len(labels) {
+			t.Fatalf("width %d: %d axis labels, want %d", w, len(texts), len(labels))
+		}
+		prevRight := 0.0
+		for i, m := range texts {
+			x, _ := strconv.ParseFloat(m[1], 64)
+			size := 11.0
+			if m[2] != "" {
+				size, _ = strconv.ParseFloat(m[2], 64)
+			}
+			var lines []string
+			for _, l := range regexp.MustCompile(`<tspan[^>]*>([^<]*)</tspan>`).FindAllStringSubmatch(m[3], -1) {
+				lines = append(lines, html.UnescapeString(l[1]))
+			}
+			if got := strings.Join(lines, " "); got != labels[i] {
+				t.Errorf("width %d: label %q, want %q", w, got, labels[i])
+			}
+			half := 0.0
+			for _, l := range lines {
+				half = max(half, textWidth(l)*size/11/2)
+			}
+			if x-half < prevRight {
+				t.Errorf("width %d: label %q (from %.1f) overlaps the one before it (to %.1f)", w, labels[i], x-half, prevRight)
+			}
+			prevRight = x + half
+		}
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"html"
 	"math"
 	"strings"
+	"unicode/utf8"
 )
 
 // Series is one line (or set of points) of a Chart.
@@ -246,7 +247,35 @@ type Bar struct {
 	Color string
 }
 
-// BarChart renders vertical bars.
+// charWidth is a generous width of one character of the charts' 11 px
+// sans-serif text: wider than the mean character of the fonts browsers
+// pick for it (Liberation Sans, DejaVu Sans, Arial), so labels laid out with
+// it do not touch.
+const charWidth = 6.5
+
+// lineHeight is the distance between the lines of a wrapped 11 px label.
+const lineHeight = 13
+
+// textWidth is the width label takes at font size 11 (charWidth each).
+func textWidth(label string) float64 { return charWidth * float64(utf8.RuneCountInString(label)) }
+
+// wrap breaks label at spaces into lines of at most width at font size 11;
+// a word wider than width keeps a line of its own.
+func wrap(label string, width float64) []string {
+	var lines []string
+	for _, word := range strings.Fields(label) {
+		if n := len(lines); n > 0 && textWidth(lines[n-1]+" "+word) <= width {
+			lines[n-1] += " " + word
+			continue
+		}
+		lines = append(lines, word)
+	}
+	return lines
+}
+
+// BarChart renders vertical bars. A label wider than its bar's slot is
+// wrapped onto more lines (the chart grows taller to hold them), and set
+// smaller when one word is still wider.
 func BarChart(title, ylabel string, bars []Bar, w, h int) string {
 	if w == 0 {
 		w = 380
@@ -254,6 +283,15 @@ func BarChart(title, ylabel string, bars []Bar, w, h int) string {
 	if h == 0 {
 		h = 240
 	}
+	slot := float64(w-padL-padR) / float64(max(len(bars), 1))
+	labels := make([][]string, len(bars))
+	lines := 1
+	for i, br := range bars {
+		labels[i] = wrap(br.Label, slot*0.95)
+		lines = max(lines, len(labels[i]))
+	}
+	plotH := h
+	h += (lines - 1) * lineHeight
 	ymax := 0.0
 	for _, br := range bars {
 		ymax = math.Max(ymax, br.Value)
@@ -262,7 +300,7 @@ func BarChart(title, ylabel string, bars []Bar, w, h int) string {
 		ymax = 1
 	}
 	ymax *= 1.15
-	pw, ph := float64(w-padL-padR), float64(h-padT-padB)
+	pw, ph := float64(w-padL-padR), float64(plotH-padT-padB)
 	var b strings.Builder
 	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 %d %d" width="%d" height="%d" font-family="sans-serif" font-size="11">`, w, h, w, h)
 	fmt.Fprintf(&b, `<rect x="0" y="0" width="%d" height="%d" fill="#fff"/>`, w, h)
@@ -272,8 +310,6 @@ func BarChart(title, ylabel string, bars []Bar, w, h int) string {
 		fmt.Fprintf(&b, `<line x1="%d" y1="%.1f" x2="%.1f" y2="%.1f" stroke="#e4e4e4"/>`, padL, y, padL+pw, y)
 		fmt.Fprintf(&b, `<text x="%d" y="%.1f" text-anchor="end" dominant-baseline="middle">%s</text>`, padL-5, y, fmtNum(v))
 	}
-	n := float64(max(len(bars), 1))
-	slot := pw / n
 	for i, br := range bars {
 		x := padL + float64(i)*slot + slot*0.15
 		bh := math.Max(br.Value, 0) / ymax * ph
@@ -282,7 +318,22 @@ func BarChart(title, ylabel string, bars []Bar, w, h int) string {
 			col = "#6b8fc7"
 		}
 		fmt.Fprintf(&b, `<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="%s"/>`, x, padT+ph-bh, slot*0.7, bh, col)
-		fmt.Fprintf(&b, `<text x="%.1f" y="%.1f" text-anchor="middle">%s</text>`, x+slot*0.35, padT+ph+14, esc(br.Label))
+		size, widest := "", 0.0
+		for _, l := range labels[i] {
+			widest = max(widest, textWidth(l))
+		}
+		if widest > slot*0.95 {
+			size = fmt.Sprintf(` font-size="%.1f"`, 11*slot*0.95/widest)
+		}
+		fmt.Fprintf(&b, `<text x="%.1f" y="%.1f" text-anchor="middle"%s>`, x+slot*0.35, padT+ph+14, size)
+		for k, l := range labels[i] {
+			dy := 0
+			if k > 0 {
+				dy = lineHeight
+			}
+			fmt.Fprintf(&b, `<tspan x="%.1f" dy="%d">%s</tspan>`, x+slot*0.35, dy, esc(l))
+		}
+		b.WriteString(`</text>`)
 		if br.Note != "" {
 			fmt.Fprintf(&b, `<text x="%.1f" y="%.1f" text-anchor="middle" font-size="10">%s</text>`, x+slot*0.35, padT+ph-bh-4, esc(br.Note))
 		}

@@ -4,7 +4,7 @@
 (function () {
   const KEEP = 600;               // seconds kept for the time charts
   const COLORS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f"];
-  const st = { meta: null, seconds: [], iterations: [], events: [], estimates: [], next: [0, 0, 0], done: false, elapsed: 0 };
+  const st = { meta: null, seconds: [], iterations: [], events: [], estimates: [], next: [0, 0, 0], progress: null, done: false, elapsed: 0 };
   window.adaptio = { updates: 0, state: st, errors: 0 };
 
   const NS = "http://www.w3.org/2000/svg";
@@ -118,8 +118,11 @@
     document.getElementById("workload").textContent = (m.workload || "") +
       (m.static_us ? ` Static window ${winLabel(m.static_us)} (no learning).` : ` Learning: ${m.policy}${m.epsilon ? " ε=" + m.epsilon : ""}.`) +
       (m.carried_over ? ` ${m.carried_over} bandit pulls carried over from earlier runs.` : "");
+    // One count of iterations, as the terminal view and the report: passes
+    // over every phase (st.iterations holds phase runs).
+    const p = st.progress || { text: "", phase_runs: 0 };
     document.getElementById("status").textContent =
-      `${st.done ? "finished" : "running"} · t=${st.elapsed.toFixed(0)} s · ${st.next[1]} iterations`;
+      `${st.done ? "finished" : "running"} · t=${st.elapsed.toFixed(0)} s · ${p.text} · ${p.phase_runs} phase runs`;
     const last = st.seconds[st.seconds.length - 1];
     const tb = document.querySelector("#nodes tbody");
     tb.replaceChildren();
@@ -157,7 +160,7 @@
       if (!byPhase[it.phase]) { byPhase[it.phase] = []; order.push(it.phase); }
       byPhase[it.phase].push([it.k, it.seconds]);
     }
-    chart("iters", order.map((p, i) => ({ name: p, color: COLORS[i % COLORS.length], pts: byPhase[p], dots: true })), { xlabel: "iteration of the phase", intx: true });
+    chart("iters", order.map((p, i) => ({ name: p, color: COLORS[i % COLORS.length], pts: byPhase[p], dots: true })), { xlabel: "iteration", intx: true });
     bars("est", st.estimates, wins);
     const evs = document.getElementById("events");
     evs.replaceChildren();
@@ -179,7 +182,7 @@
       st.iterations = st.iterations.concat(d.iterations || []);
       st.events = st.events.concat(d.events || []).slice(-500);
       st.estimates = d.estimates || [];
-      st.next = d.next; st.done = d.done; st.elapsed = d.elapsed;
+      st.next = d.next; st.progress = d.progress; st.done = d.done; st.elapsed = d.elapsed;
       render();
       window.adaptio.updates++;
     } catch (err) {
