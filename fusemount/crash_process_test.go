@@ -25,6 +25,9 @@ func TestMain(m *testing.M) {
 	if path := os.Getenv(mmapEnv); path != "" {
 		os.Exit(writeMapped(path))
 	}
+	if spec := os.Getenv(lockEnv); spec != "" {
+		os.Exit(lockHelper(spec))
+	}
 	testproc.Serve(daemonEnv, serveDaemon)
 	testproc.Serve(mountEnv, serveMount)
 	os.Exit(m.Run())

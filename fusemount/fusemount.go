@@ -52,6 +52,11 @@ type Options struct {
 	// user and group (the directory's group if it is setgid), which needs
 	// the daemon to run as root.
 	AllowOther bool
+	// LocalLocks leaves fcntl and flock locks to the kernel of this
+	// client node: they exclude processes using this mount only. By
+	// default the forwarder holds them for all its clients (and on the
+	// backend's files where it can), so they exclude across nodes.
+	LocalLocks bool
 	// Debug logs every FUSE operation to stderr.
 	Debug bool
 	// Logger receives errors (nil: discard).
@@ -125,18 +130,24 @@ func Mount(dir string, c *client.Client, o Options) (*Server, error) {
 		Debug: o.Debug, DisableXAttrs: true, DisableSplice: true,
 		// Shared mmap of a direct-I/O file (Linux 6.6 and later).
 		ExtraCapabilities: fuse.CAP_DIRECT_IO_ALLOW_MMAP,
+		EnableLocks:       !o.LocalLocks,
 	}
 	if o.AllowOther {
 		// Never without default_permissions: the daemon may run as root
 		// and would let any user do anything.
 		mo.AllowOther, mo.Options = true, []string{"default_permissions"}
 	}
-	srv, err := gofs.Mount(dir, r, &gofs.Options{
+	raw := gofs.NewNodeFS(r, &gofs.Options{
 		EntryTimeout: &to, AttrTimeout: &to, NegativeTimeout: &neg, MountOptions: mo,
 		// A mode of 0000 is shown as it is (go-fuse would show 0644 or 0755).
 		NullPermissions: true,
 	})
+	srv, err := fuse.NewServer(rawFS{raw}, dir, &mo) // rawFS: flushes carry their lock owner (locks.go)
 	if err != nil {
+		return nil, fmt.Errorf("fusemount: mount %s: %w", dir, err)
+	}
+	go srv.Serve()
+	if err := srv.WaitMount(); err != nil {
 		return nil, fmt.Errorf("fusemount: mount %s: %w", dir, err)
 	}
 	return &Server{srv: srv, dir: dir, c: c, wb: wb, maxWrite: o.MaxWrite}, nil
@@ -218,8 +229,9 @@ type node struct {
 	wb *writeBehind // nil: write-through
 	u  *unlinked    // the mount's open files
 
-	opens int                      // open handles on this mount (guarded by u.mu)
-	hid   atomic.Pointer[[]hidden] // names the file is kept under since its own were removed (written under u.mu)
+	opens  int                      // open handles on this mount (guarded by u.mu)
+	owners lockOwners               // POSIX lock owners that locked the file here (locks.go)
+	hid    atomic.Pointer[[]hidden] // names the file is kept under since its own were removed (written under u.mu)
 }
 
 type root struct{ node }
@@ -296,6 +308,10 @@ func errno(err error) syscall.Errno {
 			return syscall.ENOSPC
 		case fwdproto.CodeNameTooLong:
 			return syscall.ENAMETOOLONG
+		case fwdproto.CodeLocked:
+			return syscall.EAGAIN
+		case fwdproto.CodeInterrupted:
+			return syscall.EINTR
 		}
 		return syscall.EIO
 	}
@@ -757,6 +773,8 @@ type handle struct {
 	f *client.File
 	c *client.Client
 	n *node // the file's node: its pending writes
+
+	flockOwner atomic.Uint64 // the flock owner (this open file) once it took a flock lock
 }
 
 var (
@@ -870,12 +888,18 @@ func (h *handle) Fsync(ctx context.Context, flags uint32) syscall.Errno {
 
 // Flush (on every close(2) of a descriptor) waits for the file's pending
 // writes and reports the first error one of them met.
-func (h *handle) Flush(ctx context.Context) syscall.Errno { return errno(h.n.wb.drain(h.n)) }
+// The closing process's POSIX locks on the file are then released.
+func (h *handle) Flush(ctx context.Context) syscall.Errno {
+	err := h.n.wb.drain(h.n)
+	h.unlockOnFlush(ctx)
+	return errno(err)
+}
 
 // Release closes the daemon's handle; at the file's last close on this
 // mount, the hidden name of a file unlinked while open is removed.
 func (h *handle) Release(ctx context.Context) syscall.Errno {
 	h.n.wb.wait(h.n)
+	h.unlockOnRelease()
 	err := h.f.Close()
 	h.n.u.closed(h.n)
 	return errno(err)
