@@ -54,7 +54,9 @@ type councilConfig struct {
 	Credit      string
 	MaxPull     time.Duration
 	Security    service.Security
-	Insecure    bool // embedded server: listen beyond loopback without authentication
+	Insecure    bool              // embedded server: listen beyond loopback without authentication
+	Keys        string            // --keys DIR: sign decisions, verify reports (keys.go)
+	Admission   service.Admission // bounds of the reports that reach learning
 	Verbose     bool
 	Operator    operatorFlags // shadow, guardrail, audit log (councilctl.go)
 }
@@ -178,6 +180,9 @@ See docs/council.md.`,
 	f.BoolVarP(&cfg.Verbose, "verbose", "v", false, "log at debug level (rejected messages, ...)")
 	addCoreFlags(cmd, &cfg)
 	addSecurityFlags(cmd, &cfg.Security)
+	f.StringVar(&cfg.Keys, "keys", "", "the group's key directory (adaptio keys init DIR) or its keyring.json with council.nk beside it: the Council signs every decision with council.nk, accepts a report on <prefix>.report.K only when signed by node K's key (other nodes refused), the embedded server admits the keyring's keys with their roles' rights, and operators' requests must be signed by an operator key. Without it, messages are unsigned: refused with --nats beyond loopback unless --insecure")
+	f.DurationVar(&cfg.Admission.Interval, "report-interval", time.Second, "the I/O nodes' report interval (adaptio forward --interval): a report claiming an interval over 4 times it is refused, and a node may send 4 reports per interval (a burst of 8)")
+	f.Float64Var(&cfg.Admission.MaxBandwidth, "max-node-bandwidth", service.DefaultMaxBandwidth, "one I/O node's bandwidth ceiling in bytes per second (default 1e12, 1 TB/s): a report claiming more, or more bytes than that over its interval, is refused before it reaches learning")
 	addOperatorFlags(cmd, &cfg.Operator)
 	f.BoolVar(&cfg.Insecure, "insecure", false, "embedded server: start even though --listen is beyond loopback and no client authentication is configured (--user, --nkey-seed/--allow-nkey, --keys, --tls-ca); anyone who reaches it could publish decisions: a trusted network only")
 	cmd.AddCommand(newCouncilBenchCmd())
@@ -208,7 +213,10 @@ func runCouncil(cmd *cobra.Command, cfg councilConfig) error {
 	}
 	opts := service.Options{
 		Prefix: cfg.Prefix, URL: cfg.NATS, StateDir: cfg.StateDir, Security: cfg.Security, Core: core,
-		Seed: cfg.Seed, HTTPAddr: cfg.HTTP, Logger: log, Replicas: cfg.Replicas,
+		Seed: cfg.Seed, HTTPAddr: cfg.HTTP, Logger: log, Replicas: cfg.Replicas, Admission: cfg.Admission,
+	}
+	if err := councilKeys(cfg.Keys, &opts, cfg.Insecure, log); err != nil {
+		return fmt.Errorf("council: %w", err)
 	}
 	if cfg.NATS == "" {
 		host, port, err := splitHostPort(cfg.Listen)

@@ -19,6 +19,7 @@ import (
 	"github.com/adaptio/adaptio/announce"
 	"github.com/adaptio/adaptio/backend"
 	"github.com/adaptio/adaptio/backend/posix"
+	"github.com/adaptio/adaptio/council/keyring"
 	"github.com/adaptio/adaptio/council/service"
 	"github.com/adaptio/adaptio/fwd"
 	"github.com/adaptio/adaptio/pfs"
@@ -57,6 +58,9 @@ type forwardConfig struct {
 	Council       string
 	CouncilPrefix string
 	CouncilAuth   service.Security // NATS authentication and TLS towards the Council
+	Keys          string           // --keys DIR: keyring.json and node-K.nk (keys.go)
+	Keyring       string           // --keyring FILE (with NodeSeed)
+	NodeSeed      string           // --node-seed FILE
 	Interval      time.Duration
 	Verbose       bool
 	Tune          tuneConfig
@@ -151,6 +155,9 @@ on SIGINT/SIGTERM: requests already received complete first.`,
 	f.StringVar(&cfg.CouncilAuth.TLSCert, "council-tls-cert", "", "PEM client certificate for NATS (mutual TLS)")
 	f.StringVar(&cfg.CouncilAuth.TLSKey, "council-tls-key", "", "PEM private key of --council-tls-cert")
 	f.DurationVar(&cfg.Interval, "interval", announce.DefaultInterval, "how often the announcer reports to the Council")
+	f.StringVar(&cfg.Keys, "keys", "", "with --council: the group's key directory holding keyring.json and this node's seed node-K.nk (K = --node): reports are signed with node K's key, which also authenticates to NATS, and only decisions signed by the keyring's Council key, fresh and with rounds moving forward, are applied. Without keys, a --council beyond loopback is refused unless --insecure")
+	f.StringVar(&cfg.Keyring, "keyring", "", "with --council, instead of --keys: the group's keyring.json")
+	f.StringVar(&cfg.NodeSeed, "node-seed", "", "with --keyring: this node's seed file (SU..., mode 0600)")
 	f.BoolVarP(&cfg.Verbose, "verbose", "v", false, "log connections and errors to stderr at debug level")
 	cfg.Tune.flags(f, "the aggregation limit and the accesses in flight per data server")
 	cfg.Auth.serverFlags(f)
@@ -251,6 +258,14 @@ func runForward(cmd *cobra.Command, cfg forwardConfig) error {
 		level = slog.LevelDebug
 	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+	var ring *keyring.Keyring
+	var signer *keyring.Signer
+	if cfg.Council != "" {
+		var err error
+		if ring, signer, err = forwardKeys(cfg, log); err != nil {
+			return fmt.Errorf("forward: %w", err)
+		}
+	}
 	mfs, err := cfg.mooseFS()
 	if err != nil {
 		return fmt.Errorf("forward: %w", err)
@@ -312,7 +327,7 @@ func runForward(cmd *cobra.Command, cfg forwardConfig) error {
 	if err := cfg.Tune.start(cmd.Context(), d, log, cmd.ErrOrStderr(), "adaptio forward"); err != nil {
 		return fmt.Errorf("forward: %w", err)
 	}
-	stopAnnouncer, err := startAnnouncer(cmd, cfg, d, log, reg)
+	stopAnnouncer, err := startAnnouncer(cmd, cfg, d, log, reg, ring, signer)
 	if err != nil {
 		return fmt.Errorf("forward: %w", err)
 	}
@@ -342,7 +357,7 @@ var (
 // startAnnouncer connects the daemon to the Council when --council is set:
 // every --interval it reports the daemon's observation and it applies the
 // windows the Council decides. It returns the function that stops it.
-func startAnnouncer(cmd *cobra.Command, cfg forwardConfig, d *fwd.Daemon, log *slog.Logger, reg prometheus.Registerer) (func(), error) {
+func startAnnouncer(cmd *cobra.Command, cfg forwardConfig, d *fwd.Daemon, log *slog.Logger, reg prometheus.Registerer, ring *keyring.Keyring, signer *keyring.Signer) (func(), error) {
 	if cfg.Council == "" {
 		return func() {}, nil
 	}
@@ -354,10 +369,12 @@ func startAnnouncer(cmd *cobra.Command, cfg forwardConfig, d *fwd.Daemon, log *s
 	if err != nil {
 		return nil, err
 	}
-	a, err := announce.New(announce.Options{
+	ao := announce.Options{
 		URL: cfg.Council, Prefix: cfg.CouncilPrefix, Node: cfg.Node, Interval: cfg.Interval, Default: def,
 		Source: d, Applier: d, Logger: log, Registerer: reg, NATSOptions: natsOpts,
-	})
+	}
+	announceKeys(&ao, cfg, ring, signer)
+	a, err := announce.New(ao)
 	if err != nil {
 		return nil, fmt.Errorf("--council: %w", err)
 	}

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -15,6 +16,8 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nkeys"
+
+	"github.com/adaptio/adaptio/internal/atomicfile"
 )
 
 // Header names that carry a message's signature.
@@ -401,4 +404,41 @@ func short(k string) string {
 		return k[:12] + "…"
 	}
 	return strings.Clone(k)
+}
+
+// AddNode adds one I/O node to the key directory dir: a new key for node
+// len(Nodes), its seed written as NodeSeed(k) (mode 0600), and keyring.json
+// replaced whole with the node added. It returns the node's index and key.
+// Every host needs the new keyring.json; the Council must be restarted to
+// accept the node.
+func AddNode(dir string) (int, *Signer, error) {
+	r, err := Load(filepath.Join(dir, RingFile))
+	if err != nil {
+		return 0, nil, err
+	}
+	n, err := newUser()
+	if err != nil {
+		return 0, nil, err
+	}
+	k := len(r.Nodes)
+	seed, err := n.Seed()
+	if err != nil {
+		return 0, nil, fmt.Errorf("keyring: %w", err)
+	}
+	if err := writeNew(filepath.Join(dir, NodeSeed(k)), append(seed, '\n'), 0o600); err != nil {
+		return 0, nil, err
+	}
+	r.Nodes = append(r.Nodes, n.PublicKey())
+	b, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return 0, nil, err
+	}
+	err = atomicfile.Write(filepath.Join(dir, RingFile), func(w io.Writer) error {
+		_, err := w.Write(append(b, '\n'))
+		return err
+	})
+	if err != nil {
+		return 0, nil, fmt.Errorf("keyring: %w", err)
+	}
+	return k, n, nil
 }

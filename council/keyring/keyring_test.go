@@ -153,3 +153,33 @@ func FuzzVerify(f *testing.F) {
 		}
 	})
 }
+
+func TestAddNode(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "keys")
+	set, err := keyring.Generate(2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := set.Write(dir); err != nil {
+		t.Fatal(err)
+	}
+	k, sg, err := keyring.AddNode(dir)
+	if err != nil || k != 2 {
+		t.Fatalf("AddNode: %d, %v; want node 2", k, err)
+	}
+	r, err := keyring.Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Node(2) != sg.PublicKey() || r.Node(0) != set.Ring.Nodes[0] || r.Council != set.Ring.Council {
+		t.Fatalf("keyring after AddNode: %+v", r)
+	}
+	read, err := keyring.ReadSigner(filepath.Join(dir, keyring.NodeSeed(2)))
+	if err != nil || read.PublicKey() != sg.PublicKey() {
+		t.Fatalf("node 2's seed: %v", err)
+	}
+	h, _ := read.Header("p.report.2", []byte("x"))
+	if err := r.VerifyNode(2, h, "p.report.2", []byte("x")); err != nil {
+		t.Fatalf("node 2's report: %v", err)
+	}
+}
