@@ -503,6 +503,9 @@ func repeatable(m *fwdproto.Msg) bool {
 // For reads, dst receives the data. prepare, if set, is called with the
 // connection before each attempt (files reopen there).
 func (c *Client) do(m *fwdproto.Msg, dst []byte, prepare func(cc *clientConn) error) (*call, error) {
+	if len(m.Path) > fwdproto.MaxPath || len(m.Path2) > fwdproto.MaxPath {
+		return nil, &fwdproto.Error{Code: fwdproto.CodeNameTooLong, Msg: fmt.Sprintf("a path of %d bytes (at most %d)", max(len(m.Path), len(m.Path2)), fwdproto.MaxPath)}
+	}
 	for {
 		cc, err := c.current()
 		if err == nil && prepare != nil {
