@@ -26,10 +26,12 @@ func newDemoCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "demo",
 		Short: "Run the whole stack end to end and watch it learn (live view, web dashboard, report.html)",
-		Long: `demo runs the papers' online experiment (seed 000, section V-C): client processes write,
-then read, a shared file in 32 KiB 1D-strided requests, again and again, mixed with
+		Long: `demo runs the online experiment of Bez et al., "Adaptive Request Scheduling for the I/O
+Forwarding Layer using Reinforcement Learning" (FGCS 2020, section V-C): client processes
+write, then read, a shared file in 32 KiB 1D-strided requests, again and again, mixed with
 file-per-process and shared-contiguous phases, while the Council detects each I/O node's
-access pattern and learns which TWINS window serves it best.
+access pattern and learns which TWINS window serves it best. An iteration is one pass of
+every phase.
 
 By default it starts, in this one process, a Council service (embedded NATS, learned state
 in --state), an emulated PFS of 4 data servers with the hard-disk model, 4 forwarding
@@ -38,10 +40,14 @@ the real daemons. With --sim the same experiment runs in the simulator, in virtu
 many iterations in seconds.
 
 While it runs: a live view on stdout, refreshed each second (one line per second when
-stdout is not a terminal), and a web dashboard (--http). At the end, or on Ctrl-C, it
-saves the learned state and writes --report: execution time per iteration (Fig. 6), the
-window in force over time (Fig. 7), the value estimates (Fig. 8) and the same workload
-under each static window.
+stdout is not a terminal), with the iterations done of --iterations and the time left, and
+a web dashboard (--http). At the end, or on Ctrl-C, it saves the learned state and writes
+--report: a headline comparing learning with the static windows, execution time per
+iteration (the paper's Fig. 6), the window in force over time (Fig. 7), the value
+estimates (Fig. 8) and the same workload under each static window. On the real stack the
+static windows run in the simulator, alongside, unless --compare-real runs them on the
+real stack after learning (7 windows x --compare iterations, then the best again: about 5
+more minutes at the defaults); the report's headline says which.
 
 Files written: --report (default report.html); in --state (default ./adaptio-state): the
 learned state (a second run continues learning from it) and the decision log of the last

@@ -110,6 +110,7 @@ type page struct {
 	StaticSVG  template.HTML
 	StaticNote string
 	StaticOn   string // where the static windows ran, when not where the run did ("in the simulator, not on this machine")
+	StaticRuns string // how many iterations each static window ran
 	Legend     []legendItem
 	Events     []record.Event
 	JSON       template.JS
@@ -195,6 +196,9 @@ func Write(w io.Writer, r record.Recording) error {
 	pg.PhaseCols, pg.Static, pg.StaticSVG, pg.StaticNote = static(r, sum, phases)
 	if r.Meta.StaticOn == "sim" && r.Meta.Mode != "sim" {
 		pg.StaticOn = ", in the simulator, not on this machine"
+	}
+	if n := r.Meta.Compare; n > 0 {
+		pg.StaticRuns = fmt.Sprintf(" Each static window ran %d iterations of its own.", n)
 	}
 	if n := len(r.Events); n > 200 {
 		pg.Events = slices.Concat(r.Events[:100], []record.Event{{Kind: "…", Text: fmt.Sprintf("%d events omitted", n-200)}}, r.Events[n-100:])
@@ -668,7 +672,7 @@ tr.learn td{background:#fff1e0;font-weight:bold}tr.best td{background:#e6f4e4}
 {{range .Figures}}<h2>{{.Title}}</h2><p class="cap">{{.Caption}}</p><div class="figs">{{range .SVGs}}{{.}}{{end}}</div>{{end}}
 <h2>The same workload under each static window{{.StaticOn}}</h2>
 {{if .Static}}
-<p class="cap">Mean execution time per phase in seconds; "cycle" is one pass of every phase. The learning rows use the last half and the last quarter of each phase's iterations. Relative: to the best static window.</p>
+<p class="cap">Mean execution time per phase in seconds; "cycle" is one pass of every phase (one iteration).{{.StaticRuns}} The learning rows use the last half and the last quarter of each phase's iterations. Relative: to the best static window.</p>
 <table id="static"><tr><th>window</th>{{range .PhaseCols}}<th>{{.}}</th>{{end}}<th>cycle (s)</th><th>relative</th></tr>
 {{range .Static}}<tr class="{{if .Learn}}learn{{else if .Best}}best{{end}}"><td>{{.Label}}</td>{{range .Cells}}<td>{{.}}</td>{{end}}<td>{{.Total}}</td><td>{{.Rel}}</td></tr>
 {{end}}</table>
