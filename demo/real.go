@@ -16,6 +16,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/adaptio/adaptio/announce"
@@ -23,6 +24,7 @@ import (
 	"github.com/adaptio/adaptio/backend/posix"
 	"github.com/adaptio/adaptio/bandit"
 	"github.com/adaptio/adaptio/council"
+	"github.com/adaptio/adaptio/council/keyring"
 	"github.com/adaptio/adaptio/council/service"
 	"github.com/adaptio/adaptio/dataserver"
 	"github.com/adaptio/adaptio/demo/record"
@@ -171,8 +173,14 @@ func startStack(ctx context.Context, cfg Config, sink *decisionSink) (*stack, er
 		s.shutdown()
 		return nil, err
 	}
-	var err error
+	// An ephemeral key set, in memory: the Council signs its decisions,
+	// each Announcer its reports, as in a production setup.
+	keys, err := keyring.Generate(cfg.Nodes)
+	if err != nil {
+		return fail(fmt.Errorf("demo: keys: %w", err))
+	}
 	s.svc, err = service.New(service.Options{
+		Keys: service.Keys{Ring: &keys.Ring, Signer: keys.Council}, Admission: service.Admission{Interval: cfg.Interval},
 		Prefix: realPrefix, Port: -1, StateDir: filepath.Join(cfg.StateDir, RealStateDir),
 		Core: council.Config{Policy: cfg.Policy, Options: bandit.Options{Epsilon: cfg.Epsilon}, Windows: sched.Windows,
 			Nodes: cfg.Nodes, Timeout: min(council.DefaultTimeout, cfg.Interval/2), NoPlan: cfg.NoPlan, Credit: cfg.Credit, MaxPull: cfg.MaxPull, Shadow: cfg.Shadow},
@@ -223,7 +231,8 @@ func startStack(ctx context.Context, cfg Config, sink *decisionSink) (*stack, er
 			applier = nil // no learning: decisions are recorded, not applied
 		}
 		a, err := announce.New(announce.Options{URL: s.svc.ClientURL(), Prefix: realPrefix, Node: i, Source: d, Applier: applier, Interval: cfg.Interval,
-			Default: window, Logger: cfg.Logger.With("node", i), Registerer: prometheus.NewRegistry()})
+			Default: window, Logger: cfg.Logger.With("node", i), Registerer: prometheus.NewRegistry(),
+			Keyring: &keys.Ring, Signer: keys.Nodes[i], NATSOptions: []nats.Option{keys.Nodes[i].NATSOption()}})
 		if err != nil {
 			return fail(fmt.Errorf("demo: announcer %d: %w", i, err))
 		}
