@@ -317,3 +317,33 @@ func lockHelper(spec string) int {
 	fmt.Fprintln(os.Stderr, "unknown helper mode", mode)
 	return 1
 }
+
+// BenchmarkLockUnlock: one fcntl write lock and its unlock through the
+// mount per operation, held by the forwarder (forwarder) or by the
+// client's kernel (local, Options.LocalLocks).
+func BenchmarkLockUnlock(b *testing.B) {
+	for _, tt := range []struct {
+		name  string
+		local bool
+	}{{"forwarder", false}, {"local", true}} {
+		b.Run(tt.name, func(b *testing.B) {
+			mnt, _ := mountedClient(b, b.TempDir(), fwd.Options{}, fusemount.Options{LocalLocks: tt.local})
+			f, err := os.Create(filepath.Join(mnt, "bench"))
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer f.Close()
+			lk := syscall.Flock_t{Type: syscall.F_WRLCK, Start: 0, Len: 4096}
+			un := syscall.Flock_t{Type: syscall.F_UNLCK, Start: 0, Len: 4096}
+			b.ResetTimer()
+			for range b.N {
+				if err := syscall.FcntlFlock(f.Fd(), syscall.F_SETLK, &lk); err != nil {
+					b.Fatal(err)
+				}
+				if err := syscall.FcntlFlock(f.Fd(), syscall.F_SETLK, &un); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

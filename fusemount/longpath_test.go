@@ -76,3 +76,38 @@ func TestLongPathsFromSubdirectory(t *testing.T) {
 		t.Fatalf("create of a 256-byte name: %v, want ENAMETOOLONG", err)
 	}
 }
+
+// TestTmpfile: open(2) with O_TMPFILE on the mount is EOPNOTSUPP (the
+// mount has no unnamed files), as docs/posix.md says.
+func TestTmpfile(t *testing.T) {
+	mnt, _ := mounted(t)
+	fd, err := unix.Open(mnt, unix.O_TMPFILE|unix.O_RDWR, 0o600)
+	if err == nil {
+		unix.Close(fd)
+	}
+	if err != unix.EOPNOTSUPP {
+		t.Fatalf("O_TMPFILE: %v, want EOPNOTSUPP", err)
+	}
+}
+
+// TestFallocate: fallocate mode 0 (posix_fallocate) through the mount
+// grows the file on the backend and reserves its blocks there; punching a
+// hole is EOPNOTSUPP.
+func TestFallocate(t *testing.T) {
+	mnt, root := mounted(t)
+	f, err := os.Create(filepath.Join(mnt, "pre"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := unix.Fallocate(int(f.Fd()), 0, 0, 1<<20); err != nil {
+		t.Fatalf("fallocate: %v", err)
+	}
+	var st unix.Stat_t
+	if err := unix.Stat(filepath.Join(root, "pre"), &st); err != nil || st.Size != 1<<20 || st.Blocks < (1<<20)/512 {
+		t.Fatalf("backend file after fallocate: size %d, blocks %d, %v", st.Size, st.Blocks, err)
+	}
+	if err := unix.Fallocate(int(f.Fd()), unix.FALLOC_FL_PUNCH_HOLE|unix.FALLOC_FL_KEEP_SIZE, 0, 4096); err != unix.EOPNOTSUPP {
+		t.Fatalf("punch hole: %v, want EOPNOTSUPP", err)
+	}
+}
