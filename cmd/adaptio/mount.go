@@ -24,6 +24,7 @@ type mountConfig struct {
 	NoRing       bool
 	RingSpin     time.Duration
 	AllowOther   bool
+	LocalLocks   bool
 	Debug        bool
 	Tune         tuneConfig
 	Auth         fwdAuth // the forwarder's token and TLS
@@ -107,7 +108,7 @@ system is unmounted (umount MOUNTPOINT). Nothing is written locally.`,
 			defer c.Close()
 			m, err := fusemount.Mount(args[0], c, fusemount.Options{
 				CacheTimeout: cfg.CacheTimeout, PageCache: cfg.PageCache, MaxWrite: int(maxWrite), WriteBehind: wb,
-				AllowOther: cfg.AllowOther, Debug: cfg.Debug, Logger: log,
+				AllowOther: cfg.AllowOther, LocalLocks: cfg.LocalLocks, Debug: cfg.Debug, Logger: log,
 			})
 			if err != nil {
 				return fmt.Errorf("mount: %w", err)
@@ -148,6 +149,7 @@ system is unmounted (umount MOUNTPOINT). Nothing is written locally.`,
 	f.StringVar(&cfg.MaxWrite, "max-write", "1MiB", "largest read or write the kernel sends in one request")
 	f.DurationVar(&cfg.Reconnect, "reconnect", client.DefaultReconnect, "how long calls wait for a lost forwarder to come back, counted from the loss, before they fail with EIO (then at once, until a background retry every 0.5 s finds it back); 0: fail at once and for good; reads and writes in flight are sent again")
 	f.StringVar(&cfg.WriteBehind, "write-behind", "64MiB", "bytes of writes acknowledged before the forwarder has them (0: none; see above)")
+	f.BoolVar(&cfg.LocalLocks, "local-locks", false, "keep fcntl and flock locks in this node's kernel, excluding processes on this node only (default: the forwarder holds them for every node; docs/posix.md)")
 	f.BoolVar(&cfg.AllowOther, "allow-other", false, "let other users use the mount, with the kernel checking permissions (allow_other,default_permissions; see above)")
 	f.BoolVar(&cfg.Debug, "debug", false, "log every FUSE operation to stderr")
 	cfg.Auth.clientFlags(f)
