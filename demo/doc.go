@@ -1,6 +1,7 @@
-// Package demo is "adaptio demo": the papers' online experiment (seed 000,
-// section V-C) end to end, with a live terminal view, a web dashboard and a
-// self-contained HTML report.
+// Package demo is "adaptio demo": the online experiment of Bez et al.,
+// "Adaptive Request Scheduling for the I/O Forwarding Layer using
+// Reinforcement Learning" (FGCS 2020, section V-C), end to end, with a live
+// terminal view, a web dashboard and a self-contained HTML report.
 //
 // By default it starts, in one process, the real stack: a Council service
 // (embedded NATS, learned state in JetStream KV under Config.StateDir), an

@@ -6,8 +6,9 @@ import (
 	"time"
 )
 
-// PhaseStats summarises the iterations of one phase (seed 000 Fig. 6: the
-// first time, the best time and the linear trend).
+// PhaseStats summarises the runs of one phase, one per iteration (the
+// first time, the best time and the linear trend of Fig. 6 of Bez et al.,
+// FGCS 2020).
 type PhaseStats struct {
 	Phase    string  `json:"phase"`
 	Count    int     `json:"count"`
