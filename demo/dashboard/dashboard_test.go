@@ -85,3 +85,31 @@ func TestStateIsIncremental(t *testing.T) {
 		})
 	}
 }
+
+// The page's status counts iterations as the terminal view and the report
+// do: api/state carries the count (record.Progress), phase runs named apart.
+func TestStateCountsIterations(t *testing.T) {
+	rec := record.New(record.Meta{Mode: "real", Nodes: 1, Phases: []string{"SS write", "SS read"}, Iterations: 48})
+	srv := httptest.NewServer(Handler(rec))
+	defer srv.Close()
+	for i, p := range []string{"SS write", "SS read", "SS write"} {
+		rec.AddIteration(record.Iteration{Phase: p, Start: 5 * float64(i), Seconds: 5})
+	}
+	rec.SetElapsed(12)
+	body, _ := get(t, srv, "/api/state")
+	var d struct {
+		Progress struct {
+			Iterations int    `json:"iterations"`
+			Planned    int    `json:"planned"`
+			PhaseRuns  int    `json:"phase_runs"`
+			Text       string `json:"text"`
+		} `json:"progress"`
+	}
+	if err := json.Unmarshal([]byte(body), &d); err != nil {
+		t.Fatal(err)
+	}
+	// One iteration of 10 s done, the second begun 2 s ago: 47 to go.
+	if p := d.Progress; p.Iterations != 1 || p.Planned != 48 || p.PhaseRuns != 3 || p.Text != "1 of 48 iterations, about 8 min left" {
+		t.Errorf("progress %+v; want 1 of 48 iterations, 3 phase runs, about 8 min left", p)
+	}
+}
