@@ -630,8 +630,12 @@ func compareRealAdvice(r record.Recording, windows int) string {
 	}
 	lo := float64((windows+1)*r.Meta.Compare) * p.MeanSeconds
 	hi := float64((windows+min(p.PhasesPerIteration+1, windows))*r.Meta.Compare) * p.MeanSeconds
-	more := record.Duration(lo)
-	if h := record.Duration(hi); h != more {
+	more, h := record.Duration(lo), record.Duration(hi)
+	switch a, ok := strings.CutSuffix(more, " min"); {
+	case h == more:
+	case ok && strings.HasSuffix(h, " min") && !strings.Contains(more+h, " h "):
+		more = a + " to " + h // "6 to 9 min"
+	default:
 		more += " to " + h
 	}
 	return fmt.Sprintf("%s: after learning it runs each of the %d static windows on this stack for %d iterations, then the best ones again, about %s more at this run's %.1f s an iteration.",

@@ -180,7 +180,7 @@ func TestHeadline(t *testing.T) {
 		{"real stack, compared in the simulator", simulatedOnReal, "Simulated comparison, not this machine's: in the simulator, after learning, one cycle of the experiment takes 9.90 s: " +
 			"110% of the time of the simulator's best static window (250µs, 9.00 s, which nobody knows in advance), 82% of the default window's (1ms, 12.00 s) and 50% of the worst's (8ms, 20.00 s). " +
 			"This run took 10.00 s a cycle on this machine over the last quarter of its iterations, which the simulator's seconds do not measure. " +
-			"To compare on this machine, run adaptio demo --compare-real: after learning it runs each of the 3 static windows on this stack for 3 iterations, then the best ones again, about 2 min to 3 min more at this run's 10.0 s an iteration."},
+			"To compare on this machine, run adaptio demo --compare-real: after learning it runs each of the 3 static windows on this stack for 3 iterations, then the best ones again, about 2 to 3 min more at this run's 10.0 s an iteration."},
 		{"comparison stopped early", partial, "After learning, one cycle of the experiment takes 10.00 s on this machine (the mean over the last quarter of each phase's iterations): " +
 			"111% of the time of the best static window (250µs, 9.00 s, which nobody knows in advance), 83% of the default window's (1ms, 12.00 s) and 83% of the worst's (1ms, 12.00 s); " +
 			"each static window run on this machine after learning. Only 2 of the 3 static windows ran before the run stopped."},
