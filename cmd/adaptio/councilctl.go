@@ -21,14 +21,13 @@ import (
 )
 
 // operatorFlags are the flags of "adaptio council" that hold learning
-// back: shadow mode, the guardrail, the audit log, the health threshold,
-// and the keyring operators' requests are verified with.
+// back: shadow mode, the guardrail, the audit log and the health threshold
+// (operators' requests are verified with the keyring of --keys).
 type operatorFlags struct {
 	Shadow       bool
 	Guardrail    council.Guardrail
 	AuditLog     string
 	HealthRounds int
-	keys         *string // --keys DIR, when this file registered it
 }
 
 // addOperatorFlags registers the operator flags of "adaptio council".
@@ -43,9 +42,6 @@ func addOperatorFlags(cmd *cobra.Command, o *operatorFlags) {
 	f.IntVar(&o.Guardrail.Cooldown, "guardrail-cooldown", 0, "guardrail: rounds after a fallback before learning is tried again (0: until \"adaptio council release\")")
 	f.StringVar(&o.AuditLog, "audit-log", "", "append one JSON line per operator action (pin, release, shadow) and guardrail fallback to this file, synced after each (empty: the actions are only logged)")
 	f.IntVar(&o.HealthRounds, "health-rounds", service.DefaultHealthRounds, "/healthz reports degraded when the learned state was last written more than this many rounds ago, or a known I/O node sent nothing for this many of its intervals")
-	if f.Lookup("keys") == nil {
-		o.keys = f.String("keys", "", "the group's key directory or keyring.json (adaptio keys init DIR): operators' requests on <prefix>.admin must be signed by one of its operator keys (without it, only a Council whose NATS server is embedded on loopback accepts them, unsigned)")
-	}
 }
 
 // apply sets opts from the flags; the returned function closes the audit log.
@@ -53,13 +49,6 @@ func (o operatorFlags) apply(opts *service.Options) (func(), error) {
 	opts.Core.Shadow, opts.Core.Guardrail, opts.HealthRounds = o.Shadow, o.Guardrail, o.HealthRounds
 	if o.HealthRounds < 0 {
 		return nil, fmt.Errorf("--health-rounds %d: want >= 1", o.HealthRounds)
-	}
-	if o.keys != nil && *o.keys != "" && opts.Security.Keys == nil {
-		ring, err := keyring.Load(*o.keys)
-		if err != nil {
-			return nil, fmt.Errorf("--keys: %w", err)
-		}
-		opts.Security.Keys = ring
 	}
 	if o.AuditLog == "" {
 		return func() {}, nil

@@ -48,8 +48,7 @@ func TestCouncilPinReleaseStatusThroughTheCLI(t *testing.T) {
 	ln.Close()
 	cfg := testCouncilConfig(t)
 	cfg.Listen, cfg.HTTP = addr, ""
-	cfg.Security.NKeySeedFile = filepath.Join(keys, keyring.CouncilSeed)
-	cfg.Operator.keys = &keys
+	cfg.Keys = keys
 	cfg.Operator.AuditLog = filepath.Join(t.TempDir(), "audit.jsonl")
 	cfg.Operator.Guardrail = council.DefaultGuardrail()
 	cmd := councilCmd(t, 60*time.Second)

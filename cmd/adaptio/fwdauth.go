@@ -20,7 +20,7 @@ type fwdAuth struct {
 	Insecure               bool // forward only
 }
 
-const tokenHelp = "file holding the forwarder's shared token (mode 0600, at least 32 bytes; make one with: head -c 32 /dev/urandom | xxd -p -c 64 > FILE; chmod 600 FILE)"
+const tokenHelp = "file holding the forwarder's shared token (mode 0600, at least 32 bytes; make one with: adaptio keys token FILE)"
 
 // serverFlags registers the forwarder's flags.
 func (a *fwdAuth) serverFlags(f *pflag.FlagSet) {

@@ -16,6 +16,7 @@ import (
 	"github.com/adaptio/adaptio/announce"
 	"github.com/adaptio/adaptio/council/keyring"
 	"github.com/adaptio/adaptio/council/service"
+	"github.com/adaptio/adaptio/fwd/fwdproto"
 	"github.com/adaptio/adaptio/internal/listen"
 )
 
@@ -29,7 +30,7 @@ key; each side applies only what the keyring says the sender may send. A key set
 is a directory: keyring.json (public keys and roles, for every host) and one seed
 file (mode 0600) per key, each for one host only. See docs/security.md.`,
 	}
-	cmd.AddCommand(newKeysInitCmd(), newKeysShowCmd(), newKeysAddNodeCmd())
+	cmd.AddCommand(newKeysInitCmd(), newKeysShowCmd(), newKeysAddNodeCmd(), newKeysTokenCmd())
 	return cmd
 }
 
@@ -127,6 +128,28 @@ restart the Council (and adaptio nats --keys servers) so that they accept node K
 	}
 }
 
+func newKeysTokenCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "token FILE",
+		Short: "Create the forwarders' shared token file (adaptio forward/mount/bench --token-file)",
+		Long: `Writes a new token, 32 random bytes in hex, to FILE with mode 0600; it refuses to
+replace an existing file. Give the same file to every forwarder (adaptio forward
+--token-file FILE) and to the mounts and benchmarks that reach them (--token-file FILE):
+each client proves it holds the token, in a challenge and response, before anything
+else, and the token itself never travels. It authenticates; only TLS also encrypts
+(docs/security.md).`,
+		Example: `  adaptio keys token /etc/adaptio/fwd.token`,
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := fwdproto.WriteTokenFile(args[0]); err != nil {
+				return fmt.Errorf("keys token: %w", err)
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "token written to %s (mode 0600): copy it to every I/O node and compute node, readable by the adaptio processes only\n", args[0])
+			return nil
+		},
+	}
+}
+
 // keyFiles resolves --keys (a directory, or its keyring.json) into the
 // keyring and the path of the seed named seed next to it.
 func keyFiles(keys, seed string) (*keyring.Keyring, string, error) {
@@ -187,6 +210,11 @@ func councilKeys(keys string, opts *service.Options, insecure bool, log *slog.Lo
 		return fmt.Errorf("--keys: the Council's seed: %w", err)
 	}
 	opts.Keys = service.Keys{Ring: ring, Signer: sg}
+	if opts.URL != "" && opts.Security.User == "" && opts.Security.NKeySeedFile == "" {
+		// An external server that admits the keyring (adaptio nats --keys)
+		// knows the Council by its key, as the I/O nodes by theirs.
+		opts.Security.NKeySeedFile = seed
+	}
 	log.Info("decisions signed, reports verified", "keyring", ring.String())
 	return nil
 }
