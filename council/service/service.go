@@ -198,6 +198,10 @@ func (s *Service) start() error {
 		copts = append(copts, nats.InProcessServer(s.ns))
 	}
 	nc, err := nats.Connect(url, copts...)
+	if errors.Is(err, nats.ErrNoServers) {
+		// What nats.go says of a refused login too.
+		return fmt.Errorf("connect %s: %w: the server is down or unreachable, or refused these credentials (--keys, --user, --nkey-seed, TLS; its own log says which)", url, err)
+	}
 	if err != nil {
 		return fmt.Errorf("connect %s: %w", url, err)
 	}
