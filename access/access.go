@@ -62,7 +62,7 @@ func (c Class) Index() int {
 }
 
 // Observation is one I/O node's report for one interval: exactly what the
-// Council observes (seed 000 Algorithm 1; seed 001 section 4), plus counts.
+// Council observes (Bez et al., FGCS 2020, Algorithm 1; Bez et al., 2019 preprint section 4), plus counts.
 // Sizes and distances are in bytes, Bandwidth in bytes per second.
 type Observation struct {
 	Node        int           // I/O node index
@@ -167,7 +167,7 @@ const NumMeasuredFeatures = 7
 const SharerMemory = 10 * time.Second
 
 // NumPaperFeatures is the number of leading Features entries that are the
-// papers' (seed 001 section 5, seed 002).
+// papers' (Bez et al., 2019 preprint section 5, Bez et al., SBAC-PAD 2019).
 const NumPaperFeatures = 5
 
 // FeatureNames names Features' entries, for model files and CSV headers.

@@ -1,6 +1,6 @@
 // Package announce is the Announcer: the part of an I/O node's forwarding
 // daemon that reports the node's metrics to the Council every interval and
-// applies the window the Council decides (seed 000 section IV-A).
+// applies the window the Council decides (Bez et al., FGCS 2020 section IV-A).
 //
 // The daemon implements Source (the metrics of the interval just ended) and
 // Applier (apply a window). The Announcer reconnects by itself; while the

@@ -68,7 +68,7 @@ type Chooser interface {
 // Options tune a policy. Zero values mean the default of the named policy
 // (see Names). At most one of StepSize, Discount and Window may be set: they
 // choose how rewards are averaged into estimates; none of them means the
-// papers' incremental sample average (seed 000 Eq. 1).
+// papers' incremental sample average (Bez et al., FGCS 2020, Eq. 1).
 type Options struct {
 	// Epsilon is the exploration probability of egreedy (default 0.15) and
 	// the initial one of egreedy-decay (default 1).
@@ -466,7 +466,7 @@ func (c *core) update(arm int, r float64) {
 		d := r - s.Q
 		s.Q += o.StepSize * d
 		s.V += d * (r - s.Q)
-	default: // seed 000 Eq. 1: Q <- Q + (R - Q)/N
+	default: // Bez et al., FGCS 2020, Eq. 1: Q <- Q + (R - Q)/N
 		s.W++
 		d := r - s.Q
 		s.Q += d / s.W

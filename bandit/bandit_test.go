@@ -118,7 +118,7 @@ func TestProbabilitiesProperty(t *testing.T) {
 }
 
 // TestSampleAverage: egreedy's estimates are exactly the sample means of each
-// arm's rewards (seed 000 Eq. 1), starting at zero.
+// arm's rewards (Bez et al., FGCS 2020, Eq. 1), starting at zero.
 func TestSampleAverage(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		k := rapid.IntRange(1, 7).Draw(t, "arms")

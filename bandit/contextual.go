@@ -8,7 +8,7 @@ import (
 	"sort"
 )
 
-// Contextual is a contextual bandit (seed 000 section IV): one Policy per
+// Contextual is a contextual bandit (Bez et al., FGCS 2020 section IV): one Policy per
 // context key (e.g. access pattern x operation), created on demand with the
 // same name, arms and options. Iteration over contexts is sorted, so output
 // built from it is deterministic.

@@ -1,9 +1,9 @@
 // Package bandit implements the k-armed and contextual bandits the Council
 // uses to learn, per access pattern, which TWINS window serves best
-// (seed 000 section IV), and the alternatives it is judged against.
+// (Bez et al., FGCS 2020 section IV), and the alternatives it is judged against.
 //
 // The papers' policy is "egreedy": value estimates start at zero and are
-// incremental sample averages, Q <- Q + (R-Q)/N (seed 000 Eq. 1); with
+// incremental sample averages, Q <- Q + (R-Q)/N (Bez et al., FGCS 2020, Eq. 1); with
 // probability Epsilon (0.15) a uniformly random arm is explored, otherwise
 // the greedy arm is taken. Beside it: "greedy", "egreedy-decay" (decaying
 // epsilon), "egreedy-step" (constant step size), "egreedy-window" (sliding

@@ -5,7 +5,7 @@ import (
 	"math/rand/v2"
 )
 
-// egreedy is epsilon-greedy (seed 000 Algorithm 1 lines 14-18): with
+// egreedy is epsilon-greedy (Bez et al., FGCS 2020, Algorithm 1 lines 14-18): with
 // probability epsilon a uniformly random arm, otherwise the greedy arm.
 type egreedy struct {
 	greedy bool // epsilon 0

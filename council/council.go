@@ -40,7 +40,7 @@ var (
 
 // Consensus rules for the exploitation step.
 const (
-	Majority  = "majority"  // the window recommended for the most I/O nodes (seed 000, Algorithm 1 line 17)
+	Majority  = "majority"  // the window recommended for the most I/O nodes (Bez et al., FGCS 2020, Algorithm 1 line 17)
 	Bandwidth = "bandwidth" // the window recommended for the most bandwidth (each vote weighted by the node's bandwidth)
 )
 
@@ -48,7 +48,7 @@ const (
 // that was in force during it.
 const (
 	RewardBandwidth  = "bandwidth"   // bytes per second (the papers)
-	RewardPerProcess = "per-process" // bytes per second per client process: normalises by demand (seed 000 V-F)
+	RewardPerProcess = "per-process" // bytes per second per client process: normalises by demand (Bez et al., FGCS 2020, V-F)
 	RewardServed     = "served"      // bytes completed / bytes requested in the interval: normalises by demand
 	// RewardOpBandwidth is the bandwidth of the interval's majority
 	// operation while it ran (access.Observation.OpBandwidth: its bytes over
@@ -594,7 +594,7 @@ func (c *Council) Observe(now time.Duration, r Report) error {
 // learn detects the pattern of o and credits its reward, filling nr.
 func (c *Council) learn(nr *NodeReport, o access.Observation) {
 	// An interval that received no request shows no pattern: with no I/O at
-	// all (seed 000: ignored), or with only the tail of earlier requests
+	// all (Bez et al., FGCS 2020: ignored), or with only the tail of earlier requests
 	// completing, whose features are all zero and whose operation is unknown.
 	// Crediting it would invent a context; it teaches nothing and does not vote.
 	if o.Idle() || o.Requests == 0 || !o.Op.Valid() {
@@ -788,7 +788,7 @@ func (c *Council) close(now time.Duration) Decision {
 		}
 	}
 	if d.Voters == 0 {
-		// Nothing detectable: keep the window in force (seed 000: a decision
+		// Nothing detectable: keep the window in force (Bez et al., FGCS 2020: a decision
 		// is made only when the metrics allow a detection).
 		d.Window, d.Prob = c.window, 1
 		d.Plan = c.steerKept(&d)

@@ -1,4 +1,4 @@
-// Package council is the Council's core (seed 000 Algorithm 1, with its
+// Package council is the Council's core (Bez et al., FGCS 2020, Algorithm 1, with its
 // gaps closed): it detects each I/O node's access pattern from its interval
 // report, learns per (pattern, operation) which TWINS window is best with a
 // contextual bandit, and closes rounds with one window for every I/O node.

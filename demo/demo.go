@@ -289,7 +289,7 @@ type Phase struct {
 }
 
 // Phases returns one iteration of the experiment: the papers' online
-// experiment (seed 000 V-C: processes write, then read, a shared file in
+// experiment (Bez et al., FGCS 2020, V-C: processes write, then read, a shared file in
 // 1D-strided requests) and, with Mix, a file-per-process write and a
 // shared-contiguous read, so several bandit instances learn.
 func (c Config) Phases() []Phase {

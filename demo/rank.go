@@ -39,7 +39,7 @@ func (s Setting) String() string {
 	return report.WindowLabel(s.Window)
 }
 
-// RankSettings are the papers' seven windows and FIFO (seed 000 Fig. 1).
+// RankSettings are the papers' seven windows and FIFO (Bez et al., FGCS 2020, Fig. 1).
 func RankSettings() []Setting {
 	out := make([]Setting, 0, len(sched.Windows)+1)
 	for _, w := range sched.Windows {

@@ -104,8 +104,8 @@ func (m featureMask) names() []string {
 	return out
 }
 
-// PaperFeatures returns the names of the papers' five features (seed 001
-// section 5, seed 002); the others, proc_offset_dist, file_sharers and
+// PaperFeatures returns the names of the papers' five features (Bez et al., 2019 preprint
+// section 5, Bez et al., SBAC-PAD 2019); the others, proc_offset_dist, file_sharers and
 // proc_dist_ratio, are ours.
 func PaperFeatures() []string {
 	return append([]string(nil), access.FeatureNames[:access.NumPaperFeatures]...)

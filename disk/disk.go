@@ -77,7 +77,7 @@ type Config struct {
 //
 // "hdd" is a 600 GB 10,000 rpm SAS disk of the class of the Seagate
 // Enterprise Performance 10K v8 (ST600MM0088) used by the papers' PVFS
-// servers (seed 000 V-A): 6 ms per revolution (3 ms average rotational
+// servers (Bez et al., FGCS 2020, V-A): 6 ms per revolution (3 ms average rotational
 // latency), about 3.6 ms average read seek, about 0.4 ms extra for writes,
 // 0.3 ms track to track, sustained 200 MB/s on outer tracks falling to
 // 120 MB/s on inner tracks, 12 Gb/s SAS interface, 128 MB cache split in

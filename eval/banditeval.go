@@ -13,7 +13,7 @@ import (
 	"github.com/adaptio/adaptio/dataset"
 )
 
-// PaperEpsilons are the exploration rates of seed 000 Fig. 4.
+// PaperEpsilons are the exploration rates of Bez et al., FGCS 2020, Fig. 4.
 var PaperEpsilons = []float64{0.05, 0.10, 0.15, 0.30, 0.50, 0.70}
 
 // DefaultSpecs is every policy evaluated beside the papers' epsilon-greedy
@@ -41,7 +41,7 @@ func DefaultSpecs(neighbors int) []Spec {
 	}
 }
 
-// BanditConfig configures the offline evaluation of seed 000 V-B on the
+// BanditConfig configures the offline evaluation of Bez et al., FGCS 2020, V-B on the
 // simulator's dataset.
 type BanditConfig struct {
 	Config
@@ -269,11 +269,11 @@ func (r *BanditResult) Write(dir, command string, cfg Config) error {
 	}
 	// Fig. 4.
 	rows = nil
-	horizon := "each scenario runs for as many steps as its least-measured window has observations (seed 000: \"limited by the amount of measurements\"); draws are with replacement"
+	horizon := "each scenario runs for as many steps as its least-measured window has observations (Bez et al., FGCS 2020: \"limited by the amount of measurements\"); draws are with replacement"
 	if cfg.Steps > 0 {
 		horizon = fmt.Sprintf("each scenario runs for %d steps, drawing measurements with replacement", cfg.Steps)
 	}
-	rep := &Report{Title: "adaptio: offline evaluation of the bandits on the simulator's dataset (seed 000 V-B)", Command: command,
+	rep := &Report{Title: "adaptio: offline evaluation of the bandits on the simulator's dataset (Bez et al., FGCS 2020, V-B)", Command: command,
 		Intro: fmt.Sprintf("%d scenarios, arms = TWINS windows %v; reward = a random per-second bandwidth measured for (scenario, window); %d repetitions; bins of %d observations; %s. Precision = share of choices of the window with the highest mean bandwidth; performance = mean bandwidth of the chosen window over the best window's. \"+ shared\": a scenario learned after all others, starting from the prior of its nearest scenarios.",
 			len(r.Data.Envs), r.Data.Windows, cfg.Reps, cfg.Bin, horizon)}
 	sec := Section{Title: "Fig. 4: precision per bin of the papers' epsilon-greedy, patterns A-F"}

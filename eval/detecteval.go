@@ -19,7 +19,7 @@ import (
 	"github.com/adaptio/adaptio/workload"
 )
 
-// Baseline and Static are the windows seed 002 compares against: a fixed
+// Baseline and Static are the windows Bez et al., SBAC-PAD 2019 compares against: a fixed
 // 1 ms window (the baseline) and a static 125 µs window.
 const (
 	Baseline = time.Millisecond
@@ -88,7 +88,7 @@ type Decider struct {
 	Choose func(r dataset.Row) (time.Duration, bool) // false: no decision (counted as the baseline)
 }
 
-// Counts are seed 002 Tables VI and VII for one decider: observations whose
+// Counts are Bez et al., SBAC-PAD 2019, Tables VI and VII for one decider: observations whose
 // scenario performs better (Improved) or worse (Decreased) with the chosen
 // window than with the 1 ms baseline, by operation and I/O nodes.
 type Counts struct {
@@ -180,7 +180,7 @@ func DetectDeciders(perf Perf, models map[string]*detect.Model, order []string, 
 	return ds
 }
 
-// DetectConfig configures the evaluation of seed 002 Tables VI and VII.
+// DetectConfig configures the evaluation of Bez et al., SBAC-PAD 2019, Tables VI and VII.
 type DetectConfig struct {
 	Data       string   // training and evaluation dataset directory
 	Validation string   // optional second dataset (64/128 KiB) judged with the same models
@@ -340,7 +340,7 @@ func (r *DetectResult) Write(dir, command string) error {
 	for _, k := range sortedKeys(r.Train) {
 		trows = append(trows, []string{k, r.Train[k].Round(time.Millisecond).String()})
 	}
-	rep := &Report{Title: "adaptio: detection-guided TWINS window vs a fixed 1 ms window (seed 002 Tables VI-VII)", Command: command,
+	rep := &Report{Title: "adaptio: detection-guided TWINS window vs a fixed 1 ms window (Bez et al., SBAC-PAD 2019, Tables VI-VII)", Command: command,
 		Intro: "Every non-idle TWINS observation of the dataset is classified; the window chosen is the best (highest experiment bandwidth, summary.csv) of the scenario with the detected class, the other aspects (operation, processes, request size, I/O nodes) being known. An observation counts as improved (decreased) when its scenario's bandwidth with the chosen window is above (below) that with 1 ms. Oracle: the true scenario's best window. Static: always 125 µs. Models are trained on 70% of the centre rows of each TWINS experiment of --data."}
 	sec := Section{Title: "Tables", Tables: []Table{
 		{Title: "Table VI: observations with performance increased over a fixed 1 ms window", Note: "Paper (READ oracle 71,672 / 100,653 / 170,833 / 311,322; static 65,326 / 94,438 / 153,824 / 266,126; tree 71,672 / 100,653 / 170,833 / 311,316; WRITE oracle 71,677 / 100,653 / 170,834 / 311,314; static 67,575 / 84,063 / 130,038 / 254,552; tree 71,676 / 100,636 / 170,687 / 310,757).", Header: header, Rows: t6},

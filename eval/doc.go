@@ -1,7 +1,7 @@
 // Package eval holds the offline evaluations of the learning parts, as the
 // papers ran them and beyond:
 //
-//   - the bandit evaluation of seed 000 V-B on the simulator's dataset
+//   - the bandit evaluation of Bez et al., FGCS 2020, V-B on the simulator's dataset
 //     (TwinsEnvs, EvaluateBandit: Fig. 4, Fig. 5, Tables II and IV for every
 //     policy);
 //   - the same on real FORGE measurements (read by package forge;
@@ -9,7 +9,7 @@
 //     arms are numbers of forwarders ("direct" for direct access), learned
 //     cold or from the nearest known patterns (SimulateShared);
 //   - detection-guided window choice against a fixed 1 ms window
-//     (seed 002 Tables VI and VII).
+//     (Bez et al., SBAC-PAD 2019, Tables VI and VII).
 //
 // An Env holds, per arm, the rewards measured for one context; a simulation
 // draws one at random for each pull. Simulations are deterministic: every

@@ -25,7 +25,7 @@ var (
 	ErrConfig = errors.New("eval: invalid configuration")
 )
 
-// Env is one offline bandit environment (seed 000 V-B): a context (a
+// Env is one offline bandit environment (Bez et al., FGCS 2020, V-B): a context (a
 // scenario) whose arms each hold measured rewards; pulling an arm draws one
 // of its measurements uniformly at random.
 type Env struct {
@@ -312,7 +312,7 @@ func parallel(ctx context.Context, n int, cfg Config, what string, fn func(i int
 	return errors.Join(errs...)
 }
 
-// SimulateInterleaved is seed 000 Fig. 5: one contextual bandit over all
+// SimulateInterleaved is Bez et al., FGCS 2020, Fig. 5: one contextual bandit over all
 // environments; at every step one environment is drawn uniformly at random
 // and its bandit instance acts. Each environment's curve is binned by its
 // own observation count, up to its steps; a repetition lasts until every

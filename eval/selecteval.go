@@ -17,13 +17,13 @@ import (
 )
 
 // SelectConfig configures the evaluation of dynamic scheduler selection
-// on seed 003's twelve MPI-IO Test tests.
+// on the JLESC AGIOS selection report's twelve MPI-IO Test tests.
 type SelectConfig struct {
 	Schedulers []string      // the algorithms to choose among (default AGIOS's: mlf, to-agg, sjf, to, noop)
 	Period     time.Duration // selection period (default 1 s)
 	Policy     string        // "" AGIOS's rule; else a bandit policy (selection.DriverConfig.Policy)
 	Shared     bool          // one choice for every I/O node (selection.DriverConfig.Shared)
-	Patterns   bool          // seed 003's pattern matching and Markov prediction (selection.DriverConfig.Patterns)
+	Patterns   bool          // the JLESC AGIOS selection report's pattern matching and Markov prediction (selection.DriverConfig.Patterns)
 	// Sequences runs SelectSequences instead of the twelve tests: patterns
 	// whose best algorithms differ, alternating, where a choice per
 	// pattern can beat every static algorithm.
@@ -37,7 +37,7 @@ type SelectConfig struct {
 	Command   string
 }
 
-// SelectTests are seed 003's twelve tests: contiguous or 1D-strided
+// SelectTests are the JLESC AGIOS selection report's twelve tests: contiguous or 1D-strided
 // accesses to a shared file, requests of 32 KiB, 4 MiB or 16 MiB, 32 or
 // 64 processes.
 func SelectTests() []workload.Pattern {
@@ -291,7 +291,7 @@ func writeSelect(cfg SelectConfig, rows []SelectRow) error {
 	if err := WriteCSV(cfg.Out, "select.csv", header, out); err != nil {
 		return err
 	}
-	rep := &Report{Title: "Dynamic scheduler selection on seed 003's tests", Command: cfg.Command,
+	rep := &Report{Title: "Dynamic scheduler selection on the JLESC AGIOS selection report's tests", Command: cfg.Command,
 		Intro: fmt.Sprintf("Each test (a shared file, written then read %d times, %d I/O nodes with %d dispatch slots each) under every algorithm and under %s choosing among them every %v. From its 20th period on, dynamic's bandwidth is within 5%% of the best static algorithm's on %d of %d tests.",
 			cfg.Repeat, cfg.IONodes, cfg.Threads, selectionName(cfg), cfg.Period, met, len(rows)),
 		Sections: []Section{{Title: "Makespans", Tables: []Table{{Title: "Per test", Header: header, Rows: out}}}}}

@@ -24,7 +24,7 @@ func TestSelectEvaluationRunsEveryTest(t *testing.T) {
 		t.Fatal(err)
 	}
 	if len(rows) != 12 {
-		t.Fatalf("%d tests, want seed 003's 12", len(rows))
+		t.Fatalf("%d tests, want the JLESC AGIOS selection report's 12", len(rows))
 	}
 	for _, r := range rows {
 		if len(r.Static) != 5 || r.Best == "" || r.Dynamic <= 0 || r.Static[r.Best] > r.Static["noop"] {

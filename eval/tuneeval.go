@@ -771,10 +771,10 @@ func (r *TuneResult) mean(f func(TuneSteady) float64) float64 {
 func (r *TuneResult) Report() *Report {
 	c := r.Config
 	intro := fmt.Sprintf("The forwarder's two dispatch knobs, the most requests merged into one access to a data server (aggregate, 1 to 256, default 16) and the most accesses in flight to one data server (1 to 64, default 12), tuned at run time on each of %d I/O node(s) of the simulator (%d client nodes, %d data servers, TWINS): "+
-		"IOPathTune's heuristic (seed 004: one knob doubled or halved every 10 s), a CAPES-style DQN (one action a second; from scratch, and pre-trained for %v of simulated I/O: %d actions in %v of wall time), and ours, a bandit over the knobs' settings keyed by the workload pattern each interval shows (one decision a second). "+
+		"IOPathTune's heuristic (Rashid et al.: one knob doubled or halved every 10 s), a CAPES-style DQN (one action a second; from scratch, and pre-trained for %v of simulated I/O: %d actions in %v of wall time), and ours, a bandit over the knobs' settings keyed by the workload pattern each interval shows (one decision a second). "+
 		"Against them: the defaults and the best static setting of a grid search (aggregates %v, per-server limits %v). %d IOR-like workloads (file per process and shared, 32 KiB to 16 MiB requests, 1 to 64 processes per client node) run alone, each moving what the defaults move in %v; then a dynamic run changes workload %d times, each phase as long.",
 		c.IONodes, c.Clients, sim.DefaultServers, r.TrainSim, r.TrainSteps, r.TrainWall.Round(time.Second), r.Grid[0], r.Grid[1], len(r.Steady), c.Phase, len(r.Phases)-1)
-	rep := &Report{Title: "Tuning the forwarder's knobs at run time (seed 004)", Command: c.Command, Intro: intro}
+	rep := &Report{Title: "Tuning the forwarder's knobs at run time (Rashid et al., IOPathTune)", Command: c.Command, Intro: intro}
 	rep.Sections = append(rep.Sections, Section{Title: "Summary", Tables: []Table{r.summaryTable()}})
 	var figs []template.HTML
 	var series []Series

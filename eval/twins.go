@@ -31,7 +31,7 @@ type TwinsData struct {
 // their own files through one I/O node, 1.14 GB/s over its last 4.6 ms
 // against a median of 80 MB/s), so that one such interval among 50 would
 // make an arm the best by its mean alone. An environment's Horizon is the smallest number
-// of measurements of any of its windows (seed 000 V-B: "the simulation
+// of measurements of any of its windows (Bez et al., FGCS 2020, V-B: "the simulation
 // duration is limited by the amount of measurements").
 func TwinsEnvs(rows []dataset.Row) (*TwinsData, error) {
 	type key struct {
@@ -128,13 +128,13 @@ func (d *TwinsData) Env(s workload.Scenario) *Env {
 	return nil
 }
 
-// Pattern is one of the six scenarios of seed 000 Table III.
+// Pattern is one of the six scenarios of Bez et al., FGCS 2020, Table III.
 type Pattern struct {
 	Name     string
 	Scenario workload.Scenario
 }
 
-// TableIII returns patterns A-F of seed 000 Table III (4 GiB each).
+// TableIII returns patterns A-F of Bez et al., FGCS 2020, Table III (4 GiB each).
 func TableIII() []Pattern {
 	mk := func(name string, ion, procs int, l workload.Layout, s workload.Spatiality, op rw.Op) Pattern {
 		return Pattern{name, workload.Scenario{IONodes: ion, Pattern: workload.Pattern{

@@ -373,7 +373,7 @@ func (d *Daemon) batchOp(b sched.Batch) *ioOp {
 
 // MaxMerge is the most requests one access to a data server carries when
 // the forwarder merges released batches on an ObjectStore backend: IOFSL's
-// aggregation limit (seed 000 V-A), the simulator's Config.Aggregate.
+// aggregation limit (Bez et al., FGCS 2020, V-A), the simulator's Config.Aggregate.
 const MaxMerge = 16
 
 // closeQueue lets the workers end once everything queued has executed.

@@ -6,7 +6,7 @@
 // backend.Layout) enter a scheduler (a sched.Switcher). A dispatcher thread
 // that is free asks the Node for an access: the batch the scheduler releases,
 // joined with the batches released right after it that continue it on the
-// same data server (seed 000 V-A: IOFSL aggregates up to 16 requests in
+// same data server (Bez et al., FGCS 2020, V-A: IOFSL aggregates up to 16 requests in
 // dispatch). A released batch that does not continue the access in hand is
 // held and goes first to the next free thread, so the scheduler's order
 // stands. Optionally (Config.Hold), batches of a file that has an access in

@@ -18,7 +18,7 @@ import (
 )
 
 // DefaultServers is the number of data servers of the papers' PVFS
-// deployment (seed 000 V-A).
+// deployment (Bez et al., FGCS 2020, V-A).
 const DefaultServers = 4
 
 // ClusterOptions configure N data servers started together.

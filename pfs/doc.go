@@ -4,7 +4,7 @@
 // modelled device (package disk: HDD by default, SSD, or none) in wall-clock
 // time, so that contention between I/O nodes is real on one machine. The
 // Client is a backend.Backend over the servers: files are striped round
-// robin over all of them in 64 KiB units (the PVFS default of seed 000
+// robin over all of them in 64 KiB units (the PVFS default of Bez et al., FGCS 2020
 // V-A). Server 0 is also the metadata server: its namespace is
 // authoritative, so listings, stat, mkdir and create work while another
 // data server is down, and only the accesses to that server's stripes

@@ -3,7 +3,7 @@ package sched
 import "github.com/adaptio/adaptio/rw"
 
 // Access is one access to a data server built from batches a scheduler
-// released one after another: the I/O node's aggregation (seed 000 V-A,
+// released one after another: the I/O node's aggregation (Bez et al., FGCS 2020, V-A,
 // IOFSL "aggregating up to 16 requests in dispatch"). The daemon (package
 // fwd, on backends of per-server objects) and the simulator both build
 // their accesses with it, so they send a data server the same ones.

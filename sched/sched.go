@@ -80,7 +80,7 @@ var (
 	ErrBadConfig    = errors.New("sched: invalid configuration")
 )
 
-// Windows are the seven TWINS time windows of the papers (seed 000 V-A),
+// Windows are the seven TWINS time windows of the papers (Bez et al., FGCS 2020, V-A),
 // the arms of the Council's bandits.
 var Windows = []time.Duration{
 	125 * time.Microsecond, 250 * time.Microsecond, 500 * time.Microsecond,

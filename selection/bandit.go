@@ -12,7 +12,7 @@ import (
 var ErrConfig = errors.New("selection: invalid configuration")
 
 // BanditConfig are the armed bandit's parameters; zero values are AGIOS's
-// (seed 003, its 2017 code).
+// (the JLESC AGIOS selection report, its 2017 code).
 type BanditConfig struct {
 	Schedulers []string // the algorithms to choose among (at least 2)
 	// PerformanceWindow is how many of a scheduler's last measurements

@@ -13,7 +13,7 @@ import (
 type DriverConfig struct {
 	Bandit BanditConfig
 	// Period is how often a node may change algorithm (default 1 s, the
-	// Announcer's interval; seed 003 found 4 s a good trade-off on
+	// Announcer's interval; the JLESC AGIOS selection report found 4 s a good trade-off on
 	// OrangeFS).
 	Period time.Duration
 	// MinRequests is the least number of requests a period must have
@@ -32,7 +32,7 @@ type DriverConfig struct {
 	// others run (they share the data servers), and each learns from a
 	// quarter of the periods on four nodes.
 	Shared bool
-	// Patterns, if set, adds seed 003's pattern matching: each period's
+	// Patterns, if set, adds the JLESC AGIOS selection report's pattern matching: each period's
 	// access series (the first MaxSeries requests the caller passes to
 	// Request) joins the knowledge base, the period's reward is credited
 	// to its pattern, and the Markov chain's predicted next pattern

@@ -1,5 +1,5 @@
 // Package selection chooses the I/O node's scheduling algorithm itself
-// (seed 003, AGIOS's dynamic scheduler selection): an armed bandit over the
+// (the JLESC AGIOS selection report, AGIOS's dynamic scheduler selection): an armed bandit over the
 // schedulers, and a knowledge base of access patterns, matched with
 // FastDTW over their offset-difference series, whose Markov chain
 // predicts the next pattern and so the scheduler to run. The cores are

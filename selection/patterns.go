@@ -137,7 +137,7 @@ func (p *Pattern) Best() string {
 }
 
 // KnowledgeBase holds the access patterns seen and the Markov chain of
-// their succession (seed 003's pattern matching). A pure state machine.
+// their succession (the JLESC AGIOS selection report's pattern matching). A pure state machine.
 type KnowledgeBase struct {
 	cfg      KBConfig
 	patterns []*Pattern

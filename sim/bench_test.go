@@ -36,7 +36,7 @@ func BenchmarkEventsFPPWrite(b *testing.B) {
 }
 
 // BenchmarkScale is the scale mode: 768 I/O nodes and 49,152 processes
-// (seed 000 Table I, Sequoia), 6,144 client nodes, 64 data servers, 8
+// (Bez et al., FGCS 2020, Table I, Sequoia), 6,144 client nodes, 64 data servers, 8
 // requests of 32 KiB per process.
 func BenchmarkScale(b *testing.B) {
 	benchRun(b, Config{Patterns: []workload.Pattern{{Processes: 49152, Layout: workload.Shared, Spatiality: workload.Strided,

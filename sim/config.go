@@ -16,7 +16,7 @@ import (
 var ErrBadConfig = errors.New("sim: invalid configuration")
 
 // Config describes one simulated experiment. Zero fields take the defaults
-// listed (the papers' platform, seed 000 V-A and seed 002 III-A); New fills
+// listed (the papers' platform, Bez et al., FGCS 2020, V-A and Bez et al., SBAC-PAD 2019, III-A); New fills
 // them and validates.
 type Config struct {
 	// Patterns run back to back; each starts when every process of the

@@ -199,7 +199,7 @@ type Scenario struct {
 // String is e.g. "128p-shared-strided-read-32k-4ion".
 func (s Scenario) String() string { return fmt.Sprintf("%s-%dion", s.Pattern, s.IONodes) }
 
-// Grid returns the papers' 144 scenarios (seed 000 V-A): processes
+// Grid returns the papers' 144 scenarios (Bez et al., FGCS 2020, V-A): processes
 // 128/256/512 x {FPP contiguous, shared contiguous, shared strided} x
 // read/write x request 32/256 KiB x I/O nodes 1/2/4/8, total 4 GiB each, in a
 // fixed order. With validation it returns the generalisation set with 64 and

@@ -23,20 +23,20 @@ import (
 	"github.com/adaptio/adaptio/workload"
 )
 
-// newEvalCmd groups the offline evaluations of the papers (seed 000 V-B,
-// seed 002 Tables VI-VII) and the FORGE bandit evaluation.
+// newEvalCmd groups the offline evaluations of the papers (Bez et al., FGCS 2020, V-B,
+// Bez et al., SBAC-PAD 2019, Tables VI-VII) and the FORGE bandit evaluation.
 func newEvalCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "eval",
 		Short: "Offline evaluations of the bandits and of detection, with CSVs and an HTML report",
 		Long: `Offline evaluations, reproducing the papers' and judging the alternatives:
 
-  adaptio eval bandit  the bandits on the simulator's dataset (seed 000 Fig. 4-5, Tables II-IV)
-  adaptio eval detect  detection-guided window choice vs a fixed 1 ms window (seed 002 Tables VI-VII)
+  adaptio eval bandit  the bandits on the simulator's dataset (Bez et al., FGCS 2020, Fig. 4-5, Tables II-IV)
+  adaptio eval detect  detection-guided window choice vs a fixed 1 ms window (Bez et al., SBAC-PAD 2019, Tables VI-VII)
   adaptio eval forge   the bandits on real FORGE measurements (MareNostrum 4 by default; any machine's file)
   adaptio eval generalise  policies picked on one machine, unchanged on synthetic machines and the simulator's data
   adaptio eval labels  the Council's detection on a real run, from its decision log and the run's phases
-  adaptio eval tune    run-time tuning of the forwarder's knobs in the simulator (seed 004): IOPathTune, a DQN, ours
+  adaptio eval tune    run-time tuning of the forwarder's knobs in the simulator (Rashid et al., IOPathTune): IOPathTune, a DQN, ours
 
 The first three write CSV files and one self-contained report.html (inline SVG, nothing
 loaded from the network) to --out. Progress goes to stderr.`,
@@ -95,8 +95,8 @@ func newEvalBanditCmd() *cobra.Command {
 	var policies string
 	cmd := &cobra.Command{
 		Use:   "bandit",
-		Short: "Bandits on the simulator's dataset: seed 000 Fig. 4, Fig. 5, Tables II and IV for every policy",
-		Long: `Replays the papers' offline evaluation (seed 000 V-B) on the simulator's dataset:
+		Short: "Bandits on the simulator's dataset: Bez et al., FGCS 2020, Fig. 4, Fig. 5, Tables II and IV for every policy",
+		Long: `Replays the papers' offline evaluation (Bez et al., FGCS 2020, V-B) on the simulator's dataset:
 for every scenario, the arms are the TWINS windows and the reward of a window is a
 random per-second bandwidth measured with it (--data DIR/observations.csv, TWINS rows,
 idle seconds left out). Precision is the share of choices of the window with the
@@ -307,8 +307,8 @@ func newEvalSelectCmd() *cobra.Command {
 	var from, total string
 	cmd := &cobra.Command{
 		Use:   "select",
-		Short: "Dynamic scheduler selection (AGIOS's armed bandit) against every static algorithm on seed 003's twelve tests",
-		Long: `Runs seed 003's twelve MPI-IO Test tests in the simulator (a shared file, contiguous or
+		Short: "Dynamic scheduler selection (AGIOS's armed bandit) against every static algorithm on the JLESC AGIOS selection report's twelve tests",
+		Long: `Runs the JLESC AGIOS selection report's twelve MPI-IO Test tests in the simulator (a shared file, contiguous or
 1D-strided, requests of 32 KiB, 4 MiB or 16 MiB, 32 or 64 processes; written then read
 --repeat times) under each algorithm of --select-from and under AGIOS's armed bandit choosing
 among them every --select-period on every I/O node. The I/O nodes get --threads dispatch
@@ -365,7 +365,7 @@ Writes select.csv and report.html to --out; prints the table.`,
 	f.DurationVar(&cfg.Period, "select-period", time.Second, "how often an I/O node may change algorithm")
 	f.StringVar(&cfg.Policy, "policy", "", "empty: AGIOS's armed bandit; else a bandit policy of adaptio eval bandit (e.g. thompson-warm) over the same algorithms")
 	f.BoolVar(&cfg.Sequences, "sequences", false, "instead of the twelve tests, sequences of patterns whose best algorithms differ (each written then read in turn, --repeat times)")
-	f.BoolVar(&cfg.Patterns, "patterns", false, "seed 003's pattern matching: each period's access series joins a knowledge base (FastDTW) and the Markov chain's predicted next pattern chooses (with --policy: a policy per pattern)")
+	f.BoolVar(&cfg.Patterns, "patterns", false, "the JLESC AGIOS selection report's pattern matching: each period's access series joins a knowledge base (FastDTW) and the Markov chain's predicted next pattern chooses (with --policy: a policy per pattern)")
 	f.BoolVar(&cfg.Shared, "shared", false, "one choice for every I/O node from their summed bandwidth, as the Council decides TWINS's window (AGIOS: each node alone)")
 	f.IntVar(&cfg.IONodes, "io-nodes", 4, "I/O nodes")
 	f.IntVar(&cfg.Threads, "threads", 2, "dispatch slots per I/O node")
@@ -381,7 +381,7 @@ func newEvalDetectCmd() *cobra.Command {
 	var kinds string
 	cmd := &cobra.Command{
 		Use:   "detect",
-		Short: "Detection-guided window choice vs a fixed 1 ms window (seed 002 Tables VI-VII)",
+		Short: "Detection-guided window choice vs a fixed 1 ms window (Bez et al., SBAC-PAD 2019, Tables VI-VII)",
 		Long: `Trains the detectors (tree, forest, network) on 70% of the centre rows of every TWINS
 experiment of --data, then classifies every non-idle TWINS observation of --data (and of
 --validation, if given) and picks the best window (highest experiment bandwidth in

@@ -26,7 +26,7 @@ IOR-like workloads run: the most requests merged into one access to a data serve
 
   static defaults    the forwarder's defaults
   best static        a grid search over every power of two of both knobs
-  IOPathTune         seed 004's heuristic: one knob doubled or halved every 10 s
+  IOPathTune         the IOPathTune heuristic (Rashid et al.): one knob doubled or halved every 10 s
   DQN                a CAPES-style deep Q-network, one action a second, from scratch
   DQN, pre-trained   the same after --train-for of simulated I/O (its cost is reported)
   pattern bandit     ours: a bandit over the knobs' settings per workload pattern, which

@@ -97,7 +97,7 @@ latency, dispatch knobs, and adaptio_fwd_worker_wake_seconds: how late an idle
 worker starts after requests are queued for it, the host's scheduling latency)
 are served on --metrics-addr at /metrics.
 
---tune iopathtune (seed 004's heuristic) or dqn (a CAPES-style deep Q-network)
+--tune iopathtune (the IOPathTune heuristic of Rashid et al.) or dqn (a CAPES-style deep Q-network)
 changes the dispatch knobs while the daemon runs, one decision every
 --tune-interval from the bytes acknowledged and the bytes waiting: the most
 requests merged into one access to a data server and the most accesses in
@@ -132,7 +132,7 @@ on SIGINT/SIGTERM: requests already received complete first.`,
 	f.StringVar(&cfg.MooseFSExec, "moosefs-exec", "", "--layout moosefs: command prefix the MooseFS tools (mfsfileinfo, mfscli) run with, split at spaces, e.g. 'nsenter --net=/var/run/netns/NAME' where the master is reachable only from a network namespace (default: none)")
 	f.StringVar(&cfg.MooseFSList, "moosefs-servers", "", "--layout moosefs: the chunk servers as IP:PORT, comma-separated, in queue order (default: the master's list from 'mfscli -SCS', sorted by address, so every I/O node numbers them alike)")
 	f.StringVar(&cfg.MooseFSMaster, "moosefs-master", "", "--layout moosefs: the master's HOST:PORT (port 9421 if left out) for listing the chunk servers (default: the mount's source mfs#HOST:PORT in the mount table)")
-	f.StringVar(&cfg.Scheduler, "scheduler", fwd.DefaultScheduler, "scheduling algorithm: "+strings.Join(sched.Names(), ", ")+"; dynamic: AGIOS's armed bandit chooses among --select-from every --select-period; pattern: dynamic plus seed 003's pattern matching and Markov prediction (docs/selection.md)")
+	f.StringVar(&cfg.Scheduler, "scheduler", fwd.DefaultScheduler, "scheduling algorithm: "+strings.Join(sched.Names(), ", ")+"; dynamic: AGIOS's armed bandit chooses among --select-from every --select-period; pattern: dynamic plus the JLESC AGIOS selection report's pattern matching and Markov prediction (docs/selection.md)")
 	f.StringVar(&cfg.SelectFrom, "select-from", "mlf,to-agg,sjf,to,noop", "with --scheduler dynamic: the algorithms to choose among")
 	f.DurationVar(&cfg.SelectPeriod, "select-period", time.Second, "with --scheduler dynamic: how often the algorithm may change")
 	f.StringVar(&cfg.SelectPolicy, "select-policy", "", "with --scheduler dynamic: empty for AGIOS's armed bandit, else a bandit policy (e.g. thompson) over the same algorithms")

@@ -114,7 +114,7 @@ time from the first request to the last reply), bandwidth (bytes / makespan, MB/
 events processed and the wall-clock time taken. --metrics FILE writes the per-second
 observations of every I/O node (the Announcer's metrics, dataset observations.csv format).
 --write-read N runs the pattern as a write then a read, N times back to back on the same
-files. --scale runs the scale mode: 768 I/O nodes and 49,152 processes (seed 000, Table I,
+files. --scale runs the scale mode: 768 I/O nodes and 49,152 processes (Bez et al., FGCS 2020, Table I,
 Sequoia) on 6,144 client nodes and 64 data servers.
 
 --learn runs the experiment with the Council learning: every simulated second each I/O node's
@@ -268,7 +268,7 @@ for a run long enough to learn.`,
 	f.StringVar(&size, "request-size", "32KiB", "request size in bytes (suffixes k/KiB, m/MiB, g/GiB)")
 	f.StringVar(&total, "total", "4GiB", "bytes over all processes")
 	f.IntVar(&ion, "io-nodes", 8, "I/O nodes")
-	f.StringVar(&scheduler, "scheduler", "twins", "I/O node scheduler (registry: "+strings.Join(sched.Names(), ", ")+"); dynamic: AGIOS's armed bandit chooses among --select-from every --select-period; pattern: dynamic plus seed 003's pattern matching and Markov prediction")
+	f.StringVar(&scheduler, "scheduler", "twins", "I/O node scheduler (registry: "+strings.Join(sched.Names(), ", ")+"); dynamic: AGIOS's armed bandit chooses among --select-from every --select-period; pattern: dynamic plus the JLESC AGIOS selection report's pattern matching and Markov prediction")
 	f.StringVar(&selectFrom, "select-from", "mlf,to-agg,sjf,to,noop", "with --scheduler dynamic: the algorithms to choose among (AGIOS's set by default)")
 	f.DurationVar(&selectPeriod, "select-period", time.Second, "with --scheduler dynamic: how often an I/O node may change algorithm")
 	f.StringVar(&selectPolicy, "select-policy", "", "with --scheduler dynamic: empty for AGIOS's armed bandit, else a bandit policy (e.g. thompson) over the same algorithms")
@@ -364,7 +364,7 @@ func newSimPlotCmd() *cobra.Command {
 		Long: `plot reads DIR/summary.csv (written by "adaptio sim grid") and writes SVG and PNG figures
 to the --out directory: fig1-<n>ion (makespan of 128 processes reading a shared file in 32 KiB
 1D-strided requests, FIFO and HBRR in red, TWINS with each window in blue, per I/O node count;
-seed 000 Fig. 1), best-window (how many scenarios each window is the best for) and
+Bez et al., FGCS 2020, Fig. 1), best-window (how many scenarios each window is the best for) and
 twins-vs-fifo (best TWINS window / FIFO makespan per scenario, per I/O node count). It also
 prints the papers' three qualitative findings measured on the dataset.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {

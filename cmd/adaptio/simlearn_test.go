@@ -111,7 +111,7 @@ func TestSimRunDynamic(t *testing.T) {
 	if len(nodes) != 2 || nodes[0] != nodes[1] {
 		t.Errorf("with one choice the nodes' times differ:\n%s", out.String())
 	}
-	// Seed 003's pattern matching: the knowledge base is reported.
+	// The JLESC AGIOS selection report's pattern matching: the knowledge base is reported.
 	out.Reset()
 	cmd = newRootCmd()
 	cmd.SetOut(&out)

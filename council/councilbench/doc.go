@@ -1,4 +1,4 @@
-// Package councilbench measures the Council's time to decision (seed 000 V-E,
+// Package councilbench measures the Council's time to decision (Bez et al., FGCS 2020, V-E,
 // Fig. 11): N Announcers report every interval, in this process or in child
 // processes over loopback NATS; each records the time from sending its
 // report to receiving the round's decision.

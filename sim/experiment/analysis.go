@@ -70,7 +70,7 @@ func Outcomes(exps []dataset.Experiment) []ScenarioOutcome {
 
 // Findings are the papers' three qualitative findings measured on a summary.
 type Findings struct {
-	// Fig1 is seed 000 Fig. 1's scenario (128 processes, shared file,
+	// Fig1 is Bez et al., FGCS 2020, Fig. 1's scenario (128 processes, shared file,
 	// 32 KiB 1D-strided reads) per I/O node count.
 	Fig1 []Fig1Row
 	// BestWindowCount counts the scenarios where each window is the best.
@@ -105,7 +105,7 @@ func (r Fig1Row) Gain() float64 {
 	return 1 - r.Best.Seconds()/base.Seconds()
 }
 
-// Fig1Pattern reports whether s is seed 000 Fig. 1's pattern.
+// Fig1Pattern reports whether s is Bez et al., FGCS 2020, Fig. 1's pattern.
 func Fig1Pattern(p workload.Pattern) bool {
 	return p.Processes == 128 && p.Layout == workload.Shared && p.Spatiality == workload.Strided &&
 		p.Op == rw.Read && p.RequestSize == 32<<10
@@ -143,7 +143,7 @@ func Analyse(exps []dataset.Experiment) Findings {
 
 // Report writes the findings as text.
 func (f Findings) Report(w io.Writer) {
-	fmt.Fprintln(w, "Finding 1: 128 processes, shared file, 32 KiB 1D-strided reads (seed 000 Fig. 1)")
+	fmt.Fprintln(w, "Finding 1: 128 processes, shared file, 32 KiB 1D-strided reads (Bez et al., FGCS 2020, Fig. 1)")
 	fmt.Fprintf(w, "  %-8s %9s %9s %9s %-8s %9s %-8s %8s %s\n", "I/O nodes", "FIFO s", "HBRR s", "best s", "window", "worst s", "window", "gain", "worst slower than FIFO")
 	for _, r := range f.Fig1 {
 		fmt.Fprintf(w, "  %-9d %9.2f %9.2f %9.2f %-8v %9.2f %-8v %7.1f%% %v\n", r.IONodes, r.FIFO.Seconds(), r.HBRR.Seconds(),

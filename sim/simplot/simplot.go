@@ -1,5 +1,5 @@
 // Package simplot draws the simulator's figures from a dataset summary with
-// gonum/plot: seed 000 Fig. 1-like makespans per window against FIFO and
+// gonum/plot: Bez et al., FGCS 2020, Fig. 1-like makespans per window against FIFO and
 // HBRR, the best window per scenario, and TWINS against FIFO per I/O node
 // count.
 //
@@ -42,7 +42,7 @@ func save(p *plot.Plot, w, h vg.Length, dir, name string) ([]string, error) {
 	return out, nil
 }
 
-// Fig1 draws, for each I/O node count, the makespan of seed 000 Fig. 1's
+// Fig1 draws, for each I/O node count, the makespan of Bez et al., FGCS 2020, Fig. 1's
 // scenario (128 processes, shared file, 32 KiB 1D-strided reads) with FIFO
 // and HBRR (red) and TWINS with each window (blue): fig1-<n>ion.{svg,png}.
 func Fig1(exps []dataset.Experiment, dir string) ([]string, error) {
@@ -117,7 +117,7 @@ func BestWindow(exps []dataset.Experiment, dir string) ([]string, error) {
 
 // TwinsVsFIFO draws, per I/O node count, the ratio of the best TWINS
 // window's makespan to FIFO's for every scenario (below 1: TWINS is
-// faster): twins-vs-fifo.{svg,png}. The 1 I/O node column is seed 000's
+// faster): twins-vs-fifo.{svg,png}. The 1 I/O node column is Bez et al.'s FGCS 2020 paper's
 // third finding.
 func TwinsVsFIFO(exps []dataset.Experiment, dir string) ([]string, error) {
 	p := plot.New()
