@@ -18,6 +18,7 @@ import (
 	"github.com/adaptio/adaptio/rw"
 	"github.com/adaptio/adaptio/sim"
 	"github.com/adaptio/adaptio/tune"
+	"github.com/adaptio/adaptio/tune/knob"
 	"github.com/adaptio/adaptio/workload"
 )
 
@@ -31,8 +32,8 @@ const (
 )
 
 // TuneKnobs are the knobs at the forwarder's defaults and their ranges.
-func TuneKnobs() []tune.Knob {
-	return []tune.Knob{
+func TuneKnobs() []knob.Knob {
+	return []knob.Knob{
 		{Name: knobAggregate, Value: 16, Min: 1, Max: 256},
 		{Name: knobPerServer, Value: ionode.PerServerLimit(16, sim.DefaultServers), Min: 1, Max: 64},
 	}

@@ -5,7 +5,7 @@ import (
 	"fmt"
 
 	"github.com/adaptio/adaptio/fwd/client"
-	"github.com/adaptio/adaptio/tune"
+	"github.com/adaptio/adaptio/tune/knob"
 )
 
 // The mount's knobs, changeable while it serves (SetKnob) by a tuner
@@ -32,12 +32,12 @@ const (
 var ErrKnob = errors.New("fusemount: bad knob setting")
 
 // Knobs returns the mount's knobs with their current values and ranges.
-func (m *Server) Knobs() []tune.Knob {
+func (m *Server) Knobs() []knob.Knob {
 	inflight := m.c.MaxInFlight()
 	if inflight == 0 || inflight > MaxInFlight {
 		inflight = MaxInFlight
 	}
-	return []tune.Knob{
+	return []knob.Knob{
 		{Name: KnobMaxIO, Value: min(max(m.c.MaxIO(), client.MinMaxIO), m.maxWrite), Min: client.MinMaxIO, Max: max(m.maxWrite, client.MinMaxIO)},
 		{Name: KnobInFlight, Value: inflight, Min: 1, Max: MaxInFlight},
 	}
@@ -62,15 +62,15 @@ func (m *Server) SetKnob(name string, v int) error {
 	return fmt.Errorf("%w: unknown knob %q (known: %s, %s)", ErrKnob, name, KnobMaxIO, KnobInFlight)
 }
 
-// Sample returns the mount's counters for a tuner (tune.Target): bytes
+// Sample returns the mount's counters for a tuner (knob.Target): bytes
 // the forwarder has read and acknowledged as written, the requests sent,
 // and as the queued bytes the writes acknowledged to applications and not
 // yet to the mount (the write-behind bytes, Lustre's dirty pages), or
 // without write-behind the bytes of requests waiting for room in flight.
 // Entered is taken as the bytes moved plus the queued ones.
-func (m *Server) Sample() tune.Sample {
+func (m *Server) Sample() knob.Sample {
 	st := m.c.Stats()
-	s := tune.Sample{Bytes: st.ReadBytes + st.WriteBytes, Requests: st.Requests, Queued: st.WaitingBytes}
+	s := knob.Sample{Bytes: st.ReadBytes + st.WriteBytes, Requests: st.Requests, Queued: st.WaitingBytes}
 	if m.wb != nil {
 		s.Queued = m.wb.inUse()
 	}
@@ -85,4 +85,4 @@ func (w *writeBehind) inUse() int64 {
 	return w.used
 }
 
-var _ tune.Target = (*Server)(nil)
+var _ knob.Target = (*Server)(nil)

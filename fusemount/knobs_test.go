@@ -15,6 +15,7 @@ import (
 	"github.com/adaptio/adaptio/fwd/fwdbench"
 	"github.com/adaptio/adaptio/internal/poll"
 	"github.com/adaptio/adaptio/tune"
+	"github.com/adaptio/adaptio/tune/knob"
 )
 
 // The mount's knobs are its client's request size (up to the kernel's
@@ -23,7 +24,7 @@ import (
 func TestMountKnobsUnderATuner(t *testing.T) {
 	root := t.TempDir()
 	mnt, c, m := mountedServer(t, root, fwd.Options{}, fusemount.Options{MaxWrite: 512 << 10})
-	want := []tune.Knob{
+	want := []knob.Knob{
 		{Name: fusemount.KnobMaxIO, Value: 512 << 10, Min: client.MinMaxIO, Max: 512 << 10},
 		{Name: fusemount.KnobInFlight, Value: fusemount.MaxInFlight, Min: 1, Max: fusemount.MaxInFlight},
 	}

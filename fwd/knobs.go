@@ -6,7 +6,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/adaptio/adaptio/tune"
+	"github.com/adaptio/adaptio/tune/knob"
 )
 
 // The daemon's dispatch knobs, changeable while it runs (SetKnob) by an
@@ -36,19 +36,19 @@ const (
 var ErrKnob = errors.New("fwd: bad knob setting")
 
 // Knobs returns the daemon's knobs with their current values and ranges.
-func (d *Daemon) Knobs() []tune.Knob {
+func (d *Daemon) Knobs() []knob.Knob {
 	q := &d.q
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	return d.knobsLocked()
 }
 
-func (d *Daemon) knobsLocked() []tune.Knob {
+func (d *Daemon) knobsLocked() []knob.Knob {
 	ps := d.q.node.PerServer()
 	if ps == 0 {
 		ps = d.opts.Workers
 	}
-	return []tune.Knob{
+	return []knob.Knob{
 		{Name: KnobAggregate, Value: d.q.node.Aggregate(), Min: 1, Max: MaxAggregate},
 		{Name: KnobPerServer, Value: min(ps, d.opts.Workers), Min: 1, Max: max(d.opts.Workers, 1)},
 	}
@@ -62,7 +62,7 @@ func (d *Daemon) SetKnob(name string, v int) error {
 	q := &d.q
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	var old tune.Knob
+	var old knob.Knob
 	for _, k := range d.knobsLocked() {
 		if k.Name == name {
 			old = k
@@ -87,22 +87,22 @@ func (d *Daemon) SetKnob(name string, v int) error {
 	return nil
 }
 
-// Sample returns the daemon's counters for a tuner (tune.Target): bytes
+// Sample returns the daemon's counters for a tuner (knob.Target): bytes
 // acknowledged and received so far, accesses dispatched so far, and the
 // bytes of the requests waiting to be dispatched now (queued in the
 // scheduler or held), the forwarder's counterpart of a client's dirty
 // pages.
-func (d *Daemon) Sample() tune.Sample {
+func (d *Daemon) Sample() knob.Sample {
 	q := &d.q
 	q.mu.Lock()
 	_, queued := q.node.Queued()
-	s := tune.Sample{Entered: q.entered, Requests: q.dispatched, Queued: queued}
+	s := knob.Sample{Entered: q.entered, Requests: q.dispatched, Queued: queued}
 	q.mu.Unlock()
 	s.Bytes = d.m.bytesTotal()
 	return s
 }
 
-var _ tune.Target = (*Daemon)(nil)
+var _ knob.Target = (*Daemon)(nil)
 
 // registerKnobMetrics exports the knobs' values (adaptio_fwd_knob) and
 // their changes (adaptio_fwd_knob_changes_total).

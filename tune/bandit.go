@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/adaptio/adaptio/bandit"
+	"github.com/adaptio/adaptio/tune/knob"
 )
 
 // BanditConfig configures PatternBandit. Zero values take the defaults in
@@ -14,7 +15,7 @@ type BanditConfig struct {
 	// Knobs are the knobs at their initial values. Each knob's levels are
 	// the powers of two in its range and its initial value; a setting (an
 	// arm) gives every knob one of its levels.
-	Knobs []Knob
+	Knobs []knob.Knob
 	// Interval is how often it decides (1 s: its decisions need one
 	// interval's bandwidth each, where IOPathTune's need ten seconds).
 	Interval time.Duration
@@ -54,7 +55,7 @@ type BanditConfig struct {
 // Deterministic: it draws no random numbers.
 type PatternBandit struct {
 	cfg    BanditConfig
-	knobs  []Knob
+	knobs  []knob.Knob
 	levels [][]int // per knob, its levels ascending
 	cur    []int   // per knob, the index of its level in force
 	ctx    *bandit.Contextual
@@ -129,7 +130,7 @@ func NewPatternBandit(cfg BanditConfig) (*PatternBandit, error) {
 }
 
 // Knobs returns the knobs at their current values.
-func (t *PatternBandit) Knobs() []Knob { return slices.Clone(t.knobs) }
+func (t *PatternBandit) Knobs() []knob.Knob { return slices.Clone(t.knobs) }
 
 // arm is the arm of level indexes lv (mixed radix, knob 0 first).
 func (t *PatternBandit) arm(lv []int) int {

@@ -4,11 +4,13 @@ import (
 	"math"
 	"testing"
 	"time"
+
+	"github.com/adaptio/adaptio/tune/knob"
 )
 
 // peaked is a synthetic client whose bandwidth peaks at (pages, rpcs),
 // falling with the distance in doublings, as response does.
-func peaked(k []Knob, pages, rpcs int) float64 {
+func peaked(k []knob.Knob, pages, rpcs int) float64 {
 	d := func(v, best int) float64 { x := math.Log2(float64(v) / float64(best)); return x * x }
 	return 1000 * math.Exp(-0.15*(d(k[0].Value, pages)+d(k[1].Value, rpcs)))
 }

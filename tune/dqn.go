@@ -5,12 +5,14 @@ import (
 	"math"
 	"math/rand/v2"
 	"time"
+
+	"github.com/adaptio/adaptio/tune/knob"
 )
 
 // DQNConfig tunes the CAPES-style deep-Q-network tuner. Zero values take
 // the defaults in brackets.
 type DQNConfig struct {
-	Knobs    []Knob        // default LustreKnobs()
+	Knobs    []knob.Knob   // default LustreKnobs()
 	Interval time.Duration // one action per interval (1 s, as CAPES)
 	History  int           // observations in the state (3)
 	Hidden   int           // hidden units (32)
@@ -34,7 +36,7 @@ type DQNConfig struct {
 // its random source.
 type DQN struct {
 	cfg         DQNConfig
-	knobs       []Knob
+	knobs       []knob.Knob
 	rng         *rand.Rand
 	net, target mlp
 	hist        []Observation
@@ -89,7 +91,7 @@ func NewDQN(cfg DQNConfig, rng *rand.Rand) (*DQN, error) {
 	if err := validKnobs(cfg.Knobs); err != nil {
 		return nil, err
 	}
-	d := &DQN{cfg: cfg, knobs: append([]Knob(nil), cfg.Knobs...), rng: rng}
+	d := &DQN{cfg: cfg, knobs: append([]knob.Knob(nil), cfg.Knobs...), rng: rng}
 	in := 3*cfg.History + len(cfg.Knobs)
 	d.net = newMLP(in, cfg.Hidden, d.actions(), rng)
 	d.target = d.net.clone()
@@ -97,7 +99,7 @@ func NewDQN(cfg DQNConfig, rng *rand.Rand) (*DQN, error) {
 }
 
 // Knobs returns the knobs at their current values.
-func (d *DQN) Knobs() []Knob { return append([]Knob(nil), d.knobs...) }
+func (d *DQN) Knobs() []knob.Knob { return append([]knob.Knob(nil), d.knobs...) }
 
 // actions: 0 no change, 1+2i knob i doubled, 2+2i knob i halved.
 func (d *DQN) actions() int { return 1 + 2*len(d.cfg.Knobs) }
@@ -133,7 +135,7 @@ func (d *DQN) apply(a int) (Setting, bool) {
 		dir = -1
 	}
 	k := &d.knobs[i]
-	if !k.step(dir) {
+	if !k.Step(dir) {
 		return Setting{}, false
 	}
 	return Setting{k.Name, k.Value}, true
@@ -274,7 +276,7 @@ func (m mlp) train(x []float64, a int, y, rate float64) {
 // network, replay buffer, step count and so its epsilon, bandwidth scale)
 // and starts a new run: knobs at the given values (the target's, same
 // names and ranges as d's), no history, drawing from rng.
-func (d *DQN) Clone(knobs []Knob, rng *rand.Rand) (*DQN, error) {
+func (d *DQN) Clone(knobs []knob.Knob, rng *rand.Rand) (*DQN, error) {
 	if len(knobs) != len(d.knobs) {
 		return nil, fmt.Errorf("%w: %d knobs for a DQN of %d", ErrConfig, len(knobs), len(d.knobs))
 	}
@@ -288,7 +290,7 @@ func (d *DQN) Clone(knobs []Knob, rng *rand.Rand) (*DQN, error) {
 	}
 	c := *d
 	c.rng = rng
-	c.knobs = append([]Knob(nil), knobs...)
+	c.knobs = append([]knob.Knob(nil), knobs...)
 	c.net, c.target = d.net.clone(), d.target.clone()
 	c.replay = append([]transition(nil), d.replay...) // transitions are never changed in place
 	c.hist, c.lastState, c.started = nil, nil, false

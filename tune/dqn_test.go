@@ -6,11 +6,13 @@ import (
 	"reflect"
 	"testing"
 	"time"
+
+	"github.com/adaptio/adaptio/tune/knob"
 )
 
 // runDQN drives a DQN tuner on the synthetic client for steps intervals
 // and returns its mean bandwidth over the last 200 and its final knobs.
-func runDQN(t *testing.T, seed uint64, steps int) (float64, []Knob) {
+func runDQN(t *testing.T, seed uint64, steps int) (float64, []knob.Knob) {
 	d, err := NewDQN(DQNConfig{EpsilonSteps: steps / 2}, rand.New(rand.NewPCG(seed, 1)))
 	if err != nil {
 		t.Fatal(err)
@@ -52,7 +54,7 @@ var _ Tuner = (*DQN)(nil)
 
 func TestDQNConfigErrors(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 1))
-	for _, c := range []DQNConfig{{Gamma: 1}, {Replay: 4, Batch: 8}, {Knobs: []Knob{{Name: "x", Value: 9, Min: 1, Max: 8}}}} {
+	for _, c := range []DQNConfig{{Gamma: 1}, {Replay: 4, Batch: 8}, {Knobs: []knob.Knob{{Name: "x", Value: 9, Min: 1, Max: 8}}}} {
 		if _, err := NewDQN(c, rng); !errors.Is(err, ErrConfig) {
 			t.Errorf("%+v: %v, want ErrConfig", c, err)
 		}

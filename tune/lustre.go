@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/adaptio/adaptio/tune/knob"
 )
 
 // LustreParam is one OSC parameter adaptio reads and sets, with the range
@@ -104,11 +106,11 @@ func CheckLustre(name string, v int) error {
 
 // LustreKnobs are IOPathTune's two knobs at Lustre's defaults, with the
 // bounds of the table.
-func LustreKnobs() []Knob {
-	var out []Knob
+func LustreKnobs() []knob.Knob {
+	var out []knob.Knob
 	for _, p := range lustreTable {
 		if p.Tuned {
-			out = append(out, Knob{Name: p.Name, Value: p.Default, Min: p.Min, Max: p.Max})
+			out = append(out, knob.Knob{Name: p.Name, Value: p.Default, Min: p.Min, Max: p.Max})
 		}
 	}
 	return out

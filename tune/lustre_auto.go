@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/adaptio/adaptio/tune/knob"
 )
 
 // LustreAutoConfig configures NewLustreAuto.
@@ -36,13 +38,13 @@ type LustreAuto struct {
 	targets []string
 	start   []LustreWrite // the values found at start
 	tn      *IOPathTune
-	knobs   []Knob
+	knobs   []knob.Knob
 	// per target, the last counts read, to take differences (a target
 	// whose counts fall was cleared: its counts are all new)
 	last   map[string]rpcTotals
-	total  Sample
+	total  knob.Sample
 	have   bool
-	prev   Sample
+	prev   knob.Sample
 	prevAt time.Duration
 	m      *lustreMetrics
 }
@@ -140,15 +142,15 @@ func (a *LustreAuto) restart() error {
 func (a *LustreAuto) Targets() []string { return slices.Clone(a.targets) }
 
 // Knobs returns the knobs at the values in force.
-func (a *LustreAuto) Knobs() []Knob { return slices.Clone(a.knobs) }
+func (a *LustreAuto) Knobs() []knob.Knob { return slices.Clone(a.knobs) }
 
 // sample sums the targets' rpc_stats into the running totals.
-func (a *LustreAuto) sample() (Sample, error) {
+func (a *LustreAuto) sample() (knob.Sample, error) {
 	var pending int64
 	for _, tg := range a.targets {
 		st, _, err := a.cfg.Lustre.ReadRPCStats(tg)
 		if err != nil {
-			return Sample{}, err
+			return knob.Sample{}, err
 		}
 		rp, wp := st.Pages()
 		rr, wr := st.Count()
@@ -214,7 +216,7 @@ func (a *LustreAuto) apply(c Change, o Observation) {
 	for _, tg := range a.targets {
 		ws = append(ws, LustreWrite{Target: tg, Name: c.Knob, Value: c.Value})
 	}
-	ki := slices.IndexFunc(a.knobs, func(k Knob) bool { return k.Name == c.Knob })
+	ki := slices.IndexFunc(a.knobs, func(k knob.Knob) bool { return k.Name == c.Knob })
 	changed, err := a.cfg.Lustre.SetAll(ws)
 	if err != nil {
 		a.refused(ki, c, err)

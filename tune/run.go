@@ -7,20 +7,13 @@ import (
 	"math/rand/v2"
 	"slices"
 	"time"
-)
 
-// Sample is a tuning target's counters at one instant: totals since it
-// started (Bytes, Entered, Requests) and a level (Queued).
-type Sample struct {
-	Bytes    int64 // bytes moved (acknowledged by the next stage)
-	Entered  int64 // bytes accepted from the application
-	Requests int64 // requests sent on (RPCs, accesses to data servers)
-	Queued   int64 // bytes accepted and not yet sent on, now: Lustre's dirty pages
-}
+	"github.com/adaptio/adaptio/tune/knob"
+)
 
 // Observe is the observation of the interval of length dt between two
 // samples.
-func Observe(prev, cur Sample, dt time.Duration) Observation {
+func Observe(prev, cur knob.Sample, dt time.Duration) Observation {
 	if dt <= 0 {
 		return Observation{DirtyBytes: cur.Queued}
 	}
@@ -33,21 +26,9 @@ func Observe(prev, cur Sample, dt time.Duration) Observation {
 	}
 }
 
-// Target is what Run tunes: a daemon (fwd.Daemon), a FUSE mount
-// (fusemount.Server). Its methods are safe for concurrent use with its
-// I/O.
-type Target interface {
-	// Knobs returns the knobs with their current values and ranges.
-	Knobs() []Knob
-	// SetKnob sets a knob; it takes effect for new requests.
-	SetKnob(name string, v int) error
-	// Sample returns the counters now.
-	Sample() Sample
-}
-
 // Options configure New.
 type Options struct {
-	Knobs    []Knob        // the target's knobs at their current values (required)
+	Knobs    []knob.Knob   // the target's knobs at their current values (required)
 	Interval time.Duration // one decision per interval (default 10 s, IOPathTune's)
 	Seed     uint64        // random source of the tuners that draw (the DQN)
 }
@@ -82,7 +63,7 @@ func New(name string, o Options) (Tuner, error) {
 // moved or waited is not shown to the tuner: an idle target would only
 // make it move at random. A setting tg refuses is logged and skipped. log
 // may be nil.
-func Run(ctx context.Context, tn Tuner, tg Target, interval time.Duration, log *slog.Logger) error {
+func Run(ctx context.Context, tn Tuner, tg knob.Target, interval time.Duration, log *slog.Logger) error {
 	if interval <= 0 {
 		return fmt.Errorf("%w: interval %v", ErrConfig, interval)
 	}
@@ -103,7 +84,7 @@ func Tick(at, start time.Time, interval time.Duration) time.Duration {
 }
 
 // run is Run on the ticks of ticks.
-func run(ctx context.Context, tn Tuner, tg Target, interval time.Duration, log *slog.Logger, start time.Time, ticks <-chan time.Time) error {
+func run(ctx context.Context, tn Tuner, tg knob.Target, interval time.Duration, log *slog.Logger, start time.Time, ticks <-chan time.Time) error {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
@@ -134,8 +115,8 @@ func run(ctx context.Context, tn Tuner, tg Target, interval time.Duration, log *
 }
 
 // knobValue is the value of knob name among ks (0 if absent).
-func knobValue(ks []Knob, name string) int {
-	if i := slices.IndexFunc(ks, func(k Knob) bool { return k.Name == name }); i >= 0 {
+func knobValue(ks []knob.Knob, name string) int {
+	if i := slices.IndexFunc(ks, func(k knob.Knob) bool { return k.Name == name }); i >= 0 {
 		return ks[i].Value
 	}
 	return 0

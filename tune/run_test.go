@@ -10,13 +10,15 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/adaptio/adaptio/tune/knob"
 )
 
 // fakeTarget moves bandwidth(knobs) bytes per second of fake time while
 // busy, and refuses values it is told to refuse.
 type fakeTarget struct {
 	mu      sync.Mutex
-	knobs   []Knob
+	knobs   []knob.Knob
 	bytes   int64
 	busy    bool
 	refuse  int // a value SetKnob refuses
@@ -32,10 +34,10 @@ func (f *fakeTarget) advance() {
 	f.lastAdv = now
 }
 
-func (f *fakeTarget) Knobs() []Knob {
+func (f *fakeTarget) Knobs() []knob.Knob {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return append([]Knob(nil), f.knobs...)
+	return append([]knob.Knob(nil), f.knobs...)
 }
 
 func (f *fakeTarget) SetKnob(name string, v int) error {
@@ -54,11 +56,11 @@ func (f *fakeTarget) SetKnob(name string, v int) error {
 	return nil
 }
 
-func (f *fakeTarget) Sample() Sample {
+func (f *fakeTarget) Sample() knob.Sample {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.advance()
-	return Sample{Bytes: f.bytes, Entered: f.bytes}
+	return knob.Sample{Bytes: f.bytes, Entered: f.bytes}
 }
 
 func (f *fakeTarget) setBusy(b bool) {
@@ -122,11 +124,11 @@ func TestRunDrivesATarget(t *testing.T) {
 }
 
 func TestObserve(t *testing.T) {
-	o := Observe(Sample{Bytes: 100, Entered: 300, Requests: 2}, Sample{Bytes: 2100, Entered: 4300, Requests: 12, Queued: 77}, 2*time.Second)
+	o := Observe(knob.Sample{Bytes: 100, Entered: 300, Requests: 2}, knob.Sample{Bytes: 2100, Entered: 4300, Requests: 12, Queued: 77}, 2*time.Second)
 	if o != (Observation{Bandwidth: 1000, DirtyBytes: 77, CacheRate: 2000, RPCRate: 5}) {
 		t.Errorf("Observe: %+v", o)
 	}
-	if o := Observe(Sample{}, Sample{Queued: 5}, 0); o != (Observation{DirtyBytes: 5}) {
+	if o := Observe(knob.Sample{}, knob.Sample{Queued: 5}, 0); o != (Observation{DirtyBytes: 5}) {
 		t.Errorf("Observe over no time: %+v", o)
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"testing"
 	"time"
+
+	"github.com/adaptio/adaptio/tune/knob"
 )
 
 // countingTuner is IOPathTune, counting the steps that decided something.
@@ -26,10 +28,10 @@ type risingTarget struct {
 	samples int64
 }
 
-func (r *risingTarget) Sample() Sample {
+func (r *risingTarget) Sample() knob.Sample {
 	r.samples++
 	r.bytes += r.samples << 20
-	return Sample{Bytes: r.bytes, Entered: r.bytes}
+	return knob.Sample{Bytes: r.bytes, Entered: r.bytes}
 }
 
 // A ticker's ticks arrive late by varying amounts, so two can be a little

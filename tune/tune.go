@@ -14,17 +14,12 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/adaptio/adaptio/tune/knob"
 )
 
 // ErrConfig is returned for an invalid configuration.
 var ErrConfig = errors.New("tune: invalid configuration")
-
-// Knob is one tunable parameter and its allowed range.
-type Knob struct {
-	Name     string
-	Value    int
-	Min, Max int
-}
 
 // Observation is one interval's client statistics (per-target figures
 // summed over the targets).
@@ -48,12 +43,12 @@ type Setting struct {
 // that ended at now and returns the settings to apply (none: keep).
 type Tuner interface {
 	Step(now time.Duration, o Observation) []Setting
-	Knobs() []Knob
+	Knobs() []knob.Knob
 }
 
 // Config tunes IOPathTune.
 type Config struct {
-	Knobs    []Knob        // default LustreKnobs()
+	Knobs    []knob.Knob   // default LustreKnobs()
 	Interval time.Duration // how often a knob changes (default 10 s, IOPathTune's)
 	// Contention: the cache fills while the bandwidth falls — dirty bytes
 	// up by more than this share of the last interval's, and the
@@ -65,7 +60,7 @@ type Config struct {
 // Adaptive Online Parameter Tuning for Parallel File System I/O Path".
 type IOPathTune struct {
 	cfg      Config
-	knobs    []Knob
+	knobs    []knob.Knob
 	dir      []int // per knob, the direction of its last change: +1 doubled, -1 halved, 0 none yet
 	turn     int   // the knob changed next
 	last     int   // the knob changed last (-1: none)
@@ -93,12 +88,12 @@ func NewIOPathTune(cfg Config) (*IOPathTune, error) {
 	if err := validKnobs(cfg.Knobs); err != nil {
 		return nil, err
 	}
-	t := &IOPathTune{cfg: cfg, knobs: append([]Knob(nil), cfg.Knobs...), dir: make([]int, len(cfg.Knobs)), last: -1}
+	t := &IOPathTune{cfg: cfg, knobs: append([]knob.Knob(nil), cfg.Knobs...), dir: make([]int, len(cfg.Knobs)), last: -1}
 	return t, nil
 }
 
 // validKnobs checks every knob's value lies in its range, bounds >= 1.
-func validKnobs(knobs []Knob) error {
+func validKnobs(knobs []knob.Knob) error {
 	for _, k := range knobs {
 		if k.Min < 1 || k.Max < k.Min || k.Value < k.Min || k.Value > k.Max {
 			return fmt.Errorf("%w: knob %s: value %d outside [%d, %d] (or a bound below 1)", ErrConfig, k.Name, k.Value, k.Min, k.Max)
@@ -108,25 +103,10 @@ func validKnobs(knobs []Knob) error {
 }
 
 // Knobs returns the knobs at their current values.
-func (t *IOPathTune) Knobs() []Knob { return append([]Knob(nil), t.knobs...) }
+func (t *IOPathTune) Knobs() []knob.Knob { return append([]knob.Knob(nil), t.knobs...) }
 
-// step doubles the knob (d > 0) or halves it (d < 0), within its range;
-// it reports whether the value changed.
-func (k *Knob) step(d int) bool {
-	v := k.Value * 2
-	if d < 0 {
-		v = k.Value / 2
-	}
-	v = min(max(v, k.Min), k.Max)
-	if v == k.Value {
-		return false
-	}
-	k.Value = v
-	return true
-}
-
-// set moves knob i by direction d within its range (Knob.step).
-func (t *IOPathTune) set(i, d int) bool { return t.knobs[i].step(d) }
+// set moves knob i by direction d within its range (knob.Knob.Step).
+func (t *IOPathTune) set(i, d int) bool { return t.knobs[i].Step(d) }
 
 // Reason says why IOPathTune moved a knob (the label of
 // adaptio_lustre_changes_total and of the log).

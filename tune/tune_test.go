@@ -7,11 +7,13 @@ import (
 	"time"
 
 	"pgregory.net/rapid"
+
+	"github.com/adaptio/adaptio/tune/knob"
 )
 
 // response is a synthetic client: bandwidth peaks at 64 pages per RPC and
 // 32 RPCs in flight, falling with the distance in doublings.
-func response(k []Knob) float64 {
+func response(k []knob.Knob) float64 {
 	d := func(v, best int) float64 { x := math.Log2(float64(v) / float64(best)); return x * x }
 	return 1000 * math.Exp(-0.15*(d(k[0].Value, 64)+d(k[1].Value, 32)))
 }
@@ -98,9 +100,9 @@ func TestIOPathTuneStaysInRange(t *testing.T) {
 
 func TestIOPathTuneConfigErrors(t *testing.T) {
 	for _, c := range []Config{
-		{Knobs: []Knob{}},
-		{Knobs: []Knob{{Name: "x", Value: 0, Min: 1, Max: 4}}},
-		{Knobs: []Knob{{Name: "x", Value: 2, Min: 4, Max: 1}}},
+		{Knobs: []knob.Knob{}},
+		{Knobs: []knob.Knob{{Name: "x", Value: 0, Min: 1, Max: 4}}},
+		{Knobs: []knob.Knob{{Name: "x", Value: 2, Min: 4, Max: 1}}},
 		{Interval: -time.Second},
 	} {
 		if _, err := NewIOPathTune(c); !errors.Is(err, ErrConfig) {

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/adaptio/adaptio/tune"
+	"github.com/adaptio/adaptio/tune/knob"
 )
 
 // tuneConfig is --tune and --tune-interval of adaptio forward and adaptio
@@ -39,7 +40,7 @@ func (c tuneConfig) check() error {
 
 // start runs the tuner against tg until ctx ends (nothing with --tune off).
 // The DQN's random source is seeded from the clock.
-func (c tuneConfig) start(ctx context.Context, tg tune.Target, log *slog.Logger, w io.Writer, prefix string) error {
+func (c tuneConfig) start(ctx context.Context, tg knob.Target, log *slog.Logger, w io.Writer, prefix string) error {
 	if c.Tuner == "off" {
 		return nil
 	}
