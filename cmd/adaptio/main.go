@@ -51,6 +51,7 @@ Start with "adaptio demo".`,
 		newDarshanCmd(),
 		newReplayCmd(),
 		newTuneCmd(),
+		newDocsCmd(),
 	)
 	return root
 }
