@@ -29,6 +29,7 @@ type benchConfig struct {
 	Seed        uint64
 	NoVerify    bool
 	NoFill      bool
+	Transfers   bool
 	Keep        bool
 	NoShm       bool
 	NoRing      bool
@@ -99,7 +100,7 @@ each phase a second or more.`,
 			if err := cfg.checkDirect(cmd); err != nil {
 				return fmt.Errorf("bench: %w", err)
 			}
-			opts := fwdbench.Options{Dir: cfg.Dir, Seed: cfg.Seed, NoVerify: cfg.NoVerify, NoFill: cfg.NoFill, Keep: cfg.Keep, Progress: cmd.ErrOrStderr()}
+			opts := fwdbench.Options{Dir: cfg.Dir, Seed: cfg.Seed, NoVerify: cfg.NoVerify, NoFill: cfg.NoFill, TransfersOnly: cfg.Transfers, Keep: cfg.Keep, Progress: cmd.ErrOrStderr()}
 			if cfg.ForwarderMetrics != "" {
 				probe := fwdbench.MetricsCPU(cfg.ForwarderMetrics)
 				if _, err := probe(); err != nil {
@@ -145,6 +146,7 @@ each phase a second or more.`,
 	f.Uint64Var(&cfg.Seed, "seed", 0, "varies the content written")
 	f.BoolVar(&cfg.NoVerify, "no-verify", false, "skip the read-back phase")
 	f.BoolVar(&cfg.NoFill, "no-fill", false, "time the I/O alone: fill each process's buffer once and write it in every request, and read back without checking (by default every request's content is generated and every byte read back is checked, in forwarded and --direct runs alike)")
+	f.BoolVar(&cfg.Transfers, "transfers-only", false, "time each phase over its reads or writes alone: every process opens its file before the clock starts, and closes it after the clock stops at the last request's end (IOR reports open and close apart); the time the closes took, which on a mount includes waiting for its write-behind, is printed apart (by default a phase runs from the first open to the last close)")
 	f.BoolVar(&cfg.Keep, "keep", false, "keep the files")
 	f.BoolVar(&cfg.NoShm, "no-shm", false, "with a unix: forwarder, send data over the socket instead of a shared-memory region (by default each process reads and writes through a buffer in the region, with no copy in the client)")
 	f.BoolVar(&cfg.NoRing, "no-ring", false, "with a unix: forwarder, send each request in the shared region as a frame on the socket instead of through the region's submission and completion rings (docs/protocol.md, Rings)")

@@ -56,6 +56,14 @@ type Options struct {
 	Progress io.Writer
 	// ProgressEvery is the interval of progress lines (default 2 s).
 	ProgressEvery time.Duration
+	// TransfersOnly times each phase over its transfers alone: every
+	// process opens its file first, the clock starts once all have, and it
+	// stops at the last process's last request, before the files are
+	// closed (IOR reports open and close apart from the transfers). The
+	// time the processes then take to close their files, which waits for a
+	// mount's write-behind, is Phase.Close. By default the makespan runs
+	// from the first open to the last close.
+	TransfersOnly bool
 	// ForwarderCPU, if set, returns the forwarding daemon's CPU time so far
 	// (MetricsCPU reads it from the daemon's /metrics); a forwarded run
 	// then records the daemon's CPU over each phase (Phase.ForwarderCPU).
@@ -90,6 +98,10 @@ type Phase struct {
 	// request, from the phase's start: the phase's tail, process by
 	// process (ClientOf says which connection, or I/O node, each was on).
 	ProcessEnds []time.Duration
+	// Close, with Options.TransfersOnly, is the time from the last
+	// request's end until every process has closed its file, outside the
+	// makespan (on a mount with write-behind, the writes still in flight).
+	Close time.Duration
 }
 
 // CPUPerGiB is the phase's CPU time per GiB moved: this process's and,
@@ -270,6 +282,36 @@ func phase(ctx context.Context, t target, dir string, p workload.Pattern, o Opti
 			probe = nil
 		}
 	}
+	// With TransfersOnly every process opens its file before the clock
+	// starts, and closes it once the clock has stopped (closing), when
+	// every process is done with its requests (xfers).
+	closing := make(chan struct{})
+	var opens, xfers sync.WaitGroup
+	handles := make([]handle, p.Processes)
+	if o.TransfersOnly {
+		opens.Add(p.Processes)
+		for proc := range p.Processes {
+			go func() {
+				defer opens.Done()
+				file, _ := p.Request(proc, 0)
+				h, err := t.open(proc, p.Processes, FileName(dir, p, file), int(p.RequestSize), op)
+				if err != nil {
+					fail(err)
+					return
+				}
+				handles[proc] = h
+			}()
+		}
+		opens.Wait()
+		if first != nil {
+			for _, h := range handles {
+				if h != nil {
+					h.close()
+				}
+			}
+			return Phase{Op: op}, first
+		}
+	}
 	stat0, statErr := cpustat.Read()
 	cpu0 := processCPU()
 	start := time.Now()
@@ -302,16 +344,32 @@ func phase(ctx context.Context, t target, dir string, p workload.Pattern, o Opti
 	ends := make([]time.Duration, p.Processes)
 	for proc := 0; proc < p.Processes; proc++ {
 		wg.Add(1)
+		xfers.Add(1)
 		go func() {
 			defer wg.Done()
-			defer func() { ends[proc] = time.Since(start) }()
-			file, _ := p.Request(proc, 0)
-			h, err := t.open(proc, p.Processes, FileName(dir, p, file), int(p.RequestSize))
-			if err != nil {
-				fail(err)
-				return
+			h := handles[proc]
+			if h == nil {
+				file, _ := p.Request(proc, 0)
+				var err error
+				if h, err = t.open(proc, p.Processes, FileName(dir, p, file), int(p.RequestSize), op); err != nil {
+					ends[proc] = time.Since(start)
+					xfers.Done()
+					fail(err)
+					return
+				}
 			}
-			defer h.close()
+			defer func() {
+				if o.TransfersOnly {
+					ends[proc] = time.Since(start)
+					xfers.Done()
+					<-closing // the clock stops before any file is closed
+					h.close()
+					return
+				}
+				h.close()
+				ends[proc] = time.Since(start)
+				xfers.Done()
+			}()
 			buf := h.buf()
 			want := make([]byte, p.RequestSize)
 			for i := 0; i < n*passes; i++ {
@@ -355,11 +413,20 @@ func phase(ctx context.Context, t target, dir string, p workload.Pattern, o Opti
 			}
 		}()
 	}
-	wg.Wait()
-	span := time.Since(start)
+	var span, closeTime time.Duration
+	if o.TransfersOnly {
+		xfers.Wait()
+		span = time.Since(start)
+		close(closing)
+		wg.Wait()
+		closeTime = time.Since(start) - span
+	} else {
+		wg.Wait()
+		span = time.Since(start)
+	}
 	reqs := int64(n) * int64(p.Processes) * int64(passes)
 	ph := Phase{Op: op, Bytes: total, Requests: reqs, Makespan: span,
-		MaxLat: time.Duration(latMax.Load()), CPU: processCPU() - cpu0, ProcessEnds: ends}
+		MaxLat: time.Duration(latMax.Load()), CPU: processCPU() - cpu0, ProcessEnds: ends, Close: closeTime}
 	if stat1, err := cpustat.Read(); err == nil && statErr == nil {
 		ph.Steal, ph.StealKnown = stat1.StolenSince(stat0)
 	}
@@ -416,6 +483,11 @@ func (r Result) Print(w io.Writer) {
 				ph.CPU.Seconds()/gib, ph.ForwarderCPU.Seconds()/gib)
 		default:
 			fmt.Fprintf(w, "cpu %-6s: %.3f s/GiB in this process (the forwarder's not measured)\n", ph.Op, ph.CPUPerGiB())
+		}
+	}
+	for _, ph := range []Phase{r.Write, r.Read} {
+		if ph.Op != 0 && ph.Close > 0 {
+			fmt.Fprintf(w, "close %-6s: %.4f s after the last request, outside the makespan\n", ph.Op, ph.Close.Seconds())
 		}
 	}
 	for _, ph := range []Phase{r.Write, r.Read} {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/adaptio/adaptio/fwd/client"
 	"github.com/adaptio/adaptio/fwd/fwdproto"
+	"github.com/adaptio/adaptio/rw"
 )
 
 // target is where a run's files live: behind the forwarder or in a local
@@ -17,9 +18,10 @@ type target interface {
 	prepare(dir string) error
 	// create creates file name, or truncates it to zero bytes.
 	create(name string) error
-	// open opens file name for process proc of procs with a request
-	// buffer of n bytes; it is called from the process's goroutine.
-	open(proc, procs int, name string, n int) (handle, error)
+	// open opens file name for process proc of procs, for the phase's
+	// operation op, with a request buffer of n bytes; it is called from the
+	// process's goroutine.
+	open(proc, procs int, name string, n int, op rw.Op) (handle, error)
 	// remove unlinks file name.
 	remove(name string) error
 }
@@ -77,7 +79,7 @@ func (t forwarder) create(name string) error {
 	return f.Close()
 }
 
-func (t forwarder) open(proc, procs int, name string, n int) (handle, error) {
+func (t forwarder) open(proc, procs int, name string, n int, _ rw.Op) (handle, error) {
 	c := t[ClientOf(proc, procs, len(t))]
 	f, err := c.Open(name)
 	if err != nil {
@@ -133,8 +135,16 @@ func (direct) create(name string) error {
 	return f.Close()
 }
 
-func (direct) open(_, _ int, name string, n int) (handle, error) {
-	f, err := os.OpenFile(name, os.O_RDWR, 0)
+// open opens the file write-only for a write phase and read-only for a read
+// phase, as IOR and MPI-IO applications do (a mount may treat the two
+// differently: adaptio mount reads through the page cache only on files open
+// read-only).
+func (direct) open(_, _ int, name string, n int, op rw.Op) (handle, error) {
+	flag := os.O_WRONLY
+	if op == rw.Read {
+		flag = os.O_RDONLY
+	}
+	f, err := os.OpenFile(name, flag, 0)
 	if err != nil {
 		return nil, err
 	}
