@@ -83,6 +83,7 @@ type Node struct {
 	queued      int
 	queuedBytes int64
 	fol         follower // the Council's plan, if any (Follow)
+	gate        gate     // the QoS gate in front of sw, if any (SetGate)
 }
 
 // New returns a Node dispatching from sw.
@@ -121,7 +122,11 @@ func (n *Node) SetPerServer(k int) { n.cfg.PerServer = max(k, 0) }
 func (n *Node) Scheduler() *sched.Switcher { return n.sw }
 
 // Add queues one piece of a client request at time now (see sched.Scheduler.Add).
+// With a QoS gate (SetGate) it is AddJob with job "".
 func (n *Node) Add(now time.Duration, r sched.Request) error {
+	if n.gate.g != nil {
+		return n.AddJob(now, "", r)
+	}
 	if err := n.sw.Add(now, r); err != nil {
 		return err
 	}
@@ -132,16 +137,24 @@ func (n *Node) Add(now time.Duration, r sched.Request) error {
 }
 
 // Queued is the number of requests added and not yet dispatched (queued in
-// the scheduler or held) and their bytes: what waits at the I/O node.
-func (n *Node) Queued() (requests int, bytes int64) { return n.queued, n.queuedBytes }
+// the QoS gate, the scheduler or held) and their bytes: what waits at the
+// I/O node.
+func (n *Node) Queued() (requests int, bytes int64) {
+	gr, gb := n.gateLen()
+	return n.queued + gr, n.queuedBytes + gb
+}
 
 // Held is the number of batches released by the scheduler that wait for a
 // dispatcher thread.
 func (n *Node) Held() int { return n.held.len() }
 
 // Pending reports whether anything waits to be dispatched: queued in the
-// scheduler or held.
-func (n *Node) Pending() bool { return n.held.len() > 0 || n.sw.Len() > 0 }
+// scheduler or held, or in the QoS gate (where it may wait for its job's
+// bucket: Next then gives the time to ask again).
+func (n *Node) Pending() bool {
+	gr, _ := n.gateLen()
+	return n.held.len() > 0 || n.sw.Len() > 0 || gr > 0
+}
 
 // Next returns the access a free dispatcher thread executes now, its
 // batches appended to dst. If none is dispatchable it returns ok=false.
@@ -149,7 +162,9 @@ func (n *Node) Pending() bool { return n.held.len() > 0 || n.sw.Len() > 0 }
 // scheduler's retryAt, see sched.Scheduler.Next); the caller arms a timer
 // for it whether or not an access was returned.
 func (n *Node) Next(now time.Duration, dst []sched.Batch) (a Access, ok bool, retry time.Duration) {
+	gretry := n.pump(now)
 	b, ok, retry := n.pick(now)
+	retry = earliest(retry, gretry)
 	if !ok {
 		return Access{}, false, retry
 	}
