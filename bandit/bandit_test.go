@@ -433,9 +433,11 @@ func FuzzContextualUnmarshal(f *testing.F) {
 	})
 }
 
-// TestWarmup: thompson-warm pulls every arm Warmup times, the arm with the
-// fewest rewards first (lowest index on ties), with probability 1, before
-// it samples posteriors; a negative warm-up is refused.
+// TestWarmup: thompson-warm pulls every arm Warmup times before it
+// samples posteriors, an arm with the fewest rewards first, drawn
+// uniformly among those (probability 1/their number), so that the order
+// of the arms does not decide the order of the pulls; a negative warm-up
+// is refused.
 func TestWarmup(t *testing.T) {
 	p, err := New("thompson-warm", 3, Options{})
 	if err != nil {
@@ -445,17 +447,24 @@ func TestWarmup(t *testing.T) {
 		t.Fatalf("default warm-up %d, want 3", w)
 	}
 	rng := rand.New(rand.NewPCG(1, 2))
-	var got []int
-	for range 9 {
-		c := p.Select(rng)
-		if c.Prob != 1 {
-			t.Fatalf("warm-up choice %+v: probability %v, want 1", c, c.Prob)
+	firsts := map[int]bool{}
+	for range 3 {
+		var got []int
+		for k := range 3 {
+			c := p.Select(rng)
+			if want := 1 / float64(3-k); math.Abs(c.Prob-want) > 1e-12 {
+				t.Fatalf("warm-up choice %+v: probability %v, want %v (uniform over the arms with the fewest rewards)", c, c.Prob, want)
+			}
+			got = append(got, c.Arm)
+			p.Update(c.Arm, float64(10*(c.Arm+1)))
 		}
-		got = append(got, c.Arm)
-		p.Update(c.Arm, float64(10*(c.Arm+1)))
+		if s := slices.Sorted(slices.Values(got)); !slices.Equal(s, []int{0, 1, 2}) {
+			t.Fatalf("warm-up pulls %v, want each arm once before any arm twice", got)
+		}
+		firsts[got[0]] = true
 	}
-	if want := []int{0, 1, 2, 0, 1, 2, 0, 1, 2}; !slices.Equal(got, want) {
-		t.Fatalf("warm-up order %v, want %v", got, want)
+	if len(firsts) < 2 {
+		t.Errorf("the first pull of every warm-up pass was arm %v: want it drawn at random", firsts)
 	}
 	// Warm-up over: the posterior of arm 2 (30, against 10 and 20) wins.
 	if c := p.Select(rng); c.Arm != 2 {
@@ -470,7 +479,9 @@ func TestWarmup(t *testing.T) {
 // otherwise (mean 59.1), arm 0 pays N(44, 5^2). Narrowed Thompson sampling
 // (Exploration 0.35) without a warm-up abandons arm 1 after a low first
 // reward in about one run in five; with the warm-up of 3 rewards it ends on
-// arm 1 in (nearly) every run. 400 seeded runs of 200 steps.
+// arm 1 in (nearly) every run (0.985: the warm-up's random order draws
+// from the same generator as the rewards, so the runs differ with the
+// order, within 0.01). 400 seeded runs of 200 steps.
 func TestWarmupKeepsBimodalArm(t *testing.T) {
 	share := func(opt Options) float64 {
 		ok := 0
@@ -501,8 +512,8 @@ func TestWarmupKeepsBimodalArm(t *testing.T) {
 	plain := share(Options{Exploration: 0.35})
 	warm := share(Options{Exploration: 0.35, Warmup: 3})
 	t.Logf("runs ending on the best arm: %.3f without warm-up, %.3f with", plain, warm)
-	if plain > 0.95 || warm < 0.99 {
-		t.Fatalf("runs ending on the best arm: %.3f without warm-up (want <= 0.95), %.3f with (want >= 0.99)", plain, warm)
+	if plain > 0.95 || warm < 0.98 {
+		t.Fatalf("runs ending on the best arm: %.3f without warm-up (want <= 0.95), %.3f with (want >= 0.98)", plain, warm)
 	}
 }
 

@@ -139,7 +139,7 @@ func (d dirichlet) sample(c *core, a int, rng *rand.Rand) float64 {
 }
 
 func (d dirichlet) choose(c *core, rng *rand.Rand) (int, bool) {
-	if a := (thompson{}).forced(c); a >= 0 {
+	if a := drawFrom((thompson{}).forced(c), rng); a >= 0 {
 		return a, a != c.best()
 	}
 	return d.argmaxSample(c, rng), false
@@ -159,8 +159,8 @@ func (d dirichlet) prob(c *core, arm int) float64 { return d.probs(c)[arm] }
 
 // probs estimates P(choose returns a) for every arm (see dirichlet).
 func (d dirichlet) probs(c *core) []float64 {
-	if a := (thompson{}).forced(c); a >= 0 {
-		return certain(c.k(), a)
+	if f := (thompson{}).forced(c); len(f) > 0 {
+		return uniformOn(c.k(), f)
 	}
 	out := make([]float64, c.k())
 	rng := rand.New(rand.NewPCG(c.stateHash(), 0xd1c1))

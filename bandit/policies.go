@@ -48,21 +48,34 @@ func (e egreedy) prob(c *core, arm int) float64 {
 }
 
 // ucb is UCB1 (Auer et al. 2002) on rewards divided by the largest reward
-// seen, so it is unit-free: arms without data first (lowest index), then
-// argmax Q/scale + c*sqrt(2 ln n / n_a), n the total weight. Deterministic.
+// seen, so it is unit-free: arms without data first (one of them drawn
+// uniformly at random, so that the arms' order does not decide which),
+// then argmax Q/scale + c*sqrt(2 ln n / n_a), n the total weight,
+// deterministically.
 type ucb struct{}
 
-func (ucb) pick(c *core) int {
+// untried returns the arms without data, in index order (none while a
+// prior orders the first pull).
+func (ucb) untried(c *core) []int {
+	if c.t == 0 && c.prior != nil {
+		return nil
+	}
+	var out []int
+	for a := range c.arms {
+		if c.stat(a).W <= 0 {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+func (u ucb) pick(c *core) int {
 	if c.t == 0 && c.prior != nil {
 		return c.best()
 	}
 	var n float64
 	for a := range c.arms {
-		w := c.stat(a).W
-		if w <= 0 {
-			return a
-		}
-		n += w
+		n += c.stat(a).W
 	}
 	s := c.scaleOr1()
 	b, bv := 0, math.Inf(-1)
@@ -76,23 +89,53 @@ func (ucb) pick(c *core) int {
 	return b
 }
 
-func (u ucb) choose(c *core, _ *rand.Rand) (int, bool) {
-	a := u.pick(c)
+func (u ucb) choose(c *core, rng *rand.Rand) (int, bool) {
+	a := drawFrom(u.untried(c), rng)
+	if a < 0 {
+		a = u.pick(c)
+	}
 	return a, a != c.best()
 }
 
 func (u ucb) prob(c *core, arm int) float64 {
+	if set := u.untried(c); len(set) > 0 {
+		return uniformOn(c.k(), set)[arm]
+	}
 	if arm == u.pick(c) {
 		return 1
 	}
 	return 0
 }
 
+// drawFrom returns one of set drawn uniformly with rng (drawing only when
+// there is a choice), or -1 for an empty set.
+func drawFrom(set []int, rng *rand.Rand) int {
+	switch len(set) {
+	case 0:
+		return -1
+	case 1:
+		return set[0]
+	}
+	return set[rng.IntN(len(set))]
+}
+
+// uniformOn returns the probabilities of k arms when one of set is drawn
+// uniformly.
+func uniformOn(k int, set []int) []float64 {
+	out := make([]float64, k)
+	for _, a := range set {
+		out[a] = 1 / float64(len(set))
+	}
+	return out
+}
+
 // thompson is Gaussian Thompson sampling: arm a's mean is believed
 // N(Q_a, sigma_a^2/W_a), sigma_a^2 = (V_a + s0^2)/(W_a + 1) with s0 = Spread*scale
 // a weak prior variance, the width scaled by Options.Exploration. Arms without
-// data are tried first (lowest index), then arms with fewer than
-// Options.Warmup rewards (fewest first).
+// data are tried first, then arms with fewer than Options.Warmup rewards
+// (fewest first); among arms equally placed, one drawn uniformly at random,
+// so that no order of the arms (a file's columns, a list of windows)
+// changes what is learnt.
 //
 // Why a warm-up: with the width narrowed (Exploration < 1, which the
 // offline evaluation needs to settle on the best of close windows within a
@@ -114,31 +157,49 @@ func (thompson) sd(c *core, a int) float64 {
 	return c.opt.Exploration * math.Sqrt(v/st.W)
 }
 
-// forced returns the arm chosen without sampling (prior before data, an
-// arm without data, or an arm still in its warm-up), or -1.
-func (thompson) forced(c *core) int {
+// forced returns the arms one of which is chosen without sampling, or
+// nil: the prior's best before data, else the arms without data, else the
+// arms still in their warm-up with the fewest rewards. The caller draws
+// one uniformly (drawFrom); each has probability 1/len (uniformOn).
+func (thompson) forced(c *core) []int {
 	if c.t == 0 && c.prior != nil {
-		return c.best()
+		return []int{c.best()}
 	}
+	var out []int
 	for a := range c.arms {
 		if c.stat(a).W <= 0 {
-			return a
+			out = append(out, a)
 		}
+	}
+	if len(out) > 0 {
+		return out
 	}
 	if w := int64(c.opt.Warmup); w > 0 && c.prior == nil {
-		b := -1
-		for a, st := range c.arms {
-			if st.N < w && (b < 0 || st.N < c.arms[b].N) {
-				b = a
-			}
-		}
-		return b
+		return fewest(c, func(a int) bool { return c.arms[a].N < w })
 	}
-	return -1
+	return nil
+}
+
+// fewest returns the arms with the fewest rewards among those ok accepts,
+// in index order.
+func fewest(c *core, ok func(a int) bool) []int {
+	var out []int
+	for a, st := range c.arms {
+		if !ok(a) {
+			continue
+		}
+		switch {
+		case len(out) == 0 || st.N < c.arms[out[0]].N:
+			out = append(out[:0], a)
+		case st.N == c.arms[out[0]].N:
+			out = append(out, a)
+		}
+	}
+	return out
 }
 
 func (t thompson) choose(c *core, rng *rand.Rand) (int, bool) {
-	if a := t.forced(c); a >= 0 {
+	if a := drawFrom(t.forced(c), rng); a >= 0 {
 		return a, a != c.best()
 	}
 	b, bv := 0, math.Inf(-1)
@@ -154,23 +215,16 @@ func (t thompson) choose(c *core, rng *rand.Rand) (int, bool) {
 func (t thompson) prob(c *core, arm int) float64 { return t.probs(c)[arm] }
 
 // probs is every arm's P(theta_a > theta_b for all b != a) (gaussProbs),
-// or the forced arm's certainty.
+// or the forced arms' uniform draw.
 func (t thompson) probs(c *core) []float64 {
-	if f := t.forced(c); f >= 0 {
-		return certain(c.k(), f)
+	if f := t.forced(c); len(f) > 0 {
+		return uniformOn(c.k(), f)
 	}
 	sd := make([]float64, c.k())
 	for a := range sd {
 		sd[a] = t.sd(c, a)
 	}
 	return gaussProbs(c, sd)
-}
-
-// certain returns the probabilities of k arms when arm is chosen surely.
-func certain(k, arm int) []float64 {
-	out := make([]float64, k)
-	out[arm] = 1
-	return out
 }
 
 // gaussProbs returns, for each arm, the probability that its draw from
@@ -236,16 +290,16 @@ func gaussBest(mu, sd []float64, arm int) float64 {
 }
 
 // softmax is Boltzmann exploration: P(a) proportional to
-// exp(Q_a / (Temperature*scale)); arms without data are tried first (lowest
-// index), as zero estimates would never be explored at low temperature.
+// exp(Q_a / (Temperature*scale)); arms without data are tried first (one
+// drawn at random), as zero estimates would never be explored at low
+// temperature.
 type softmax struct{}
 
 func (softmax) weights(c *core) []float64 {
-	w := make([]float64, c.k())
-	if a := (thompson{}).forced(c); a >= 0 {
-		w[a] = 1
-		return w
+	if f := (thompson{}).forced(c); len(f) > 0 {
+		return uniformOn(c.k(), f)
 	}
+	w := make([]float64, c.k())
 	tau := c.opt.Temperature * c.scaleOr1()
 	m := math.Inf(-1)
 	q := make([]float64, len(w))

@@ -113,25 +113,25 @@ func (p pooled) plausibleSEs(c *core) []float64 {
 	return out
 }
 
-// forced returns the arm chosen without sampling, or -1: thompson's
-// (prior, arms without data, warm-up), then the log floor: among the arms
-// with fewer than LogFloor*ln(t/k) rewards that may still be the best
-// (estimate within plausible standard errors of the greedy arm's), the
-// one with the fewest rewards (lowest index first).
-func (p pooled) forced(c *core) int {
-	if a := (thompson{}).forced(c); a >= 0 {
-		return a
+// forced returns the arms one of which is chosen without sampling, or
+// nil: thompson's (prior, arms without data, warm-up), then the log
+// floor: among the arms with fewer than LogFloor*ln(t/k) rewards that may
+// still be the best (estimate within plausible standard errors of the
+// greedy arm's), those with the fewest rewards. One is drawn uniformly.
+func (p pooled) forced(c *core) []int {
+	if f := (thompson{}).forced(c); len(f) > 0 {
+		return f
 	}
 	if c.opt.LogFloor <= 0 || c.t < 1 || c.prior != nil {
-		return -1
+		return nil
 	}
 	need := c.opt.LogFloor * math.Log(float64(c.t)/float64(c.k()))
 	var se []float64
 	top := c.stat(c.best()).Q
-	b := -1
-	for a, st := range c.arms {
-		if float64(st.N) >= need || b >= 0 && st.N >= c.arms[b].N {
-			continue
+	return fewest(c, func(a int) bool {
+		st := c.stat(a)
+		if float64(st.N) >= need {
+			return false
 		}
 		if se == nil {
 			if se = p.plausibleSEs(c); se == nil {
@@ -141,15 +141,12 @@ func (p pooled) forced(c *core) int {
 				}
 			}
 		}
-		if st.Q+plausible*se[a] >= top {
-			b = a
-		}
-	}
-	return b
+		return st.Q+plausible*se[a] >= top
+	})
 }
 
 func (p pooled) choose(c *core, rng *rand.Rand) (int, bool) {
-	if a := p.forced(c); a >= 0 {
+	if a := drawFrom(p.forced(c), rng); a >= 0 {
 		return a, a != c.best()
 	}
 	sd := p.sds(c)
@@ -166,8 +163,8 @@ func (p pooled) choose(c *core, rng *rand.Rand) (int, bool) {
 func (p pooled) prob(c *core, arm int) float64 { return p.probs(c)[arm] }
 
 func (p pooled) probs(c *core) []float64 {
-	if a := p.forced(c); a >= 0 {
-		return certain(c.k(), a)
+	if f := p.forced(c); len(f) > 0 {
+		return uniformOn(c.k(), f)
 	}
 	return gaussProbs(c, p.sds(c))
 }

@@ -19,13 +19,16 @@ import (
 // judges plausibility by the pooled data rather than thompson's prior
 // (plausibleSEs, 2026-11-27) it keeps the arm in 0.741 of the last bin
 // (0.778 before; thompson-warm 0.675), and 0.787 at floor 4: the price of
-// not forcing windows 10 to 20% worse in the real demo's read phases.
+// not forcing windows 10 to 20% worse in the real demo's read phases. With
+// the warm-up in random order: 0.726 and 0.776 (thompson-warm 0.650), the
+// same runs drawing differently, within the shares' noise (600 runs: a
+// standard error of 0.018).
 func TestThompsonPoolKeepsHeavyTailedArm(t *testing.T) {
 	const steps, bin, runs = 200, 20, 600
 	warm := bestShare(t, "thompson-warm", Options{}, steps, bin, runs)
 	for _, c := range []struct {
 		floor, min, gain float64
-	}{{0, 0.73, 0.06}, {4, 0.77, 0.1}} {
+	}{{0, 0.70, 0.06}, {4, 0.75, 0.1}} {
 		pool := bestShare(t, "thompson-pool", Options{LogFloor: c.floor}, steps, bin, runs)
 		t.Logf("share of the heavy-tailed best arm in the last bin: thompson-pool (log floor %v: 0 is the default) %.3f, thompson-warm %.3f", c.floor, pool, warm)
 		if pool < c.min || pool < warm+c.gain {
@@ -90,7 +93,7 @@ func TestThompsonPoolLogFloor(t *testing.T) {
 // The log floor judges plausibility by the data: 7 arms whose rewards vary
 // by 5 around 100, 98, 95, 90, 85, 82 and 80, the leader pulled more. Once
 // the floor is due (t = 33, k = 7: 2 ln(33/7) > 3 rewards), it forces the
-// arms within two standard errors of the leader (98, then 95) and not those
+// arms within two standard errors of the leader (98 and 95) and not those
 // 10 or more below, which thompson's prior alone (a third of the largest
 // reward) would have kept plausible.
 func TestThompsonPoolFloorJudgesByData(t *testing.T) {
@@ -108,12 +111,16 @@ func TestThompsonPoolFloorJudgesByData(t *testing.T) {
 		p.Update(0, 100+float64(i%3-1)*5)
 	}
 	probs := p.(Distribution).Probs
-	for _, want := range []int{1, 2} {
-		if pr := probs(); pr[want] != 1 {
-			t.Fatalf("t = %d: probabilities %.3f, want arm %d forced", p.(*policy).core.t, pr, want)
-		}
-		p.Update(want, means[want])
+	// Arms 1 and 2 have 3 rewards each: one of them is drawn (probability
+	// 1/2 each), then the other is forced.
+	if pr := probs(); pr[1] != 0.5 || pr[2] != 0.5 {
+		t.Fatalf("t = %d: probabilities %.3f, want arms 1 and 2 forced with 0.5 each", p.(*policy).core.t, pr)
 	}
+	p.Update(1, means[1])
+	if pr := probs(); pr[2] != 1 {
+		t.Fatalf("t = %d: probabilities %.3f, want arm 2 forced", p.(*policy).core.t, pr)
+	}
+	p.Update(2, means[2])
 	for a, v := range probs() {
 		if v == 1 {
 			t.Fatalf("t = %d: arm %d (mean %v) forced, want no arm 10 or more below the leader forced", p.(*policy).core.t, a, means[a])
