@@ -356,7 +356,7 @@ func runReal(ctx context.Context, cfg Config, rec *record.Recorder, councilHTTP 
 		switch {
 		case cfg.Compare > 0 && cfg.CompareReal:
 			m.StaticOn = "real"
-			m.Notes = append(m.Notes, fmt.Sprintf("The static-window comparison below ran on this real stack after the learning run: %d iterations under each window, with a fresh Council that does not apply its decisions.", cfg.Compare))
+			m.Notes = append(m.Notes, fmt.Sprintf("The static-window comparison below ran on this real stack after the learning run: %d iterations under each window, after one warm-up iteration not counted, with a fresh Council that does not apply its decisions.", cfg.Compare))
 		case cfg.Compare > 0:
 			m.StaticOn = "sim"
 			m.Notes = append(m.Notes, "The static-window comparison below ran in the simulator (same experiment, virtual time), with a simulated learning run for reference: its times are the simulator's, not this run's.")
@@ -645,10 +645,14 @@ type staticRun struct {
 // staticRealRun runs Compare iterations of the experiment under window w on
 // a fresh real stack, its Council deciding nothing that is applied, and
 // returns the mean time per phase, every phase run's time and the data
-// servers' counters.
+// servers' counters. A warm-up iteration runs first and is not counted: a
+// fresh stack's first iteration is its slowest (files created, caches and
+// connections cold: 50% slower on MooseFS, docs/performance.md), while the
+// learning run is judged on its last iterations, so counting it would
+// credit learning with the static windows' cold start.
 func staticRealRun(ctx context.Context, cfg Config, w time.Duration) (staticRun, error) {
 	c := cfg
-	c.Static, c.Iterations = w, cfg.Compare
+	c.Static, c.Iterations = w, cfg.Compare+staticWarmUp
 	dir, err := os.MkdirTemp("", "adaptio-demo-static-")
 	if err != nil {
 		return staticRun{}, err
@@ -676,7 +680,22 @@ func staticRealRun(ctx context.Context, cfg Config, w time.Duration) (staticRun,
 		return staticRun{}, err
 	}
 	its := r.Snapshot().Iterations
+	warm := 0 // phase runs of the warm-up iterations
+	for warm < len(its) && its[warm].K <= staticWarmUp {
+		warm++
+	}
+	its = its[warm:]
+	if len(servers) >= warm {
+		servers = servers[warm:]
+	}
+	if len(wakes) >= warm {
+		wakes = wakes[warm:]
+	}
 	sr := record.CycleMean(its)
 	sr.Window, sr.Label = w, ""
 	return staticRun{Result: sr, Iterations: its, Servers: servers, Wakes: wakes}, nil
 }
+
+// staticWarmUp is the number of iterations each static run makes before
+// those it counts (staticRealRun).
+const staticWarmUp = 1

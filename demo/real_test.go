@@ -149,6 +149,29 @@ func TestRealDemoStaticComparisonOnRealStack(t *testing.T) {
 	}
 }
 
+// A static run warms its fresh stack up with one iteration it does not
+// count: the learning run is judged on its last iterations, and a fresh
+// stack's first iteration is its slowest.
+func TestStaticRunDropsItsWarmUp(t *testing.T) {
+	cfg := Config{Processes: 8, PhaseBytes: 2 << 20, Compare: 2, Seed: 9}.WithDefaults()
+	run, err := staticRealRun(context.Background(), cfg, sched.DefaultWindow)
+	if err != nil {
+		t.Fatal(err)
+	}
+	phases := len(cfg.Phases())
+	if len(run.Iterations) != cfg.Compare*phases {
+		t.Fatalf("%d phase runs counted, want %d (Compare %d x %d phases)", len(run.Iterations), cfg.Compare*phases, cfg.Compare, phases)
+	}
+	for _, it := range run.Iterations {
+		if it.K <= staticWarmUp {
+			t.Errorf("phase run %d (%s) of iteration %d counted: the warm-up must not be", it.N, it.Phase, it.K)
+		}
+	}
+	if len(run.Servers) != len(run.Iterations) {
+		t.Errorf("%d data-server records for %d phase runs", len(run.Servers), len(run.Iterations))
+	}
+}
+
 // Each I/O node's part of a phase: its block of processes ends with the
 // last of them, and moves their bytes, each process by its own end.
 func TestNodeSpans(t *testing.T) {
