@@ -49,7 +49,8 @@ import (
 // thompson-warm gained 3 to 25%. At 2 (12 of 73 and 21 of 76 forced in the
 // next two runs) the unseen files keep their worst patterns above 0.95
 // (noisy 0.959, six-arms-few-reps 0.971; MareNostrum 4 0.978;
-// docs/performance.md, "Stop 24").
+// docs/performance.md, "Do the policies hold on machines they were not
+// tuned on?").
 // Arms without data, the warm-up and a prior are handled as in thompson.
 type pooled struct{}
 
@@ -98,7 +99,8 @@ const plausible = 2
 // of their mean) every window then stayed "plausible" after 3 pulls, and
 // the floor pulled the 1, 2, 4 and 8 ms windows (10 to 20% below the
 // leader) in the run's last half; replayed with this test, only 1 ms was
-// forced (docs/performance.md, "Stop 27"). Sampling keeps sds.
+// forced (docs/performance.md, "Does learning beat the default window on
+// the demo?"). Sampling keeps sds.
 func (p pooled) plausibleSEs(c *core) []float64 {
 	pv, pdf := p.pool(c)
 	if pdf <= 0 {

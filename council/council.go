@@ -104,7 +104,7 @@ type Config struct {
 	// drawn for them a reward of the tail alone. A pull is credited when
 	// the round after its last closes: that round may still extend it.
 	//
-	// CreditRound (before 2026-11-27): each round credits each (context,
+	// CreditRound: each round credits each (context,
 	// window) once, when it closes, with the mean of the rewards its nodes
 	// reported under it: the I/O nodes of one round run one window through
 	// the same second of one phase, so their rewards hardly differ (the real

@@ -151,7 +151,8 @@ const (
 	// twice in a row. One pass of the shared strided file took 0.8 to 1.4 s
 	// and varied by 13% of its mean from one iteration to the next under
 	// one window, as much as the 7 windows differ; two passes vary by 8%
-	// (docs/performance.md, "Stop 27"). The simulator reads once (its
+	// (docs/performance.md, "Does learning beat the default window on the
+	// demo?"). The simulator reads once (its
 	// phases are 1 GiB).
 	DefaultReadPasses = 2
 	// DefaultMaxPull is the demo Council's longest pull: a read phase of
@@ -161,9 +162,9 @@ const (
 	DefaultMaxPull = 3 * time.Second
 	// DefaultIterations of the real stack: the shared strided reads are one
 	// pull a phase (council.CreditPhase), and 24 iterations left their 7
-	// windows 24 pulls, most of them the policy's warm-up (a run of
-	// 2026-11-27 exploited the best read window from its 20th iteration);
-	// 48 take about 7.5 minutes (docs/performance.md, "Stop 25").
+	// windows 24 pulls, most of them the policy's warm-up (one run
+	// exploited the best read window from its 20th iteration); 48 take
+	// about 7.5 minutes.
 	DefaultIterations = 48
 	// DefaultServerTimeScale is 1: the data servers as modelled.
 	DefaultServerTimeScale = 1.0

@@ -595,7 +595,8 @@ func learnSim(ctx context.Context, cfg Config) (record.StaticResult, error) {
 // iterations is, on average, lower than its window's true time (the
 // winner's curse): in 8 real demo runs, learning's reads at the best static
 // read window took 2.2% longer on average than that window's row, and at 5
-// other windows 1.7% less (docs/performance.md, "Stop 28"). Against a row
+// other windows 1.7% less (docs/performance.md, "Does learning beat the
+// default window on the demo?"). Against a row
 // measured again, the targets judge learning by what the window does, not
 // by its luckiest draw.
 func staticReal(ctx context.Context, cfg Config, rec *record.Recorder, t0 time.Time) ([]record.StaticResult, error) {

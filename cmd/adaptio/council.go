@@ -83,7 +83,7 @@ func addCoreFlags(cmd *cobra.Command, cfg *councilConfig) {
 // addCreditFlags registers --credit and --node-credit, its papers' mode by
 // a name of its own; when prefixes their help ("with --learn: ").
 func addCreditFlags(f *pflag.FlagSet, credit *string, maxPull *time.Duration, maxPullDefault time.Duration, when string) {
-	f.StringVar(credit, "credit", council.CreditPhase, when+"how rewards teach the bandits: phase (the consecutive rounds in which a pattern ran one window are one pull of up to --max-pull, its bytes over its spans, and the plan keeps that window while the pull is open: a short phase is one pull under one window), round (each round a pull, with its I/O nodes' mean reward, as before 2026-11-27) or node (each I/O node's reward apart, as the papers' Council)")
+	f.StringVar(credit, "credit", council.CreditPhase, when+"how rewards teach the bandits: phase (the consecutive rounds in which a pattern ran one window are one pull of up to --max-pull, its bytes over its spans, and the plan keeps that window while the pull is open: a short phase is one pull under one window), round (each round a pull, with its I/O nodes' mean reward) or node (each I/O node's reward apart, as the papers' Council)")
 	f.DurationVar(maxPull, "max-pull", maxPullDefault, when+"with --credit phase: the longest pull, in report intervals; a phase up to this long is one pull, a longer one a pull this long at a time and one of its tail")
 	f.BoolFunc("node-credit", when+"the same as --credit node: each I/O node's reward apart, as the papers' Council", func(s string) error {
 		v, err := strconv.ParseBool(s)

@@ -146,7 +146,7 @@ type StaticResult struct {
 	Label  string             `json:"label"`
 	Phases map[string]float64 `json:"phases"` // mean execution seconds per phase
 	// SE is the standard error of each phase's mean, where the iterations
-	// are known (absent from reports written before 2026-11-27).
+	// are known (absent from reports that did not record them).
 	SE    map[string]float64 `json:"se,omitempty"`
 	Total float64            `json:"total"` // sum over phases of the mean seconds (one full cycle)
 	// Confirmed marks a static window run again after the comparison
