@@ -70,7 +70,8 @@ type Options struct {
 	// busy while calls wait on it. On a local backend (backend.Local) the
 	// calls rarely block, every worker with a batch competes for the CPUs,
 	// and the default is LocalWorkersPerCPU per CPU if that is fewer (8 on
-	// 2 CPUs; measured in docs/performance.md, "Workers by backend").
+	// 2 CPUs; measured in docs/performance.md, "What does the forwarder
+	// cost against direct I/O?").
 	Workers int
 	// MaxFrame is the largest frame accepted, header included (default
 	// fwdproto.DefaultMaxFrame); larger frames get CodeTooLarge and the

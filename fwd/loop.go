@@ -136,7 +136,8 @@ type dispatcher struct {
 // reaches a data server as one run (the simulator's sim.Config.DispatchDelay
 // models that). adaptio demo --rank prints it per setting and phase: on a
 // loaded 2-core host it was 11 to 20 µs on average, in write and read phases
-// alike (docs/performance.md, "Stop 29").
+// alike (docs/performance.md, "Do the real stack and the simulator rank
+// the windows alike?").
 type WakeStats struct {
 	Wakes int64         // wake-ups measured: the first worker to start after a signal
 	Total time.Duration // their latencies, summed
