@@ -58,7 +58,8 @@ type conn struct {
 	tokens   chan struct{}
 	stopping atomic.Bool
 
-	auth session // the session's authentication (auth.go)
+	auth session  // the session's authentication (auth.go)
+	jobs connJobs // the jobs of the session's processes (jobs.go)
 }
 
 // maxPending is the most requests one connection may have unanswered.
@@ -317,6 +318,10 @@ func (c *conn) handle(m *fwdproto.Msg, frame []byte) {
 		c.mapShm(m)
 		return
 	}
+	if m.Op == fwdproto.OpJob {
+		c.setJob(m)
+		return
+	}
 	if m.Op == fwdproto.OpRing {
 		c.mapRing(m)
 		return
@@ -447,7 +452,7 @@ func (c *conn) io(m *fwdproto.Msg, frame []byte, viaRing bool) {
 		return
 	}
 	op := &ioOp{c: c, id: m.ID, wop: m.Op, write: m.Op == fwdproto.OpWrite || m.Op == fwdproto.OpWriteShm, ring: viaRing,
-		path: p, file: m.Handle, off: m.Offset, start: time.Now()}
+		path: p, file: m.Handle, off: m.Offset, start: time.Now(), job: c.jobs.jobOf(m.Process)}
 	if shm {
 		op.buf, op.shm = region, true
 	} else if op.write {
@@ -519,6 +524,9 @@ func (d *Daemon) complete(op *ioOp) {
 	}
 	end := time.Now() // one clock reading for the latency and the interval's span
 	d.m.observe(mop, op.start, end, err)
+	if err == nil {
+		d.jobm.observe(d.jobm.of(op.job), op.write, n, end.Sub(op.start))
+	}
 	if op.write || err != nil {
 		// The write's data is on the backend (or failed); a failed read's
 		// buffer is not sent.

@@ -25,6 +25,7 @@ import (
 	"github.com/adaptio/adaptio/backend"
 	"github.com/adaptio/adaptio/fwd/fwdproto"
 	"github.com/adaptio/adaptio/internal/listen"
+	"github.com/adaptio/adaptio/qos"
 	"github.com/adaptio/adaptio/rw"
 	"github.com/adaptio/adaptio/sched"
 )
@@ -123,6 +124,18 @@ type Options struct {
 	// Insecure lets a listener beyond loopback (internal/listen) start
 	// with neither Token nor client certificates. Without it, New refuses.
 	Insecure bool
+
+	// QoS puts the per-job gate (package qos) in front of the scheduler:
+	// jobs share a saturated node by weight, and QoSRules cap them
+	// (jobs.go). SetQoSRules changes the rules at run time.
+	QoS      bool
+	QoSRules []qos.Rule
+	// QoSDepth is the most requests the scheduler holds before the gate
+	// holds the rest back by job (0: ionode.DefaultGateDepth).
+	QoSDepth int
+	// JobLabels is the most job ids the per-job metrics name (0:
+	// DefaultJobLabels); later jobs are counted as "other".
+	JobLabels int
 }
 
 // authenticated reports whether every session must authenticate.
@@ -153,6 +166,9 @@ type Daemon struct {
 	span  backend.Spanner     // the backend, if it keeps files whole (nil: pieces only)
 	obj   backend.ObjectStore // the backend, if it keeps per-server objects (then span is nil)
 	rings *ringPoller         // takes requests from clients' submission rings
+
+	jobm       *jobMetrics // per-job metrics (jobs.go)
+	qosReloads int         // SetQoSRules calls that changed the rules (under q.mu)
 
 	mu        sync.Mutex
 	started   bool
@@ -278,6 +294,12 @@ func New(opts Options) (*Daemon, error) {
 	}
 	d.m = m
 	d.q.wakeMetric = m.wake
+	if d.jobm, err = newJobMetrics(reg, opts.JobLabels); err != nil {
+		return nil, err
+	}
+	if err := d.initQoS(reg); err != nil {
+		return nil, err
+	}
 	if err := d.registerKnobMetrics(reg); err != nil {
 		return nil, err
 	}

@@ -31,6 +31,7 @@ type ioOp struct {
 	buf    []byte // write data or read destination
 	frame  []byte // pooled buffer holding buf, returned when the op is answered
 	start  time.Time
+	job    string // the job of the calling process ("": none)
 	pieces []piece
 	left   atomic.Int32
 
@@ -214,7 +215,7 @@ func (d *Daemon) add(ps []piece) {
 	now := d.now()
 	for i := range ps {
 		p := &ps[i]
-		if err := q.node.Add(now, p.request(now)); err != nil {
+		if err := q.node.AddJob(now, p.op.job, p.request(now)); err != nil {
 			p.err = err
 			failed = append(failed, p)
 			continue

@@ -63,6 +63,9 @@ type forwardConfig struct {
 	NodeSeed      string           // --node-seed FILE
 	Interval      time.Duration
 	Verbose       bool
+	QoSRules      string // --qos-rules FILE (qos.go)
+	QoS           bool   // --qos: the per-job gate without rules
+	QoSDepth      int
 	Tune          tuneConfig
 	Auth          fwdAuth // the data protocol's authentication (--token-file, --tls-*, --insecure)
 }
@@ -159,6 +162,7 @@ on SIGINT/SIGTERM: requests already received complete first.`,
 	f.StringVar(&cfg.Keyring, "keyring", "", "with --council, instead of --keys: the group's keyring.json")
 	f.StringVar(&cfg.NodeSeed, "node-seed", "", "with --keyring: this node's seed file (SU..., mode 0600)")
 	f.BoolVarP(&cfg.Verbose, "verbose", "v", false, "log connections and errors to stderr at debug level")
+	qosFlags(f, &cfg)
 	cfg.Tune.flags(f, "the aggregation limit and the accesses in flight per data server")
 	cfg.Auth.serverFlags(f)
 	return cmd
@@ -301,7 +305,12 @@ func runForward(cmd *cobra.Command, cfg forwardConfig) error {
 	if err != nil {
 		return fmt.Errorf("forward: %w", err)
 	}
+	qosRules, err := readQoSRules(cfg.QoSRules)
+	if err != nil {
+		return fmt.Errorf("forward: %w", err)
+	}
 	d, err := fwd.New(fwd.Options{
+		QoS: cfg.QoS || cfg.QoSRules != "", QoSRules: qosRules, QoSDepth: cfg.QoSDepth,
 		Token: token, TLS: tlsCfg, Insecure: cfg.Auth.Insecure,
 		Listen: cfg.Listen, Backend: be, Scheduler: cfg.Scheduler, Workers: cfg.Workers, RingPolls: cfg.RingPolls, RingSpin: cfg.RingSpin,
 		Sched:       sched.Config{Window: cfg.Window, SkipEmpty: cfg.SkipEmpty, IdleStart: cfg.IdleStart, Aligned: cfg.Aligned, Node: cfg.Node, Nodes: cfg.Nodes},
@@ -315,6 +324,7 @@ func runForward(cmd *cobra.Command, cfg forwardConfig) error {
 		return fmt.Errorf("forward: %w", err)
 	}
 	defer d.Shutdown()
+	defer watchQoSRules(cmd, d, cfg.QoSRules, log)()
 	fmt.Fprintf(cmd.ErrOrStderr(), "adaptio forward: serving %s on %s (scheduler %s, %d data servers, %d workers%s)\n",
 		cfg.Backend, strings.Join(d.Addrs(), ", "), cfg.Scheduler, be.Servers(), d.Workers(), workersWhy(cfg.Workers, d.Workers()))
 	if a := d.MetricsAddr(); a != "" {

@@ -55,6 +55,10 @@ type Options struct {
 	TLS *tls.Config
 	// Name is a free-form label sent in the hello.
 	Name string
+	// Job is the batch job the client's requests belong to (a scheduler's
+	// job id: SLURM_JOB_ID, PBS_JOBID), for the forwarder's QoS rules and
+	// per-job metrics; "" sends none. SetJob binds single processes.
+	Job string
 	// MaxIO is the largest read or write sent in one request; longer ones
 	// are split and pipelined (default 4 MiB; SetMaxIO changes it).
 	MaxIO int
@@ -130,6 +134,7 @@ type Client struct {
 	readBytes  atomic.Int64
 	writeBytes atomic.Int64
 	sent       atomic.Int64 // reads and writes sent
+	jobs       jobs         // job bindings, sent after every hello (job.go)
 }
 
 // clientConn is one connection with its requests in flight.
@@ -247,6 +252,10 @@ func (c *Client) dial() (*clientConn, error) {
 		cc.maxIO = max(lim, 4096)
 	}
 	cc.servers = int(cl.resp.Servers)
+	if err := c.sendJobs(cc); err != nil {
+		cc.close()
+		return nil, err
+	}
 	if c.network == "unix" && !c.opts.NoShm && !c.noShm {
 		rings := !c.opts.NoRing && !c.noRing
 		size := c.opts.ShmSize

@@ -23,7 +23,7 @@ import (
 // All integers are big-endian.
 const (
 	Magic      uint16 = 0xADF0
-	Version    uint8  = 4
+	Version    uint8  = 5
 	HeaderSize        = 16
 	RespFlag   uint8  = 0x80
 	// DefaultMaxFrame is the default largest frame (header included) a peer
@@ -94,7 +94,9 @@ const (
 	OpLock      Op = 25 // set or release a lock, or wait for one (Lock)
 	OpGetlk     Op = 26 // the first lock that conflicts with Lock (F_GETLK)
 	OpFallocate Op = 27 // allocate [Offset, Offset+Length) of Handle (Mode 0)
-	opMax       Op = 28
+	// Version 5 (job.go): the job a process's requests belong to.
+	OpJob Op = 28 // bind Process (or AllProcesses) of the session to Job
+	opMax Op = 29
 )
 
 // Setattr flags: which attributes an OpSetattr changes.
@@ -206,7 +208,7 @@ const MaxShm = 1 << 30
 
 var opNames = [...]string{"", "hello", "open", "close", "read", "write", "fsync", "stat", "unlink", "truncate", "mkdir", "readdir",
 	"shm", "read-shm", "write-shm", "ring", "wake", "rename", "link", "symlink", "readlink", "setattr", "statfs", "mknod", "auth",
-	"lock", "getlk", "fallocate"}
+	"lock", "getlk", "fallocate", "job"}
 
 // String returns the operation's lower-case name.
 func (o Op) String() string {
@@ -450,11 +452,12 @@ type Msg struct {
 	Handle   uint64 // close, read, write, fsync; open response
 	Offset   int64  // read, write
 	Length   int64  // read: bytes wanted; truncate: new size; shm: region size; read-shm, write-shm: bytes; ring: entries
-	Process  uint32 // read, write: the calling process (for pattern detection)
+	Process  uint32 // read, write: the calling process (for pattern detection); job: the process bound
 	ShmOff   uint64 // read-shm, write-shm: where the data is in the shared region; ring: where the rings are
 
 	Auth Auth     // auth request and response
 	Lock LockArgs // lock, getlk: the lock asked for; getlk response: the conflicting lock
+	Job  string   // job: the job id bound to Process ("": none)
 
 	MaxFrame uint32 // hello response: largest frame the daemon accepts, header included
 	Servers  uint32 // hello response: data servers behind the daemon

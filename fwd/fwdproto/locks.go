@@ -31,6 +31,9 @@ const (
 // OpVersion is the protocol version that introduced op: the version its
 // frames carry.
 func OpVersion(op Op) uint8 {
+	if op >= OpJob {
+		return 5
+	}
 	if op >= OpLock {
 		return 4
 	}
@@ -67,6 +70,8 @@ func appendV4(e *enc, m *Msg) {
 		e.u32(m.Mode)
 		e.u64(uint64(m.Offset))
 		e.u64(uint64(m.Length))
+	default:
+		appendV5(e, m)
 	}
 }
 
@@ -105,5 +110,7 @@ func decodeV4(d *dec, m *Msg) {
 		m.Mode = d.u32()
 		m.Offset = d.i64()
 		m.Length = d.i64()
+	default:
+		decodeV5(d, m)
 	}
 }

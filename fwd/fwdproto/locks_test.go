@@ -59,7 +59,7 @@ func TestVersions(t *testing.T) {
 	if _, _, err := ParseHeader(lock, DefaultMaxFrame); !errors.Is(err, ErrBadOp) {
 		t.Errorf("lock in a version 3 frame: %v, want ErrBadOp", err)
 	}
-	for _, v := range []byte{2, 5} {
+	for _, v := range []byte{2, Version + 1} {
 		stat[6] = v
 		if _, _, err := ParseHeader(stat, DefaultMaxFrame); !errors.Is(err, ErrBadVersion) {
 			t.Errorf("version %d: %v, want ErrBadVersion", v, err)
