@@ -16,6 +16,7 @@ import (
 	"github.com/adaptio/adaptio/internal/poll"
 	"github.com/adaptio/adaptio/tune"
 	"github.com/adaptio/adaptio/tune/knob"
+	"github.com/adaptio/adaptio/tune/tunerun"
 )
 
 // The mount's knobs are its client's request size (up to the kernel's
@@ -56,7 +57,7 @@ func TestMountKnobsUnderATuner(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	ran := make(chan error, 1)
-	go func() { ran <- tune.Run(ctx, tn, m, every, nil) }()
+	go func() { ran <- tunerun.Run(ctx, tn, m, every, nil) }()
 	start := m.Knobs()
 	changed := func() bool {
 		now := m.Knobs()
@@ -75,7 +76,7 @@ func TestMountKnobsUnderATuner(t *testing.T) {
 	}
 	cancel()
 	if err := <-ran; !errors.Is(err, context.Canceled) {
-		t.Errorf("tune.Run: %v, want context.Canceled", err)
+		t.Errorf("tunerun.Run: %v, want context.Canceled", err)
 	}
 	poll.Until(t, "the write-behind to drain", 10*time.Second, func() bool { return m.Sample().Queued == 0 })
 	got, err := os.ReadFile(filepath.Join(root, "tuned"))

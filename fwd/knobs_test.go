@@ -18,6 +18,7 @@ import (
 	"github.com/adaptio/adaptio/internal/poll"
 	"github.com/adaptio/adaptio/ionode"
 	"github.com/adaptio/adaptio/tune"
+	"github.com/adaptio/adaptio/tune/tunerun"
 )
 
 // pfsBackend is a backend of 4 emulated data servers (per-server objects,
@@ -188,7 +189,7 @@ func TestTunersDriveTheDaemon(t *testing.T) {
 			}
 			ctx, cancel := context.WithCancel(context.Background())
 			ran := make(chan error, 1)
-			go func() { ran <- tune.Run(ctx, tn, d, every, nil) }()
+			go func() { ran <- tunerun.Run(ctx, tn, d, every, nil) }()
 			changes := func() float64 {
 				return fwdtest.Metric(t, reg, "adaptio_fwd_knob_changes_total")
 			}
@@ -214,7 +215,7 @@ func TestTunersDriveTheDaemon(t *testing.T) {
 			cancel()
 			<-done
 			if err := <-ran; !errors.Is(err, context.Canceled) {
-				t.Errorf("tune.Run returned %v, want context.Canceled", err)
+				t.Errorf("tunerun.Run returned %v, want context.Canceled", err)
 			}
 			got := make([]byte, off)
 			if _, err := f.ReadAt(got, 0); err != nil {

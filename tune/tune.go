@@ -7,7 +7,9 @@
 // when contention shows. The cores are pure state machines: the caller
 // passes each interval's observation and applies the settings returned
 // (to Lustre's osc parameters, to adaptio's own client, or in the
-// simulator).
+// simulator). The shells that do so on the wall clock live apart:
+// tune/tunerun drives a tuner against a knob.Target (the daemon, the
+// mount), tune/lustre reads and sets a Lustre client's parameters.
 package tune
 
 import (

@@ -19,6 +19,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/adaptio/adaptio/tune"
+	"github.com/adaptio/adaptio/tune/lustre"
 )
 
 func newTuneCmd() *cobra.Command {
@@ -106,7 +107,7 @@ Needs root to set. --root points at another tree (a copy, or a test's).`,
 
 // runTuneLustre shows the targets and applies --set.
 func runTuneLustre(cmd *cobra.Command, cfg tuneLustreConfig) error {
-	l := tune.Lustre{Root: cfg.Root}
+	l := lustre.Lustre{Root: cfg.Root}
 	targets, err := l.Targets()
 	if err != nil {
 		return err
@@ -129,7 +130,7 @@ func runTuneLustre(cmd *cobra.Command, cfg tuneLustreConfig) error {
 	}
 	w := cmd.OutOrStdout()
 	fmt.Fprintf(w, "%d OSC targets under %s\n", len(targets), cfg.Root)
-	var ws []tune.LustreWrite
+	var ws []lustre.LustreWrite
 	unreadable := 0
 	for _, tg := range targets {
 		var parts []string
@@ -150,7 +151,7 @@ func runTuneLustre(cmd *cobra.Command, cfg tuneLustreConfig) error {
 		}
 		fmt.Fprintf(w, "  %s\n    %s\n", tg, strings.Join(parts, "\n    "))
 		for _, s := range todo {
-			ws = append(ws, tune.LustreWrite{Target: tg, Name: s.name, Value: s.v})
+			ws = append(ws, lustre.LustreWrite{Target: tg, Name: s.name, Value: s.v})
 		}
 	}
 	if len(ws) == 0 {
@@ -192,7 +193,7 @@ func runTuneLustreAuto(ctx context.Context, cmd *cobra.Command, cfg tuneLustreCo
 	}
 	log := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), nil))
 	reg := prometheus.NewRegistry()
-	a, err := tune.NewLustreAuto(tune.LustreAutoConfig{Lustre: tune.Lustre{Root: cfg.Root}, Interval: cfg.Interval,
+	a, err := lustre.NewLustreAuto(lustre.LustreAutoConfig{Lustre: lustre.Lustre{Root: cfg.Root}, Interval: cfg.Interval,
 		PageSize: cfg.PageSize, Log: log, Registerer: reg})
 	if err != nil {
 		return fmt.Errorf("tune lustre --auto: %w", err)
@@ -216,7 +217,7 @@ func runTuneLustreAuto(ctx context.Context, cmd *cobra.Command, cfg tuneLustreCo
 	}
 	fmt.Fprintf(w, "tuning %d OSC targets under %s with IOPathTune every %v until SIGINT, then %s; found %s\n",
 		len(a.Targets()), cfg.Root, cfg.Interval, then, a.Start())
-	if err := tune.RunLustre(ctx, a, cfg.Restore); err != nil {
+	if err := lustre.RunLustre(ctx, a, cfg.Restore); err != nil {
 		return fmt.Errorf("tune lustre --auto: %w", err)
 	}
 	fmt.Fprintf(w, "stopped: %s\n", then)

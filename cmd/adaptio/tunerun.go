@@ -13,6 +13,7 @@ import (
 
 	"github.com/adaptio/adaptio/tune"
 	"github.com/adaptio/adaptio/tune/knob"
+	"github.com/adaptio/adaptio/tune/tunerun"
 )
 
 // tuneConfig is --tune and --tune-interval of adaptio forward and adaptio
@@ -54,6 +55,6 @@ func (c tuneConfig) start(ctx context.Context, tg knob.Target, log *slog.Logger,
 		parts = append(parts, fmt.Sprintf("%s=%d [%d, %d]", k.Name, k.Value, k.Min, k.Max))
 	}
 	fmt.Fprintf(w, "%s: tuning %s with %s every %v\n", prefix, strings.Join(parts, ", "), c.Tuner, c.Interval)
-	go func() { _ = tune.Run(ctx, tn, tg, c.Interval, log) }()
+	go func() { _ = tunerun.Run(ctx, tn, tg, c.Interval, log) }()
 	return nil
 }

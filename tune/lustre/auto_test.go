@@ -1,4 +1,4 @@
-package tune
+package lustre
 
 import (
 	"bufio"
@@ -15,6 +15,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
+	"github.com/adaptio/adaptio/tune"
 	"github.com/adaptio/adaptio/tune/lustretest"
 )
 
@@ -121,7 +122,7 @@ func TestLustreAutoOnAMovingTree(t *testing.T) {
 	hist := tr.History()
 	// Never out of range: every value the model read.
 	for _, s := range hist {
-		if CheckLustre("max_pages_per_rpc", s.Pages) != nil || CheckLustre("max_rpcs_in_flight", s.InFlight) != nil {
+		if tune.CheckLustre("max_pages_per_rpc", s.Pages) != nil || tune.CheckLustre("max_rpcs_in_flight", s.InFlight) != nil {
 			t.Fatalf("out of range at %v: %+v", s.At, s)
 		}
 	}
@@ -153,13 +154,13 @@ func TestLustreAutoOnAMovingTree(t *testing.T) {
 			continue
 		}
 		k := key{e.Target, e.Parameter}
-		if e.Old != cur[k] || e.Reason == "" || CheckLustre(e.Parameter, e.New) != nil {
+		if e.Old != cur[k] || e.Reason == "" || tune.CheckLustre(e.Parameter, e.New) != nil {
 			t.Fatalf("log %+v: old should be %d, a reason given, new in range", e, cur[k])
 		}
 		cur[k] = e.New
 		if e.Target == tr.Targets()[0] {
 			changes[e.Reason]++
-			if e.Reason == string(ReasonContention) {
+			if e.Reason == string(tune.ReasonContention) {
 				reverts = append(reverts, e)
 			}
 		}
@@ -180,7 +181,7 @@ func TestLustreAutoOnAMovingTree(t *testing.T) {
 	_, calmLogs, _, calmStart, _ := runMoving(t, lustretest.Layout212, calm)
 	var calmReverts []logEntry
 	for _, e := range calmLogs {
-		if e.Reason == string(ReasonContention) && e.Target == tr.Targets()[0] {
+		if e.Reason == string(tune.ReasonContention) && e.Target == tr.Targets()[0] {
 			calmReverts = append(calmReverts, e)
 		}
 	}

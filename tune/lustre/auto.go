@@ -1,4 +1,4 @@
-package tune
+package lustre
 
 import (
 	"context"
@@ -11,13 +11,15 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/adaptio/adaptio/tune"
 	"github.com/adaptio/adaptio/tune/knob"
+	"github.com/adaptio/adaptio/tune/tunerun"
 )
 
 // LustreAutoConfig configures NewLustreAuto.
 type LustreAutoConfig struct {
 	Lustre   Lustre
-	Interval time.Duration // one decision per interval (default 10 s, IOPathTune's)
+	Interval time.Duration // one decision per interval (default 10 s, tune.IOPathTune's)
 	PageSize int64         // bytes per client page (default 4096)
 	// DirtyGrowth is IOPathTune's contention threshold (Config.DirtyGrowth;
 	// default 0.2).
@@ -37,7 +39,7 @@ type LustreAuto struct {
 	log     *slog.Logger
 	targets []string
 	start   []LustreWrite // the values found at start
-	tn      *IOPathTune
+	tn      *tune.IOPathTune
 	knobs   []knob.Knob
 	// per target, the last counts read, to take differences (a target
 	// whose counts fall was cleared: its counts are all new)
@@ -71,7 +73,7 @@ func NewLustreAuto(cfg LustreAutoConfig) (*LustreAuto, error) {
 		cfg.PageSize = 4096
 	}
 	if cfg.Interval < 0 || cfg.PageSize < 0 || cfg.DirtyGrowth < 0 {
-		return nil, fmt.Errorf("%w: interval %v, page size %d, dirty growth %v", ErrConfig, cfg.Interval, cfg.PageSize, cfg.DirtyGrowth)
+		return nil, fmt.Errorf("%w: interval %v, page size %d, dirty growth %v", tune.ErrConfig, cfg.Interval, cfg.PageSize, cfg.DirtyGrowth)
 	}
 	a := &LustreAuto{cfg: cfg, log: cfg.Log, last: map[string]rpcTotals{}}
 	if a.log == nil {
@@ -81,7 +83,7 @@ func NewLustreAuto(cfg LustreAutoConfig) (*LustreAuto, error) {
 	if a.targets, err = cfg.Lustre.Targets(); err != nil {
 		return nil, err
 	}
-	a.knobs = LustreKnobs()
+	a.knobs = tune.LustreKnobs()
 	for ti, tg := range a.targets {
 		for ki := range a.knobs {
 			k := &a.knobs[ki]
@@ -89,7 +91,7 @@ func NewLustreAuto(cfg LustreAutoConfig) (*LustreAuto, error) {
 			if err != nil {
 				return nil, fmt.Errorf("%w: cannot tune without it", err)
 			}
-			if err := CheckLustre(k.Name, v); err != nil {
+			if err := tune.CheckLustre(k.Name, v); err != nil {
 				return nil, fmt.Errorf("%w: %s holds it; set it within range first (adaptio tune lustre --set)", err, tg)
 			}
 			a.start = append(a.start, LustreWrite{Target: tg, Name: k.Name, Value: v})
@@ -130,7 +132,7 @@ func NewLustreAuto(cfg LustreAutoConfig) (*LustreAuto, error) {
 
 // restart starts the heuristic afresh from a.knobs.
 func (a *LustreAuto) restart() error {
-	tn, err := NewIOPathTune(Config{Knobs: a.knobs, Interval: a.cfg.Interval, DirtyGrowth: a.cfg.DirtyGrowth})
+	tn, err := tune.NewIOPathTune(tune.Config{Knobs: a.knobs, Interval: a.cfg.Interval, DirtyGrowth: a.cfg.DirtyGrowth})
 	if err != nil {
 		return err
 	}
@@ -195,7 +197,7 @@ func (a *LustreAuto) Tick(now time.Duration) {
 	if dt <= 0 {
 		dt = a.cfg.Interval
 	}
-	o := Observe(a.prev, cur, dt)
+	o := tune.Observe(a.prev, cur, dt)
 	idle := cur.Bytes == a.prev.Bytes && cur.Queued == 0
 	a.prev, a.prevAt = cur, now
 	if a.m != nil {
@@ -211,7 +213,7 @@ func (a *LustreAuto) Tick(now time.Duration) {
 }
 
 // apply writes one move to every target.
-func (a *LustreAuto) apply(c Change, o Observation) {
+func (a *LustreAuto) apply(c tune.Change, o tune.Observation) {
 	ws := make([]LustreWrite, 0, len(a.targets))
 	for _, tg := range a.targets {
 		ws = append(ws, LustreWrite{Target: tg, Name: c.Knob, Value: c.Value})
@@ -236,7 +238,7 @@ func (a *LustreAuto) apply(c Change, o Observation) {
 }
 
 // refused handles a move Lustre did not take.
-func (a *LustreAuto) refused(ki int, c Change, err error) {
+func (a *LustreAuto) refused(ki int, c tune.Change, err error) {
 	k := &a.knobs[ki]
 	if c.Value > k.Value {
 		k.Max = k.Value
@@ -299,7 +301,7 @@ func RunLustre(ctx context.Context, a *LustreAuto, restore bool) error {
 			a.log.Info("lustre: stopped; values left in force", "knobs", fmt.Sprint(a.knobs))
 			return nil
 		case at := <-t.C:
-			a.Tick(Tick(at, start, a.cfg.Interval))
+			a.Tick(tunerun.Tick(at, start, a.cfg.Interval))
 		}
 	}
 }

@@ -1,20 +1,21 @@
-package tune
+package tunerun
 
 import (
 	"context"
 	"testing"
 	"time"
 
+	"github.com/adaptio/adaptio/tune"
 	"github.com/adaptio/adaptio/tune/knob"
 )
 
 // countingTuner is IOPathTune, counting the steps that decided something.
 type countingTuner struct {
-	*IOPathTune
+	*tune.IOPathTune
 	decisions []time.Duration
 }
 
-func (c *countingTuner) Step(now time.Duration, o Observation) []Setting {
+func (c *countingTuner) Step(now time.Duration, o tune.Observation) []tune.Setting {
 	s := c.IOPathTune.Step(now, o)
 	if len(s) > 0 {
 		c.decisions = append(c.decisions, now)
@@ -38,8 +39,8 @@ func (r *risingTarget) Sample() knob.Sample {
 // less than the interval apart; none may be dropped: one decision per
 // tick, each one interval after the last.
 func TestRunDecidesOnEveryJitteredTick(t *testing.T) {
-	tg := &risingTarget{fakeTarget: fakeTarget{knobs: LustreKnobs()}}
-	in, _ := NewIOPathTune(Config{Interval: time.Second})
+	tg := &risingTarget{fakeTarget: fakeTarget{knobs: tune.LustreKnobs()}}
+	in, _ := tune.NewIOPathTune(tune.Config{Interval: time.Second})
 	tn := &countingTuner{IOPathTune: in}
 	start := time.Now()
 	ticks := make(chan time.Time)

@@ -1,4 +1,4 @@
-package tune
+package lustre
 
 import (
 	"errors"
@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/adaptio/adaptio/tune"
 	"github.com/adaptio/adaptio/tune/lustretest"
 )
 
@@ -70,40 +71,6 @@ func TestLustreReadsAndSetsWithinRange(t *testing.T) {
 	}
 }
 
-// The tuner's knobs, the adapter's checks and the help take their ranges
-// from one table.
-func TestLustreRangesAreOneTable(t *testing.T) {
-	for _, k := range LustreKnobs() {
-		p, ok := LustreRange(k.Name)
-		if !ok || k.Min != p.Min || k.Max != p.Max || k.Value != p.Default {
-			t.Errorf("knob %+v, table %+v", k, p)
-		}
-		if CheckLustre(k.Name, k.Max) != nil || CheckLustre(k.Name, k.Max+1) == nil || CheckLustre(k.Name, k.Min-1) == nil {
-			t.Errorf("%s: CheckLustre disagrees with the knob's range [%d, %d]", k.Name, k.Min, k.Max)
-		}
-		if !strings.Contains(LustreRanges(), p.Describe()) {
-			t.Errorf("LustreRanges %q lacks %q", LustreRanges(), p.Describe())
-		}
-	}
-	if p, _ := LustreRange("max_pages_per_rpc"); p.Max != 4096 {
-		t.Errorf("max_pages_per_rpc up to %d pages, want 4096 (16 MiB of 4 KiB pages)", p.Max)
-	}
-}
-
-// docs/tuning.md states every range of the table as Describe prints it.
-func TestLustreRangesDocumented(t *testing.T) {
-	b, err := os.ReadFile("../docs/tuning.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, name := range LustreParams() {
-		p, _ := LustreRange(name)
-		if !strings.Contains(string(b), "`"+p.Describe()+"`") {
-			t.Errorf("docs/tuning.md lacks `%s`", p.Describe())
-		}
-	}
-}
-
 // A parameter under /sys with rpc_stats under /proc or debugfs, or all
 // under /proc: every file is found.
 func TestLustreLayouts(t *testing.T) {
@@ -153,7 +120,7 @@ func TestLustreReadReportsBadParameters(t *testing.T) {
 			got[v.Name] = fmt.Sprint(v.Value)
 		}
 	}
-	if len(got) != len(LustreParams()) || got["max_pages_per_rpc"] != "256" ||
+	if len(got) != len(tune.LustreParams()) || got["max_pages_per_rpc"] != "256" ||
 		!strings.Contains(got["max_dirty_mb"], `"1.500", not a whole number`) ||
 		!strings.Contains(got["max_rpcs_in_flight"], "not found") {
 		t.Errorf("read %v", got)
