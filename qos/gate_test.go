@@ -323,3 +323,28 @@ func TestSetRulesKeepsQueue(t *testing.T) {
 		t.Fatalf("stats %+v", s)
 	}
 }
+
+// BenchmarkGate measures one Add and one Next of a gate with 8 backlogged
+// jobs, half of them under a rate rule: the QoS cost per request piece.
+func BenchmarkGate(b *testing.B) {
+	g, err := NewGate(Config{Rules: []Rule{{Job: "j0", Rate: 1e12}, {Job: "j2", Rate: 1e12}, {Job: "j4", Rate: 1e12}, {Job: "j6", Rate: 1e12}}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	jobs := []string{"j0", "j1", "j2", "j3", "j4", "j5", "j6", "j7"}
+	for i, j := range jobs {
+		for k := 0; k < 4; k++ {
+			_ = g.Add(0, j, sched.Request{ID: uint64(i*4 + k + 1), Length: 64 << 10, Op: rw.Write})
+		}
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		now := time.Duration(i) * time.Microsecond
+		job, r, ok, _ := g.Next(now)
+		if !ok {
+			b.Fatal("throttled")
+		}
+		_ = g.Add(now, job, r)
+	}
+}
