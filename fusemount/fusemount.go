@@ -32,9 +32,18 @@ type Options struct {
 	// CacheTimeout is how long the kernel caches names and attributes
 	// (default 1 s; keep it short when other clients write the same files).
 	CacheTimeout time.Duration
-	// PageCache lets the kernel cache file data (default off: every read
-	// and write goes to the forwarder as issued).
+	// PageCache lets the kernel cache file data of every open file, for
+	// writing too (default off: files open read-only are read through the
+	// page cache with close-to-open consistency, cache.go; other files'
+	// reads and writes go to the forwarder as issued).
 	PageCache bool
+	// DirectReads sends the reads of files open read-only to the forwarder
+	// as issued too, bypassing the page cache (default off: cache.go).
+	DirectReads bool
+	// MaxBackground is how many asynchronous requests (readahead) the
+	// kernel keeps in flight to the mount (default 64; the kernel's own
+	// default is 12).
+	MaxBackground int
 	// MaxWrite is the largest read or write the kernel sends in one request
 	// (default 1 MiB).
 	MaxWrite int
@@ -65,6 +74,9 @@ type Options struct {
 
 // DefaultWriteBehind is Options.WriteBehind's default.
 const DefaultWriteBehind = 64 << 20
+
+// DefaultMaxBackground is Options.MaxBackground's default.
+const DefaultMaxBackground = 64
 
 // Server is a mounted forwarder.
 type Server struct {
@@ -116,6 +128,9 @@ func Mount(dir string, c *client.Client, o Options) (*Server, error) {
 	if o.WriteBehind == 0 {
 		o.WriteBehind = DefaultWriteBehind
 	}
+	if o.MaxBackground == 0 {
+		o.MaxBackground = DefaultMaxBackground
+	}
 	var wb *writeBehind
 	if o.WriteBehind > 0 {
 		wb = newWriteBehind(o.WriteBehind)
@@ -131,6 +146,7 @@ func Mount(dir string, c *client.Client, o Options) (*Server, error) {
 		// Shared mmap of a direct-I/O file (Linux 6.6 and later).
 		ExtraCapabilities: fuse.CAP_DIRECT_IO_ALLOW_MMAP,
 		EnableLocks:       !o.LocalLocks,
+		MaxBackground:     o.MaxBackground,
 	}
 	if o.AllowOther {
 		// Never without default_permissions: the daemon may run as root
@@ -149,6 +165,13 @@ func Mount(dir string, c *client.Client, o Options) (*Server, error) {
 	go srv.Serve()
 	if err := srv.WaitMount(); err != nil {
 		return nil, fmt.Errorf("fusemount: mount %s: %w", dir, err)
+	}
+	if !o.DirectReads {
+		// Readahead as large as the largest request: one request then
+		// serves many small reads of a file read by many processes.
+		if err := setReadahead(dir, o.MaxWrite>>10); err != nil {
+			o.Logger.Warn("could not raise the kernel's readahead for the mount (cached reads then go in requests of 128 KiB); it needs root", "err", err)
+		}
 	}
 	return &Server{srv: srv, dir: dir, c: c, wb: wb, maxWrite: o.MaxWrite}, nil
 }
@@ -180,7 +203,11 @@ func cleanStale(dir string) error {
 
 // mountType is the file-system type of the mount at dir, from
 // /proc/self/mountinfo.
-func mountType(dir string) (string, bool) {
+func mountType(dir string) (string, bool) { return mountField(dir, -1) }
+
+// mountField is field i of the line of /proc/self/mountinfo of the mount at
+// dir (the last one mounted there), or, for i < 0, its file-system type.
+func mountField(dir string, i int) (string, bool) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return "", false
@@ -192,20 +219,24 @@ func mountType(dir string) (string, bool) {
 	// Fields: id parent major:minor root mount-point options... - type source super-options;
 	// spaces and other bytes in paths are octal escapes (\040).
 	esc := strings.NewReplacer(" ", `\040`, "\t", `\011`, "\n", `\012`, `\`, `\134`).Replace(abs)
-	fstype, found := "", false
+	val, found := "", false
 	for _, line := range strings.Split(string(b), "\n") {
 		f := strings.Fields(line)
 		if len(f) < 5 || f[4] != esc {
 			continue
 		}
-		for i := 5; i+1 < len(f); i++ {
-			if f[i] == "-" {
-				fstype, found = f[i+1], true // the last mount on dir is the one seen
+		if i >= 0 && i < len(f) {
+			val, found = f[i], true // the last mount on dir is the one seen
+			continue
+		}
+		for k := 5; k+1 < len(f); k++ {
+			if f[k] == "-" {
+				val, found = f[k+1], true
 				break
 			}
 		}
 	}
-	return fstype, found
+	return val, found
 }
 
 // Dir is the mount point.
@@ -230,6 +261,7 @@ type node struct {
 	u  *unlinked    // the mount's open files
 
 	opens  int                      // open handles on this mount (guarded by u.mu)
+	cache  cacheState               // page-cache consistency of cached opens (cache.go)
 	owners lockOwners               // POSIX lock owners that locked the file here (locks.go)
 	hid    atomic.Pointer[[]hidden] // names the file is kept under since its own were removed (written under u.mu)
 }
@@ -484,7 +516,9 @@ func (n *node) Setattr(ctx context.Context, fh gofs.FileHandle, in *fuse.SetAttr
 	}
 	if sz, ok := in.GetSize(); ok {
 		n.wb.wait(n)
-		if err := n.c.Truncate(n.rel(""), int64(sz)); err != nil {
+		err := n.c.Truncate(n.rel(""), int64(sz))
+		n.changed(int64(sz), -1)
+		if err != nil {
 			return errno(err)
 		}
 	}
@@ -527,9 +561,10 @@ func openFlags(flags uint32) uint32 {
 	return f
 }
 
-// fuseFlags: without the page cache, every read and write goes to the
-// mount as issued, and writes to one file inside its size run in parallel
-// (the kernel otherwise serialises them per file).
+// fuseFlags are the flags of an open that does not read through the page
+// cache (cache.go): without Options.PageCache, every read and write goes
+// to the mount as issued, and writes to one file inside its size run in
+// parallel (the kernel otherwise serialises them per file).
 func (n *node) fuseFlags() uint32 {
 	if n.o.PageCache {
 		return 0
@@ -547,6 +582,15 @@ func (n *node) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uint32,
 		return nil, 0, errno(err)
 	}
 	f.Process = callerPID(ctx)
+	if n.cachedRead(flags) {
+		fl, e := n.openCached()
+		if e != 0 {
+			f.Close()
+			n.u.closed(n)
+			return nil, 0, e
+		}
+		return &handle{f: f, c: n.c, n: n, cached: true}, fl, 0
+	}
 	return &handle{f: f, c: n.c, n: n}, n.fuseFlags(), 0
 }
 
@@ -775,6 +819,7 @@ type handle struct {
 	n *node // the file's node: its pending writes
 
 	flockOwner atomic.Uint64 // the flock owner (this open file) once it took a flock lock
+	cached     bool          // reads through the page cache (cache.go)
 }
 
 var (
@@ -852,11 +897,13 @@ func (h *handle) Write(ctx context.Context, data []byte, off int64) (uint32, sys
 	if !behind {
 		h.n.wb.waitRange(h.n, off, off+size) // a later write must land last
 		n, err := h.f.WriteAt(data, off)
+		h.n.changed(off, size)
 		if err != nil {
 			return uint32(n), errno(err)
 		}
 		return uint32(n), 0
 	}
+	h.n.changed(off, size) // begun: a read of the range waits for it
 	buf, err := h.c.AllocBuffer(len(data))
 	if err != nil {
 		h.n.wb.end(h.n, id, nil)
@@ -900,6 +947,9 @@ func (h *handle) Flush(ctx context.Context) syscall.Errno {
 func (h *handle) Release(ctx context.Context) syscall.Errno {
 	h.n.wb.wait(h.n)
 	h.unlockOnRelease()
+	if h.cached {
+		h.n.closedCached()
+	}
 	err := h.f.Close()
 	h.n.u.closed(h.n)
 	return errno(err)

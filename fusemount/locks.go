@@ -135,7 +135,11 @@ func (h *handle) setlk(ctx context.Context, owner uint64, lk *fuse.FileLock, fla
 	} else {
 		h.n.owners.add(owner)
 	}
-	return errno(h.f.Lock(ctx, a))
+	err := h.f.Lock(ctx, a)
+	if err == nil && a.Type != fwdproto.LockUnlock {
+		h.n.locked() // cached pages may predate another node's writes under the lock (cache.go)
+	}
+	return errno(err)
 }
 
 // unlockOnFlush releases the POSIX locks of the closing process on the

@@ -17,6 +17,7 @@ type mountConfig struct {
 	Forwarder    string
 	CacheTimeout time.Duration
 	PageCache    bool
+	DirectReads  bool
 	MaxWrite     string
 	WriteBehind  string
 	Reconnect    time.Duration
@@ -107,7 +108,7 @@ system is unmounted (umount MOUNTPOINT). Nothing is written locally.`,
 			}
 			defer c.Close()
 			m, err := fusemount.Mount(args[0], c, fusemount.Options{
-				CacheTimeout: cfg.CacheTimeout, PageCache: cfg.PageCache, MaxWrite: int(maxWrite), WriteBehind: wb,
+				CacheTimeout: cfg.CacheTimeout, PageCache: cfg.PageCache, DirectReads: cfg.DirectReads, MaxWrite: int(maxWrite), WriteBehind: wb,
 				AllowOther: cfg.AllowOther, LocalLocks: cfg.LocalLocks, Debug: cfg.Debug, Logger: log,
 			})
 			if err != nil {
@@ -145,7 +146,8 @@ system is unmounted (umount MOUNTPOINT). Nothing is written locally.`,
 	f.BoolVar(&cfg.NoShm, "no-shm", false, "with a unix: forwarder, send data over the socket instead of a shared-memory region")
 	f.BoolVar(&cfg.NoRing, "no-ring", false, "with a unix: forwarder, send each request in the shared region as a frame on the socket instead of through the region's submission and completion rings (docs/protocol.md, Rings)")
 	f.DurationVar(&cfg.RingSpin, "ring-spin", client.DefaultRingSpin, "least time the completion reaper keeps polling the rings after its last completion before it sleeps: on an idle node 50 sweeps pass in microseconds, and each request would then wait for a wake-up through the socket (negative: sleep after 50 empty sweeps)")
-	f.BoolVar(&cfg.PageCache, "page-cache", false, "let the kernel cache file data (faster re-reads; the forwarder then sees fewer requests)")
+	f.BoolVar(&cfg.PageCache, "page-cache", false, "let the kernel cache the data of every open file, written ones too (writes to one file from many processes are then serialised by the kernel); by default only files open read-only are read through the page cache")
+	f.BoolVar(&cfg.DirectReads, "direct-reads", false, "send the reads of files open read-only to the forwarder as issued too, bypassing the page cache and its readahead (by default they are read through the page cache with close-to-open consistency: docs/posix.md)")
 	f.StringVar(&cfg.MaxWrite, "max-write", "1MiB", "largest read or write the kernel sends in one request")
 	f.DurationVar(&cfg.Reconnect, "reconnect", client.DefaultReconnect, "how long calls wait for a lost forwarder to come back, counted from the loss, before they fail with EIO (then at once, until a background retry every 0.5 s finds it back); 0: fail at once and for good; reads and writes in flight are sent again")
 	f.StringVar(&cfg.WriteBehind, "write-behind", "64MiB", "bytes of writes acknowledged before the forwarder has them (0: none; see above)")
