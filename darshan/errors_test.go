@@ -46,7 +46,7 @@ func readAll(l *darshan.Log) (records, segments int, err error) {
 // A damaged log gets an error that names what is wrong and where, never a
 // panic or a silent partial read.
 func TestMalformedLogsAreRefusedWithTheRegionAndOffset(t *testing.T) {
-	const sample = logsDir + "/release_logs/mpi-io-test-x86_64-3.4.7.darshan"
+	sample := logsDir + "/release_logs/mpi-io-test-x86_64-3.4.7.darshan"
 	data, err := os.ReadFile(sample)
 	if err != nil {
 		t.Skipf("%s: %v (the shared data set is not beside the repository)", sample, err)

@@ -11,10 +11,11 @@ import (
 	"testing"
 
 	"github.com/adaptio/adaptio/darshan"
+	"github.com/adaptio/adaptio/internal/datadir"
 )
 
 // logsDir holds the real Darshan logs (see ../shared/data/README.md).
-const logsDir = "../../shared/data/darshan"
+var logsDir = datadir.Path("darshan")
 
 // logs lists the .darshan files under logsDir, or skips the test.
 func logs(t testing.TB) []string {

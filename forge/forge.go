@@ -26,6 +26,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/adaptio/adaptio/internal/datadir"
 )
 
 // Errors returned by the package.
@@ -193,10 +195,18 @@ func Load(path string) ([]Row, error) {
 // holding the shared data (see Find).
 const File = "forge/marenostrum-4-results.csv"
 
-// Find looks for shared/data/forge/marenostrum-4-results.csv (File under
-// shared/data or ../shared/data) in the working directory and its
-// ancestors and returns its path, or ErrNotFound.
+// Find returns the path of File under $ADAPTIO_DATA when that is set, else
+// looks for it under shared/data or ../shared/data in the working directory
+// and its ancestors; ErrNotFound when it is not there (scripts/fetch-data
+// downloads it).
 func Find() (string, error) {
+	if d := os.Getenv(datadir.Env); d != "" {
+		p := filepath.Join(d, File)
+		if _, err := os.Stat(p); err != nil {
+			return "", fmt.Errorf("%w: %s=%s has no %s", ErrNotFound, datadir.Env, d, File)
+		}
+		return p, nil
+	}
 	dir, err := os.Getwd()
 	if err != nil {
 		return "", err

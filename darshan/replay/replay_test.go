@@ -15,13 +15,14 @@ import (
 	"github.com/adaptio/adaptio/darshan"
 	"github.com/adaptio/adaptio/darshan/internal/testlogs"
 	"github.com/adaptio/adaptio/darshan/replay"
+	"github.com/adaptio/adaptio/internal/datadir"
 	"github.com/adaptio/adaptio/rw"
 	"github.com/adaptio/adaptio/sim"
 	"github.com/adaptio/adaptio/workload"
 )
 
 // logsDir holds the real Darshan logs (see ../shared/data/README.md).
-const logsDir = "../../../shared/data/darshan"
+var logsDir = datadir.Path("darshan")
 
 // dxtLogs lists the logs of the shared data set that have a DXT trace
 // (nil when the set is not beside the repository).

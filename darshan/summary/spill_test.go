@@ -6,13 +6,14 @@ import (
 	"testing"
 
 	"github.com/adaptio/adaptio/darshan"
+	"github.com/adaptio/adaptio/internal/datadir"
 )
 
 // Sorting a DXT log's segments through spilled runs gives the summary the
 // in-memory sort gives: the largest log of the shared set (131,071
 // segments) in runs of 1,000.
 func TestSpilledRunsSummariseAsInMemory(t *testing.T) {
-	p := "../../../shared/data/darshan/partial_data_dxt/partial_data_dxt.darshan"
+	p := datadir.Path("darshan", "partial_data_dxt", "partial_data_dxt.darshan")
 	if _, err := os.Stat(p); err != nil {
 		t.Skipf("%v (the shared data set is not beside the repository)", err)
 	}

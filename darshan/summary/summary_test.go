@@ -9,9 +9,10 @@ import (
 	"github.com/adaptio/adaptio/darshan"
 	"github.com/adaptio/adaptio/darshan/internal/testlogs"
 	"github.com/adaptio/adaptio/darshan/summary"
+	"github.com/adaptio/adaptio/internal/datadir"
 )
 
-const logsDir = "../../../shared/data/darshan"
+var logsDir = datadir.Path("darshan")
 
 // open opens a log of the shared data set, or skips the test when the set
 // is not beside the repository.
