@@ -11,13 +11,14 @@ import (
 	"github.com/adaptio/adaptio/backend/posix"
 	"github.com/adaptio/adaptio/fwd"
 	"github.com/adaptio/adaptio/fwd/fwdtest"
+	"github.com/adaptio/adaptio/internal/datadir"
 )
 
 // adaptio darshan summary on an IOR log: the job, the file's pattern as
 // the command line implies, the HTML report; a file that is not a log is
 // refused by name.
 func TestDarshanSummaryCommand(t *testing.T) {
-	log := "../../../shared/data/darshan/ior-cmdline-labelled/dbin_ior_id66186370-3983_1-22-81594-8524346896066396999_1.darshan"
+	log := datadir.Path("darshan") + "/ior-cmdline-labelled/dbin_ior_id66186370-3983_1-22-81594-8524346896066396999_1.darshan"
 	if _, err := os.Stat(log); err != nil {
 		t.Skipf("%s: %v (the shared data set is not beside the repository)", log, err)
 	}
@@ -52,7 +53,7 @@ func TestDarshanSummaryCommand(t *testing.T) {
 // adaptio darshan replay: the job as the simulator's workload, every
 // setting run, and advice naming the best.
 func TestDarshanReplayCommand(t *testing.T) {
-	log := "../../../shared/data/darshan/ior-cmdline-labelled/dbin_ior_id66186370-3983_1-22-81594-8524346896066396999_1.darshan"
+	log := datadir.Path("darshan") + "/ior-cmdline-labelled/dbin_ior_id66186370-3983_1-22-81594-8524346896066396999_1.darshan"
 	if _, err := os.Stat(log); err != nil {
 		t.Skipf("%s: %v (the shared data set is not beside the repository)", log, err)
 	}
@@ -76,8 +77,8 @@ func TestDarshanReplayCommand(t *testing.T) {
 // advice and the report; --from counters takes the counters' pattern
 // instead; --from dxt on a log without a trace is refused.
 func TestDarshanReplayDXTCommand(t *testing.T) {
-	dxt := "../../../shared/data/darshan/mpi_io_test_with_dxt/treddy_mpi-io-test_id4373053_6-2-60198-9815401321915095332_1.darshan"
-	ior := "../../../shared/data/darshan/ior-cmdline-labelled/dbin_ior_id66186370-3983_1-22-81594-8524346896066396999_1.darshan"
+	dxt := datadir.Path("darshan") + "/mpi_io_test_with_dxt/treddy_mpi-io-test_id4373053_6-2-60198-9815401321915095332_1.darshan"
+	ior := datadir.Path("darshan") + "/ior-cmdline-labelled/dbin_ior_id66186370-3983_1-22-81594-8524346896066396999_1.darshan"
 	for _, p := range []string{dxt, ior} {
 		if _, err := os.Stat(p); err != nil {
 			t.Skipf("%s: %v (the shared data set is not beside the repository)", p, err)
@@ -127,7 +128,7 @@ func TestDarshanReplayDXTCommand(t *testing.T) {
 // adaptio darshan replay --real: the same trace through a running
 // forwarder, every byte read checked; refused for a counters replay.
 func TestDarshanReplayReal(t *testing.T) {
-	log := "../../../shared/data/darshan/pydarshan-samples/ior_hdf5_example.darshan"
+	log := datadir.Path("darshan") + "/pydarshan-samples/ior_hdf5_example.darshan"
 	if _, err := os.Stat(log); err != nil {
 		t.Skipf("%s: %v (the shared data set is not beside the repository)", log, err)
 	}
