@@ -13,6 +13,8 @@ import (
 	"errors"
 	"io/fs"
 	"time"
+
+	"github.com/adaptio/adaptio/layout"
 )
 
 // Errors shared by backends; wrapped with detail, tested with errors.Is.
@@ -22,17 +24,9 @@ var (
 	ErrExist       = fs.ErrExist
 	ErrServerDown  = errors.New("backend: data server unavailable")
 	ErrClosed      = errors.New("backend: closed")
-	ErrBadArgument = errors.New("backend: bad argument")
+	ErrBadArgument = layout.ErrBadArgument // one sentinel with the layout's errors
 	ErrUnsupported = errors.ErrUnsupported
 )
-
-// Piece is the part of a file access that lands on one data server: file
-// bytes [Offset, Offset+Length) are stored on Server.
-type Piece struct {
-	Server int
-	Offset int64
-	Length int64
-}
 
 // FileInfo is the metadata the protocol's stat returns.
 type FileInfo struct {
@@ -101,7 +95,7 @@ type Backend interface {
 	Servers() int
 	// Split appends to dst the pieces of file bytes [off, off+n) in file
 	// order, per the file's striping layout.
-	Split(dst []Piece, path string, off, n int64) ([]Piece, error)
+	Split(dst []layout.Piece, path string, off, n int64) ([]layout.Piece, error)
 	// ReadAt reads len(p) bytes at file offset off from one data server;
 	// the range lies within pieces Split assigned to that server. Bytes
 	// beyond the end of file read as a short count, not an error.

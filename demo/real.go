@@ -32,6 +32,7 @@ import (
 	"github.com/adaptio/adaptio/fwd/client"
 	"github.com/adaptio/adaptio/fwd/fwdbench"
 	"github.com/adaptio/adaptio/internal/atomicfile"
+	"github.com/adaptio/adaptio/layout"
 	"github.com/adaptio/adaptio/pfs"
 	"github.com/adaptio/adaptio/rw"
 	"github.com/adaptio/adaptio/sched"
@@ -294,7 +295,7 @@ func (s *stack) nodeBackend(cfg Config, i int) (backend.Backend, error) {
 		}
 		return be, nil
 	}
-	be, err := posix.Open(posix.Options{Root: cfg.Backend, Layout: cfg.Layout, Static: backend.DefaultLayout(cfg.Servers),
+	be, err := posix.Open(posix.Options{Root: cfg.Backend, Layout: cfg.Layout, Static: layout.Default(cfg.Servers),
 		MooseFS: cfg.MooseFS, Logger: cfg.Logger.With("node", i)})
 	if err != nil {
 		return nil, fmt.Errorf("demo: backend %s: %w", cfg.Backend, err)

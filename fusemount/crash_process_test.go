@@ -8,12 +8,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/adaptio/adaptio/backend"
 	"github.com/adaptio/adaptio/fusemount"
 	"github.com/adaptio/adaptio/fwd/client"
 	"github.com/adaptio/adaptio/fwd/fwdbench"
 	"github.com/adaptio/adaptio/fwd/fwdtest"
 	"github.com/adaptio/adaptio/internal/testproc"
+	"github.com/adaptio/adaptio/layout"
 )
 
 // daemonEnv, set in the environment, makes the test binary run a
@@ -35,7 +35,7 @@ func TestMain(m *testing.M) {
 
 // serveDaemon serves a daemon over dir/export on the socket dir/fwd.sock.
 func serveDaemon(dir string) (string, func(), error) {
-	return fwdtest.ServeDir(dir, backend.Layout{StripeSize: 64 << 10, StripeCount: 4})
+	return fwdtest.ServeDir(dir, layout.Layout{StripeSize: 64 << 10, StripeCount: 4})
 }
 
 // The forwarder killed with SIGKILL while dd writes through the mount

@@ -21,6 +21,7 @@ import (
 	"github.com/adaptio/adaptio/fwd/client"
 	"github.com/adaptio/adaptio/fwd/fwdbench"
 	"github.com/adaptio/adaptio/fwd/fwdtest"
+	"github.com/adaptio/adaptio/layout"
 )
 
 // mounted starts a daemon over a POSIX backend in a temporary directory and
@@ -62,7 +63,7 @@ func mountedServer(t testing.TB, root string, opts fwd.Options, mo ...fusemount.
 	if os.Geteuid() != 0 {
 		t.Skip("not root: the mount test mounts directly (DirectMount) and needs root")
 	}
-	be, err := posix.New(root, backend.Layout{StripeSize: 64 << 10, StripeCount: 4})
+	be, err := posix.New(root, layout.Layout{StripeSize: 64 << 10, StripeCount: 4})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -317,7 +318,7 @@ func TestDaemonRestartUnderMount(t *testing.T) {
 		t.Skip("needs /dev/fuse and root")
 	}
 	root := t.TempDir()
-	be, err := posix.New(root, backend.Layout{StripeSize: 64 << 10, StripeCount: 4})
+	be, err := posix.New(root, layout.Layout{StripeSize: 64 << 10, StripeCount: 4})
 	if err != nil {
 		t.Fatal(err)
 	}

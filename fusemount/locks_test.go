@@ -15,12 +15,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/adaptio/adaptio/backend"
 	"github.com/adaptio/adaptio/backend/posix"
 	"github.com/adaptio/adaptio/fusemount"
 	"github.com/adaptio/adaptio/fwd"
 	"github.com/adaptio/adaptio/fwd/client"
 	"github.com/adaptio/adaptio/fwd/fwdtest"
+	"github.com/adaptio/adaptio/layout"
 )
 
 // lockEnv, set to "mode kind path [args]", makes the test binary a helper
@@ -37,7 +37,7 @@ func twoMounts(t *testing.T, mo fusemount.Options) (string, string) {
 	if os.Geteuid() != 0 {
 		t.Skip("not root: the mount test mounts directly (DirectMount) and needs root")
 	}
-	be, err := posix.New(t.TempDir(), backend.Layout{StripeSize: 64 << 10, StripeCount: 4})
+	be, err := posix.New(t.TempDir(), layout.Layout{StripeSize: 64 << 10, StripeCount: 4})
 	if err != nil {
 		t.Fatal(err)
 	}

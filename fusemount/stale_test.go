@@ -9,11 +9,11 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/adaptio/adaptio/backend"
 	"github.com/adaptio/adaptio/fusemount"
 	"github.com/adaptio/adaptio/fwd/client"
 	"github.com/adaptio/adaptio/fwd/fwdtest"
 	"github.com/adaptio/adaptio/internal/testproc"
+	"github.com/adaptio/adaptio/layout"
 )
 
 // mountEnv, set in the environment, makes the test binary serve a daemon
@@ -22,7 +22,7 @@ const mountEnv = "ADAPTIO_FUSEMOUNT_TEST_MOUNT"
 
 // serveMount serves a daemon over dir/export and mounts it at dir/mnt.
 func serveMount(dir string) (string, func(), error) {
-	addr, stop, err := fwdtest.ServeDir(dir, backend.Layout{StripeSize: 64 << 10, StripeCount: 4})
+	addr, stop, err := fwdtest.ServeDir(dir, layout.Layout{StripeSize: 64 << 10, StripeCount: 4})
 	if err != nil {
 		return "", nil, err
 	}
@@ -59,7 +59,7 @@ func TestMountOverAStaleMount(t *testing.T) {
 	t.Cleanup(func() { _ = syscall.Unmount(mnt, syscall.MNT_DETACH) }) // if the test fails before cleaning it
 
 	root := t.TempDir()
-	addr, stop, err := fwdtest.ServeDir(root, backend.Layout{StripeSize: 64 << 10, StripeCount: 4})
+	addr, stop, err := fwdtest.ServeDir(root, layout.Layout{StripeSize: 64 << 10, StripeCount: 4})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,13 +8,13 @@ import (
 	"time"
 
 	"github.com/adaptio/adaptio/announce"
-	"github.com/adaptio/adaptio/backend"
 	"github.com/adaptio/adaptio/backend/posix"
 	"github.com/adaptio/adaptio/council"
 	"github.com/adaptio/adaptio/council/service"
 	"github.com/adaptio/adaptio/fwd"
 	"github.com/adaptio/adaptio/fwd/fwdproto"
 	"github.com/adaptio/adaptio/fwd/fwdtest"
+	"github.com/adaptio/adaptio/layout"
 	"github.com/adaptio/adaptio/sched"
 )
 
@@ -111,7 +111,7 @@ func announcerOverhead(b *testing.B, req int, control bool) {
 		perClient = 16 << 20
 	}
 	root := fwdtest.MemDir(b)
-	be, err := posix.New(root, backend.Layout{StripeSize: 64 << 10, StripeCount: 4})
+	be, err := posix.New(root, layout.Layout{StripeSize: 64 << 10, StripeCount: 4})
 	if err != nil {
 		b.Fatal(err)
 	}

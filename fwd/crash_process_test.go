@@ -9,11 +9,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/adaptio/adaptio/backend"
 	"github.com/adaptio/adaptio/fwd"
 	"github.com/adaptio/adaptio/fwd/client"
 	"github.com/adaptio/adaptio/fwd/fwdtest"
 	"github.com/adaptio/adaptio/internal/testproc"
+	"github.com/adaptio/adaptio/layout"
 )
 
 // daemonEnv, set in the environment, makes the test binary run a
@@ -23,7 +23,7 @@ const daemonEnv = "ADAPTIO_FWD_TEST_DAEMON"
 
 // serveDaemon serves a daemon over dir/export on the socket dir/fwd.sock.
 func serveDaemon(dir string) (string, func(), error) {
-	return fwdtest.ServeDir(dir, backend.Layout{StripeSize: 4 << 10, StripeCount: 4})
+	return fwdtest.ServeDir(dir, layout.Layout{StripeSize: 4 << 10, StripeCount: 4})
 }
 
 // A daemon killed with SIGKILL in the middle of verified writes loses

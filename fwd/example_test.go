@@ -4,16 +4,16 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/adaptio/adaptio/backend"
 	"github.com/adaptio/adaptio/backend/posix"
 	"github.com/adaptio/adaptio/fwd"
 	"github.com/adaptio/adaptio/fwd/client"
+	"github.com/adaptio/adaptio/layout"
 )
 
 func Example() {
 	root, _ := os.MkdirTemp("", "fwd-example")
 	defer os.RemoveAll(root)
-	be, _ := posix.New(root, backend.Layout{StripeSize: 64 << 10, StripeCount: 4})
+	be, _ := posix.New(root, layout.Layout{StripeSize: 64 << 10, StripeCount: 4})
 	defer be.Close()
 
 	d, err := fwd.New(fwd.Options{Backend: be, Listen: []string{"127.0.0.1:0"}})

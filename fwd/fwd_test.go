@@ -29,13 +29,14 @@ import (
 	"github.com/adaptio/adaptio/fwd/fwdproto"
 	"github.com/adaptio/adaptio/fwd/fwdtest"
 	"github.com/adaptio/adaptio/ionode"
+	"github.com/adaptio/adaptio/layout"
 	"github.com/adaptio/adaptio/rw"
 	"github.com/adaptio/adaptio/sched"
 )
 
 // newPosixDir is fwdtest.Posix for callers without a testing.TB to clean up with.
 func newPosixDir(dir string) backend.Backend {
-	b, err := posix.New(dir, backend.Layout{StripeSize: 4 << 10, StripeCount: 4})
+	b, err := posix.New(dir, layout.Layout{StripeSize: 4 << 10, StripeCount: 4})
 	if err != nil {
 		panic(err)
 	}
@@ -733,7 +734,7 @@ func (g gated) WriteAt(ctx context.Context, p string, server int, b []byte, off 
 // executed as one backend access, and every byte still lands.
 func TestAggregation(t *testing.T) {
 	dir := t.TempDir()
-	pb, err := posix.New(dir, backend.Layout{StripeSize: 1 << 20, StripeCount: 1})
+	pb, err := posix.New(dir, layout.Layout{StripeSize: 1 << 20, StripeCount: 1})
 	if err != nil {
 		t.Fatal(err)
 	}

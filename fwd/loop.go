@@ -12,6 +12,7 @@ import (
 	"github.com/adaptio/adaptio/backend"
 	"github.com/adaptio/adaptio/fwd/fwdproto"
 	"github.com/adaptio/adaptio/ionode"
+	"github.com/adaptio/adaptio/layout"
 	"github.com/adaptio/adaptio/rw"
 	"github.com/adaptio/adaptio/sched"
 )
@@ -38,7 +39,7 @@ type ioOp struct {
 	// Room for the pieces and the backend's split of a request of few
 	// pieces, so that they are not allocated apart from the op.
 	pieceRoom [2]piece
-	splitRoom [2]backend.Piece
+	splitRoom [2]layout.Piece
 }
 
 // piece is the part of an ioOp on one data server.

@@ -13,6 +13,7 @@ import (
 	"github.com/adaptio/adaptio/fwd/client"
 	"github.com/adaptio/adaptio/fwd/fwdproto"
 	"github.com/adaptio/adaptio/fwd/fwdtest"
+	"github.com/adaptio/adaptio/layout"
 	"github.com/adaptio/adaptio/pfs"
 	"github.com/adaptio/adaptio/sched"
 )
@@ -187,7 +188,7 @@ func TestDefaultWorkers(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { remote.Close() })
-	local, err := posix.New(t.TempDir(), backend.Layout{})
+	local, err := posix.New(t.TempDir(), layout.Layout{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,11 +9,11 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
-	"github.com/adaptio/adaptio/backend"
 	"github.com/adaptio/adaptio/backend/posix"
 	"github.com/adaptio/adaptio/fwd/client"
 	"github.com/adaptio/adaptio/fwd/internal/shm"
 	"github.com/adaptio/adaptio/internal/poll"
+	"github.com/adaptio/adaptio/layout"
 	"github.com/adaptio/adaptio/sched"
 )
 
@@ -23,7 +23,7 @@ import (
 func startInternal(t *testing.T, opts Options) *Daemon {
 	t.Helper()
 	if opts.Backend == nil {
-		be, err := posix.New(t.TempDir(), backend.Layout{StripeSize: 64 << 10, StripeCount: 4})
+		be, err := posix.New(t.TempDir(), layout.Layout{StripeSize: 64 << 10, StripeCount: 4})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -11,6 +11,7 @@ import (
 	"github.com/adaptio/adaptio/backend/posix"
 	"github.com/adaptio/adaptio/fwd/client"
 	"github.com/adaptio/adaptio/internal/poll"
+	"github.com/adaptio/adaptio/layout"
 	"github.com/adaptio/adaptio/sched"
 )
 
@@ -36,7 +37,7 @@ func TestSpanJobs(t *testing.T) {
 		{"no Spanner, no joins", "fifo", true, 16, 16},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			pb, err := posix.New(t.TempDir(), backend.Layout{StripeSize: 64 << 10, StripeCount: 4})
+			pb, err := posix.New(t.TempDir(), layout.Layout{StripeSize: 64 << 10, StripeCount: 4})
 			if err != nil {
 				t.Fatal(err)
 			}

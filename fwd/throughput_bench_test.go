@@ -11,12 +11,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/adaptio/adaptio/backend"
 	"github.com/adaptio/adaptio/backend/posix"
 	"github.com/adaptio/adaptio/fwd"
 	"github.com/adaptio/adaptio/fwd/client"
 	"github.com/adaptio/adaptio/fwd/fwdtest"
 	"github.com/adaptio/adaptio/internal/cpustat"
+	"github.com/adaptio/adaptio/layout"
 	"github.com/adaptio/adaptio/sched"
 )
 
@@ -104,7 +104,7 @@ func forwarderVsDirect(b *testing.B, req int, stripe int64, scheduler, transport
 		perClient = 16 << 20
 	}
 	root := fwdtest.MemDir(b)
-	be, err := posix.New(root, backend.Layout{StripeSize: stripe, StripeCount: 4})
+	be, err := posix.New(root, layout.Layout{StripeSize: stripe, StripeCount: 4})
 	if err != nil {
 		b.Fatal(err)
 	}

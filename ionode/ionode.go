@@ -3,7 +3,7 @@
 // (package sim) runs in virtual time.
 //
 // The pieces of client requests (one per data-server range, see
-// backend.Layout) enter a scheduler (a sched.Switcher). A dispatcher thread
+// layout.Layout) enter a scheduler (a sched.Switcher). A dispatcher thread
 // that is free asks the Node for an access: the batch the scheduler releases,
 // joined with the batches released right after it that continue it on the
 // same data server (Bez et al., FGCS 2020, V-A: IOFSL aggregates up to 16 requests in

@@ -10,6 +10,7 @@ import (
 	"github.com/adaptio/adaptio/backend"
 	"github.com/adaptio/adaptio/backend/backendtest"
 	"github.com/adaptio/adaptio/backend/posix"
+	"github.com/adaptio/adaptio/layout"
 	"github.com/adaptio/adaptio/pfs"
 )
 
@@ -24,7 +25,7 @@ func BenchmarkBackend(b *testing.B) {
 		open func(b *testing.B) backend.Backend
 	}{
 		{"posix", func(b *testing.B) backend.Backend {
-			be, err := posix.New(b.TempDir(), backend.DefaultLayout(4))
+			be, err := posix.New(b.TempDir(), layout.Default(4))
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -86,7 +87,7 @@ func BenchmarkBackend(b *testing.B) {
 }
 
 func readInto(ctx context.Context, be backend.Backend, buf []byte, off int64) (int, error) {
-	var pieces [32]backend.Piece
+	var pieces [32]layout.Piece
 	ps, err := be.Split(pieces[:0], "bench.dat", off, int64(len(buf)))
 	if err != nil {
 		return 0, err

@@ -18,13 +18,14 @@ import (
 
 	"github.com/adaptio/adaptio/backend"
 	"github.com/adaptio/adaptio/backend/rootfs"
+	"github.com/adaptio/adaptio/layout"
 	"github.com/adaptio/adaptio/pfs/pfsproto"
 )
 
 // ClientOptions configure a Client.
 type ClientOptions struct {
 	Addrs       []string      // data server addresses, server i at Addrs[i]
-	StripeSize  int64         // bytes per stripe unit; 0: backend.DefaultStripeSize
+	StripeSize  int64         // bytes per stripe unit; 0: layout.DefaultStripeSize
 	DialTimeout time.Duration // per connection attempt; 0: 2 s
 	// Node is the index of the I/O node this client serves, announced on
 	// every connection (pfsproto.OpHello) so that the data servers' model
@@ -42,7 +43,7 @@ type ClientOptions struct {
 // dialled on first use and again after it fails, so a restarted server is
 // used again without intervention. Safe for concurrent use.
 type Client struct {
-	layout  backend.Layout
+	layout  layout.Layout
 	servers []*serverConn
 	log     *slog.Logger
 	closed  atomic.Bool
@@ -63,7 +64,7 @@ func NewClient(opts ClientOptions) (*Client, error) {
 		return nil, fmt.Errorf("%w: no data server addresses", ErrBadOptions)
 	}
 	if opts.StripeSize == 0 {
-		opts.StripeSize = backend.DefaultStripeSize
+		opts.StripeSize = layout.DefaultStripeSize
 	}
 	if opts.StripeSize < 0 {
 		return nil, fmt.Errorf("%w: stripe size %d", ErrBadOptions, opts.StripeSize)
@@ -72,7 +73,7 @@ func NewClient(opts ClientOptions) (*Client, error) {
 		opts.DialTimeout = 2 * time.Second
 	}
 	c := &Client{
-		layout: backend.Layout{StripeSize: opts.StripeSize, StripeCount: len(opts.Addrs)},
+		layout: layout.Layout{StripeSize: opts.StripeSize, StripeCount: len(opts.Addrs)},
 		log:    opts.Logger,
 	}
 	if c.log == nil {
@@ -91,10 +92,10 @@ func NewClient(opts ClientOptions) (*Client, error) {
 func (c *Client) Servers() int { return len(c.servers) }
 
 // Layout is the striping layout of every file.
-func (c *Client) Layout() backend.Layout { return c.layout }
+func (c *Client) Layout() layout.Layout { return c.layout }
 
 // Split appends the pieces of file bytes [off, off+n) in file order.
-func (c *Client) Split(dst []backend.Piece, path string, off, n int64) ([]backend.Piece, error) {
+func (c *Client) Split(dst []layout.Piece, path string, off, n int64) ([]layout.Piece, error) {
 	if _, err := rootfs.Clean(path); err != nil {
 		return dst, err
 	}
@@ -104,7 +105,7 @@ func (c *Client) Split(dst []backend.Piece, path string, off, n int64) ([]backen
 	return c.layout.Split(dst, len(c.servers), c.first(path), off, n), nil
 }
 
-// first is the server holding stripe 0 of path (backend.Layout.FirstServer
+// first is the server holding stripe 0 of path (layout.Layout.FirstServer
 // of its clean name; an unclean path was refused before).
 func (c *Client) first(path string) int {
 	name, err := rootfs.Clean(path)

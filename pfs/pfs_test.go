@@ -84,7 +84,7 @@ func TestServerRestartRecovery(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	// Files start on different servers (backend.Layout.FirstServer).
+	// Files start on different servers (layout.Layout.FirstServer).
 	s0, s1, s2 := backendtest.ServerOf(t, b, "f", 0), backendtest.ServerOf(t, b, "f", 65536), backendtest.ServerOf(t, b, "f", 2*65536)
 	c.Server(s1).Shutdown()
 	_, err := b.WriteAt(ctx, "f", s1, data[:100], 65536)
@@ -434,7 +434,7 @@ func TestMetrics(t *testing.T) {
 	if err := backendtest.WriteAll(ctx, b, "f", make([]byte, 65536+10), 0); err != nil {
 		t.Fatal(err)
 	}
-	// "f" starts on server 1 of 2 (backend.Layout.FirstServer).
+	// "f" starts on server 1 of 2 (layout.Layout.FirstServer).
 	if s := backendtest.ServerOf(t, b, "f", 0); s != 1 {
 		t.Fatalf("f starts on server %d", s)
 	}

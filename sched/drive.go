@@ -5,7 +5,7 @@ import (
 	"math/rand/v2"
 	"time"
 
-	"github.com/adaptio/adaptio/backend"
+	"github.com/adaptio/adaptio/layout"
 	"github.com/adaptio/adaptio/rw"
 )
 
@@ -23,7 +23,7 @@ type StreamConfig struct {
 // reads or writes (one operation per file) the next Size bytes of it, so
 // requests to one file are contiguous and can be aggregated; the queue is the
 // server holding the stripe of the request's offset under the project's one
-// striping rule (backend.Layout over Servers servers, file f named
+// striping rule (layout.Layout over Servers servers, file f named
 // "stream.F"). A request is not split: Size should not exceed Stripe.
 // IDs are 1..Requests; Arrival is left zero.
 func Stream(sc StreamConfig) []Request {
@@ -36,13 +36,13 @@ func Stream(sc StreamConfig) []Request {
 	sc.Files = max(sc.Files, 1)
 	sc.Servers = max(sc.Servers, 1)
 	rng := rand.New(rand.NewPCG(sc.Seed, sc.Seed^0x9e3779b97f4a7c15))
-	layout := backend.Layout{StripeSize: sc.Stripe, StripeCount: sc.Servers}
+	lay := layout.Layout{StripeSize: sc.Stripe, StripeCount: sc.Servers}
 	first := make([]int, sc.Files)
 	for f := range first {
-		first[f] = layout.FirstServer(fmt.Sprint("stream.", f), sc.Servers)
+		first[f] = lay.FirstServer(fmt.Sprint("stream.", f), sc.Servers)
 	}
 	cursor := make([]int64, sc.Files)
-	var piece [1]backend.Piece
+	var piece [1]layout.Piece
 	out := make([]Request, sc.Requests)
 	for i := range out {
 		f := rng.IntN(sc.Files)
@@ -53,7 +53,7 @@ func Stream(sc StreamConfig) []Request {
 			op = rw.Write
 		}
 		out[i] = Request{
-			ID: uint64(i + 1), Queue: layout.Split(piece[:0], sc.Servers, first[f], off, 1)[0].Server,
+			ID: uint64(i + 1), Queue: lay.Split(piece[:0], sc.Servers, first[f], off, 1)[0].Server,
 			File: uint64(f), Offset: off, Length: sc.Size, Op: op, App: uint32(f % 16),
 		}
 	}

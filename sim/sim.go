@@ -9,10 +9,10 @@ import (
 	"time"
 
 	"github.com/adaptio/adaptio/access"
-	"github.com/adaptio/adaptio/backend"
 	"github.com/adaptio/adaptio/dataserver"
 	"github.com/adaptio/adaptio/disk"
 	"github.com/adaptio/adaptio/ionode"
+	"github.com/adaptio/adaptio/layout"
 	"github.com/adaptio/adaptio/rw"
 	"github.com/adaptio/adaptio/sched"
 	"github.com/adaptio/adaptio/workload"
@@ -102,8 +102,8 @@ type Sim struct {
 	threads  []thread
 	servers  []server
 	scratch  []piece
-	bpieces  []backend.Piece
-	layout   backend.Layout
+	bpieces  []layout.Piece
+	layout   layout.Layout
 	firsts   []int            // server of stripe 0 of each file of the current pattern
 	tr       traceState       // the current phase's trace (Config.Traces)
 	fileBusy map[uint64]int32 // FileConcurrency: accesses in service per file
@@ -189,7 +189,7 @@ func New(cfg Config, logger *slog.Logger) (*Sim, error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	s := &Sim{cfg: cfg, log: logger, layout: backend.Layout{StripeSize: cfg.StripeBytes, StripeCount: cfg.Servers}}
+	s := &Sim{cfg: cfg, log: logger, layout: layout.Layout{StripeSize: cfg.StripeBytes, StripeCount: cfg.Servers}}
 	if cfg.Placement != nil {
 		s.pl = *cfg.Placement
 	} else {
@@ -387,7 +387,7 @@ func (s *Sim) issue(i int) {
 
 // split cuts [off, off+length) of file of the current pattern into its
 // pieces, one per stripe run on a data server in file order, with their
-// offsets in the server's local (object) byte space: backend.Layout, the
+// offsets in the server's local (object) byte space: layout.Layout, the
 // rule of the daemon's backends, on the file's name (workload.Pattern.FileName).
 func (s *Sim) split(file int, off, length int64) []piece {
 	first := s.firsts[file]

@@ -12,9 +12,9 @@ import (
 	"time"
 
 	"github.com/adaptio/adaptio/access"
-	"github.com/adaptio/adaptio/backend"
 	"github.com/adaptio/adaptio/dataset"
 	"github.com/adaptio/adaptio/disk"
+	"github.com/adaptio/adaptio/layout"
 	"github.com/adaptio/adaptio/rw"
 	"github.com/adaptio/adaptio/sched"
 	"github.com/adaptio/adaptio/workload"
@@ -212,11 +212,11 @@ func TestWriteThenRead(t *testing.T) {
 }
 
 // The simulator stripes a file as the daemon's backends do
-// (backend.Layout on the file's name), with each piece's offset in its
+// (layout.Layout on the file's name), with each piece's offset in its
 // server's object.
 func TestSplit(t *testing.T) {
 	cfg := Config{StripeBytes: 64 << 10, Servers: 4, Patterns: []workload.Pattern{{Processes: 8, Layout: workload.FilePerProcess}}}
-	s := &Sim{cfg: cfg, layout: backend.Layout{StripeSize: 64 << 10, StripeCount: 4}}
+	s := &Sim{cfg: cfg, layout: layout.Layout{StripeSize: 64 << 10, StripeCount: 4}}
 	for f := range 8 {
 		s.firsts = append(s.firsts, s.layout.FirstServer(cfg.Patterns[0].FileName(f), 4))
 	}
@@ -248,7 +248,7 @@ func TestSplit(t *testing.T) {
 			// The daemon's view of the same bytes: the same servers and lengths.
 			bp := s.layout.Split(nil, 4, s.layout.FirstServer(cfg.Patterns[0].FileName(tt.file), 4), tt.off, tt.size)
 			if len(bp) != len(got) {
-				t.Fatalf("backend.Layout has %d pieces, the simulator %d", len(bp), len(got))
+				t.Fatalf("layout.Layout has %d pieces, the simulator %d", len(bp), len(got))
 			}
 			for i := range bp {
 				if bp[i].Server != got[i].server || bp[i].Length != got[i].length || s.layout.Local(bp[i].Offset) != got[i].local {

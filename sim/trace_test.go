@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/adaptio/adaptio/access"
-	"github.com/adaptio/adaptio/backend"
+	"github.com/adaptio/adaptio/layout"
 	"github.com/adaptio/adaptio/rw"
 	"github.com/adaptio/adaptio/workload"
 )
@@ -114,7 +114,7 @@ func TestTraceDispatchIsKnown(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	lay := backend.Layout{StripeSize: DefaultStripeBytes, StripeCount: 4}
+	lay := layout.Layout{StripeSize: DefaultStripeBytes, StripeCount: 4}
 	a, b := lay.FirstServer("a.dat", 4), lay.FirstServer("b.dat", 4)
 	msg := func(bytes int64) time.Duration { // one message on idle links: latency, then its bytes
 		return DefaultNetLatency + time.Duration(float64(DefaultHeaderBytes+bytes)/DefaultNetBytesPerSec*1e9)

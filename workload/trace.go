@@ -50,7 +50,7 @@ type Trace interface {
 	Processes() int
 	// Files names the files, Request.File indexing it, relative to the
 	// run's directory (see TraceFileName): the simulator stripes a file by
-	// its name (backend.Layout.FirstServer) as the daemon's backends do.
+	// its name (layout.Layout.FirstServer) as the daemon's backends do.
 	Files() []string
 	// Cursor returns a reader of the requests from the start.
 	Cursor() (Cursor, error)
@@ -66,7 +66,7 @@ type Cursor interface {
 
 // TraceFileName is the name of file index file of a trace converted from
 // a log, relative to the run's directory: "trace.00012.dat". The simulator
-// stripes these names (backend.Layout.FirstServer) as a forwarder's
+// stripes these names (layout.Layout.FirstServer) as a forwarder's
 // backends would stripe the files a replay creates under them.
 func TraceFileName(file int) string { return fmt.Sprintf("trace.%05d.dat", file) }
 

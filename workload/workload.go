@@ -126,7 +126,7 @@ func (p Pattern) Files() int {
 // FileName is the name of file index file of the pattern, relative to the
 // run's directory: "shared.dat", or "fpp.00012.dat" for process 12's file.
 // The benchmark (fwd/fwdbench) writes these files and the simulator stripes
-// them by these names (backend.Layout.FirstServer), so both place a file's
+// them by these names (layout.Layout.FirstServer), so both place a file's
 // stripes alike.
 func (p Pattern) FileName(file int) string {
 	if p.Layout == Shared {

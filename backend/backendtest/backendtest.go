@@ -447,7 +447,7 @@ func testSplit(t *testing.T, h Harness) {
 }
 
 // ServerOf is the data server holding byte off of path (files start on
-// different servers: backend.Layout.FirstServer).
+// different servers: layout.Layout.FirstServer).
 func ServerOf(t *testing.T, b backend.Backend, path string, off int64) int {
 	t.Helper()
 	pieces, err := b.Split(nil, path, off, 1)

@@ -7,8 +7,8 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/adaptio/adaptio/backend"
 	"github.com/adaptio/adaptio/backend/posix"
+	"github.com/adaptio/adaptio/layout"
 )
 
 // BenchmarkReadAt compares the backend's ReadAt (layout check, confined
@@ -20,7 +20,7 @@ func BenchmarkReadAt(b *testing.B) {
 	if err := os.WriteFile(filepath.Join(dir, "f"), make([]byte, size), 0o644); err != nil {
 		b.Fatal(err)
 	}
-	be, err := posix.New(dir, backend.DefaultLayout(4))
+	be, err := posix.New(dir, layout.Default(4))
 	if err != nil {
 		b.Fatal(err)
 	}

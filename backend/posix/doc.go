@@ -6,9 +6,9 @@
 // queue per OST), "static" (the default, described below) models one.
 //
 // Under the static kind a striping layout (stripe size and count, per
-// directory through a backend.LayoutFile) assigns the pieces. A layout file holds
+// directory through a layout.File) assigns the pieces. A layout file holds
 // "stripe_size = 1MiB" and "stripe_count = 2" lines (see
-// backend.ParseLayout) and applies to its directory and those below it that
+// layout.Parse) and applies to its directory and those below it that
 // have none; each directory's layout is read once per Backend (SetLayout
 // writes one and refreshes the cache), so edit layout files before files
 // are striped with them. Layouts only choose queues: the bytes always land
@@ -17,7 +17,7 @@
 // The tree is confined with os.Root: absolute paths, ".." and symlinks that
 // leave the root are refused with backend.ErrPath.
 //
-//	b, err := posix.New("/mnt/pfs/export", backend.DefaultLayout(4))
+//	b, err := posix.New("/mnt/pfs/export", layout.Default(4))
 //	pieces, _ := b.Split(nil, "run/out.dat", off, n)
 //	for _, pc := range pieces { // one scheduler queue per pc.Server
 //		b.WriteAt(ctx, "run/out.dat", pc.Server, data[pc.Offset-off:][:pc.Length], pc.Offset)

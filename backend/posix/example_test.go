@@ -5,14 +5,14 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/adaptio/adaptio/backend"
 	"github.com/adaptio/adaptio/backend/posix"
+	"github.com/adaptio/adaptio/layout"
 )
 
 func Example() {
 	dir, _ := os.MkdirTemp("", "posix-example")
 	defer os.RemoveAll(dir)
-	b, err := posix.New(dir, backend.DefaultLayout(4)) // 64 KiB stripes, 4 server queues
+	b, err := posix.New(dir, layout.Default(4)) // 64 KiB stripes, 4 server queues
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -20,7 +20,7 @@ func Example() {
 	defer b.Close()
 	ctx := context.Background()
 	b.Mkdir(ctx, "narrow", 0o755)
-	b.SetLayout("narrow", backend.Layout{StripeSize: 1 << 20, StripeCount: 1})
+	b.SetLayout("narrow", layout.Layout{StripeSize: 1 << 20, StripeCount: 1})
 
 	for _, path := range []string{"wide.dat", "narrow/one.dat"} {
 		pieces, _ := b.Split(nil, path, 0, 256<<10)

@@ -16,6 +16,7 @@ import (
 
 	"github.com/adaptio/adaptio/backend"
 	"github.com/adaptio/adaptio/backend/rootfs"
+	"github.com/adaptio/adaptio/layout"
 )
 
 // Layouts is a layout kind: it tells, for each file of the export, which
@@ -38,7 +39,7 @@ type Layouts interface {
 	// Split appends to dst the pieces of bytes [off, off+n) of file name in
 	// file order, a piece ending wherever the layout moves to another
 	// server; adjacent bytes on one server form one piece.
-	Split(dst []backend.Piece, name string, off, n int64) ([]backend.Piece, error)
+	Split(dst []layout.Piece, name string, off, n int64) ([]layout.Piece, error)
 	// Check reports whether bytes [off, off+n) of name may be moved by
 	// server's queue: they lie on server, or the file's layout changed
 	// since they were split (the bytes land in the one real file whatever
@@ -65,9 +66,9 @@ type XattrFunc func(name, attr string) ([]byte, error)
 
 // Env is what a layout kind is built from.
 type Env struct {
-	Root   string         // the export root directory, as given to Open
-	FS     *rootfs.FS     // the export, confined to Root
-	Static backend.Layout // the static kind's layout (--stripe-size, --stripe-count)
+	Root   string        // the export root directory, as given to Open
+	FS     *rootfs.FS    // the export, confined to Root
+	Static layout.Layout // the static kind's layout (--stripe-size, --stripe-count)
 	// Servers is the number of data servers a site configured (--servers);
 	// 0 lets the kind find out from the file system.
 	Servers int
@@ -90,7 +91,7 @@ type Factory func(Env) (Layouts, error)
 
 // Layout kind names for Options.Layout (--layout).
 const (
-	LayoutStatic = "static" // backend.Layout round robin, .adaptio-layout files: the default
+	LayoutStatic = "static" // layout.Layout round robin, .adaptio-layout files: the default
 	LayoutLustre = "lustre" // each file's lustre.lov extended attribute
 	LayoutAuto   = "auto"   // Detect's choice for the export's file system
 )

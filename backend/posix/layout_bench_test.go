@@ -3,8 +3,8 @@ package posix_test
 import (
 	"testing"
 
-	"github.com/adaptio/adaptio/backend"
 	"github.com/adaptio/adaptio/backend/posix"
+	"github.com/adaptio/adaptio/layout"
 )
 
 // BenchmarkSplitLayout compares the cost of splitting a 3 MiB request
@@ -13,15 +13,15 @@ import (
 func BenchmarkSplitLayout(b *testing.B) {
 	for _, kind := range []string{posix.LayoutStatic, posix.LayoutLustre} {
 		b.Run(kind, func(b *testing.B) {
-			layout := plainLayout(lmib, 7, 2, 5)
+			lov := plainLayout(lmib, 7, 2, 5)
 			be, err := posix.Open(posix.Options{Root: b.TempDir(), Layout: kind, Servers: 8,
-				Static: backend.Layout{StripeSize: lmib, StripeCount: 3},
-				Xattr:  func(name, attr string) ([]byte, error) { return layout, nil }})
+				Static: layout.Layout{StripeSize: lmib, StripeCount: 3},
+				Xattr:  func(name, attr string) ([]byte, error) { return lov, nil }})
 			if err != nil {
 				b.Fatal(err)
 			}
 			defer be.Close()
-			var dst []backend.Piece
+			var dst []layout.Piece
 			for b.Loop() {
 				if dst, err = be.Split(dst[:0], "f", 0, 3*lmib); err != nil || len(dst) != 3 {
 					b.Fatal(len(dst), err)

@@ -19,6 +19,7 @@ import (
 
 	"github.com/adaptio/adaptio/backend"
 	"github.com/adaptio/adaptio/backend/lustre"
+	"github.com/adaptio/adaptio/layout"
 )
 
 // lustreXattrs are the attributes a Lustre client serves a file's layout
@@ -211,7 +212,7 @@ func (k *lustreKind) warn(name, msg string, args ...any) {
 // of the bytes from off on it (math.MaxInt64: the end of the file), and
 // whether off lies in a component not yet instantiated.
 func (k *lustreKind) server(name string, f *lustreFile, off int64) (srv int, end int64, uninit bool) {
-	hashed := backend.Layout{}.FirstServer(name, k.servers)
+	hashed := layout.Layout{}.FirstServer(name, k.servers)
 	if f.l == nil {
 		return hashed, math.MaxInt64, false
 	}
@@ -283,13 +284,13 @@ func clipEOF(u uint64) int64 {
 	return int64(u)
 }
 
-func (k *lustreKind) Split(dst []backend.Piece, name string, off, n int64) ([]backend.Piece, error) {
+func (k *lustreKind) Split(dst []layout.Piece, name string, off, n int64) ([]layout.Piece, error) {
 	dst, _ = k.split(dst, name, off, n)
 	return dst, nil
 }
 
 // split is Split, also returning the layout it used.
-func (k *lustreKind) split(dst []backend.Piece, name string, off, n int64) ([]backend.Piece, *lustreFile) {
+func (k *lustreKind) split(dst []layout.Piece, name string, off, n int64) ([]layout.Piece, *lustreFile) {
 	f := k.file(name, false)
 	reread := false
 	for n > 0 {
@@ -304,7 +305,7 @@ func (k *lustreKind) split(dst []backend.Piece, name string, off, n int64) ([]ba
 		if m := len(dst); m > 0 && dst[m-1].Server == srv && dst[m-1].Offset+dst[m-1].Length == off {
 			dst[m-1].Length += length
 		} else {
-			dst = append(dst, backend.Piece{Server: srv, Offset: off, Length: length})
+			dst = append(dst, layout.Piece{Server: srv, Offset: off, Length: length})
 		}
 		off += length
 		n -= length
@@ -313,7 +314,7 @@ func (k *lustreKind) split(dst []backend.Piece, name string, off, n int64) ([]ba
 }
 
 func (k *lustreKind) Check(name string, server int, off, n int64) error {
-	var buf [8]backend.Piece
+	var buf [8]layout.Piece
 	pieces, f := k.split(buf[:0], name, off, n)
 	if onServer(pieces, server) {
 		return nil
@@ -333,14 +334,14 @@ func (k *lustreKind) Check(name string, server int, off, n int64) error {
 }
 
 // splitWith splits under layout f, never reading it again.
-func (k *lustreKind) splitWith(dst []backend.Piece, name string, f *lustreFile, off, n int64) []backend.Piece {
+func (k *lustreKind) splitWith(dst []layout.Piece, name string, f *lustreFile, off, n int64) []layout.Piece {
 	for n > 0 {
 		srv, end, _ := k.server(name, f, off)
 		length := min(end-off, n)
 		if m := len(dst); m > 0 && dst[m-1].Server == srv && dst[m-1].Offset+dst[m-1].Length == off {
 			dst[m-1].Length += length
 		} else {
-			dst = append(dst, backend.Piece{Server: srv, Offset: off, Length: length})
+			dst = append(dst, layout.Piece{Server: srv, Offset: off, Length: length})
 		}
 		off += length
 		n -= length
@@ -348,7 +349,7 @@ func (k *lustreKind) splitWith(dst []backend.Piece, name string, f *lustreFile, 
 	return dst
 }
 
-func onServer(pieces []backend.Piece, server int) bool {
+func onServer(pieces []layout.Piece, server int) bool {
 	for _, p := range pieces {
 		if p.Server != server {
 			return false
@@ -357,7 +358,7 @@ func onServer(pieces []backend.Piece, server int) bool {
 	return true
 }
 
-func servers(pieces []backend.Piece) []int {
+func servers(pieces []layout.Piece) []int {
 	var s []int
 	for _, p := range pieces {
 		s = append(s, p.Server)

@@ -19,6 +19,7 @@ import (
 	"github.com/adaptio/adaptio/fwd"
 	"github.com/adaptio/adaptio/fwd/client"
 	"github.com/adaptio/adaptio/fwd/fwdtest"
+	"github.com/adaptio/adaptio/layout"
 	"github.com/adaptio/adaptio/sched"
 )
 
@@ -68,7 +69,7 @@ func openLustre(t *testing.T, dir string, servers int) *posix.Backend {
 	return b
 }
 
-func split(t *testing.T, b *posix.Backend, name string, off, n int64) []backend.Piece {
+func split(t *testing.T, b *posix.Backend, name string, off, n int64) []layout.Piece {
 	t.Helper()
 	pieces, err := b.Split(nil, name, off, n)
 	if err != nil {
@@ -86,11 +87,11 @@ func TestLustreSplit(t *testing.T) {
 	b := openLustre(t, dir, 8)
 	tests := []struct {
 		off, n int64
-		want   []backend.Piece
+		want   []layout.Piece
 	}{
-		{0, 3 * lmib, []backend.Piece{{Server: 7, Offset: 0, Length: lmib}, {Server: 2, Offset: lmib, Length: lmib}, {Server: 5, Offset: 2 * lmib, Length: lmib}}},
-		{lmib - 10, 20, []backend.Piece{{Server: 7, Offset: lmib - 10, Length: 10}, {Server: 2, Offset: lmib, Length: 10}}},
-		{3*lmib + 5, 100, []backend.Piece{{Server: 7, Offset: 3*lmib + 5, Length: 100}}},
+		{0, 3 * lmib, []layout.Piece{{Server: 7, Offset: 0, Length: lmib}, {Server: 2, Offset: lmib, Length: lmib}, {Server: 5, Offset: 2 * lmib, Length: lmib}}},
+		{lmib - 10, 20, []layout.Piece{{Server: 7, Offset: lmib - 10, Length: 10}, {Server: 2, Offset: lmib, Length: 10}}},
+		{3*lmib + 5, 100, []layout.Piece{{Server: 7, Offset: 3*lmib + 5, Length: 100}}},
 		{5 * lmib, 0, nil},
 	}
 	for _, tt := range tests {
@@ -108,7 +109,7 @@ func TestLustreSplit(t *testing.T) {
 	if _, err := b.ReadAt(ctx, "f", 8, make([]byte, 1), 0); !errors.Is(err, backend.ErrBadArgument) {
 		t.Errorf("ReadAt on server 8 of 8: %v, want ErrBadArgument", err)
 	}
-	if err := b.SetLayout(".", backend.DefaultLayout(8)); !errors.Is(err, posix.ErrNotStatic) {
+	if err := b.SetLayout(".", layout.Default(8)); !errors.Is(err, posix.ErrNotStatic) {
 		t.Errorf("SetLayout on a lustre backend: %v, want ErrNotStatic", err)
 	}
 }
@@ -132,7 +133,7 @@ func TestLustrePFLInstantiation(t *testing.T) {
 	setLayout(t, dir, "f", pfl(nil))
 	b := openLustre(t, dir, 8)
 	before := split(t, b, "f", 0, 3*lmib)
-	if before[0] != (backend.Piece{Server: 3, Offset: 0, Length: lmib}) || len(before) < 2 {
+	if before[0] != (layout.Piece{Server: 3, Offset: 0, Length: lmib}) || len(before) < 2 {
 		t.Fatalf("before instantiation: %v, want OST 3 for the first MiB, then guesses", before)
 	}
 	ctx := context.Background()
@@ -143,7 +144,7 @@ func TestLustrePFLInstantiation(t *testing.T) {
 	if _, err := b.WriteAt(ctx, "f", guessed.Server, make([]byte, 100), guessed.Offset); err != nil {
 		t.Errorf("WriteAt split before the component was instantiated: %v", err)
 	}
-	want := []backend.Piece{{Server: 3, Offset: 0, Length: lmib}, {Server: 1, Offset: lmib, Length: lmib}, {Server: 6, Offset: 2 * lmib, Length: lmib}}
+	want := []layout.Piece{{Server: 3, Offset: 0, Length: lmib}, {Server: 1, Offset: lmib, Length: lmib}, {Server: 6, Offset: 2 * lmib, Length: lmib}}
 	if got := split(t, b, "f", 0, 3*lmib); !slices.Equal(got, want) {
 		t.Errorf("after instantiation: %v, want %v (stripes count from offset 0)", got, want)
 	}
@@ -171,7 +172,7 @@ func TestLustreRestripe(t *testing.T) {
 	if _, err := b.Stat(ctx, "f"); err != nil {
 		t.Fatal(err)
 	}
-	want := []backend.Piece{{Server: 1, Offset: 0, Length: lmib}, {Server: 0, Offset: lmib, Length: lmib}}
+	want := []layout.Piece{{Server: 1, Offset: 0, Length: lmib}, {Server: 0, Offset: lmib, Length: lmib}}
 	if got := split(t, b, "f", 0, 2*lmib); !slices.Equal(got, want) {
 		t.Errorf("after the open: %v, want %v", got, want)
 	}
@@ -190,7 +191,7 @@ func TestLustreRestripe(t *testing.T) {
 	if _, err := b.Stat(ctx, "f"); err != nil {
 		t.Fatal(err)
 	}
-	if got := split(t, b, "f", 0, 2*lmib); !slices.Equal(got, []backend.Piece{{Server: 4, Offset: 0, Length: 2 * lmib}}) {
+	if got := split(t, b, "f", 0, 2*lmib); !slices.Equal(got, []layout.Piece{{Server: 4, Offset: 0, Length: 2 * lmib}}) {
 		t.Errorf("a new file under the same name: %v, want all on OST 4", got)
 	}
 }
@@ -212,7 +213,7 @@ func TestLustreNoStripes(t *testing.T) {
 	}
 	b := openLustre(t, dir, 4)
 	got := split(t, b, "dom", 0, 2*lmib)
-	if len(got) != 2 || got[0].Length != lmib || got[1] != (backend.Piece{Server: 2, Offset: lmib, Length: lmib}) {
+	if len(got) != 2 || got[0].Length != lmib || got[1] != (layout.Piece{Server: 2, Offset: lmib, Length: lmib}) {
 		t.Errorf("DoM then OST 2: %v", got)
 	}
 	for _, name := range []string{"released", "corrupt", "none", "absent"} {
@@ -262,12 +263,12 @@ func TestLustreConformance(t *testing.T) {
 type recorder struct {
 	backend.Backend
 	mu     sync.Mutex
-	writes map[int][]backend.Piece
+	writes map[int][]layout.Piece
 }
 
 func (r *recorder) WriteAt(ctx context.Context, p string, server int, buf []byte, off int64) (int, error) {
 	r.mu.Lock()
-	r.writes[server] = append(r.writes[server], backend.Piece{Server: server, Offset: off, Length: int64(len(buf))})
+	r.writes[server] = append(r.writes[server], layout.Piece{Server: server, Offset: off, Length: int64(len(buf))})
 	r.mu.Unlock()
 	return r.Backend.WriteAt(ctx, p, server, buf, off)
 }
@@ -278,7 +279,7 @@ func (r *recorder) WriteAt(ctx context.Context, p string, server int, buf []byte
 func TestForwarderFollowsOSTs(t *testing.T) {
 	dir := t.TempDir()
 	setLayout(t, dir, "f", plainLayout(lmib, 7, 2, 5))
-	rec := &recorder{Backend: openLustre(t, dir, 8), writes: map[int][]backend.Piece{}}
+	rec := &recorder{Backend: openLustre(t, dir, 8), writes: map[int][]layout.Piece{}}
 	d := fwdtest.Start(t, fwd.Options{Backend: rec, Scheduler: "twins", Sched: sched.Config{Window: sched.DefaultWindow, SkipEmpty: true}})
 	c, err := client.Dial(d.Addrs()[0])
 	if err != nil {

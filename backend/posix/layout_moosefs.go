@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/adaptio/adaptio/backend"
+	"github.com/adaptio/adaptio/layout"
 )
 
 // LayoutMooseFS names the moosefs layout kind.
@@ -386,7 +387,7 @@ func (m *moosefs) guess(name string, chunk int64) int {
 	return int((hashString(name) + uint64(chunk)) % uint64(len(m.addrs)))
 }
 
-func (m *moosefs) Split(dst []backend.Piece, name string, off, n int64) ([]backend.Piece, error) {
+func (m *moosefs) Split(dst []layout.Piece, name string, off, n int64) ([]layout.Piece, error) {
 	if n <= 0 {
 		return dst, nil
 	}
@@ -420,7 +421,7 @@ func (m *moosefs) Split(dst []backend.Piece, name string, off, n int64) ([]backe
 			dst[k].Length += hi - lo
 			continue
 		}
-		dst = append(dst, backend.Piece{Server: s, Offset: lo, Length: hi - lo})
+		dst = append(dst, layout.Piece{Server: s, Offset: lo, Length: hi - lo})
 	}
 	return dst, nil
 }

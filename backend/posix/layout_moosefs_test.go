@@ -15,6 +15,7 @@ import (
 
 	"github.com/adaptio/adaptio/backend"
 	"github.com/adaptio/adaptio/backend/posix"
+	"github.com/adaptio/adaptio/layout"
 )
 
 const mib = 1 << 20
@@ -71,8 +72,8 @@ func chunkLines(name string, addrs ...string) string {
 	return b.String()
 }
 
-func pc(server int, off, n int64) backend.Piece {
-	return backend.Piece{Server: server, Offset: off, Length: n}
+func pc(server int, off, n int64) layout.Piece {
+	return layout.Piece{Server: server, Offset: off, Length: n}
 }
 
 type clock struct{ t time.Time }
@@ -122,12 +123,12 @@ func TestMooseFSSplit(t *testing.T) {
 	for _, tt := range []struct {
 		name   string
 		off, n int64
-		want   []backend.Piece
+		want   []layout.Piece
 	}{
-		{"f1", 0, 32 << 10, []backend.Piece{{Server: 3, Offset: 0, Length: 32 << 10}}},
-		{"f1", 64*mib - 4096, 8192, []backend.Piece{{Server: 3, Offset: 64*mib - 4096, Length: 4096}, {Server: 2, Offset: 64 * mib, Length: 4096}}},
-		{"f1", 0, 256 * mib, []backend.Piece{pc(3, 0, 64*mib), pc(2, 64*mib, 64*mib), pc(1, 128*mib, 64*mib), pc(0, 192*mib, 64*mib)}},
-		{"d/same", 10, 192*mib - 20, []backend.Piece{pc(1, 10, 128*mib-10), pc(0, 128*mib, 64*mib-10)}},
+		{"f1", 0, 32 << 10, []layout.Piece{{Server: 3, Offset: 0, Length: 32 << 10}}},
+		{"f1", 64*mib - 4096, 8192, []layout.Piece{{Server: 3, Offset: 64*mib - 4096, Length: 4096}, {Server: 2, Offset: 64 * mib, Length: 4096}}},
+		{"f1", 0, 256 * mib, []layout.Piece{pc(3, 0, 64*mib), pc(2, 64*mib, 64*mib), pc(1, 128*mib, 64*mib), pc(0, 192*mib, 64*mib)}},
+		{"d/same", 10, 192*mib - 20, []layout.Piece{pc(1, 10, 128*mib-10), pc(0, 128*mib, 64*mib-10)}},
 		{"f1", 5, 0, nil},
 	} {
 		got, err := l.Split(nil, tt.name, tt.off, tt.n)
@@ -267,9 +268,9 @@ func TestMooseFSReadsOffRequestPath(t *testing.T) {
 	for _, f := range []string{"a", "b", "c"} {
 		tool.set(filepath.Join(root, f), chunkLines(f, servers4[3]))
 	}
-	done := make(chan []backend.Piece)
+	done := make(chan []layout.Piece)
 	go func() {
-		var all []backend.Piece
+		var all []layout.Piece
 		for i := range int64(100) {
 			p, err := l.Split(nil, "a", i*2*64*mib/100, 4096) // in chunks 0 and 1
 			if err != nil || len(p) != 1 {
@@ -285,7 +286,7 @@ func TestMooseFSReadsOffRequestPath(t *testing.T) {
 		l.Split(nil, "c", 0, 1)
 		done <- all
 	}()
-	var pieces []backend.Piece
+	var pieces []layout.Piece
 	select {
 	case pieces = <-done:
 	case <-time.After(10 * time.Second):

@@ -10,16 +10,17 @@ import (
 
 	"github.com/adaptio/adaptio/backend"
 	"github.com/adaptio/adaptio/backend/rootfs"
+	"github.com/adaptio/adaptio/layout"
 )
 
 // static is the layout kind of a file system whose layout adaptio cannot
-// read: one backend.Layout round robin (Env.Static), overridden per
-// directory by backend.LayoutFile files, the file's first server by a hash
-// of its name (backend.Layout.FirstServer). Each directory's layout is
+// read: one layout.Layout round robin (Env.Static), overridden per
+// directory by layout.File files, the file's first server by a hash
+// of its name (layout.Layout.FirstServer). Each directory's layout is
 // read once and cached.
 type static struct {
 	fs      *rootfs.FS
-	def     backend.Layout
+	def     layout.Layout
 	servers int
 
 	mu      sync.RWMutex
@@ -27,7 +28,7 @@ type static struct {
 }
 
 type layoutEntry struct {
-	l   backend.Layout
+	l   layout.Layout
 	err error
 }
 
@@ -35,8 +36,8 @@ var _ Layouts = (*static)(nil)
 
 func newStatic(env Env) (Layouts, error) {
 	def := env.Static
-	if def == (backend.Layout{}) {
-		def = backend.DefaultLayout(4)
+	if def == (layout.Layout{}) {
+		def = layout.Default(4)
 	}
 	servers := def.StripeCount
 	if env.Servers > 0 {
@@ -51,22 +52,22 @@ func newStatic(env Env) (Layouts, error) {
 func (s *static) Servers() int { return s.servers }
 
 // layout is the layout in force in the clean directory dir.
-func (s *static) layout(dir string) (backend.Layout, error) {
+func (s *static) layout(dir string) (layout.Layout, error) {
 	s.mu.RLock()
 	e, ok := s.layouts[dir]
 	s.mu.RUnlock()
 	if ok {
 		return e.l, e.err
 	}
-	data, err := s.fs.ReadFile(path.Join(dir, backend.LayoutFile))
+	data, err := s.fs.ReadFile(path.Join(dir, layout.File))
 	switch {
 	case err == nil:
-		e.l, e.err = backend.ParseLayout(data, s.def)
+		e.l, e.err = layout.Parse(data, s.def)
 		if e.err == nil {
 			e.err = e.l.Validate(s.servers)
 		}
 		if e.err != nil {
-			e.err = fmt.Errorf("posix: %s: %w", path.Join(dir, backend.LayoutFile), e.err)
+			e.err = fmt.Errorf("posix: %s: %w", path.Join(dir, layout.File), e.err)
 		}
 	case errors.Is(err, fs.ErrNotExist) || errors.Is(err, backend.ErrBadArgument) || isNotDir(err):
 		if dir == "." {
@@ -75,7 +76,7 @@ func (s *static) layout(dir string) (backend.Layout, error) {
 			e.l, e.err = s.layout(path.Dir(dir))
 		}
 	default:
-		return backend.Layout{}, err // transient: do not cache
+		return layout.Layout{}, err // transient: do not cache
 	}
 	s.mu.Lock()
 	s.layouts[dir] = e
@@ -90,7 +91,7 @@ func isNotDir(err error) bool {
 
 // fileLayout resolves the layout of file name and the server of its
 // stripe 0.
-func (s *static) fileLayout(name string) (backend.Layout, int, error) {
+func (s *static) fileLayout(name string) (layout.Layout, int, error) {
 	l, err := s.layout(path.Dir(name))
 	if err != nil {
 		return l, 0, err
@@ -98,7 +99,7 @@ func (s *static) fileLayout(name string) (backend.Layout, int, error) {
 	return l, l.FirstServer(name, s.servers), nil
 }
 
-func (s *static) Split(dst []backend.Piece, name string, off, n int64) ([]backend.Piece, error) {
+func (s *static) Split(dst []layout.Piece, name string, off, n int64) ([]layout.Piece, error) {
 	l, first, err := s.fileLayout(name)
 	if err != nil {
 		return dst, err
@@ -132,12 +133,12 @@ func (s *static) Forget(name string) {
 }
 
 // set writes a LayoutFile in the clean directory dir.
-func (s *static) set(dir string, l backend.Layout) error {
+func (s *static) set(dir string, l layout.Layout) error {
 	if err := l.Validate(s.servers); err != nil {
 		return fmt.Errorf("posix: %w", err)
 	}
 	data, _ := l.MarshalText()
-	if err := s.fs.WriteFile(path.Join(dir, backend.LayoutFile), data, 0o644); err != nil {
+	if err := s.fs.WriteFile(path.Join(dir, layout.File), data, 0o644); err != nil {
 		return fmt.Errorf("posix: set layout: %w", err)
 	}
 	s.Forget("")

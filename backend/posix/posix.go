@@ -11,6 +11,7 @@ import (
 
 	"github.com/adaptio/adaptio/backend"
 	"github.com/adaptio/adaptio/backend/rootfs"
+	"github.com/adaptio/adaptio/layout"
 )
 
 // Backend is a directory tree, typically on a mounted parallel file system,
@@ -36,12 +37,12 @@ type Options struct {
 	// Root is the export's directory.
 	Root string
 	// Layout names the layout kind (Kinds): "static" (the default: Static
-	// and backend.LayoutFile files), "lustre" (each file's own striping),
+	// and layout.File files), "lustre" (each file's own striping),
 	// or "auto" (Detect's choice for Root's file system).
 	Layout string
 	// Static is the static kind's layout; its StripeCount is the number
-	// of data servers unless Servers is set. Zero: backend.DefaultLayout(4).
-	Static backend.Layout
+	// of data servers unless Servers is set. Zero: layout.Default(4).
+	Static layout.Layout
 	// Servers is the number of data servers (scheduler queues); 0 lets
 	// the layout kind decide (static: Static.StripeCount; lustre: the
 	// file system's OST count).
@@ -61,8 +62,8 @@ type Options struct {
 // New opens the directory root as a backend whose files are striped per
 // layout unless a LayoutFile says otherwise (the static layout kind);
 // layout.StripeCount is the number of data servers (scheduler queues). A
-// zero layout means backend.DefaultLayout(4).
-func New(root string, layout backend.Layout) (*Backend, error) {
+// zero layout means layout.Default(4).
+func New(root string, layout layout.Layout) (*Backend, error) {
 	return Open(Options{Root: root, Static: layout})
 }
 
@@ -131,21 +132,21 @@ var ErrNotStatic = errors.New("posix: layout files apply to the static layout ki
 // Layout returns the layout in force for files in directory dir under the
 // static layout kind: that of the nearest LayoutFile in dir or above it,
 // else the default.
-func (b *Backend) Layout(dir string) (backend.Layout, error) {
+func (b *Backend) Layout(dir string) (layout.Layout, error) {
 	s, ok := b.layouts.(*static)
 	if !ok {
-		return backend.Layout{}, fmt.Errorf("%w (this backend's is %s)", ErrNotStatic, b.kind)
+		return layout.Layout{}, fmt.Errorf("%w (this backend's is %s)", ErrNotStatic, b.kind)
 	}
 	name, err := rootfs.Clean(dir)
 	if err != nil {
-		return backend.Layout{}, err
+		return layout.Layout{}, err
 	}
 	return s.layout(name)
 }
 
 // SetLayout writes a LayoutFile in directory dir so that files there (and
 // below, unless overridden) use l; static layout kind only.
-func (b *Backend) SetLayout(dir string, l backend.Layout) error {
+func (b *Backend) SetLayout(dir string, l layout.Layout) error {
 	s, ok := b.layouts.(*static)
 	if !ok {
 		return fmt.Errorf("%w (this backend's is %s)", ErrNotStatic, b.kind)
@@ -158,7 +159,7 @@ func (b *Backend) SetLayout(dir string, l backend.Layout) error {
 }
 
 // Split appends the pieces of file bytes [off, off+n) in file order.
-func (b *Backend) Split(dst []backend.Piece, p string, off, n int64) ([]backend.Piece, error) {
+func (b *Backend) Split(dst []layout.Piece, p string, off, n int64) ([]layout.Piece, error) {
 	if off < 0 || n < 0 {
 		return dst, fmt.Errorf("posix: split %q: %w: range [%d, +%d)", p, backend.ErrBadArgument, off, n)
 	}
@@ -286,7 +287,7 @@ func (b *Backend) ReadDir(ctx context.Context, p string) ([]backend.FileInfo, er
 	ents, err := b.fs.ReadDir(p)
 	out := ents[:0]
 	for _, e := range ents {
-		if e.Name != backend.LayoutFile {
+		if e.Name != layout.File {
 			out = append(out, e)
 		}
 	}

@@ -11,9 +11,10 @@ import (
 	"github.com/adaptio/adaptio/backend"
 	"github.com/adaptio/adaptio/backend/backendtest"
 	"github.com/adaptio/adaptio/backend/posix"
+	"github.com/adaptio/adaptio/layout"
 )
 
-func newBackend(t *testing.T, dir string, l backend.Layout) *posix.Backend {
+func newBackend(t *testing.T, dir string, l layout.Layout) *posix.Backend {
 	t.Helper()
 	b, err := posix.New(dir, l)
 	if err != nil {
@@ -27,7 +28,7 @@ func TestConformance(t *testing.T) {
 	backendtest.Run(t, func(t *testing.T) backendtest.Harness {
 		dir := t.TempDir()
 		return backendtest.Harness{
-			Backend: newBackend(t, dir, backend.DefaultLayout(4)),
+			Backend: newBackend(t, dir, layout.Default(4)),
 			Symlink: func(name, target string) error { return os.Symlink(target, filepath.Join(dir, name)) },
 		}
 	})
@@ -35,17 +36,17 @@ func TestConformance(t *testing.T) {
 
 func TestPerDirectoryLayout(t *testing.T) {
 	dir := t.TempDir()
-	b := newBackend(t, dir, backend.DefaultLayout(4))
+	b := newBackend(t, dir, layout.Default(4))
 	ctx := context.Background()
 	for _, d := range []string{"wide", "narrow", "narrow/deeper"} {
 		if err := b.Mkdir(ctx, d, 0o755); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := b.SetLayout("narrow", backend.Layout{StripeSize: 1 << 20, StripeCount: 1}); err != nil {
+	if err := b.SetLayout("narrow", layout.Layout{StripeSize: 1 << 20, StripeCount: 1}); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, "wide", backend.LayoutFile), []byte("# two servers\nstripe_size = 32K\nstripe_count=2\n"), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "wide", layout.File), []byte("# two servers\nstripe_size = 32K\nstripe_count=2\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	tests := []struct {
@@ -77,13 +78,13 @@ func TestPerDirectoryLayout(t *testing.T) {
 	if err != nil || len(ents) != 0 {
 		t.Errorf("ReadDir(wide): got %v, %v; want no entries (layout file hidden)", ents, err)
 	}
-	if err := b.SetLayout("wide", backend.Layout{StripeSize: 1, StripeCount: 5}); !errors.Is(err, backend.ErrBadArgument) {
+	if err := b.SetLayout("wide", layout.Layout{StripeSize: 1, StripeCount: 5}); !errors.Is(err, backend.ErrBadArgument) {
 		t.Errorf("SetLayout with 5 of 4 servers: got %v, want ErrBadArgument", err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, "wide", backend.LayoutFile), []byte("stripe_size = -3\n"), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "wide", layout.File), []byte("stripe_size = -3\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	b2 := newBackend(t, dir, backend.DefaultLayout(4))
+	b2 := newBackend(t, dir, layout.Default(4))
 	if _, err := b2.Split(nil, "wide/f", 0, 10); !errors.Is(err, backend.ErrBadArgument) {
 		t.Errorf("Split under a bad layout file: got %v, want ErrBadArgument", err)
 	}
@@ -93,7 +94,7 @@ func TestPerDirectoryLayout(t *testing.T) {
 // neither followed nor read: Readlink refuses it).
 func TestReadDirListsLinks(t *testing.T) {
 	dir := t.TempDir()
-	b := newBackend(t, dir, backend.DefaultLayout(2))
+	b := newBackend(t, dir, layout.Default(2))
 	if err := os.Symlink(t.TempDir(), filepath.Join(dir, "out")); err != nil {
 		t.Fatal(err)
 	}
@@ -124,7 +125,7 @@ func TestReadDirListsLinks(t *testing.T) {
 // refused as for pieces.
 func TestSpan(t *testing.T) {
 	dir := t.TempDir()
-	b := newBackend(t, dir, backend.Layout{StripeSize: 4096, StripeCount: 4})
+	b := newBackend(t, dir, layout.Layout{StripeSize: 4096, StripeCount: 4})
 	ctx := context.Background()
 	if err := b.Create(ctx, "f", 0o644); err != nil {
 		t.Fatal(err)
@@ -175,7 +176,7 @@ func TestLocal(t *testing.T) {
 		t.Skipf("cannot create a directory on /dev/shm: %v", err)
 	}
 	t.Cleanup(func() { os.RemoveAll(dir) })
-	if b := newBackend(t, dir, backend.Layout{}); !b.Local() {
+	if b := newBackend(t, dir, layout.Layout{}); !b.Local() {
 		t.Error("a directory on tmpfs: Local() = false")
 	}
 	for fsType, want := range map[int64]bool{

@@ -5,17 +5,17 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/adaptio/adaptio/backend"
 	"github.com/adaptio/adaptio/backend/posix"
 	"github.com/adaptio/adaptio/fwd"
 	"github.com/adaptio/adaptio/fwd/fwdtest"
+	"github.com/adaptio/adaptio/layout"
 )
 
 // "adaptio bench --compare" runs the workload through a forwarder and
 // directly, alternately, and prints a ratio per round and their medians;
 // conflicting flags are refused before anything runs.
 func TestBenchCompare(t *testing.T) {
-	be, err := posix.New(t.TempDir(), backend.Layout{StripeSize: 16 << 10, StripeCount: 4})
+	be, err := posix.New(t.TempDir(), layout.Layout{StripeSize: 16 << 10, StripeCount: 4})
 	if err != nil {
 		t.Fatal(err)
 	}

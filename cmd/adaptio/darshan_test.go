@@ -7,11 +7,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/adaptio/adaptio/backend"
 	"github.com/adaptio/adaptio/backend/posix"
 	"github.com/adaptio/adaptio/fwd"
 	"github.com/adaptio/adaptio/fwd/fwdtest"
 	"github.com/adaptio/adaptio/internal/datadir"
+	"github.com/adaptio/adaptio/layout"
 )
 
 // adaptio darshan summary on an IOR log: the job, the file's pattern as
@@ -132,7 +132,7 @@ func TestDarshanReplayReal(t *testing.T) {
 	if _, err := os.Stat(log); err != nil {
 		t.Skipf("%s: %v (the shared data set is not beside the repository)", log, err)
 	}
-	be, err := posix.New(t.TempDir(), backend.Layout{StripeSize: 16 << 10, StripeCount: 4})
+	be, err := posix.New(t.TempDir(), layout.Layout{StripeSize: 16 << 10, StripeCount: 4})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,11 +14,11 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/adaptio/adaptio/backend"
 	"github.com/adaptio/adaptio/council/service"
 	"github.com/adaptio/adaptio/fwd"
 	"github.com/adaptio/adaptio/fwd/client"
 	"github.com/adaptio/adaptio/fwd/fwdtest"
+	"github.com/adaptio/adaptio/layout"
 	"github.com/adaptio/adaptio/selection"
 )
 
@@ -172,7 +172,7 @@ func TestForwardPatternSelectionRefusesABadKnowledgeBase(t *testing.T) {
 // through it; both end with the test.
 func selectionDaemon(t *testing.T, opts fwd.Options, name string) (*fwd.Daemon, *client.File) {
 	t.Helper()
-	opts.Backend = fwdtest.PosixLayout(t, t.TempDir(), backend.Layout{StripeSize: 64 << 10, StripeCount: 4})
+	opts.Backend = fwdtest.PosixLayout(t, t.TempDir(), layout.Layout{StripeSize: 64 << 10, StripeCount: 4})
 	d := fwdtest.Start(t, opts)
 	c, err := client.Dial(d.Addrs()[0])
 	if err != nil {

@@ -6,12 +6,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/adaptio/adaptio/backend"
 	"github.com/adaptio/adaptio/backend/posix"
 	"github.com/adaptio/adaptio/fwd"
 	"github.com/adaptio/adaptio/fwd/client"
 	"github.com/adaptio/adaptio/fwd/fwdbench"
 	"github.com/adaptio/adaptio/fwd/fwdtest"
+	"github.com/adaptio/adaptio/layout"
 	"github.com/adaptio/adaptio/rw"
 	"github.com/adaptio/adaptio/sched"
 	"github.com/adaptio/adaptio/workload"
@@ -98,7 +98,7 @@ func TestForwarderOverMooseFS(t *testing.T) {
 		// list in force, so ask until the read is in (a deadline, no sleep
 		// to tune).
 		off := int64(ch.Index) * chunkSize
-		var pieces []backend.Piece
+		var pieces []layout.Piece
 		for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
 			pieces, err = be.Split(nil, rel, off, min(chunkSize, p.TotalBytes-off))
 			if err != nil || (len(pieces) == 1 && pieces[0].Server == i) || time.Now().After(deadline) {
@@ -127,7 +127,7 @@ func BenchmarkLayouts(b *testing.B) {
 	kinds := []string{posix.LayoutStatic, posix.LayoutMooseFS}
 	clients := map[string]*client.Client{}
 	for _, kind := range kinds {
-		be, err := posix.Open(posix.Options{Root: c.mnt, Layout: kind, Static: backend.Layout{StripeSize: chunkSize, StripeCount: len(c.chunks)},
+		be, err := posix.Open(posix.Options{Root: c.mnt, Layout: kind, Static: layout.Layout{StripeSize: chunkSize, StripeCount: len(c.chunks)},
 			MooseFS: posix.MooseFSOptions{Exec: c.exec}})
 		if err != nil {
 			b.Fatal(err)

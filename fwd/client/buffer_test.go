@@ -8,11 +8,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/adaptio/adaptio/backend"
 	"github.com/adaptio/adaptio/backend/posix"
 	"github.com/adaptio/adaptio/fwd"
 	"github.com/adaptio/adaptio/fwd/client"
 	"github.com/adaptio/adaptio/fwd/fwdtest"
+	"github.com/adaptio/adaptio/layout"
 )
 
 // Buffers move exact bytes over every transport: in the shared region on a
@@ -172,7 +172,7 @@ func TestBufferAcrossReconnect(t *testing.T) {
 // objects on both sides (the client's call, the daemon's op and job), not
 // one per layer: a regression guard for the per-request path.
 func TestRingWriteAllocations(t *testing.T) {
-	be, err := posix.New(t.TempDir(), backend.Layout{StripeSize: 64 << 10, StripeCount: 4}) // PVFS's default stripe: one piece
+	be, err := posix.New(t.TempDir(), layout.Layout{StripeSize: 64 << 10, StripeCount: 4}) // PVFS's default stripe: one piece
 	if err != nil {
 		t.Fatal(err)
 	}

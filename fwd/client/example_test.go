@@ -5,10 +5,10 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/adaptio/adaptio/backend"
 	"github.com/adaptio/adaptio/backend/posix"
 	"github.com/adaptio/adaptio/fwd"
 	"github.com/adaptio/adaptio/fwd/client"
+	"github.com/adaptio/adaptio/layout"
 )
 
 // A node-local client reads and writes through a Buffer in its shared
@@ -17,7 +17,7 @@ import (
 func ExampleClient_AllocBuffer() {
 	root, _ := os.MkdirTemp("", "fwd-example")
 	defer os.RemoveAll(root)
-	be, _ := posix.New(root, backend.Layout{StripeSize: 64 << 10, StripeCount: 4})
+	be, _ := posix.New(root, layout.Layout{StripeSize: 64 << 10, StripeCount: 4})
 	defer be.Close()
 	d, err := fwd.New(fwd.Options{Backend: be, Listen: []string{"unix:" + filepath.Join(root, "fwd.sock")}})
 	if err != nil {

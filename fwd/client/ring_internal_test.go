@@ -11,12 +11,12 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/adaptio/adaptio/backend"
 	"github.com/adaptio/adaptio/fwd"
 	"github.com/adaptio/adaptio/fwd/fwdproto"
 	"github.com/adaptio/adaptio/fwd/fwdtest"
 	"github.com/adaptio/adaptio/fwd/internal/shm"
 	"github.com/adaptio/adaptio/internal/poll"
+	"github.com/adaptio/adaptio/layout"
 )
 
 // startRingDaemon starts a FIFO daemon on a Unix socket over a POSIX
@@ -24,7 +24,7 @@ import (
 // polls empty sweeps; its metrics go to reg (nil: a private registry).
 func startRingDaemon(t *testing.T, polls int, reg prometheus.Registerer) *fwd.Daemon {
 	t.Helper()
-	be := fwdtest.PosixLayout(t, t.TempDir(), backend.Layout{StripeSize: 64 << 10, StripeCount: 4})
+	be := fwdtest.PosixLayout(t, t.TempDir(), layout.Layout{StripeSize: 64 << 10, StripeCount: 4})
 	return fwdtest.Start(t, fwd.Options{Backend: be, Listen: []string{"unix:" + filepath.Join(t.TempDir(), "s")},
 		RingPolls: polls, Scheduler: "fifo", Registerer: reg})
 }

@@ -12,12 +12,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/adaptio/adaptio/backend"
 	"github.com/adaptio/adaptio/backend/posix"
 	"github.com/adaptio/adaptio/fwd"
 	"github.com/adaptio/adaptio/fwd/client"
 	"github.com/adaptio/adaptio/fwd/fwdbench"
 	"github.com/adaptio/adaptio/fwd/fwdtest"
+	"github.com/adaptio/adaptio/layout"
 	"github.com/adaptio/adaptio/rw"
 	"github.com/adaptio/adaptio/sched"
 	"github.com/adaptio/adaptio/workload"
@@ -26,7 +26,7 @@ import (
 func startForwarder(t *testing.T) (string, string) {
 	t.Helper()
 	dir := t.TempDir()
-	be, err := posix.New(dir, backend.Layout{StripeSize: 16 << 10, StripeCount: 4})
+	be, err := posix.New(dir, layout.Layout{StripeSize: 16 << 10, StripeCount: 4})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -195,7 +195,7 @@ func ExampleSize() {
 // first forwarder sees the blocks of ranks 0 to 3 only.
 func TestProcessesSpreadInBlocks(t *testing.T) {
 	dir := t.TempDir()
-	be, err := posix.New(dir, backend.Layout{StripeSize: 16 << 10, StripeCount: 4})
+	be, err := posix.New(dir, layout.Layout{StripeSize: 16 << 10, StripeCount: 4})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,11 +5,11 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/adaptio/adaptio/backend"
 	"github.com/adaptio/adaptio/backend/posix"
 	"github.com/adaptio/adaptio/fwd"
 	"github.com/adaptio/adaptio/fwd/client"
 	"github.com/adaptio/adaptio/fwd/fwdbench"
+	"github.com/adaptio/adaptio/layout"
 	"github.com/adaptio/adaptio/rw"
 	"github.com/adaptio/adaptio/workload"
 )
@@ -17,7 +17,7 @@ import (
 func ExampleRun() {
 	root, _ := os.MkdirTemp("", "bench-example")
 	defer os.RemoveAll(root)
-	be, _ := posix.New(root, backend.Layout{StripeSize: 64 << 10, StripeCount: 4})
+	be, _ := posix.New(root, layout.Layout{StripeSize: 64 << 10, StripeCount: 4})
 	defer be.Close()
 	d, _ := fwd.New(fwd.Options{Backend: be, Listen: []string{"127.0.0.1:0"}})
 	if err := d.Start(); err != nil {

@@ -10,11 +10,11 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
-	"github.com/adaptio/adaptio/backend"
 	"github.com/adaptio/adaptio/backend/posix"
 	"github.com/adaptio/adaptio/fwd"
 	"github.com/adaptio/adaptio/fwd/fwdbench"
 	"github.com/adaptio/adaptio/fwd/fwdtest"
+	"github.com/adaptio/adaptio/layout"
 	"github.com/adaptio/adaptio/rw"
 	"github.com/adaptio/adaptio/workload"
 )
@@ -24,7 +24,7 @@ import (
 // then gives the ratio of CPU per GiB. A probe that fails at the start of a
 // phase leaves the daemon's CPU unknown instead of failing the run.
 func TestCPU(t *testing.T) {
-	be, err := posix.New(t.TempDir(), backend.Layout{StripeSize: 64 << 10, StripeCount: 4})
+	be, err := posix.New(t.TempDir(), layout.Layout{StripeSize: 64 << 10, StripeCount: 4})
 	if err != nil {
 		t.Fatal(err)
 	}

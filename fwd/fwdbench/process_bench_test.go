@@ -10,13 +10,13 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
-	"github.com/adaptio/adaptio/backend"
 	"github.com/adaptio/adaptio/backend/posix"
 	"github.com/adaptio/adaptio/fwd"
 	"github.com/adaptio/adaptio/fwd/client"
 	"github.com/adaptio/adaptio/fwd/fwdbench"
 	"github.com/adaptio/adaptio/fwd/fwdtest"
 	"github.com/adaptio/adaptio/internal/testproc"
+	"github.com/adaptio/adaptio/layout"
 	"github.com/adaptio/adaptio/rw"
 	"github.com/adaptio/adaptio/workload"
 )
@@ -42,7 +42,7 @@ func serveDaemon(dir string) (string, func(), error) {
 	if err := os.MkdirAll(root, 0o755); err != nil {
 		return "", nil, err
 	}
-	be, err := posix.New(root, backend.Layout{StripeSize: 64 << 10, StripeCount: 4})
+	be, err := posix.New(root, layout.Layout{StripeSize: 64 << 10, StripeCount: 4})
 	if err != nil {
 		return "", nil, err
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/adaptio/adaptio/backend"
 	"github.com/adaptio/adaptio/backend/posix"
 	"github.com/adaptio/adaptio/fwd"
+	"github.com/adaptio/adaptio/layout"
 )
 
 // Start creates and starts a daemon with opts (Listen defaults to a free
@@ -45,12 +46,12 @@ func Start(t testing.TB, opts fwd.Options) *fwd.Daemon {
 // is closed when the test ends.
 func Posix(t testing.TB, dir string) backend.Backend {
 	t.Helper()
-	return PosixLayout(t, dir, backend.Layout{StripeSize: 4 << 10, StripeCount: 4})
+	return PosixLayout(t, dir, layout.Layout{StripeSize: 4 << 10, StripeCount: 4})
 }
 
 // PosixLayout opens dir as a POSIX backend with layout l; it is closed
 // when the test ends.
-func PosixLayout(t testing.TB, dir string, l backend.Layout) backend.Backend {
+func PosixLayout(t testing.TB, dir string, l layout.Layout) backend.Backend {
 	t.Helper()
 	b, err := posix.New(dir, l)
 	if err != nil {
@@ -120,7 +121,7 @@ func MemDir(t testing.TB) string {
 // backend with layout in dir/export, listening on the Unix socket
 // dir/fwd.sock, so that a restarted one serves the same files at the same
 // address. It returns the daemon's address and its stop function.
-func ServeDir(dir string, layout backend.Layout) (string, func(), error) {
+func ServeDir(dir string, layout layout.Layout) (string, func(), error) {
 	export := filepath.Join(dir, "export")
 	if err := os.MkdirAll(export, 0o755); err != nil {
 		return "", nil, err

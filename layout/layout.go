@@ -1,33 +1,56 @@
-package backend
+// Package layout is PVFS-style round-robin striping, shared by every part
+// that places file bytes on data servers: the POSIX backend, the emulated
+// PFS's client, the simulator and sched's streams. A leaf: it imports no
+// other adaptio package.
+//
+//	l := layout.Default(4)                        // 64 KiB stripes over 4 servers
+//	first := l.FirstServer("file", 4)              // the server the file starts on
+//	ps := l.Split(nil, 4, first, off, n)            // per-server pieces
+//	local := l.Local(ps[0].Offset)                  // the offset in that server's object
+package layout
 
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"fmt"
 	"hash/fnv"
 	"strconv"
 	"strings"
 )
 
+// ErrBadArgument is returned for an invalid layout, a range a layout
+// cannot place, and a layout file that does not parse; it is also
+// backend.ErrBadArgument, so either matches with errors.Is.
+var ErrBadArgument = errors.New("backend: bad argument")
+
+// Piece is the part of a file access that lands on one data server: file
+// bytes [Offset, Offset+Length) are stored on Server.
+type Piece struct {
+	Server int
+	Offset int64
+	Length int64
+}
+
 // DefaultStripeSize is the stripe unit of PVFS's default layout (64 KiB),
 // the setting of the experiments the project reproduces.
 const DefaultStripeSize = 64 << 10
 
-// LayoutFile is the name of the per-directory layout file a POSIX backend
-// reads (see ParseLayout); the nearest one up the tree applies.
-const LayoutFile = ".adaptio-layout"
+// File is the name of the per-directory layout file a POSIX backend
+// reads (see Parse); the nearest one up the tree applies.
+const File = ".adaptio-layout"
 
 // Layout is a round-robin striping layout: a file's bytes are cut into
 // StripeSize units dealt in turn to StripeCount data servers, like PVFS's
 // "simple stripe" distribution. The zero value is not valid; see
-// DefaultLayout.
+// Default.
 type Layout struct {
 	StripeSize  int64 // bytes per stripe unit, > 0
 	StripeCount int   // servers a file is striped over, 1 <= count <= Servers
 }
 
-// DefaultLayout is the PVFS default: 64 KiB stripes over all servers.
-func DefaultLayout(servers int) Layout {
+// Default is the PVFS default: 64 KiB stripes over all servers.
+func Default(servers int) Layout {
 	return Layout{StripeSize: DefaultStripeSize, StripeCount: servers}
 }
 
@@ -137,10 +160,10 @@ func (l Layout) FileEnd(slot int, local int64) int64 {
 	return (row*int64(l.StripeCount)+int64(slot))*l.StripeSize + within + 1
 }
 
-// ParseLayout reads a layout file: "key = value" lines, '#' comments, keys
+// Parse reads a layout file: "key = value" lines, '#' comments, keys
 // stripe_size (bytes, with an optional K, KiB, M or MiB suffix) and
 // stripe_count. Missing keys keep the values of def.
-func ParseLayout(data []byte, def Layout) (Layout, error) {
+func Parse(data []byte, def Layout) (Layout, error) {
 	l := def
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	for line := 1; sc.Scan(); line++ {
@@ -174,7 +197,7 @@ func ParseLayout(data []byte, def Layout) (Layout, error) {
 	return l, sc.Err()
 }
 
-// MarshalText writes the layout in the format ParseLayout reads.
+// MarshalText writes the layout in the format Parse reads.
 func (l Layout) MarshalText() ([]byte, error) {
 	return fmt.Appendf(nil, "stripe_size = %d\nstripe_count = %d\n", l.StripeSize, l.StripeCount), nil
 }

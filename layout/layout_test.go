@@ -1,4 +1,4 @@
-package backend_test
+package layout_test
 
 import (
 	"errors"
@@ -7,11 +7,11 @@ import (
 
 	"pgregory.net/rapid"
 
-	"github.com/adaptio/adaptio/backend"
+	"github.com/adaptio/adaptio/layout"
 )
 
 // naive locates one byte: its server and offset in that server's share.
-func naive(l backend.Layout, servers, first int, off int64) (int, int64) {
+func naive(l layout.Layout, servers, first int, off int64) (int, int64) {
 	k := off / l.StripeSize
 	slot := int(k % int64(l.StripeCount))
 	return (first + slot) % servers, (k/int64(l.StripeCount))*l.StripeSize + off%l.StripeSize
@@ -20,7 +20,7 @@ func naive(l backend.Layout, servers, first int, off int64) (int, int64) {
 func TestLayoutAgainstNaive(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		servers := rapid.IntRange(1, 6).Draw(t, "servers")
-		l := backend.Layout{
+		l := layout.Layout{
 			StripeSize:  rapid.Int64Range(1, 9).Draw(t, "stripe"),
 			StripeCount: rapid.IntRange(1, servers).Draw(t, "count"),
 		}
@@ -64,37 +64,37 @@ func TestLayoutAgainstNaive(t *testing.T) {
 }
 
 func TestParseLayout(t *testing.T) {
-	def := backend.DefaultLayout(4)
+	def := layout.Default(4)
 	tests := []struct {
 		in      string
-		want    backend.Layout
+		want    layout.Layout
 		wantErr bool
 	}{
 		{"", def, false},
-		{"stripe_size = 1MiB\nstripe_count = 2 # two\n", backend.Layout{StripeSize: 1 << 20, StripeCount: 2}, false},
-		{"stripe_size=32K", backend.Layout{StripeSize: 32 << 10, StripeCount: 4}, false},
+		{"stripe_size = 1MiB\nstripe_count = 2 # two\n", layout.Layout{StripeSize: 1 << 20, StripeCount: 2}, false},
+		{"stripe_size=32K", layout.Layout{StripeSize: 32 << 10, StripeCount: 4}, false},
 		{"stripe_size = 0", def, true},
 		{"stripe_count = x", def, true},
 		{"colour = blue", def, true},
 		{"stripe_size", def, true},
 	}
 	for _, tt := range tests {
-		got, err := backend.ParseLayout([]byte(tt.in), def)
+		got, err := layout.Parse([]byte(tt.in), def)
 		if (err != nil) != tt.wantErr || got != tt.want {
-			t.Errorf("ParseLayout(%q): got %+v, %v; want %+v, error %v", tt.in, got, err, tt.want, tt.wantErr)
+			t.Errorf("Parse(%q): got %+v, %v; want %+v, error %v", tt.in, got, err, tt.want, tt.wantErr)
 		}
-		if err != nil && !errors.Is(err, backend.ErrBadArgument) {
-			t.Errorf("ParseLayout(%q): error %v is not ErrBadArgument", tt.in, err)
+		if err != nil && !errors.Is(err, layout.ErrBadArgument) {
+			t.Errorf("Parse(%q): error %v is not ErrBadArgument", tt.in, err)
 		}
 	}
 	text, _ := def.MarshalText()
-	if got, err := backend.ParseLayout(text, backend.Layout{}); err != nil || got != def {
+	if got, err := layout.Parse(text, layout.Layout{}); err != nil || got != def {
 		t.Errorf("round trip: got %+v, %v; want %+v", got, err, def)
 	}
 }
 
 func ExampleLayout_Split() {
-	l := backend.DefaultLayout(4) // 64 KiB stripes over 4 servers
+	l := layout.Default(4) // 64 KiB stripes over 4 servers
 	for _, p := range l.Split(nil, 4, 0, 96<<10, 128<<10) {
 		fmt.Printf("server %d: bytes [%d, %d)\n", p.Server, p.Offset, p.Offset+p.Length)
 	}
@@ -111,12 +111,12 @@ func FuzzParseLayout(f *testing.F) {
 	f.Add([]byte("# c\nstripe_size=1M"))
 	f.Add([]byte("stripe_count = 9999999999999999999"))
 	f.Fuzz(func(t *testing.T, in []byte) {
-		l, err := backend.ParseLayout(in, backend.DefaultLayout(4))
+		l, err := layout.Parse(in, layout.Default(4))
 		if err != nil {
 			return
 		}
 		text, _ := l.MarshalText()
-		again, err := backend.ParseLayout(text, backend.Layout{})
+		again, err := layout.Parse(text, layout.Layout{})
 		if err != nil || again != l {
 			t.Fatalf("%+v re-parsed as %+v, %v", l, again, err)
 		}
