@@ -23,6 +23,7 @@ import (
 	"github.com/adaptio/adaptio/demo/report"
 	"github.com/adaptio/adaptio/internal/atomicfile"
 	"github.com/adaptio/adaptio/internal/statelock"
+	"github.com/adaptio/adaptio/labels"
 	"github.com/adaptio/adaptio/rw"
 	"github.com/adaptio/adaptio/sched"
 	"github.com/adaptio/adaptio/workload"
@@ -465,7 +466,7 @@ func Run(ctx context.Context, cfg Config) (record.Recording, error) {
 	out := rec.Snapshot()
 	if acc := record.LabelAccuracy(out); cfg.Out != nil && len(acc) > 0 {
 		fmt.Fprintln(cfg.Out, "adaptio demo: pattern detection, per node-second of each phase (labelled as the phase):")
-		record.WriteAccuracy(cfg.Out, acc)
+		labels.Write(cfg.Out, acc)
 	}
 	// A run that failed leaves an earlier report in place; an interrupted
 	// one reports what it did.

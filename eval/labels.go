@@ -16,7 +16,7 @@ import (
 
 	"github.com/adaptio/adaptio/access"
 	"github.com/adaptio/adaptio/dataset"
-	"github.com/adaptio/adaptio/demo/record"
+	"github.com/adaptio/adaptio/labels"
 	"github.com/adaptio/adaptio/rw"
 	"github.com/adaptio/adaptio/workload"
 )
@@ -239,15 +239,15 @@ func eachLogLine[T any](r io.Reader, kind error, fn func(line int, v *T) error) 
 }
 
 // ReadDecisionSeconds reads the Council's decision log (adaptio council
-// --decision-log: one JSON line per round) into one record.Second per
+// --decision-log: one JSON line per round) into one labels.Second per
 // round, T in seconds after start (the round's wall-clock time, its
 // "wall" field), each reporting node's detected pattern and operation.
-func ReadDecisionSeconds(r io.Reader, start time.Time) ([]record.Second, error) {
-	var out []record.Second
+func ReadDecisionSeconds(r io.Reader, start time.Time) ([]labels.Second, error) {
+	var out []labels.Second
 	err := readRounds(r, func(_ int, d *loggedRound) error {
-		s := record.Second{T: d.Wall.Sub(start).Seconds(), Span: d.interval().Seconds()}
+		s := labels.Second{T: d.Wall.Sub(start).Seconds(), Span: d.interval().Seconds()}
 		for _, n := range d.Nodes {
-			ns := record.NodeSecond{Node: n.Node}
+			ns := labels.Label{Node: n.Node}
 			if !n.Idle && !n.Late {
 				ns.Pattern, ns.Op = n.Pattern, n.Op
 			}
@@ -337,25 +337,26 @@ func LabelledRows(phases []Phase, r io.Reader, skip time.Duration) ([]dataset.Ro
 
 // LabelAccuracy measures the Council's detection against an application's
 // own phases: each round of the decision log stands for the second before
-// it, attributed to the phase that overlaps it most (record.LabelAccuracy,
+// it, attributed to the phase that overlaps it most (labels.Measure,
 // by time), and each busy node counts as right when its detected pattern
 // and operation are the phase's. A round's report describes the interval
 // the I/O node closed just before it, so a phase's first and last seconds
 // mix with what ran before and after; skip, when positive, leaves out the
 // rounds within skip of a phase's start or end (0: none are left out).
-func LabelAccuracy(phases []Phase, seconds []record.Second, start time.Time, skip time.Duration) []record.Accuracy {
-	rec := record.Recording{}
+func LabelAccuracy(phases []Phase, seconds []labels.Second, start time.Time, skip time.Duration) []labels.Accuracy {
+	var order []string
+	var runs []labels.Run
 	for _, p := range phases {
-		if !slices.Contains(rec.Meta.Phases, p.Name) {
-			rec.Meta.Phases = append(rec.Meta.Phases, p.Name)
+		if !slices.Contains(order, p.Name) {
+			order = append(order, p.Name)
 		}
-		it := record.Iteration{
+		r := labels.Run{
 			Phase: p.Name, Start: p.Start.Sub(start).Seconds(), Seconds: p.End.Sub(p.Start).Seconds(), Bytes: p.Bytes,
 		}
 		for _, n := range p.Nodes {
-			var s record.NodeSpan
+			var s labels.Span
 			if !n.End.IsZero() {
-				s = record.NodeSpan{Seconds: n.End.Sub(p.Start).Seconds(), Bytes: n.Bytes}
+				s = labels.Span{Seconds: n.End.Sub(p.Start).Seconds(), Bytes: n.Bytes}
 			}
 			if len(n.Parts) > 1 {
 				for _, part := range n.Parts {
@@ -363,22 +364,23 @@ func LabelAccuracy(phases []Phase, seconds []record.Second, start time.Time, ski
 					s.EndBytes = append(s.EndBytes, part.Bytes)
 				}
 			}
-			it.Nodes = append(it.Nodes, s)
+			r.Nodes = append(r.Nodes, s)
 		}
-		rec.Iterations = append(rec.Iterations, it)
+		runs = append(runs, r)
 	}
+	var kept []labels.Second
 	for _, s := range seconds {
 		if skip > 0 && nearEdge(phases, start, s, skip) {
 			continue
 		}
-		rec.Seconds = append(rec.Seconds, s)
+		kept = append(kept, s)
 	}
-	return record.LabelAccuracy(rec)
+	return labels.Measure(order, runs, kept)
 }
 
 // nearEdge reports whether the span of s (seconds after start) overlaps
 // the first or last skip of a phase.
-func nearEdge(phases []Phase, start time.Time, s record.Second, skip time.Duration) bool {
+func nearEdge(phases []Phase, start time.Time, s labels.Second, skip time.Duration) bool {
 	lo, hi := s.Covers()
 	for _, p := range phases {
 		ps, pe := p.Start.Sub(start).Seconds(), p.End.Sub(start).Seconds()

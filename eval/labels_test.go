@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/adaptio/adaptio/demo/record"
 	"github.com/adaptio/adaptio/eval"
+	"github.com/adaptio/adaptio/labels"
 )
 
 const phasesCSV = `phase,start,end
@@ -188,7 +188,7 @@ func TestLabelAccuracyByBytes(t *testing.T) {
 	}
 	// The second (1, 2] holds 0.8 s of the slow read and 0.2 s of the write,
 	// which moved far more bytes in it: it is the write's.
-	secs := []record.Second{{T: 2, Nodes: []record.NodeSecond{{Node: 0, Pattern: "SS", Op: "write"}}}}
+	secs := []labels.Second{{T: 2, Nodes: []labels.Label{{Node: 0, Pattern: "SS", Op: "write"}}}}
 	acc := eval.LabelAccuracy(phases, secs, start, 0)
 	if len(acc) != 1 || acc[0].Phase != "SS write" || acc[0].Correct != 1 {
 		t.Fatalf("accuracy %v, want the second attributed to SS write and right", acc)
@@ -217,7 +217,7 @@ func TestLabelAccuracyByNode(t *testing.T) {
 	if err != nil || len(phases) != 2 || len(phases[0].Nodes) != 2 || phases[0].Nodes[0].Bytes != 1000000 || !phases[0].Nodes[0].End.Equal(start.Add(1100*time.Millisecond)) {
 		t.Fatalf("ReadPhases: %v, %+v", err, phases)
 	}
-	secs := []record.Second{{T: 2, Nodes: []record.NodeSecond{{Node: 0, Pattern: "FPP", Op: "write"}, {Node: 1, Pattern: "SS", Op: "read"}}}}
+	secs := []labels.Second{{T: 2, Nodes: []labels.Label{{Node: 0, Pattern: "FPP", Op: "write"}, {Node: 1, Pattern: "SS", Op: "read"}}}}
 	acc := eval.LabelAccuracy(phases, secs, start, 0)
 	if len(acc) != 2 {
 		t.Fatalf("accuracy %+v, want one node-second in each phase", acc)
@@ -269,7 +269,7 @@ func TestLabelAccuracyByProcess(t *testing.T) {
 	if n := phases[0].Nodes[0]; n.Bytes != 4000000 || !n.End.Equal(start.Add(1500*time.Millisecond)) || len(n.Parts) != 4 {
 		t.Fatalf("node 0's part %+v, want 4 processes, 4e6 bytes, ending at 1.5 s", n)
 	}
-	secs := []record.Second{{T: 2, Nodes: []record.NodeSecond{{Node: 0, Pattern: "FPP", Op: "write"}}}}
+	secs := []labels.Second{{T: 2, Nodes: []labels.Label{{Node: 0, Pattern: "FPP", Op: "write"}}}}
 	if acc := eval.LabelAccuracy(phases, secs, start, 0); len(acc) != 1 || acc[0].Phase != "FPP write" || acc[0].Correct != 1 {
 		t.Fatalf("accuracy %+v, want the second attributed to FPP write, labelled right", acc)
 	}

@@ -16,9 +16,9 @@ import (
 
 	"github.com/adaptio/adaptio/bandit"
 	"github.com/adaptio/adaptio/dataset"
-	"github.com/adaptio/adaptio/demo/record"
 	"github.com/adaptio/adaptio/eval"
 	"github.com/adaptio/adaptio/internal/atomicfile"
+	"github.com/adaptio/adaptio/labels"
 	"github.com/adaptio/adaptio/sched"
 	"github.com/adaptio/adaptio/workload"
 )
@@ -513,7 +513,7 @@ takes DIR as a source, so detection learns from real runs too.`,
 					decisions, phases, len(secs), ps[0].Start.Format(time.RFC3339), ps[len(ps)-1].End.Format(time.RFC3339))
 			}
 			fmt.Fprintln(cmd.OutOrStdout(), "pattern detection, per busy node-second of each phase (labelled as the phase):")
-			record.WriteAccuracy(cmd.OutOrStdout(), acc)
+			labels.Write(cmd.OutOrStdout(), acc)
 			if export == "" {
 				return nil
 			}

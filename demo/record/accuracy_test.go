@@ -3,6 +3,8 @@ package record
 import (
 	"strings"
 	"testing"
+
+	"github.com/adaptio/adaptio/labels"
 )
 
 func TestLabelAccuracyAttributesSecondsToTheLongestPhase(t *testing.T) {
@@ -39,7 +41,7 @@ func TestLabelAccuracyAttributesSecondsToTheLongestPhase(t *testing.T) {
 		t.Errorf("SS read: %+v, want 2 of 3 with one FPP read (the second after the last phase is skipped)", rd)
 	}
 	var b strings.Builder
-	WriteAccuracy(&b, acc)
+	labels.Write(&b, acc)
 	if !strings.Contains(b.String(), "SS read") || !strings.Contains(b.String(), "66.7% of 3 node-seconds (labelled FPP read 1)") {
 		t.Errorf("printed accuracy:\n%s", b.String())
 	}

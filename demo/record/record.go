@@ -4,6 +4,8 @@ import (
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/adaptio/adaptio/labels"
 )
 
 // NodeSecond is one I/O node's state during one second of the run.
@@ -29,11 +31,7 @@ type Second struct {
 
 // Covers returns the span [T - Span, T] the second's reports describe.
 func (s Second) Covers() (lo, hi float64) {
-	span := s.Span
-	if span <= 0 {
-		span = 1
-	}
-	return s.T - span, s.T
+	return labels.Second{T: s.T, Span: s.Span}.Covers()
 }
 
 // Iteration is one completed phase run of the repeated experiment: an
@@ -68,61 +66,10 @@ type NodeSpan struct {
 	EndBytes []int64   `json:"end_bytes,omitempty"`
 }
 
-// Part is a piece of an I/O node's part of a phase: processes that moved
-// Bytes at an even rate from the phase's start until Seconds after it.
-type Part struct {
-	Seconds float64
-	Bytes   int64
-}
-
-// Parts returns s as pieces moving their bytes at an even rate: one per
-// process when Ends is known (EndBytes each, or equal parts of Bytes, the
-// remainder in the last), else the node's whole part.
-func (s NodeSpan) Parts() []Part {
-	if len(s.Ends) == 0 {
-		return []Part{{s.Seconds, s.Bytes}}
-	}
-	out := make([]Part, len(s.Ends))
-	each := s.Bytes / int64(len(s.Ends))
-	for i, e := range s.Ends {
-		out[i] = Part{e, each}
-		switch {
-		case len(s.EndBytes) == len(s.Ends):
-			out[i].Bytes = s.EndBytes[i]
-		case i == len(s.Ends)-1:
-			out[i].Bytes = s.Bytes - each*int64(len(s.Ends)-1)
-		}
-	}
-	return out
-}
-
-// span returns the part of the phase node ran: its own when known, else
-// the phase's.
-func (it Iteration) span(node int) NodeSpan {
-	if node >= 0 && node < len(it.Nodes) && it.Nodes[node].Seconds > 0 {
-		return it.Nodes[node]
-	}
-	return NodeSpan{Seconds: it.Seconds, Bytes: it.Bytes}
-}
-
-// share returns how much of the phase node ran in [lo, hi] (seconds since
-// the start of the run): the bytes it moved there, from its processes'
-// ends when known (NodeSpan.Ends), else at the node's mean rate; or, when
-// bytes are unknown, the time the phase overlapped [lo, hi].
-func (it Iteration) share(node int, lo, hi float64) float64 {
-	s := it.span(node)
-	overlap := func(secs float64) float64 { return max(0, min(it.Start+secs, hi)-max(it.Start, lo)) }
-	if s.Bytes <= 0 {
-		return overlap(s.Seconds)
-	}
-	var sum float64
-	for _, p := range s.Parts() {
-		if p.Seconds > 0 {
-			sum += float64(p.Bytes) * overlap(p.Seconds) / p.Seconds
-		}
-	}
-	return sum
-}
+// Parts returns s as pieces moving their bytes at an even rate
+// (labels.Span.Parts): one per process when Ends is known, else the
+// node's whole part.
+func (s NodeSpan) Parts() []labels.Part { return labels.Span(s).Parts() }
 
 // Estimate is the learned value of each window for one context (a detected
 // pattern and operation, one bandit instance).
