@@ -38,8 +38,13 @@ func newMountCmd() *cobra.Command {
 		Short: "Mount the forwarder with FUSE for unmodified applications",
 		Long: `Mount a forwarding daemon's export at MOUNTPOINT (an existing directory) with
 FUSE, so unmodified programs (dd, fio, MPI-IO applications) do their I/O through
-the forwarder. By default every read and write goes to the daemon as issued
-(direct I/O, no client page cache), tagged with the calling process's id.
+the forwarder. Writes, and reads of files open for writing, go to the daemon
+as issued (direct I/O, no client page cache), tagged with the calling
+process's id. Files open read-only are read through the page cache, the
+kernel reading ahead in requests of up to --max-write, with close-to-open
+consistency as on NFS: each open checks the file's size and times with the
+forwarder, and taking a lock on a file drops its cached pages
+(docs/posix.md; --direct-reads reads them as issued too).
 
 Writes to one file from many processes reach the daemon together: the
 kernel's per-file write lock is lifted for writes inside the file's size, and
