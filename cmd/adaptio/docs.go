@@ -163,7 +163,7 @@ func flagDefault(f *pflag.Flag) string {
 	case "", "[]":
 		return "-"
 	}
-	return "`" + strings.ReplaceAll(d, "`", "'") + "`"
+	return "`" + cell(strings.ReplaceAll(d, "`", "'")) + "`"
 }
 
 // cell makes s safe inside a Markdown table cell.

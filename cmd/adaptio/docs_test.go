@@ -98,7 +98,7 @@ func TestFlagDefaultMachineIndependent(t *testing.T) {
 	for _, tt := range []struct{ flag, want string }{
 		{"workers", "the number of CPUs"},
 		{"out", "-"},
-		{"pipe", "`a|b`"},
+		{"pipe", "`a\\|b`"},
 	} {
 		if got := flagDefault(fs.Lookup(tt.flag)); got != tt.want {
 			t.Errorf("--%s: got %q, want %q", tt.flag, got, tt.want)
