@@ -1,7 +1,9 @@
 package eval
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -66,6 +68,7 @@ func (s Sample) weight() float64 {
 func ReadSamples(r io.Reader) ([]Sample, error) {
 	var out []Sample
 	var prev *council.Decision
+	opened := map[string]council.PlanEntry{}
 	err := eachLogLine(r, ErrBadLog, func(line int, d *council.Decision) error {
 		if d.Prob < 0 || d.Prob > 1 || math.IsNaN(d.Prob) {
 			return fmt.Errorf("%w: decision log line %d: probability %v outside [0, 1]", ErrBadLog, line, d.Prob)
@@ -75,6 +78,7 @@ func ReadSamples(r io.Reader) ([]Sample, error) {
 				return fmt.Errorf("%w: decision log line %d: plan probability %v outside [0, 1]", ErrBadLog, line, e.Prob)
 			}
 		}
+		inheritHeld(d, opened)
 		if prev != nil && d.Round == prev.Round+1 {
 			out = appendRound(out, prev, d)
 		}
@@ -82,6 +86,30 @@ func ReadSamples(r io.Reader) ([]Sample, error) {
 		return nil
 	})
 	return out, err
+}
+
+// inheritHeld gives each held plan entry of d (a direction's window kept
+// while its context's pull is open, logged with probability 1) the
+// probability of the draw that opened the hold, the last entry for its
+// direction that was not held, when that entry had the same context and
+// window: the phase ran under one draw, and the rounds of a held phase
+// are chosen with that draw's probability. A target that would have
+// chosen another window for the phase is then weighed against the
+// opening draw, not found unsupported in every held round. opened holds
+// the last drawn entry per direction.
+func inheritHeld(d *council.Decision, opened map[string]council.PlanEntry) {
+	for i, e := range d.Plan {
+		if !e.Held {
+			opened[e.Op] = e
+			continue
+		}
+		if o, ok := opened[e.Op]; ok && o.Context == e.Context && o.Window == e.Window && o.Prob > 0 {
+			d.Plan[i].Prob = o.Prob
+			if d.Context == e.Context && d.Window == e.Window {
+				d.Prob = o.Prob
+			}
+		}
+	}
 }
 
 // appendRound appends to out the samples of decision d, whose rewards the
@@ -287,17 +315,18 @@ type Interval struct {
 // window) is compared with the part of it the log's importance weights
 // account for (the sum of the weights of the rounds that chose the
 // window, which estimates the supported part of that mass); the
-// shortfall is the unsupported mass. The points keep their definitions:
-// IPS counts unsupported mass as earning nothing, SNIPS as earning the
-// supported mean. Their intervals are partial-identification (Manski)
-// bounds: the unsupported mass earns anything within the rewards the log
-// shows for its context, the lower end of the interval is the bootstrap
-// quantile of the estimate with the unsupported mass at the context's
-// smallest logged reward, the upper end with it at the largest. Where
-// the log supports every choice of the target, they are the usual
-// percentile intervals. DR's model fills unsupported cells with the
-// context's mean (an assumption the log cannot check): its interval is
-// not widened, and Support says how much of the target rests on it.
+// shortfall is the unsupported mass. Every point values it at its
+// context's mean logged reward (DR through its model, whose unseen cells
+// are the context's mean), and every interval is a partial-identification
+// (Manski) bound: the unsupported mass earns anything within the rewards
+// the log shows for its context, the lower end of the interval is the
+// bootstrap quantile of the estimate with the unsupported mass at the
+// context's smallest logged reward, the upper end with it at the largest.
+// Where the log supports every choice of the target, they are the usual
+// percentile intervals. An interval always holds its point. Where
+// nothing matched or MaxUnsupported or more of the mass is unsupported,
+// the estimate is refused (Refused says why; the intervals are NaN):
+// the bounds would then be the log's reward range, not evidence.
 type Estimate struct {
 	Target   string
 	Learning bool // the target is a learning policy
@@ -321,6 +350,10 @@ type Estimate struct {
 	Support     []ContextSupport
 	// Block is the bootstrap's block length, in rounds.
 	Block int
+	// Refused says why the log cannot estimate the target (no matched
+	// round, or MaxUnsupported or more of its mass unsupported); then the
+	// three intervals are NaN. Empty when estimated.
+	Refused string
 }
 
 // ContextSupport is the support of a target's choices in one context.
@@ -435,16 +468,39 @@ func EvaluateWith(samples []Sample, t Target, o EvaluateOptions, rng *rand.Rand)
 	if all > 0 {
 		e.Unsupported = min(1, none/all)
 	}
-	var bil, bih, bsl, bsh, bd []float64
+	if why := refusal(e); why != "" {
+		e.Refused = why
+		nan := Interval{Value: math.NaN(), Lo: math.NaN(), Hi: math.NaN()}
+		e.IPS, e.SNIPS, e.DR = nan, nan, nan
+		return e, nil
+	}
+	var bil, bih, bsl, bsh, bdl, bdh []float64
 	for _, b := range out[replays:] {
 		bil, bih = append(bil, b.ipsLo), append(bih, b.ipsHi)
 		bsl, bsh = append(bsl, b.snipsLo), append(bsh, b.snipsHi)
-		bd = append(bd, b.dr)
+		bdl, bdh = append(bdl, b.drLo), append(bdh, b.drHi)
 	}
 	e.IPS = bounds(v.ips, bil, bih, level)
 	e.SNIPS = bounds(v.snips, bsl, bsh, level)
-	e.DR = interval(v.dr, bd, level)
+	e.DR = bounds(v.dr, bdl, bdh, level)
 	return e, nil
+}
+
+// MaxUnsupported is the largest part of a target's mass a log may leave
+// unsupported for Evaluate to estimate it: beyond it (and where nothing
+// matched) the estimate is refused, since most of it would be the bounds'
+// or the model's assumption, not the log's evidence.
+const MaxUnsupported = 0.5
+
+// refusal is why e cannot be estimated from its log, or "".
+func refusal(e Estimate) string {
+	switch {
+	case e.ESS < 1 || e.Matched < 1:
+		return fmt.Sprintf("no support: the log never chose what %s chooses (matched %.0f rounds, ESS %.1f); run it, or log under a policy that explores (egreedy)", e.Target, e.Matched, e.ESS)
+	case e.Unsupported >= MaxUnsupported:
+		return fmt.Sprintf("too little support: the log does not support %.0f%% of what %s chooses (at most %.0f%% is estimated); run it, or log under a policy that explores more (egreedy)", 100*e.Unsupported, e.Target, 100*MaxUnsupported)
+	}
+	return ""
 }
 
 // BlockLength is the bootstrap's default block length for a log of n
@@ -637,6 +693,7 @@ const learningReplays = 16
 type estimates struct {
 	ips, snips, dr, matched, ess   float64
 	ipsLo, ipsHi, snipsLo, snipsHi float64
+	drLo, drHi                     float64
 	unsupported, rounds            []float64
 }
 
@@ -656,16 +713,21 @@ type estimates struct {
 func estimate(samples []Sample, c *drCells, idx []int, r *replay) estimates {
 	q := fitModel(c, samples, idx)
 	nw := len(sched.Windows)
-	mass, weight := make([]float64, c.nctx*nw), make([]float64, c.nctx*nw) // by context and window
+	// By context and window: the target's mass, the importance weights of
+	// the rounds that chose the window, and the mass times the model's
+	// prediction (DR's value of that mass).
+	mass, weight, model := make([]float64, c.nctx*nw), make([]float64, c.nctx*nw), make([]float64, c.nctx*nw)
+	ctxSum, ctxN := make([]float64, c.nctx), make([]float64, c.nctx) // logged rewards by context
 	e := estimates{unsupported: make([]float64, c.nctx), rounds: make([]float64, c.nctx)}
 	var rounds, wsum, wsum2 float64
 	each(samples, idx, func(i int, s Sample) {
 		pi, qi := r.distribution(s.Context), q.predictions(i)
 		share, x := s.weight(), c.ctx[i]
-		var model float64
+		var value float64
 		for a, p := range pi {
-			model += p * qi[a]
+			value += p * qi[a]
 			mass[x*nw+a] += share * p
+			model[x*nw+a] += share * p * qi[a]
 		}
 		var pa, qa, w float64 // the target's probability of the logged window, its model, the importance weight
 		if a := c.win[i]; a >= 0 {
@@ -675,21 +737,36 @@ func estimate(samples []Sample, c *drCells, idx []int, r *replay) estimates {
 		}
 		rounds += share
 		e.rounds[x] += share
+		ctxSum[x] += share * s.Reward
+		ctxN[x] += share
 		e.matched += share * pa
 		e.ips += w * s.Reward
 		wsum += w
 		wsum2 += w * w
-		e.dr += share*model + w*(s.Reward-qa)
+		e.dr += share*value + w*(s.Reward-qa)
 		r.learn(s)
 	})
-	var none, lo, hi float64 // unsupported mass, and its least and most reward
+	// Unsupported mass, per context, valued at the context's smallest,
+	// mean and largest logged reward; DR's share of it valued by its model.
+	var none, lo, mid, hi, drLo, drHi float64
 	for x := range c.nctx {
 		for a := range nw {
-			e.unsupported[x] += max(0, mass[x*nw+a]-weight[x*nw+a])
+			j := x*nw + a
+			u := max(0, mass[j]-weight[j])
+			if u == 0 {
+				continue
+			}
+			e.unsupported[x] += u
+			fill := model[j] / mass[j] // the model's mean prediction of the cell
+			drLo += u * (c.rmin[x] - fill)
+			drHi += u * (c.rmax[x] - fill)
 		}
 		none += e.unsupported[x]
 		lo += e.unsupported[x] * c.rmin[x]
 		hi += e.unsupported[x] * c.rmax[x]
+		if ctxN[x] > 0 {
+			mid += e.unsupported[x] * ctxSum[x] / ctxN[x]
+		}
 	}
 	if wsum > 0 {
 		e.snips = e.ips / wsum
@@ -700,14 +777,13 @@ func estimate(samples []Sample, c *drCells, idx []int, r *replay) estimates {
 	supported := max(0, rounds-none)
 	e.ipsLo, e.ipsHi = (e.ips+lo)/rounds, (e.ips+hi)/rounds
 	e.snipsLo, e.snipsHi = (supported*e.snips+lo)/rounds, (supported*e.snips+hi)/rounds
-	e.ips /= rounds
+	// The points value the unsupported mass at its context's mean logged
+	// reward, inside the bounds.
+	e.ips = (e.ips + mid) / rounds
+	e.snips = (supported*e.snips + mid) / rounds
+	e.drLo, e.drHi = (e.dr+drLo)/rounds, (e.dr+drHi)/rounds
 	e.dr /= rounds
 	return e
-}
-
-// interval is the percentile bootstrap interval around v.
-func interval(v float64, boot []float64, level float64) Interval {
-	return bounds(v, boot, boot, level)
 }
 
 // bounds is the interval around v from the bootstrap distributions of a
@@ -720,7 +796,27 @@ func bounds(v float64, lo, hi []float64, level float64) Interval {
 		slices.Sort(b)
 		return b[int(round(p*float64(len(b)-1)))]
 	}
-	return Interval{Value: v, Lo: q(lo, (1-level)/2, math.Floor), Hi: q(hi, (1+level)/2, math.Ceil)}
+	// The point is the estimate on the whole log: an interval that left it
+	// out (a skewed bootstrap distribution) is stretched to hold it.
+	return Interval{Value: v, Lo: min(v, q(lo, (1-level)/2, math.Floor)), Hi: max(v, q(hi, (1+level)/2, math.Ceil))}
+}
+
+// TrimCutLine returns a decision log without its last line when that
+// line is not a whole JSON value (the log of a run killed while writing
+// it), with a warning that says so; otherwise data unchanged and "". A
+// broken line before the last is left for the readers to refuse.
+func TrimCutLine(data []byte) ([]byte, string) {
+	body := bytes.TrimRight(data, " \t\r\n")
+	if len(body) == 0 {
+		return data, ""
+	}
+	start := bytes.LastIndexByte(body, '\n') + 1
+	last := body[start:]
+	if json.Valid(last) {
+		return data, ""
+	}
+	line := bytes.Count(body[:start], []byte("\n")) + 1
+	return body[:start], fmt.Sprintf("decision log line %d is cut (%d bytes, not whole JSON: a run stopped while writing it): read up to line %d", line, len(last), line-1)
 }
 
 // MeanRoundReward is the measured value of a run: the mean over its rounds

@@ -319,7 +319,8 @@ func supportLog(rounds int, rng *rand.Rand) []eval.Sample {
 // logged rewards, so that they contain the value (here 0.9*20 + 0.1*130
 // = 31), where the bootstrap alone gave an interval around IPS's 18 (the
 // unsupported reads counted as earning nothing) and SNIPS's 20 (as
-// earning the writes' mean). The points keep their definitions.
+// earning the writes' mean), and DR's model, the reads' mean, a narrow
+// interval around 28.
 func TestOffPolicyUnsupportedWindowWidensTheInterval(t *testing.T) {
 	const truth = 0.9*20 + 0.1*130
 	covered := map[string]int{}
@@ -330,7 +331,7 @@ func TestOffPolicyUnsupportedWindowWidensTheInterval(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for name, iv := range map[string]eval.Interval{"IPS": e.IPS, "SNIPS": e.SNIPS} {
+		for name, iv := range map[string]eval.Interval{"IPS": e.IPS, "SNIPS": e.SNIPS, "DR": e.DR} {
 			if iv.Lo <= truth && truth <= iv.Hi {
 				covered[name]++
 			}
@@ -346,14 +347,18 @@ func TestOffPolicyUnsupportedWindowWidensTheInterval(t *testing.T) {
 		if math.Abs(e.Unsupported-e.Support[1].Rounds/float64(e.Samples)) > 0.02 {
 			t.Errorf("unsupported %.3f in all, want about the reads' share of the rounds %.3f", e.Unsupported, e.Support[1].Rounds/float64(e.Samples))
 		}
-		if math.Abs(e.IPS.Value-18) > 1.5 || math.Abs(e.SNIPS.Value-20) > 1 {
-			t.Errorf("points IPS %.3f, SNIPS %.3f, want about 18 and 20 (plain IPS and SNIPS)", e.IPS.Value, e.SNIPS.Value)
+		// The points value the unsupported reads at their context's mean
+		// logged reward (100): 0.9*20 + 0.1*100 = 28, inside the intervals.
+		for name, iv := range map[string]eval.Interval{"IPS": e.IPS, "SNIPS": e.SNIPS, "DR": e.DR} {
+			if math.Abs(iv.Value-28) > 1.5 || iv.Value < iv.Lo || iv.Value > iv.Hi {
+				t.Errorf("%s %.3f [%.3f, %.3f], want a point about 28 inside its interval", name, iv.Value, iv.Lo, iv.Hi)
+			}
 		}
 		if e.IPS.Hi-e.IPS.Lo > 15 {
 			t.Errorf("IPS interval [%.3f, %.3f] wider than the reads' reward range allows (0.1 * 100 + noise)", e.IPS.Lo, e.IPS.Hi)
 		}
 	}
-	for _, name := range []string{"IPS", "SNIPS"} {
+	for _, name := range []string{"IPS", "SNIPS", "DR"} {
 		if covered[name] < seeds {
 			t.Errorf("%s covers the value %v in %d of %d seeds, want all", name, truth, covered[name], seeds)
 		}
@@ -363,7 +368,8 @@ func TestOffPolicyUnsupportedWindowWidensTheInterval(t *testing.T) {
 // A window the logging policy chose once, in a forced first exploration
 // with probability 1, and never again (a near-deterministic log, as
 // thompson-warm's): its importance weights account for one round of the
-// target's thousands, and nearly all its mass is unsupported.
+// target's thousands, and nearly all its mass is unsupported: the
+// estimate is refused.
 func TestOffPolicyAlmostNeverChosenWindow(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 5))
 	var samples []eval.Sample
@@ -381,10 +387,13 @@ func TestOffPolicyAlmostNeverChosenWindow(t *testing.T) {
 	if e.Unsupported < 0.99 || len(e.Support) != 1 || e.Support[0].Unsupported < 0.99 {
 		t.Errorf("unsupported %v, %+v; want >= 0.99", e.Unsupported, e.Support)
 	}
-	const truth = 10 // what 1 ms earns
-	for name, iv := range map[string]eval.Interval{"IPS": e.IPS, "SNIPS": e.SNIPS} {
-		if !(iv.Lo <= truth && truth <= iv.Hi) {
-			t.Errorf("%s %.3f [%.3f, %.3f], want an interval containing %v", name, iv.Value, iv.Lo, iv.Hi, truth)
+	// Nearly all of it unsupported: refused, with no point and no interval.
+	if e.Refused == "" || !strings.Contains(e.Refused, "too little support") {
+		t.Errorf("refused %q, want too little support", e.Refused)
+	}
+	for name, iv := range map[string]eval.Interval{"IPS": e.IPS, "SNIPS": e.SNIPS, "DR": e.DR} {
+		if !math.IsNaN(iv.Value) || !math.IsNaN(iv.Lo) || !math.IsNaN(iv.Hi) {
+			t.Errorf("%s %v, want no estimate (NaN)", name, iv)
 		}
 	}
 	// The logging policy's own window is fully supported: no widening.

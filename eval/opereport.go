@@ -27,7 +27,7 @@ func OffPolicyReport(command, logPath string, samples int, level float64, es []E
 		Title: "Estimated mean reward per round",
 		Note: fmt.Sprintf("%.0f%% percentile bootstrap intervals over blocks of %d consecutive rounds. Matched: rounds where the policy would have chosen the logged window (expected, for a learning policy). ESS: effective sample size of the importance weights; under 30 the estimate rests on few rounds. "+
 			"Unsupported: the part of the policy's probability the log does not support (it never or almost never chose those windows in that context): in all, then per context. "+
-			"IPS and SNIPS bound that part by the context's smallest and largest logged reward, so their intervals may leave their points (which count it as earning nothing, and as the supported mean) outside; DR fills it with its model's guess.", 100*level, block),
+			"Every interval bounds that part by the context's smallest and largest logged reward (the points value it at the context's mean); where nothing matched or half or more is unsupported, the estimate is refused.", 100*level, block),
 		Header: []string{"policy", "kind", "matched", "ESS", "unsupported", "IPS", "SNIPS", "DR"},
 	}
 	for _, e := range es {
@@ -35,9 +35,19 @@ func OffPolicyReport(command, logPath string, samples int, level float64, es []E
 		if e.Learning {
 			kind = "learning"
 		}
+		if e.Refused != "" {
+			tab.Rows = append(tab.Rows, []string{e.Target, kind, strconv.FormatFloat(e.Matched, 'f', 0, 64), f1(e.ESS), supportCell(e), "refused: " + e.Refused, "refused", "refused"})
+			continue
+		}
 		tab.Rows = append(tab.Rows, []string{e.Target, kind, strconv.FormatFloat(e.Matched, 'f', 0, 64), f1(e.ESS), supportCell(e), iv(e.IPS), iv(e.SNIPS), iv(e.DR)})
 	}
-	fig, err := intervalPlot(es, measured)
+	var shown []Estimate // refused estimates have nothing to draw
+	for _, e := range es {
+		if e.Refused == "" {
+			shown = append(shown, e)
+		}
+	}
+	fig, err := intervalPlot(shown, measured)
 	if err != nil {
 		return nil, err
 	}
@@ -52,8 +62,8 @@ func OffPolicyReport(command, logPath string, samples int, level float64, es []E
 			"self-normalised IPS and doubly robust (DR: a per-context, per-window mean reward model corrected by the importance-weighted logged rewards; " +
 			"the model of each round is fitted on the other four fifths of the log, and each bootstrap resample refits it). " +
 			"The bootstrap resamples blocks of consecutive rounds (the cube root of their number, rounded up), since consecutive seconds of a run are not independent. " +
-			"Where the policy would choose windows the log never or almost never chose in a context, IPS and SNIPS cannot see what they earn: " +
-			"their intervals then bound that part between the smallest and the largest reward the log shows in the context (partial identification), and the table says how large it is. " +
+			"Where the policy would choose windows the log never or almost never chose in a context, no estimator can see what they earn: " +
+			"the intervals then bound that part between the smallest and the largest reward the log shows in the context (partial identification), the table says how large it is, and an estimate half or more of which is unsupported is refused. " +
 			"A learning policy is replayed along the log from its initial state; where it draws a window the log did not choose it learns the mean reward the log shows for that window in that context up to that round.",
 		Sections: []Section{{Title: "Estimates", Text: text, Tables: []Table{tab}, Figures: []template.HTML{fig}}},
 	}, nil
@@ -73,8 +83,7 @@ func supportCell(e Estimate) string {
 }
 
 // intervalPlot draws each policy's three estimates with their intervals,
-// side by side (an interval is drawn from its ends: a point may lie
-// outside it, see OffPolicyReport).
+// side by side.
 func intervalPlot(es []Estimate, measured *float64) (template.HTML, error) {
 	p := plot.New()
 	p.Title.Text = "Estimates and intervals"
@@ -91,7 +100,7 @@ func intervalPlot(es []Estimate, measured *float64) (template.HTML, error) {
 			v := [3]Interval{e.IPS, e.SNIPS, e.DR}[k]
 			pts[i].X, pts[i].Y = float64(i)+0.2*float64(k-1), v.Value
 			// The bar is drawn around the interval's middle, so that it
-			// spans the interval even where the point is outside it.
+			// spans the interval wherever the point lies in it.
 			mids[i].X, mids[i].Y = pts[i].X, (v.Lo+v.Hi)/2
 			errs[i].Low, errs[i].High = (v.Hi-v.Lo)/2, (v.Hi-v.Lo)/2
 		}

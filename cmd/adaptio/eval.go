@@ -20,6 +20,7 @@ import (
 	"github.com/adaptio/adaptio/internal/atomicfile"
 	"github.com/adaptio/adaptio/labels"
 	"github.com/adaptio/adaptio/sched"
+	"github.com/adaptio/adaptio/selection"
 	"github.com/adaptio/adaptio/workload"
 )
 
@@ -307,21 +308,27 @@ func newEvalSelectCmd() *cobra.Command {
 	var from, total string
 	cmd := &cobra.Command{
 		Use:   "select",
-		Short: "Dynamic scheduler selection (AGIOS's armed bandit) against every static algorithm on the JLESC AGIOS selection report's twelve tests",
+		Short: "Dynamic scheduler selection against every static algorithm on the JLESC AGIOS selection report's twelve tests, over seeds",
 		Long: `Runs the JLESC AGIOS selection report's twelve MPI-IO Test tests in the simulator (a shared file, contiguous or
-1D-strided, requests of 32 KiB, 4 MiB or 16 MiB, 32 or 64 processes; written then read
---repeat times) under each algorithm of --select-from and under AGIOS's armed bandit choosing
-among them every --select-period on every I/O node. The I/O nodes get --threads dispatch
-slots (2 by default, so that requests queue and the algorithm matters; with the simulator's
-default every algorithm but TWINS gives the same makespan).
+1D-strided, requests of 32 KiB, 4 MiB or 16 MiB, 32 or 64 processes, --total bytes but at
+least 4 requests per process, so that contiguous and strided differ; written then read
+--repeat times) under each algorithm of --select-from and under dynamic selection choosing
+among them every --select-period on every I/O node, for --seeds seeds from --seed on. The
+I/O nodes get --threads dispatch slots (2 by default, so that requests queue and the
+algorithm matters; with the simulator's default every algorithm but TWINS gives the same
+makespan).
 
---policy thompson --shared is ours: Thompson sampling instead of AGIOS's probabilities, and
-one choice for every I/O node from their summed bandwidth (as the Council decides TWINS's
-window) instead of each node alone. Judge after 20 periods with runs that last longer than
-20 periods: --repeat 30 for the 4 MiB tests.
+--policy settle (the default, the one adaptio forward --scheduler dynamic runs) explores each
+algorithm for 3 periods in lockstep on every node, then settles on the least estimated time
+and changes only for one estimated 5% faster. --policy agios is AGIOS's armed bandit; a
+bandit policy (thompson, ...) draws instead; --shared makes one choice for every I/O node
+from their summed bandwidth (the simulator only). Judged from the 20th period on: runs must
+last well beyond 20 periods (--repeat 30 at 1 s; --repeat 100 at --select-period 4s).
 
-Writes select.csv and report.html to --out; prints the table.`,
-		Example: `  adaptio eval select --repeat 30
+Writes select.csv (every test and seed), select_seeds.csv (per test over the seeds: min and
+median) and report.html to --out; prints the table (one seed) or the summary.`,
+		Example: `  adaptio eval select --repeat 30 --seeds 10
+  adaptio eval select --repeat 100 --seeds 10 --select-period 4s
   adaptio eval select --repeat 30 --policy thompson --shared`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -331,7 +338,7 @@ Writes select.csv and report.html to --out; prints the table.`,
 					return fmt.Errorf("eval select: --select-from: unknown scheduler %q (known: %v)", n, sched.Names())
 				}
 			}
-			if err := requirePositive(cmd, "repeat", "io-nodes", "threads"); err != nil {
+			if err := requirePositive(cmd, "repeat", "io-nodes", "threads", "seeds", "workers"); err != nil {
 				return fmt.Errorf("eval select: %w", err)
 			}
 			var err error
@@ -347,6 +354,22 @@ Writes select.csv and report.html to --out; prints the table.`,
 				return fmt.Errorf("eval select: %w", err)
 			}
 			w := cmd.OutOrStdout()
+			if cfg.Seeds > 1 {
+				sum, all, seeds := eval.SummariseSelect(rows)
+				fmt.Fprintf(w, "%-32s %6s %7s %7s  %s\n", "test", "within", "min", "median", "best static (seeds)")
+				for _, s := range sum {
+					var best []string
+					for _, n := range cfg.Schedulers {
+						if s.Best[n] > 0 {
+							best = append(best, fmt.Sprintf("%s %d", n, s.Best[n]))
+						}
+					}
+					fmt.Fprintf(w, "%-32s %3d/%-2d %7.3f %7.3f  %s\n", s.Test, s.Within, s.Seeds, s.Min, s.Median, strings.Join(best, ", "))
+				}
+				fmt.Fprintf(w, "within: seeds on which dynamic's bandwidth from its 20th period on is within 5%% of the best static's; min, median: that ratio\non %d of %d seeds dynamic is within 5%% on every test\n", all, seeds)
+				fmt.Fprintf(cmd.ErrOrStderr(), "wrote %s/report.html\n", cfg.Out)
+				return nil
+			}
 			fmt.Fprintf(w, "%-30s %-7s %9s %9s %8s %9s %7s %7s %7s\n", "test", "best", "best (s)", "dyn (s)", "changes", "makespan", "bw 1+", "bw 5+", "bw 20+")
 			met := 0
 			for _, r := range rows {
@@ -363,7 +386,7 @@ Writes select.csv and report.html to --out; prints the table.`,
 	f := cmd.Flags()
 	f.StringVar(&from, "select-from", "mlf,to-agg,sjf,to,noop", "the algorithms (AGIOS's set by default)")
 	f.DurationVar(&cfg.Period, "select-period", time.Second, "how often an I/O node may change algorithm")
-	f.StringVar(&cfg.Policy, "policy", "", "empty: AGIOS's armed bandit; else a bandit policy of adaptio eval bandit (e.g. thompson-warm) over the same algorithms")
+	f.StringVar(&cfg.Policy, "policy", selection.PolicySettle, "settle: explore each algorithm 3 periods in lockstep, then keep the least estimated time (5% hysteresis); agios: AGIOS's armed bandit; else a bandit policy of adaptio eval bandit (e.g. thompson) over the same algorithms")
 	f.BoolVar(&cfg.Sequences, "sequences", false, "instead of the twelve tests, sequences of patterns whose best algorithms differ (each written then read in turn, --repeat times)")
 	f.BoolVar(&cfg.Patterns, "patterns", false, "the JLESC AGIOS selection report's pattern matching: each period's access series joins a knowledge base (FastDTW) and the Markov chain's predicted next pattern chooses (with --policy: a policy per pattern)")
 	f.BoolVar(&cfg.Shared, "shared", false, "one choice for every I/O node from their summed bandwidth, as the Council decides TWINS's window (AGIOS: each node alone)")
@@ -371,7 +394,9 @@ Writes select.csv and report.html to --out; prints the table.`,
 	f.IntVar(&cfg.Threads, "threads", 2, "dispatch slots per I/O node")
 	f.StringVar(&total, "total", "256MiB", "bytes per test and operation")
 	f.IntVar(&cfg.Repeat, "repeat", 3, "write-then-read passes per test")
-	f.Uint64Var(&cfg.Seed, "seed", 1, "random seed")
+	f.Uint64Var(&cfg.Seed, "seed", 1, "random seed (the first, with --seeds)")
+	f.IntVar(&cfg.Seeds, "seeds", 1, "how many seeds run, from --seed on; above 1, the summary over them is printed")
+	f.IntVar(&cfg.Workers, "workers", runtime.NumCPU(), "runs simulated in parallel")
 	f.StringVar(&cfg.Out, "out", "eval-select", "output directory (created)")
 	return cmd
 }
@@ -575,6 +600,7 @@ func newEvalLogCmd() *cobra.Command {
 	var resamples, workers, block int
 	var seed uint64
 	var measured, shadow bool
+	var format string
 	cmd := &cobra.Command{
 		Use:   "log --decision-log FILE --policy POLICY[,POLICY...]",
 		Short: "Off-policy evaluation of the Council's decision log: what another policy would have earned",
@@ -592,13 +618,17 @@ cube root of the rounds, 16 for 4,000), since consecutive seconds of a run are n
 independent, and each resample refits the model.
 
 Support: where the policy chooses windows the log never or almost never chose in a context,
-IPS and SNIPS cannot estimate what they earn. "unsupported" says, per context, which part
-of the policy's probability there the log's importance weights do not account for. IPS and
-SNIPS keep their points (IPS counts that mass as earning nothing, SNIPS as earning the
-supported mean), and their intervals bound it by the smallest and largest reward the log
-shows in that context (partial identification), so that they widen instead of being
-wrongly narrow. DR's model fills that mass with the context's mean reward: an assumption
-the log cannot check.
+no estimator can see what they earn. "unsupported" says, per context, which part of the
+policy's probability there the log's importance weights do not account for. Every point
+values that part at its context's mean logged reward, and every interval bounds it by the
+smallest and largest reward the log shows in that context (partial identification), so the
+intervals widen instead of being wrongly narrow, and always hold their points. Where
+nothing matched (e.g. a static run's log and another window) or half or more of the
+policy's probability is unsupported, the estimate is refused: "refused" and the reason,
+no point and no interval.
+
+A log whose last line is cut (a run stopped while writing it) is read up to the line before,
+with a warning; a broken line elsewhere is refused with its number.
 
 Policies:
   static:W   the fixed TWINS window W (one of 125us ... 8ms)
@@ -644,9 +674,16 @@ the guardrail's control share, or pins on some patterns, provide some.`,
 			if resamples < 0 || resamples > 0 && resamples < 10 || !(level > 0 && level < 1) {
 				return fmt.Errorf("eval log: --resamples %d and --level %v: want 0 (default) or >= 10, and a level in (0, 1)", resamples, level)
 			}
+			if format != "text" && format != "tsv" {
+				return fmt.Errorf("eval log: --format %q: want text or tsv", format)
+			}
 			data, err := os.ReadFile(decisions)
 			if err != nil {
 				return fmt.Errorf("eval log: %w", err)
+			}
+			data, cut := eval.TrimCutLine(data)
+			if cut != "" {
+				fmt.Fprintf(cmd.ErrOrStderr(), "warning: %s: %s\n", decisions, cut)
 			}
 			own, rounds, ownErr := eval.MeanRoundReward(bytes.NewReader(data))
 			if measured {
@@ -671,8 +708,13 @@ the guardrail's control share, or pins on some patterns, provide some.`,
 				return fmt.Errorf("%w (in %s)", err, decisions)
 			}
 			w := cmd.OutOrStdout()
-			fmt.Fprintf(w, "%d logged samples with a propensity and a reward; mean reward per round, %.0f%% bootstrap intervals\n", len(samples), 100*level)
-			fmt.Fprintf(w, "%-14s %8s %8s %30s %30s %30s\n", "policy", "matched", "ESS", "IPS", "SNIPS", "DR")
+			tsv := format == "tsv"
+			if tsv {
+				fmt.Fprintln(w, "policy\tstatus\tmatched\tess\tunsupported\tips\tips_lo\tips_hi\tsnips\tsnips_lo\tsnips_hi\tdr\tdr_lo\tdr_hi")
+			} else {
+				fmt.Fprintf(w, "%d logged samples with a propensity and a reward; mean reward per round, %.0f%% bootstrap intervals\n", len(samples), 100*level)
+				fmt.Fprintf(w, "%-14s %8s %8s %30s %30s %30s\n", "policy", "matched", "ESS", "IPS", "SNIPS", "DR")
+			}
 			const minMatched = 30
 			var weak, unsupported []string
 			blockLen := 0
@@ -688,30 +730,50 @@ the guardrail's control share, or pins on some patterns, provide some.`,
 					return err
 				}
 				iv := func(i eval.Interval) string { return fmt.Sprintf("%.4g [%.4g, %.4g]", i.Value, i.Lo, i.Hi) }
+				if tsv {
+					status := "ok"
+					if e.Refused != "" || sr.Steered() && e.Unsupported >= 0.01 {
+						status = "refused"
+					}
+					tab := func(i eval.Interval) string {
+						if status == "refused" {
+							return "NaN\tNaN\tNaN"
+						}
+						return fmt.Sprintf("%.6g\t%.6g\t%.6g", i.Value, i.Lo, i.Hi)
+					}
+					fmt.Fprintf(w, "%s\t%s\t%.1f\t%.2f\t%.4f\t%s\t%s\t%s\n", t.Name, status, e.Matched, e.ESS, e.Unsupported, tab(e.IPS), tab(e.SNIPS), tab(e.DR))
+					all = append(all, e)
+					continue
+				}
 				if sr.Steered() && e.Unsupported >= 0.01 {
 					// The log ran the operator's windows: the rewards' range
 					// is theirs, and a bound by it would be narrow and wrong.
 					fmt.Fprintf(w, "%-14s %8.0f %8.1f %s\n", e.Target, e.Matched, e.ESS, "no interval: the log ran the operator's windows (shadow, pins, guardrail) and does not support what this policy chooses")
+				} else if e.Refused != "" {
+					fmt.Fprintf(w, "%-14s %8.0f %8.1f refused: %s\n", e.Target, e.Matched, e.ESS, e.Refused)
 				} else {
 					fmt.Fprintf(w, "%-14s %8.0f %8.1f %30s %30s %30s\n", e.Target, e.Matched, e.ESS, iv(e.IPS), iv(e.SNIPS), iv(e.DR))
 				}
 				fmt.Fprintf(w, "%-14s unsupported %s\n", "", supportLine(e))
-				if e.Unsupported >= 0.01 {
+				if e.Unsupported >= 0.01 && e.Refused == "" {
 					unsupported = append(unsupported, e.Target)
 				}
 				blockLen = e.Block
-				if e.ESS < minMatched {
+				if e.ESS < minMatched && e.Refused == "" {
 					weak = append(weak, e.Target)
 				}
 				all = append(all, e)
 			}
-			fmt.Fprintf(w, "intervals: circular block bootstrap, blocks of %d consecutive rounds; IPS and SNIPS bound unsupported mass by its context's logged reward range (their points leave it out)\n", blockLen)
+			if tsv {
+				return nil
+			}
+			fmt.Fprintf(w, "intervals: circular block bootstrap, blocks of %d consecutive rounds; every estimator bounds unsupported mass by its context's logged reward range (the points value it at the context's mean)\n", blockLen)
 			if len(weak) > 0 {
 				fmt.Fprintf(w, "warning: the importance weights of %s amount to fewer than %d effective rounds: those estimates rest on few samples (a log under a policy that explores more, e.g. egreedy, evaluates them better)\n",
 					strings.Join(weak, ", "), minMatched)
 			}
 			if len(unsupported) > 0 {
-				fmt.Fprintf(w, "warning: the log does not support 1%% or more of what %s would choose: IPS and SNIPS give bounds there, DR a model's guess\n",
+				fmt.Fprintf(w, "warning: the log does not support 1%% or more of what %s would choose: the intervals bound that part by the log's reward range, the points guess it\n",
 					strings.Join(unsupported, ", "))
 			}
 			if report == "" {
@@ -741,6 +803,7 @@ the guardrail's control share, or pins on some patterns, provide some.`,
 	f.IntVar(&workers, "workers", runtime.GOMAXPROCS(0), "replays run in parallel (results do not depend on it)")
 	f.IntVar(&block, "block", 0, "rounds per block of the bootstrap (0: the cube root of the log's rounds; 1: rounds resampled independently)")
 	f.Uint64Var(&seed, "seed", 1, "seed of the bootstrap and of the learning policies' draws")
+	f.StringVar(&format, "format", "text", "output of the estimates: text (a table with warnings) or tsv (one tab-separated line per policy: policy, status ok or refused, matched, ESS, unsupported share, then value, low and high of IPS, SNIPS and DR; NaN when refused), for scripts")
 	f.BoolVar(&measured, "measured", false, "print the log's own mean reward per round instead of estimating a policy")
 	f.BoolVar(&shadow, "shadow", false, "summarise, per pattern and operation, the windows in force against those learning would have chosen (a log of adaptio council --shadow, pins or the guardrail; printed anyway for such a log) and where the log's rewards support an estimate of the difference")
 	return cmd
