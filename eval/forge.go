@@ -10,21 +10,15 @@ import (
 	"github.com/adaptio/adaptio/forge"
 )
 
-// ForgeRow is one FORGE measurement, as package forge reads it.
-type ForgeRow = forge.Row
-
-// ErrForgeFormat is wrapped by every FORGE decoding error (forge.ErrFormat).
-var ErrForgeFormat = forge.ErrFormat
-
 // ReadForge decodes a FORGE results file of any machine with forge.Read; a
 // file without rows wraps ErrNoData.
-func ReadForge(rd io.Reader) ([]ForgeRow, error) { return noRows(forge.Read(rd)) }
+func ReadForge(rd io.Reader) ([]forge.Row, error) { return noRows(forge.Read(rd)) }
 
 // LoadForge reads a FORGE results file with forge.Load; a file without rows
 // wraps ErrNoData.
-func LoadForge(path string) ([]ForgeRow, error) { return noRows(forge.Load(path)) }
+func LoadForge(path string) ([]forge.Row, error) { return noRows(forge.Load(path)) }
 
-func noRows(rows []ForgeRow, err error) ([]ForgeRow, error) {
+func noRows(rows []forge.Row, err error) ([]forge.Row, error) {
 	if errors.Is(err, forge.ErrNoRows) {
 		return nil, fmt.Errorf("%w: no rows", ErrNoData)
 	}
@@ -34,7 +28,7 @@ func noRows(rows []ForgeRow, err error) ([]ForgeRow, error) {
 // ForgeFeatures describes a row's access pattern for learning shared
 // across contexts: log2 of clients, processes and request size, and layout
 // and spatiality weighted 2 (a layout change matters more than a doubling).
-func ForgeFeatures(r ForgeRow) []float64 {
+func ForgeFeatures(r forge.Row) []float64 {
 	return []float64{math.Log2(float64(r.Clients)), math.Log2(float64(r.Processes)),
 		2 * float64(r.Layout), 2 * float64(r.Spatiality), math.Log2(float64(r.RequestKiB))}
 }
@@ -45,10 +39,10 @@ func ForgeFeatures(r ForgeRow) []float64 {
 // rewards. Patterns lacking a measurement for some forwarder count are
 // skipped and returned by key. Environments are sorted by key; Horizon is
 // left 0 (the FORGE evaluation sets its steps).
-func ForgeEnvs(rows []ForgeRow) (envs []*Env, skipped []string, err error) {
+func ForgeEnvs(rows []forge.Row) (envs []*Env, skipped []string, err error) {
 	fwdSet := map[int]bool{}
 	type ctx struct {
-		row     ForgeRow
+		row     forge.Row
 		samples map[int][]float64
 	}
 	byKey := map[string]*ctx{}

@@ -28,7 +28,7 @@ func TestReadForge(t *testing.T) {
 	if len(rows) != 6 {
 		t.Fatalf("%d rows, want 6", len(rows))
 	}
-	want := ForgeRow{Forwarders: 1, Clients: 8, Processes: 96, Layout: 1, Spatiality: 1, RequestKiB: 32, Operation: "write", Bandwidth: 40}
+	want := forge.Row{Forwarders: 1, Clients: 8, Processes: 96, Layout: 1, Spatiality: 1, RequestKiB: 32, Operation: "write", Bandwidth: 40}
 	if rows[0] != want {
 		t.Fatalf("row 0 = %+v, want %+v", rows[0], want)
 	}
@@ -47,7 +47,7 @@ func TestReadForge(t *testing.T) {
 		name, in string
 		want     error
 	}{
-		{"bad value", strings.Replace(forgeSample, ";40.0", ";x", 1), ErrForgeFormat},
+		{"bad value", strings.Replace(forgeSample, ";40.0", ";x", 1), forge.ErrFormat},
 		{"no rows", strings.SplitAfter(forgeSample, "\n")[0], ErrNoData},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

@@ -58,7 +58,7 @@ func DefaultSyntheticMachines() []SyntheticMachine {
 }
 
 // Rows generates the machine's measurements.
-func (m SyntheticMachine) Rows() ([]ForgeRow, error) {
+func (m SyntheticMachine) Rows() ([]forge.Row, error) {
 	if len(m.Forwarders) < 2 || m.Patterns < 1 || m.Reps < 1 || m.Noise < 0 || m.DirectBest < 0 || m.DirectBest > 1 || m.Flat < 0 || m.Flat > 1 {
 		return nil, fmt.Errorf("%w: synthetic machine %q: want >= 2 forwarder counts, >= 1 pattern and repetition, noise >= 0, shares in [0, 1]", ErrConfig, m.Name)
 	}
@@ -68,14 +68,14 @@ func (m SyntheticMachine) Rows() ([]ForgeRow, error) {
 		}
 	}
 	rng := rand.New(rand.NewPCG(m.Seed, 0x5e7))
-	var grid []ForgeRow
+	var grid []forge.Row
 	for _, c := range []int{4, 8, 16, 32, 64} {
 		for _, ppn := range []int{12, 48} {
 			for layout := range 2 {
 				for spat := range 2 {
 					for _, req := range []int{4, 32, 128, 1024, 4096, 8192} {
 						for _, op := range []string{"write", "read"} {
-							grid = append(grid, ForgeRow{Clients: c, Processes: c * ppn, Layout: layout, Spatiality: spat, RequestKiB: req, Operation: op})
+							grid = append(grid, forge.Row{Clients: c, Processes: c * ppn, Layout: layout, Spatiality: spat, RequestKiB: req, Operation: op})
 						}
 					}
 				}
@@ -83,7 +83,7 @@ func (m SyntheticMachine) Rows() ([]ForgeRow, error) {
 		}
 	}
 	perm := rng.Perm(len(grid))
-	var out []ForgeRow
+	var out []forge.Row
 	for _, i := range perm[:min(m.Patterns, len(grid))] {
 		p := grid[i]
 		// The pattern's scale: larger requests and more clients move more.
