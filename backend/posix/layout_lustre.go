@@ -292,25 +292,15 @@ func (k *lustreKind) Split(dst []layout.Piece, name string, off, n int64) ([]lay
 // split is Split, also returning the layout it used.
 func (k *lustreKind) split(dst []layout.Piece, name string, off, n int64) ([]layout.Piece, *lustreFile) {
 	f := k.file(name, false)
-	reread := false
-	for n > 0 {
-		srv, end, uninit := k.server(name, f, off)
-		if uninit && !reread {
-			// The write that instantiates the component may have run:
-			// look again, once per request.
-			f, reread = k.file(name, true), true
-			continue
-		}
-		length := min(end-off, n)
-		if m := len(dst); m > 0 && dst[m-1].Server == srv && dst[m-1].Offset+dst[m-1].Length == off {
-			dst[m-1].Length += length
-		} else {
-			dst = append(dst, layout.Piece{Server: srv, Offset: off, Length: length})
-		}
-		off += length
-		n -= length
+	pieces, uninit := k.splitWith(dst, name, f, off, n)
+	if uninit {
+		// The write that instantiates the component may have run: look
+		// again, once per request, and split the whole request under
+		// what is found.
+		f = k.file(name, true)
+		pieces, _ = k.splitWith(dst, name, f, off, n)
 	}
-	return dst, f
+	return pieces, f
 }
 
 func (k *lustreKind) Check(name string, server int, off, n int64) error {
@@ -323,8 +313,10 @@ func (k *lustreKind) Check(name string, server int, off, n int64) error {
 	// (a component instantiated, the file re-striped) and the bytes go
 	// through whichever queue they were given: accept the previous layout,
 	// or a change found now.
-	if f.prev != nil && onServer(k.splitWith(buf[:0], name, f.prev, off, n), server) {
-		return nil
+	if f.prev != nil {
+		if prev, _ := k.splitWith(buf[:0], name, f.prev, off, n); onServer(prev, server) {
+			return nil
+		}
 	}
 	if again := k.file(name, true); !bytes.Equal(again.raw, f.raw) {
 		return nil
@@ -333,10 +325,12 @@ func (k *lustreKind) Check(name string, server int, off, n int64) error {
 		backend.ErrBadArgument, off, off+n, server, servers(pieces))
 }
 
-// splitWith splits under layout f, never reading it again.
-func (k *lustreKind) splitWith(dst []layout.Piece, name string, f *lustreFile, off, n int64) []layout.Piece {
+// splitWith splits under layout f, never reading it again; uninit says
+// whether a piece fell in a component Lustre has not instantiated.
+func (k *lustreKind) splitWith(dst []layout.Piece, name string, f *lustreFile, off, n int64) (_ []layout.Piece, uninit bool) {
 	for n > 0 {
-		srv, end, _ := k.server(name, f, off)
+		srv, end, u := k.server(name, f, off)
+		uninit = uninit || u
 		length := min(end-off, n)
 		if m := len(dst); m > 0 && dst[m-1].Server == srv && dst[m-1].Offset+dst[m-1].Length == off {
 			dst[m-1].Length += length
@@ -346,7 +340,7 @@ func (k *lustreKind) splitWith(dst []layout.Piece, name string, f *lustreFile, o
 		off += length
 		n -= length
 	}
-	return dst
+	return dst, uninit
 }
 
 func onServer(pieces []layout.Piece, server int) bool {
