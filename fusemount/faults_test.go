@@ -17,6 +17,7 @@ import (
 	"github.com/adaptio/adaptio/fwd/client"
 	"github.com/adaptio/adaptio/fwd/fwdtest"
 	"github.com/adaptio/adaptio/pfs"
+	"github.com/adaptio/adaptio/pfs/pfsclient"
 )
 
 // lockedLog collects log lines written from several goroutines.
@@ -76,7 +77,7 @@ func mountOver(t *testing.T, be backend.Backend, co client.Options) (string, *fw
 
 // pfsCluster starts data servers in dir (a temporary one if "") and
 // returns the cluster and a client of it.
-func pfsCluster(t *testing.T, dir string, servers int) (*pfs.Cluster, *pfs.Client) {
+func pfsCluster(t *testing.T, dir string, servers int) (*pfs.Cluster, *pfsclient.Client) {
 	t.Helper()
 	if dir == "" {
 		dir = t.TempDir()

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/adaptio/adaptio/pfs"
+	"github.com/adaptio/adaptio/pfs/pfsclient"
 	"github.com/adaptio/adaptio/rw"
 	"github.com/adaptio/adaptio/sched"
 	"github.com/adaptio/adaptio/sim"
@@ -107,7 +107,7 @@ func replay(t *testing.T, cfg sim.Config, node int, events []sim.NodeEvent) int 
 	for i := range addrs {
 		addrs[i] = fmt.Sprintf("127.0.0.1:%d", 1+i)
 	}
-	be, err := pfs.NewClient(pfs.ClientOptions{Addrs: addrs, StripeSize: cfg.StripeBytes})
+	be, err := pfsclient.NewClient(pfsclient.ClientOptions{Addrs: addrs, StripeSize: cfg.StripeBytes})
 	if err != nil {
 		t.Fatal(err)
 	}

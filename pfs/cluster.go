@@ -15,6 +15,7 @@ import (
 
 	"github.com/adaptio/adaptio/dataserver"
 	"github.com/adaptio/adaptio/disk"
+	"github.com/adaptio/adaptio/pfs/pfsclient"
 )
 
 // DefaultServers is the number of data servers of the papers' PVFS
@@ -167,13 +168,13 @@ func (c *Cluster) Restart(i int) error {
 
 // Backend returns a client of the cluster as I/O node 0 (the caller closes
 // it).
-func (c *Cluster) Backend() (*Client, error) { return c.NodeBackend(0) }
+func (c *Cluster) Backend() (*pfsclient.Client, error) { return c.NodeBackend(0) }
 
 // NodeBackend returns a client of the cluster that I/O node node uses:
 // the servers charge the cost of interleaving I/O nodes between its
 // accesses and other nodes' (the caller closes it).
-func (c *Cluster) NodeBackend(node int) (*Client, error) {
-	return NewClient(ClientOptions{Addrs: c.Addrs(), StripeSize: c.opts.Stripe, Node: node, Logger: c.opts.Logger})
+func (c *Cluster) NodeBackend(node int) (*pfsclient.Client, error) {
+	return pfsclient.NewClient(pfsclient.ClientOptions{Addrs: c.Addrs(), StripeSize: c.opts.Stripe, Node: node, Logger: c.opts.Logger})
 }
 
 // Stats returns every server's counters.

@@ -10,11 +10,12 @@ import (
 
 	"github.com/adaptio/adaptio/backend"
 	"github.com/adaptio/adaptio/pfs"
+	"github.com/adaptio/adaptio/pfs/pfsclient"
 )
 
 // nameAvoiding returns a file name under dir whose stripe 0 is not on
 // server dead.
-func nameAvoiding(t *testing.T, b *pfs.Client, dir string, dead int) string {
+func nameAvoiding(t *testing.T, b *pfsclient.Client, dir string, dead int) string {
 	t.Helper()
 	for i := range 64 {
 		name := fmt.Sprintf("%s/small%d", dir, i)
@@ -159,7 +160,7 @@ func TestDeadMetadataServerFailsTheNamespace(t *testing.T) {
 	if err := b.Mkdir(ctx, "d", 0o755); err != nil {
 		t.Fatal(err)
 	}
-	c.Server(pfs.MetadataServer).Shutdown()
+	c.Server(pfsclient.MetadataServer).Shutdown()
 	if _, err := b.Stat(ctx, "d"); !errors.Is(err, backend.ErrServerDown) {
 		t.Fatalf("stat without the metadata server: %v, want ErrServerDown", err)
 	}

@@ -3,12 +3,13 @@
 // serving accesses one at a time, each delayed by the service time of a
 // modelled device (package disk: HDD by default, SSD, or none) in wall-clock
 // time, so that contention between I/O nodes is real on one machine. The
-// Client is a backend.Backend over the servers: files are striped round
+// client, a backend.Backend over the servers, is package pfsclient (the
+// forwarder links it without the servers): files are striped round
 // robin over all of them in 64 KiB units (the PVFS default of Bez et al., FGCS 2020
 // V-A). Server 0 is also the metadata server: its namespace is
 // authoritative, so listings, stat, mkdir and create work while another
 // data server is down, and only the accesses to that server's stripes
-// fail (MetadataServer says why).
+// fail (pfsclient.MetadataServer says why).
 //
 // The client and the servers speak the protocol of package pfsproto: frames
 // carrying request ids, pipelined on one connection per server. A server
@@ -20,7 +21,7 @@
 //	c.Start()
 //	c.Ready(5 * time.Second)
 //	defer c.Shutdown()
-//	b, _ := c.Backend() // or pfs.NewBackend(addrs, 64<<10) from another process
+//	b, _ := c.Backend() // or pfsclient.NewBackend(addrs, 64<<10) from another process
 //	b.Create(ctx, "out.dat", 0o644)
 //	pieces, _ := b.Split(nil, "out.dat", off, n)
 //	for _, p := range pieces { // one scheduler queue per p.Server

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/adaptio/adaptio/pfs"
+	"github.com/adaptio/adaptio/pfs/pfsclient"
 )
 
 // syncBuffer is a bytes.Buffer safe for the logger's concurrent writes.
@@ -35,7 +36,7 @@ func TestDataServerDownAndBackLoggedOnce(t *testing.T) {
 	ctx := context.Background()
 	c, _ := startCluster(t, pfs.ClusterOptions{Servers: 2})
 	var out syncBuffer
-	b, err := pfs.NewClient(pfs.ClientOptions{Addrs: c.Addrs(), Logger: slog.New(slog.NewTextHandler(&out, nil))})
+	b, err := pfsclient.NewClient(pfsclient.ClientOptions{Addrs: c.Addrs(), Logger: slog.New(slog.NewTextHandler(&out, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}

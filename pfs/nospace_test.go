@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/adaptio/adaptio/pfs"
+	"github.com/adaptio/adaptio/pfs/pfsclient"
 	"github.com/adaptio/adaptio/pfs/pfsproto"
 )
 
@@ -49,7 +50,7 @@ func TestFullDataServerAnswersENOSPC(t *testing.T) {
 	if !errors.Is(err, syscall.ENOSPC) {
 		t.Fatalf("1 MiB into a 512 KiB data server: %v, want an error matching ENOSPC", err)
 	}
-	var se *pfs.ServerError
+	var se *pfsclient.ServerError
 	if !errors.As(err, &se) || se.Status != pfsproto.StatusNoSpace || se.Server != srv {
 		t.Fatalf("error %#v, want a ServerError of server %d with StatusNoSpace", err, srv)
 	}

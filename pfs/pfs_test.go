@@ -21,11 +21,12 @@ import (
 	"github.com/adaptio/adaptio/dataserver"
 	"github.com/adaptio/adaptio/disk"
 	"github.com/adaptio/adaptio/pfs"
+	"github.com/adaptio/adaptio/pfs/pfsclient"
 	"github.com/adaptio/adaptio/pfs/pfsproto"
 	"github.com/adaptio/adaptio/rw"
 )
 
-func startCluster(t *testing.T, opts pfs.ClusterOptions) (*pfs.Cluster, *pfs.Client) {
+func startCluster(t *testing.T, opts pfs.ClusterOptions) (*pfs.Cluster, *pfsclient.Client) {
 	t.Helper()
 	if opts.Dir == "" {
 		opts.Dir = t.TempDir()
@@ -455,7 +456,7 @@ func TestClientValidation(t *testing.T) {
 	if _, err := b.ReadAt(ctx, "f", 0, make([]byte, pfsproto.MaxData+1), 0); !errors.Is(err, backend.ErrBadArgument) {
 		t.Errorf("oversized read: got %v, want ErrBadArgument", err)
 	}
-	if _, err := pfs.NewBackend(nil, 0); !errors.Is(err, pfs.ErrBadOptions) {
+	if _, err := pfsclient.NewBackend(nil, 0); !errors.Is(err, pfsclient.ErrBadOptions) {
 		t.Errorf("no servers: got %v, want ErrBadOptions", err)
 	}
 	b.Close()
@@ -512,7 +513,7 @@ func TestSwitchCostBetweenIONodes(t *testing.T) {
 			if err := b.Create(ctx, "f", 0o644); err != nil {
 				t.Fatal(err)
 			}
-			nodes := map[int]*pfs.Client{}
+			nodes := map[int]*pfsclient.Client{}
 			for _, n := range tt.nodes {
 				if nodes[n] == nil {
 					nb, err := c.NodeBackend(n)
@@ -541,7 +542,7 @@ func TestSwitchCostBetweenIONodes(t *testing.T) {
 
 func TestHelloRefusesABadNode(t *testing.T) {
 	c, _ := startCluster(t, pfs.ClusterOptions{Servers: 1})
-	if _, err := pfs.NewClient(pfs.ClientOptions{Addrs: c.Addrs(), Node: -1}); !errors.Is(err, pfs.ErrBadOptions) {
+	if _, err := pfsclient.NewClient(pfsclient.ClientOptions{Addrs: c.Addrs(), Node: -1}); !errors.Is(err, pfsclient.ErrBadOptions) {
 		t.Errorf("client for I/O node -1: %v, want ErrBadOptions", err)
 	}
 }

@@ -23,7 +23,7 @@ import (
 	"github.com/adaptio/adaptio/council/service"
 	"github.com/adaptio/adaptio/fwd"
 	"github.com/adaptio/adaptio/layout"
-	"github.com/adaptio/adaptio/pfs"
+	"github.com/adaptio/adaptio/pfs/pfsclient"
 	"github.com/adaptio/adaptio/rw"
 	"github.com/adaptio/adaptio/sched"
 	"github.com/adaptio/adaptio/selection"
@@ -193,7 +193,7 @@ func openBackend(spec, stripeSize string, stripeCount, node int, log *slog.Logge
 		}
 		return b, nil
 	case "pfs":
-		b, err := pfs.NewClient(pfs.ClientOptions{Addrs: strings.Split(arg, ","), StripeSize: stripe, Node: node, Logger: log})
+		b, err := pfsclient.NewClient(pfsclient.ClientOptions{Addrs: strings.Split(arg, ","), StripeSize: stripe, Node: node, Logger: log})
 		if err != nil {
 			return nil, fmt.Errorf("backend %s: %w", spec, err)
 		}

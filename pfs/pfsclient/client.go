@@ -1,4 +1,13 @@
-package pfs
+// Package pfsclient is the client of the emulated parallel file system's
+// data servers (package pfs): a backend.Backend striping files round robin
+// over them (package layout) and speaking package pfsproto to each, one
+// pipelined connection per server, dialling again after a server
+// restarts. The forwarder's pfs: backend links it without the servers.
+//
+//	b, _ := pfsclient.NewBackend(addrs, 64<<10)
+//	pieces, _ := b.Split(nil, "out.dat", off, n) // one scheduler queue per piece's server
+//	b.WriteAt(ctx, "out.dat", pieces[0].Server, data[:pieces[0].Length], pieces[0].Offset)
+package pfsclient
 
 import (
 	"bufio"
@@ -21,6 +30,10 @@ import (
 	"github.com/adaptio/adaptio/layout"
 	"github.com/adaptio/adaptio/pfs/pfsproto"
 )
+
+// ErrBadOptions is returned by NewClient and NewBackend for invalid
+// options.
+var ErrBadOptions = errors.New("pfs: invalid options")
 
 // ClientOptions configure a Client.
 type ClientOptions struct {
