@@ -66,6 +66,16 @@ type Options struct {
 	// default the forwarder holds them for all its clients (and on the
 	// backend's files where it can), so they exclude across nodes.
 	LocalLocks bool
+	// JobEnv are the environment variables that name the batch job of a
+	// process opening a file (nil: DefaultJobEnv); without one set, a
+	// Slurm job is found from the process's cgroup. Each process is bound
+	// to its job on the forwarder (client.SetJob) at its first open, so
+	// the forwarder's QoS rules and per-job metrics count its requests
+	// under it (jobs.go).
+	JobEnv []string
+	// NoJobs leaves processes unbound: their requests count under the
+	// client's own job (client.Options.Job), if any.
+	NoJobs bool
 	// Debug logs every FUSE operation to stderr.
 	Debug bool
 	// Logger receives errors (nil: discard).
@@ -136,7 +146,11 @@ func Mount(dir string, c *client.Client, o Options) (*Server, error) {
 		wb = newWriteBehind(o.WriteBehind)
 	}
 	u := newUnlinked()
-	r := &root{node: node{c: c, o: &o, wb: wb, u: u}}
+	var jobs *jobLookup
+	if !o.NoJobs {
+		jobs = newJobLookup(c, o.JobEnv, o.Logger)
+	}
+	r := &root{node: node{c: c, o: &o, wb: wb, u: u, jobs: jobs}}
 	u.root = &r.node
 	to := o.CacheTimeout
 	neg := time.Duration(0)
@@ -255,10 +269,11 @@ func (m *Server) Wait() { m.srv.Wait() }
 // or is a hidden name while the file is open and unlinked (unlinked.go).
 type node struct {
 	gofs.Inode
-	c  *client.Client
-	o  *Options
-	wb *writeBehind // nil: write-through
-	u  *unlinked    // the mount's open files
+	c    *client.Client
+	o    *Options
+	wb   *writeBehind // nil: write-through
+	u    *unlinked    // the mount's open files
+	jobs *jobLookup   // binds processes to their jobs (nil: off)
 
 	opens  int                      // open handles on this mount (guarded by u.mu)
 	cache  cacheState               // page-cache consistency of cached opens (cache.go)
@@ -436,7 +451,7 @@ func (n *node) child(ctx context.Context, fi client.FileInfo, out *fuse.EntryOut
 	n.fill(fi, &out.Attr)
 	// The backend's inode number, where it has one, keeps one kernel inode
 	// per file across lookups (and for hard links).
-	ch := n.NewInode(ctx, &node{c: n.c, o: n.o, wb: n.wb, u: n.u}, gofs.StableAttr{Mode: fileType(fi), Ino: fi.Ino})
+	ch := n.NewInode(ctx, &node{c: n.c, o: n.o, wb: n.wb, u: n.u, jobs: n.jobs}, gofs.StableAttr{Mode: fileType(fi), Ino: fi.Ino})
 	if c, ok := ch.Operations().(*node); ok {
 		c.visibleLinks(&out.Attr) // an existing inode: a hard link of a file unlinked while open
 	}
@@ -582,6 +597,7 @@ func (n *node) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uint32,
 		return nil, 0, errno(err)
 	}
 	f.Process = callerPID(ctx)
+	n.jobs.bind(f.Process)
 	if n.cachedRead(flags) {
 		fl, e := n.openCached()
 		if e != 0 {
@@ -606,6 +622,7 @@ func (n *node) Create(ctx context.Context, name string, flags uint32, mode uint3
 		return nil, nil, 0, errno(err)
 	}
 	f.Process = callerPID(ctx)
+	n.jobs.bind(f.Process)
 	fi, err := n.c.Stat(p)
 	if err != nil {
 		f.Close()

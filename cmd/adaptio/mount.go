@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -26,6 +27,8 @@ type mountConfig struct {
 	RingSpin     time.Duration
 	AllowOther   bool
 	LocalLocks   bool
+	JobEnv       []string
+	NoJobs       bool
 	Debug        bool
 	Tune         tuneConfig
 	Auth         fwdAuth // the forwarder's token and TLS
@@ -64,6 +67,15 @@ write-behind bytes waiting (docs/tuning.md); each change is logged to stderr.
 access against the owners and modes the backend reports; what they create is
 given to them on the backend, which needs the daemon to run as root
 (docs/posix.md). Without it only the user mounting may enter the mount.
+
+Each process that opens a file is bound to its batch job on the forwarder,
+whose QoS rules and per-job metrics then count its requests under that job
+(docs/jobs.md): the job is the first of --job-env and SLURM_JOB_ID,
+PBS_JOBID, LSB_JOBID, FLUX_JOB_ID set in the process's environment
+(/proc/PID/environ), else the job_N component of its Slurm cgroup. It is
+read at the process's first open and remembered for up to 4096 processes;
+a process with none counts as job unknown. Reading another user's
+environment needs root (with --allow-other).
 
 If the forwarder goes away, calls wait up to --reconnect for it to come
 back (reads and writes in flight are then sent again); after that wait they
@@ -115,6 +127,7 @@ system is unmounted (umount MOUNTPOINT). Nothing is written locally.`,
 			m, err := fusemount.Mount(args[0], c, fusemount.Options{
 				CacheTimeout: cfg.CacheTimeout, PageCache: cfg.PageCache, DirectReads: cfg.DirectReads, MaxWrite: int(maxWrite), WriteBehind: wb,
 				AllowOther: cfg.AllowOther, LocalLocks: cfg.LocalLocks, Debug: cfg.Debug, Logger: log,
+				JobEnv: append(cfg.JobEnv, fusemount.DefaultJobEnv...), NoJobs: cfg.NoJobs,
 			})
 			if err != nil {
 				return fmt.Errorf("mount: %w", err)
@@ -158,6 +171,8 @@ system is unmounted (umount MOUNTPOINT). Nothing is written locally.`,
 	f.StringVar(&cfg.WriteBehind, "write-behind", "64MiB", "bytes of writes acknowledged before the forwarder has them (0: none; see above)")
 	f.BoolVar(&cfg.LocalLocks, "local-locks", false, "keep fcntl and flock locks in this node's kernel, excluding processes on this node only (default: the forwarder holds them for every node; docs/posix.md)")
 	f.BoolVar(&cfg.AllowOther, "allow-other", false, "let other users use the mount, with the kernel checking permissions (allow_other,default_permissions; see above)")
+	f.StringSliceVar(&cfg.JobEnv, "job-env", nil, "environment variable naming a process's batch job, looked up before "+strings.Join(fusemount.DefaultJobEnv, ", ")+" (repeatable; see above)")
+	f.BoolVar(&cfg.NoJobs, "no-jobs", false, "do not look up the calling processes' jobs: every request counts under job unknown on the forwarder")
 	f.BoolVar(&cfg.Debug, "debug", false, "log every FUSE operation to stderr")
 	cfg.Auth.clientFlags(f)
 	cfg.Tune.flags(f, "the largest request sent to the forwarder and the requests in flight to it")
