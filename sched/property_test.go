@@ -38,7 +38,8 @@ type model struct {
 	nextID  uint64
 	cursor  map[skey]int64
 
-	// twins
+	// twins: the model's own window (twinsNext), never read from the
+	// scheduler
 	twServer  int
 	twStart   time.Duration
 	twStarted bool
@@ -201,16 +202,6 @@ func (m *model) heads() map[skey]*qent {
 
 func (m *model) next() {
 	t := m.t
-	var tw *twins
-	var before struct {
-		server int
-		start  time.Duration
-		ok     bool
-	}
-	if x, ok := m.s.(*twins); ok {
-		tw = x
-		before.server, before.start, _, before.ok = tw.window()
-	}
 	var ai *aioli
 	var aiCur *stream
 	var aiStart time.Duration
@@ -222,10 +213,15 @@ func (m *model) next() {
 		qlens[e.r.Queue]++
 	}
 
+	var tw twinsWant
+	if m.name == "twins" {
+		tw = m.twinsNext(qlens)
+	}
+
 	b, ok, retry := m.s.Next(m.now)
 
-	if tw != nil {
-		m.checkTWINSWindow(tw, before.server, before.start, before.ok, qlens)
+	if m.name == "twins" {
+		m.checkTWINS(tw, b, ok, retry)
 	}
 	if !ok {
 		if len(b.Requests) != 0 || b.ID != 0 {
@@ -236,13 +232,6 @@ func (m *model) next() {
 		}
 		if m.s.Len() != len(m.queued) {
 			t.Fatalf("Len %d, model %d", m.s.Len(), len(m.queued))
-		}
-		if tw != nil && len(m.queued) > 0 {
-			srv, _, end, _ := tw.window()
-			if m.cfg().SkipEmpty || qlens[srv] != 0 || retry != end {
-				t.Fatalf("twins idle with %d queued: server %d (queue %d), skip %v, retry %v, end %v",
-					len(m.queued), srv, qlens[srv], m.cfg().SkipEmpty, retry, end)
-			}
 		}
 		if len(m.queued) > 0 && m.s.InFlight() == 0 && retry == 0 {
 			t.Fatalf("%d queued, none in flight, and Next gives no batch nor retry time", len(m.queued))
@@ -259,48 +248,62 @@ func (m *model) next() {
 	m.remove(b)
 }
 
-func (m *model) checkTWINSWindow(tw *twins, prevServer int, prevStart time.Duration, prevOK bool, qlens []int) {
-	t := m.t
-	srv, start, end, ok := tw.window()
-	if !ok {
-		return
-	}
+// twinsWant is what the model expects of one TWINS Next: a batch from
+// server's queue, or (ok false) none and a retry at the window's end.
+type twinsWant struct {
+	server int
+	ok     bool
+	retry  time.Duration
+}
+
+// twinsNext advances the model's own TWINS window for a Next at m.now with
+// qlens requests queued per server, by the rules of Bez et al.'s TWINS as
+// adaptio states them: the first window starts at the first Next that
+// finds a request queued, on server Node mod Servers; a window [start,
+// start+Window) (Window as it is now: SetParams keeps the start) ends at
+// the first Next at or after its end, which moves exactly one server on
+// and starts the next window then; an empty current queue waits for the
+// window's end, or with SkipEmpty moves at once to the next non-empty
+// queue and starts a window there.
+func (m *model) twinsNext(qlens []int) twinsWant {
 	cfg := m.cfg()
-	if end-start != cfg.Window {
-		t.Fatalf("twins window [%v, %v) is not %v long", start, end, cfg.Window)
+	if len(m.queued) == 0 {
+		return twinsWant{server: -1}
 	}
-	if prevOK && srv == prevServer && start == prevStart {
-		return
+	switch {
+	case !m.twStarted:
+		m.twStarted, m.twServer, m.twStart = true, cfg.Node%cfg.Servers, m.now
+	case m.now >= m.twStart+cfg.Window:
+		m.twServer, m.twStart = (m.twServer+1)%cfg.Servers, m.now
 	}
-	if !prevOK {
-		first := cfg.Node % cfg.Servers
-		if cfg.SkipEmpty {
-			for s := first; s != srv; s = (s + 1) % cfg.Servers {
-				if qlens[s] != 0 {
-					t.Fatalf("twins first window skipped non-empty server %d", s)
-				}
-			}
-		} else if srv != first {
-			t.Fatalf("twins first server %d, want node %d mod %d = %d", srv, cfg.Node, cfg.Servers, first)
+	if qlens[m.twServer] == 0 {
+		if !cfg.SkipEmpty {
+			return twinsWant{server: m.twServer, retry: m.twStart + cfg.Window}
 		}
-		return
-	}
-	want := (prevServer + 1) % cfg.Servers
-	if m.now < prevStart+cfg.Window { // left early: only SkipEmpty from an empty queue
-		if !cfg.SkipEmpty || qlens[prevServer] != 0 {
-			t.Fatalf("twins left server %d at %v before its window end %v", prevServer, m.now, prevStart+cfg.Window)
+		for qlens[m.twServer] == 0 {
+			m.twServer = (m.twServer + 1) % cfg.Servers
 		}
+		m.twStart = m.now
 	}
-	if !cfg.SkipEmpty {
-		if srv != want {
-			t.Fatalf("twins moved from server %d to %d, want %d", prevServer, srv, want)
+	return twinsWant{server: m.twServer, ok: true}
+}
+
+// checkTWINS compares a TWINS Next with the model's expectation.
+func (m *model) checkTWINS(want twinsWant, b Batch, ok bool, retry time.Duration) {
+	t := m.t
+	switch {
+	case want.server < 0:
+		if ok {
+			t.Fatalf("twins dispatched to server %d with nothing queued", b.Queue)
 		}
-		return
-	}
-	for s := want; s != srv; s = (s + 1) % cfg.Servers {
-		if qlens[s] != 0 {
-			t.Fatalf("twins skipped non-empty server %d going from %d to %d", s, prevServer, srv)
-		}
+	case ok != want.ok:
+		t.Fatalf("twins at %v: dispatched %v (server %d), want %v: window server %d from %v (window %v, skip empty %v)",
+			m.now, ok, b.Queue, want.ok, m.twServer, m.twStart, m.cfg().Window, m.cfg().SkipEmpty)
+	case ok && b.Queue != want.server:
+		t.Fatalf("twins at %v dispatched to server %d, want %d (window from %v, window %v, skip empty %v)",
+			m.now, b.Queue, want.server, m.twStart, m.cfg().Window, m.cfg().SkipEmpty)
+	case !ok && retry != want.retry:
+		t.Fatalf("twins idle at %v with server %d's queue empty: retry %v, want the window's end %v", m.now, want.server, retry, want.retry)
 	}
 }
 
@@ -373,12 +376,6 @@ func (m *model) checkBatch(b Batch) {
 	case "sjf", "mlf", "hbrr", "aioli":
 		if m.heads()[first.streamKey] != first {
 			t.Fatalf("%s batch does not start at its stream's lowest offset", m.name)
-		}
-	}
-	if m.name == "twins" {
-		srv, start, end, _ := m.s.(*twins).window()
-		if b.Queue != srv || m.now < start || m.now >= end {
-			t.Fatalf("twins dispatched to server %d at %v, window is server %d [%v, %v)", b.Queue, m.now, srv, start, end)
 		}
 	}
 	if m.name == "sjf" {
@@ -567,13 +564,13 @@ func (m *model) finish() {
 }
 
 // peekRetry asks for the retry time without dispatching, on a clone-free
-// path: it only reads the TWINS window end and the quanta.
+// path: it only reads the model's TWINS window end and the quanta.
 func (m *model) peekRetry() (Batch, bool, time.Duration) {
 	cfg := m.cfg()
-	switch s := m.s.(type) {
+	switch m.s.(type) {
 	case *twins:
-		if _, _, end, ok := s.window(); ok {
-			return Batch{}, false, end
+		if m.twStarted {
+			return Batch{}, false, m.twStart + cfg.Window
 		}
 	case *mlf, *aioli:
 		var at time.Duration = -1
