@@ -31,6 +31,8 @@ type benchConfig struct {
 	NoFill      bool
 	Transfers   bool
 	Keep        bool
+	Job         string
+	Jobs        int
 	NoShm       bool
 	NoRing      bool
 	RingSpin    time.Duration
@@ -80,6 +82,10 @@ named, with the median ratio of the others (a forwarded request passes
 through several threads, and loses more to a descheduled CPU than direct
 I/O does).
 
+--job ID runs every process under job ID on the forwarder, and --jobs N splits
+the processes into N jobs (docs/jobs.md): the forwarder's QoS rules then
+apply to them and its per-job metrics count their bytes.
+
 --forwarder-metrics URL reads the daemon's CPU time from its Prometheus
 metrics (adaptio forward --metrics-addr HOST:PORT; URL
 http://HOST:PORT/metrics) before and after each phase: the phases then
@@ -100,7 +106,8 @@ each phase a second or more.`,
 			if err := cfg.checkDirect(cmd); err != nil {
 				return fmt.Errorf("bench: %w", err)
 			}
-			opts := fwdbench.Options{Dir: cfg.Dir, Seed: cfg.Seed, NoVerify: cfg.NoVerify, NoFill: cfg.NoFill, TransfersOnly: cfg.Transfers, Keep: cfg.Keep, Progress: cmd.ErrOrStderr()}
+			opts := fwdbench.Options{Dir: cfg.Dir, Seed: cfg.Seed, NoVerify: cfg.NoVerify, NoFill: cfg.NoFill, TransfersOnly: cfg.Transfers, Keep: cfg.Keep, Progress: cmd.ErrOrStderr(),
+				Job: cfg.Job, Jobs: cfg.Jobs}
 			if cfg.ForwarderMetrics != "" {
 				probe := fwdbench.MetricsCPU(cfg.ForwarderMetrics)
 				if _, err := probe(); err != nil {
@@ -148,6 +155,8 @@ each phase a second or more.`,
 	f.BoolVar(&cfg.NoFill, "no-fill", false, "time the I/O alone: fill each process's buffer once and write it in every request, and read back without checking (by default every request's content is generated and every byte read back is checked, in forwarded and --direct runs alike)")
 	f.BoolVar(&cfg.Transfers, "transfers-only", false, "time each phase over its reads or writes alone: every process opens its file before the clock starts, and closes it after the clock stops at the last request's end (IOR reports open and close apart); the time the closes took, which on a mount includes waiting for its write-behind, is printed apart (by default a phase runs from the first open to the last close)")
 	f.BoolVar(&cfg.Keep, "keep", false, "keep the files")
+	f.StringVar(&cfg.Job, "job", "", "job id every process runs under on the forwarder, for its QoS rules and per-job metrics (docs/jobs.md; default none: job unknown)")
+	f.IntVar(&cfg.Jobs, "jobs", 0, "split the processes into this many jobs of consecutive processes, named JOB.1 ... JOB.N (JOB: --job, else bench), as several applications sharing the forwarder (0 or 1: one job)")
 	f.BoolVar(&cfg.NoShm, "no-shm", false, "with a unix: forwarder, send data over the socket instead of a shared-memory region (by default each process reads and writes through a buffer in the region, with no copy in the client)")
 	f.BoolVar(&cfg.NoRing, "no-ring", false, "with a unix: forwarder, send each request in the shared region as a frame on the socket instead of through the region's submission and completion rings (docs/protocol.md, Rings)")
 	f.StringVar(&cfg.ForwarderMetrics, "forwarder-metrics", "", "the daemon's Prometheus metrics URL (adaptio forward --metrics-addr), e.g. http://127.0.0.1:9090/metrics: each phase then also reports the daemon's CPU time per GiB, and --compare the CPU per GiB of both sides and their ratio, which another tenant's load on a shared machine moves less than bandwidth")
@@ -216,13 +225,16 @@ func (cfg benchConfig) checkDirect(cmd *cobra.Command) error {
 	if cfg.Compare != "" && cfg.Rounds < 1 {
 		return fmt.Errorf("--rounds %d: want >= 1", cfg.Rounds)
 	}
+	if cfg.Jobs < 0 || cfg.Jobs > cfg.Processes {
+		return fmt.Errorf("--jobs %d: want 0 to --procs (%d)", cfg.Jobs, cfg.Processes)
+	}
 	if cfg.Direct == "" {
 		if f.Changed("direct") {
 			return fmt.Errorf("--direct: want a directory")
 		}
 		return nil
 	}
-	for _, name := range []string{"forwarder", "conns", "dir", "no-shm", "no-ring", "ring-spin", "forwarder-metrics"} {
+	for _, name := range []string{"forwarder", "conns", "dir", "no-shm", "no-ring", "ring-spin", "forwarder-metrics", "job", "jobs"} {
 		if f.Changed(name) {
 			return fmt.Errorf("--%s applies to the forwarder; --direct runs without one: drop one of them", name)
 		}

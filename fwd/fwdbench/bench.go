@@ -68,6 +68,13 @@ type Options struct {
 	// (MetricsCPU reads it from the daemon's /metrics); a forwarded run
 	// then records the daemon's CPU over each phase (Phase.ForwarderCPU).
 	ForwarderCPU func() (time.Duration, error)
+	// Job is the job every process runs under on the forwarder (its QoS
+	// rules and per-job metrics; default none: the client's own).
+	Job string
+	// Jobs, if 2 or more, splits the processes into that many jobs in
+	// blocks of consecutive processes (JobOf), named Job.1 ... (or
+	// bench.1 ...), as several applications sharing the I/O node.
+	Jobs int
 }
 
 // Phase is the outcome of one access phase, timed like IOR: the makespan
@@ -166,7 +173,11 @@ func Fill(b []byte, seed uint64, file int, off int64) {
 // stops the run; a verification failure returns the result so far and an
 // error wrapping ErrVerify.
 func Run(ctx context.Context, c *client.Client, p workload.Pattern, o Options) (Result, error) {
-	return run(ctx, forwarder(append([]*client.Client{c}, o.Clients...)), fwdDir(o), p, o)
+	t := forwarder(append([]*client.Client{c}, o.Clients...))
+	if err := t.bindJobs(p.Processes, o); err != nil {
+		return Result{}, err
+	}
+	return run(ctx, t, fwdDir(o), p, o)
 }
 
 // RunDirect runs the pattern as Run does, on the local directory dir with
@@ -178,6 +189,9 @@ func Run(ctx context.Context, c *client.Client, p workload.Pattern, o Options) (
 // o.Dir and o.Clients are not used.
 func RunDirect(ctx context.Context, dir string, p workload.Pattern, o Options) (Result, error) {
 	o.ForwarderCPU = nil
+	if o.Job != "" || o.Jobs > 1 {
+		return Result{}, ErrJobsDirect
+	}
 	res, err := run(ctx, direct{}, dir, p, o)
 	res.Direct = true
 	return res, err
@@ -189,7 +203,11 @@ func Verify(ctx context.Context, c *client.Client, p workload.Pattern, o Options
 	if err := p.Validate(); err != nil {
 		return Phase{}, err
 	}
-	return phase(ctx, forwarder(append([]*client.Client{c}, o.Clients...)), fwdDir(o), p, o, rw.Read)
+	t := forwarder(append([]*client.Client{c}, o.Clients...))
+	if err := t.bindJobs(p.Processes, o); err != nil {
+		return Phase{}, err
+	}
+	return phase(ctx, t, fwdDir(o), p, o, rw.Read)
 }
 
 // VerifyDirect is Verify for the files a RunDirect on dir left (Keep).

@@ -73,7 +73,9 @@ func Compare(ctx context.Context, c *client.Client, dir string, p workload.Patte
 				if o.Progress != nil {
 					fmt.Fprintf(o.Progress, "bench: round %d of %d: directly on %s\n", i+1, rounds, dir)
 				}
-				pair.Direct, err = RunDirect(ctx, dir, p, o)
+				od := o
+				od.Job, od.Jobs = "", 0 // jobs are the forwarder's
+				pair.Direct, err = RunDirect(ctx, dir, p, od)
 			} else {
 				if o.Progress != nil {
 					fmt.Fprintf(o.Progress, "bench: round %d of %d: through the forwarder\n", i+1, rounds)
