@@ -265,6 +265,7 @@ func newDarshanReplayCmd() *cobra.Command {
 	var ion, repeat, maxProcs int
 	var maxBytes, from, dxtModule, htmlOut, real, realDir string
 	var realScale float64
+	var noFit bool
 	var lo learnOptions
 	var ro replay.Options
 	cmd := &cobra.Command{
@@ -289,6 +290,14 @@ adaptio darshan summary reads them: for the job's writes, then its reads, the pa
 moved most of their bytes (file per process, shared contiguous, shared 1D-strided; random
 counts as strided), the job's processes (at most --max-processes), its mean request size
 and its bytes (at most --max-bytes, so that a large job replays in seconds).
+
+Before advising, the data servers are fitted to the log: their service time is scaled
+(as --server-time-scale does) until one run of the workload under FIFO moves its bytes at
+the bandwidth the log shows (DXT: the trace's bytes over its span; counters: the bytes over
+the slowest process's time in reads, writes and metadata calls). The command prints the
+fit, simulated against traced time; where no scale brings them within a factor of 1.5 (the
+model's network or think time alone is slower, or the log shows no time), the advice is
+marked not trustworthy. --no-fit keeps the model as --disk and --server-time-scale give it.
 
 Either workload runs --repeat times back to back, so that the Council has rounds to learn
 in. --html also writes an offline report with the makespans plotted.
@@ -354,6 +363,9 @@ writing that content and checking every byte it reads; the files are removed at 
 			}
 			var desc string
 			var trace *replay.Trace
+			var traced replay.Traced
+			var tracedErr error
+			once := cfg // one run of the job, for the fit
 			if useDXT {
 				tr, info, err := replay.FromDXT(l, ro)
 				if err != nil {
@@ -364,6 +376,9 @@ writing that content and checking every byte it reads; the files are removed at 
 				for range repeat {
 					cfg.Traces = append(cfg.Traces, tr)
 				}
+				once.Traces = []workload.Trace{tr}
+				once.MaxTime = sim.DefaultMaxTime + info.Think
+				traced = replay.TracedDXT(info)
 				cfg.MaxTime = sim.DefaultMaxTime + time.Duration(repeat)*info.Think
 				desc = dxtDescription(info, ro)
 				if info.Partial {
@@ -381,6 +396,8 @@ writing that content and checking every byte it reads; the files are removed at 
 				for range repeat {
 					cfg.Patterns = append(cfg.Patterns, pats...)
 				}
+				once.Patterns = pats
+				traced, tracedErr = replay.TracedCounters(l)
 				if from == "auto" {
 					desc = "the log has no DXT trace: "
 				}
@@ -390,7 +407,32 @@ writing that content and checking every byte it reads; the files are removed at 
 				}
 			}
 			desc += fmt.Sprintf(" x %d, on %s", repeat, counted(ion, "I/O node"))
-			fmt.Fprintf(w, "%s\n\n", desc)
+			fmt.Fprintf(w, "%s\n", desc)
+			trusted := true
+			switch {
+			case noFit:
+				fmt.Fprintf(w, "model: not fitted to the log (--no-fit): the data servers as --disk and --server-time-scale give them\n")
+			case tracedErr != nil:
+				trusted = false
+				fmt.Fprintf(w, "model: not fitted: %v\n", tracedErr)
+			default:
+				fit, err := replay.Fit(cmd.Context(), once, traced)
+				if err != nil {
+					trusted = false
+					fmt.Fprintf(w, "model: not fitted: %v\n", err)
+					break
+				}
+				if cfg.ServerTimeScale == 0 {
+					cfg.ServerTimeScale = 1
+				}
+				cfg.ServerTimeScale *= fit.Scale
+				desc += fmt.Sprintf("; data servers fitted to the log: service time x %.3g", fit.Scale)
+				fmt.Fprintf(w, "model fitted to the log (%s: %s in %.3f s, %.3g MB/s): data servers' service time x %.3g; one run under FIFO simulated in %.3f s against %.3f s traced for its bytes (%.2fx; %.3f s before the fit, %d simulations)\n",
+					traced.Source, sizeString(traced.Bytes), traced.Time.Seconds(), traced.Bandwidth()/1e6, fit.Scale,
+					fit.Simulated.Seconds(), fit.Target.Seconds(), fit.Ratio(), fit.Unfitted.Seconds(), fit.Runs)
+				trusted = fit.Trusted()
+			}
+			fmt.Fprintln(w)
 			lo.Seed, lo.Compare = m.seed, true
 			r, err := simLearn(cmd.Context(), cfg, lo, cmd.ErrOrStderr())
 			if err != nil {
@@ -398,6 +440,9 @@ writing that content and checking every byte it reads; the files are removed at 
 			}
 			r.write(w)
 			advice := r.advice(ion)
+			if advice != "" && !trusted {
+				advice += fmt.Sprintf(" (not trustworthy: the model does not reproduce the job's traced time within a factor of %g; see the model line above)", replay.FitTolerance)
+			}
 			if advice != "" {
 				fmt.Fprintf(w, "\nadvice: %s\n", advice)
 			}
@@ -428,6 +473,7 @@ writing that content and checking every byte it reads; the files are removed at 
 	f.IntVar(&maxProcs, "max-processes", 512, "most processes simulated from the counters (a larger job is replayed with this many)")
 	f.StringVar(&maxBytes, "max-bytes", "1GiB", "most bytes per operation replayed from the counters")
 	f.StringVar(&lo.Policy, "policy", council.DefaultPolicy, "the Council's bandit policy")
+	f.BoolVar(&noFit, "no-fit", false, "do not fit the data servers' service time to the log's traced bandwidth (by default it is fitted, and the advice flagged when the fit misses by more than a factor of 1.5)")
 	f.StringVar(&htmlOut, "html", "", "also write an HTML report to this file")
 	f.StringVar(&real, "real", "", "also replay the trace through the forwarder at this address (host:port), verifying what it reads")
 	f.StringVar(&realDir, "real-dir", "replay", "directory on the forwarder for --real's files")

@@ -662,6 +662,7 @@ the guardrail's control share, or pins on some patterns, provide some.`,
 				return fmt.Errorf("eval log: --decision-log, and --policy, --measured or --shadow, are required")
 			}
 			var targets []eval.Target
+			var specs []string // as given, for --format tsv
 			if !measured && policies != "" {
 				for _, p := range strings.Split(policies, ",") {
 					t, err := eval.ParseTarget(p)
@@ -669,6 +670,7 @@ the guardrail's control share, or pins on some patterns, provide some.`,
 						return err
 					}
 					targets = append(targets, t)
+					specs = append(specs, strings.TrimSpace(p))
 				}
 			}
 			if resamples < 0 || resamples > 0 && resamples < 10 || !(level > 0 && level < 1) {
@@ -719,7 +721,7 @@ the guardrail's control share, or pins on some patterns, provide some.`,
 			var weak, unsupported []string
 			blockLen := 0
 			var all []eval.Estimate
-			for _, t := range targets {
+			for i, t := range targets {
 				var progress io.Writer
 				if t.Learning() {
 					progress = cmd.ErrOrStderr()
@@ -741,7 +743,7 @@ the guardrail's control share, or pins on some patterns, provide some.`,
 						}
 						return fmt.Sprintf("%.6g\t%.6g\t%.6g", i.Value, i.Lo, i.Hi)
 					}
-					fmt.Fprintf(w, "%s\t%s\t%.1f\t%.2f\t%.4f\t%s\t%s\t%s\n", t.Name, status, e.Matched, e.ESS, e.Unsupported, tab(e.IPS), tab(e.SNIPS), tab(e.DR))
+					fmt.Fprintf(w, "%s\t%s\t%.1f\t%.2f\t%.4f\t%s\t%s\t%s\n", specs[i], status, e.Matched, e.ESS, e.Unsupported, tab(e.IPS), tab(e.SNIPS), tab(e.DR))
 					all = append(all, e)
 					continue
 				}
@@ -803,7 +805,7 @@ the guardrail's control share, or pins on some patterns, provide some.`,
 	f.IntVar(&workers, "workers", runtime.GOMAXPROCS(0), "replays run in parallel (results do not depend on it)")
 	f.IntVar(&block, "block", 0, "rounds per block of the bootstrap (0: the cube root of the log's rounds; 1: rounds resampled independently)")
 	f.Uint64Var(&seed, "seed", 1, "seed of the bootstrap and of the learning policies' draws")
-	f.StringVar(&format, "format", "text", "output of the estimates: text (a table with warnings) or tsv (one tab-separated line per policy: policy, status ok or refused, matched, ESS, unsupported share, then value, low and high of IPS, SNIPS and DR; NaN when refused), for scripts")
+	f.StringVar(&format, "format", "text", "output of the estimates: text (a table with warnings) or tsv (one tab-separated line per policy: the policy as given, status ok or refused, matched, ESS, unsupported share, then value, low and high of IPS, SNIPS and DR; NaN when refused), for scripts")
 	f.BoolVar(&measured, "measured", false, "print the log's own mean reward per round instead of estimating a policy")
 	f.BoolVar(&shadow, "shadow", false, "summarise, per pattern and operation, the windows in force against those learning would have chosen (a log of adaptio council --shadow, pins or the guardrail; printed anyway for such a log) and where the log's rewards support an estimate of the difference")
 	return cmd

@@ -100,7 +100,7 @@ func TestEvalLogCutLineAndRefusal(t *testing.T) {
 	}
 	out, _ = run("--policy", "static:2ms,static:8ms", "--format", "tsv")
 	lines := strings.Split(strings.TrimSpace(out), "\n")
-	if len(lines) != 3 || !strings.HasPrefix(lines[1], "static 2ms\tok\t") || !strings.HasPrefix(lines[2], "static 8ms\trefused\t") || !strings.HasSuffix(lines[2], "NaN\tNaN\tNaN") {
+	if len(lines) != 3 || !strings.HasPrefix(lines[1], "static:2ms\tok\t") || !strings.HasPrefix(lines[2], "static:8ms\trefused\t") || !strings.HasSuffix(lines[2], "NaN\tNaN\tNaN") {
 		t.Errorf("tsv:\n%s", out)
 	}
 	if m, _ := run("--measured"); !strings.Contains(m, "(198 rounds)") {
