@@ -146,3 +146,6 @@ func (d *Daemon) control(f func(now time.Duration) error) error {
 // BytesTotal is the number of bytes the daemon has acknowledged since it
 // started (read and written): a selector's or tuner's measure of progress.
 func (d *Daemon) BytesTotal() int64 { return d.m.bytesTotal() }
+
+// BytesRead is the part of BytesTotal that was read.
+func (d *Daemon) BytesRead() int64 { return int64(d.m.readBytes.Load()) }

@@ -21,10 +21,17 @@ type DriverConfig struct {
 	// kept and the next interval's added, as AGIOS waits for
 	// min_requests before it judges a scheduler.
 	MinRequests int64
-	// Policy, if set, replaces AGIOS's rule with one of package bandit's
-	// policies (e.g. "thompson", "thompson-warm") over the same
-	// algorithms, rewarded with the same bandwidth: ours.
+	// Policy, if set (and not PolicyAGIOS), replaces AGIOS's rule: PolicySettle (Settle,
+	// explore-then-commit; ours) or one of package bandit's policies
+	// (e.g. "thompson", "thompson-warm") over the same algorithms,
+	// rewarded with the same bandwidth.
 	Policy string
+	// Settle configures PolicySettle.
+	Settle SettleConfig
+	// Start is when the first period starts, on the caller's clock
+	// (default 0). With PolicySettle, nodes whose clocks agree (a daemon
+	// passes the time since the Unix epoch) explore in lockstep.
+	Start time.Duration
 	// Shared makes one choice for every I/O node, as the Council does
 	// for TWINS's window: the caller sums every node's figures into one
 	// Interval (node 0) and applies the choice to every node. AGIOS's
@@ -47,10 +54,17 @@ type DriverConfig struct {
 	MaxSeries int
 }
 
+// DriverConfig.Policy's names for Settle and for AGIOS's rule (also "").
+const (
+	PolicySettle = "settle"
+	PolicyAGIOS  = "agios"
+)
+
 // Figures are what an I/O node did in one interval.
 type Figures struct {
-	Bytes  int64 // bytes completed
-	Served int64 // requests completed (a caller without a count passes 1 when Bytes > 0)
+	Bytes     int64 // bytes completed
+	ReadBytes int64 // of Bytes, those read (the rest were written)
+	Served    int64 // requests completed (a caller without a count passes 1 when Bytes > 0)
 }
 
 // Driver runs dynamic selection on I/O nodes: at the end of each period
@@ -64,9 +78,10 @@ type Driver struct {
 	Changes int // algorithm changes made
 }
 
-// learner is a node's chooser: AGIOS's bandit or a bandit policy.
+// learner is a node's chooser: AGIOS's bandit, Settle or a bandit policy.
 type learner struct {
 	agios  *Bandit
+	settle *Settle
 	policy bandit.Policy
 }
 
@@ -78,8 +93,11 @@ type nodeState struct {
 	current   string
 	start     time.Duration // start of the current period
 	bytes     int64
+	read      int64
 	served    int64
 	time      map[string]time.Duration // time each algorithm ran
+	last      Choice                   // the last choice and why
+	judged    int                      // periods judged
 }
 
 // NewDriver returns a driver for nodes I/O nodes (one choice for all with
@@ -92,7 +110,7 @@ func NewDriver(cfg DriverConfig, nodes int, rng *rand.Rand) (*Driver, error) {
 	if cfg.MinRequests == 0 {
 		cfg.MinRequests = 1
 	}
-	if cfg.Period < 0 || cfg.MinRequests < 0 || nodes < 1 {
+	if cfg.Period < 0 || cfg.MinRequests < 0 || nodes < 1 || cfg.Start < 0 {
 		return nil, fmt.Errorf("%w: period %v, minimum requests %d, %d nodes", ErrConfig, cfg.Period, cfg.MinRequests, nodes)
 	}
 	if err := cfg.Bandit.defaults(); err != nil {
@@ -109,7 +127,7 @@ func NewDriver(cfg DriverConfig, nodes int, rng *rand.Rand) (*Driver, error) {
 	}
 	d := &Driver{cfg: cfg}
 	for range nodes {
-		n := nodeState{time: map[string]time.Duration{}}
+		n := nodeState{time: map[string]time.Duration{}, start: cfg.Start}
 		l, err := newLearner(cfg)
 		if err != nil {
 			return nil, err
@@ -121,7 +139,8 @@ func NewDriver(cfg DriverConfig, nodes int, rng *rand.Rand) (*Driver, error) {
 			}
 			n.byPattern = map[int]*learner{}
 		}
-		n.current = n.choose(cfg.Bandit.Schedulers, 0, rng)
+		n.last = n.choose(cfg.Bandit.Schedulers, "", cfg.Start, rng)
+		n.current = n.last.Scheduler
 		d.nodes = append(d.nodes, n)
 	}
 	return d, nil
@@ -131,7 +150,9 @@ func NewDriver(cfg DriverConfig, nodes int, rng *rand.Rand) (*Driver, error) {
 func newLearner(cfg DriverConfig) (*learner, error) {
 	l := &learner{}
 	var err error
-	if cfg.Policy != "" {
+	if cfg.Policy == PolicySettle {
+		l.settle, err = NewSettle(cfg.Settle, cfg.Bandit.Schedulers, cfg.Period)
+	} else if cfg.Policy != "" && cfg.Policy != PolicyAGIOS {
 		if l.policy, err = bandit.New(cfg.Policy, len(cfg.Bandit.Schedulers), bandit.Options{}); err != nil {
 			return nil, fmt.Errorf("%w: %v", ErrConfig, err)
 		}
@@ -141,19 +162,31 @@ func newLearner(cfg DriverConfig) (*learner, error) {
 	return l, nil
 }
 
-func (l *learner) choose(names []string, now time.Duration, rng *rand.Rand) string {
-	if l.policy != nil {
-		return names[l.policy.Select(rng).Arm]
+func (l *learner) choose(names []string, current string, now time.Duration, rng *rand.Rand) Choice {
+	switch {
+	case l.settle != nil:
+		return l.settle.Choose(current, now)
+	case l.policy != nil:
+		c := l.policy.Select(rng)
+		return Choice{Scheduler: names[c.Arm], Reason: map[bool]string{true: "explore", false: "draw"}[c.Explore]}
 	}
-	return l.agios.Choose(now, rng)
+	if l.agios.Probabilities(now) == nil {
+		return Choice{Scheduler: l.agios.Choose(now, rng), Reason: "explore"}
+	}
+	return Choice{Scheduler: l.agios.Choose(now, rng), Reason: "draw"}
 }
 
-func (l *learner) record(names []string, s string, bw float64, now time.Duration) {
-	if l.policy != nil {
-		l.policy.Update(slices.Index(names, s), bw)
-		return
+// record credits a period of secs seconds that moved bytes (read of them
+// read) to algorithm s.
+func (l *learner) record(names []string, s string, secs float64, bytes, read int64, now time.Duration) {
+	switch {
+	case l.settle != nil:
+		_ = l.settle.Record(s, secs, read, bytes-read, now) // s is one of the names
+	case l.policy != nil:
+		l.policy.Update(slices.Index(names, s), float64(bytes)/secs)
+	default:
+		_ = l.agios.Record(s, float64(bytes)/secs, now) // s is one of the bandit's
 	}
-	_ = l.agios.Record(s, bw, now) // s is one of the bandit's
 }
 
 // Shared reports whether the driver makes one choice for every node
@@ -187,13 +220,14 @@ func (d *Driver) Request(node int, r Request) {
 func (d *Driver) Interval(node int, now time.Duration, f Figures, rng *rand.Rand) (next string, change bool) {
 	n := &d.nodes[d.index(node)]
 	n.bytes += f.Bytes
+	n.read += min(max(f.ReadBytes, 0), f.Bytes)
 	n.served += f.Served
 	if now-n.start < d.cfg.Period {
 		return n.current, false
 	}
 	if n.bytes == 0 && n.served == 0 {
 		n.time[n.current] += now - n.start
-		n.start, n.reqs = now, n.reqs[:0]
+		n.start, n.read, n.reqs = now, 0, n.reqs[:0]
 		return n.current, false // idle
 	}
 	if n.served < d.cfg.MinRequests {
@@ -201,19 +235,24 @@ func (d *Driver) Interval(node int, now time.Duration, f Figures, rng *rand.Rand
 	}
 	n.time[n.current] += now - n.start
 	names := d.cfg.Bandit.Schedulers
-	bw := float64(n.bytes) / (now - n.start).Seconds()
-	n.record(names, n.current, bw, now)
+	secs := (now - n.start).Seconds()
+	bw := float64(n.bytes) / secs
+	n.record(names, n.current, secs, n.bytes, n.read, now)
 	// The pattern knowledge base, when it predicts a pattern it knows,
 	// decides; the node's own learner chooses only otherwise (so it draws
 	// nothing it then throws away).
 	pick, ok := "", false
 	if n.kb != nil {
-		pick, ok = d.matchPatterns(n, bw, now, rng)
+		pick, ok = d.matchPatterns(n, secs, bw, now, rng)
 	}
-	if next = pick; !ok {
-		next = n.choose(names, now, rng)
+	if ok {
+		n.last = Choice{Scheduler: pick, Reason: "pattern"}
+	} else {
+		n.last = n.choose(names, n.current, now, rng)
 	}
-	n.start, n.bytes, n.served, n.reqs = now, 0, 0, n.reqs[:0]
+	n.judged++
+	next = n.last.Scheduler
+	n.start, n.bytes, n.read, n.served, n.reqs = now, 0, 0, 0, n.reqs[:0]
 	if next == n.current {
 		return next, false
 	}
@@ -226,12 +265,16 @@ func (d *Driver) Interval(node int, now time.Duration, f Figures, rng *rand.Rand
 // the period's reward bw to its pattern, and returns the algorithm the
 // predicted next pattern calls for (false: none, the node's learner
 // decides).
-func (d *Driver) matchPatterns(n *nodeState, bw float64, now time.Duration, rng *rand.Rand) (string, bool) {
+func (d *Driver) matchPatterns(n *nodeState, secs, bw float64, now time.Duration, rng *rand.Rand) (string, bool) {
 	names := d.cfg.Bandit.Schedulers
 	m := n.kb.Observe(SeriesOf(n.reqs))
+	perPattern := n.policy != nil                    // a bandit policy per pattern; AGIOS's rule and Settle take the knowledge base's advice
+	for _, id := range append(m.Merged, m.Evicted) { // their policies go; the merged pattern keeps its own
+		delete(n.byPattern, id)
+	}
 	if m.ID >= 0 {
 		_ = n.kb.Credit(m.ID, n.current, bw) // m.ID is known
-		if d.cfg.Policy != "" {
+		if perPattern {
 			l := n.byPattern[m.ID]
 			if l == nil {
 				var err error
@@ -246,18 +289,24 @@ func (d *Driver) matchPatterns(n *nodeState, bw float64, now time.Duration, rng 
 				}
 				n.byPattern[m.ID] = l
 			}
-			l.record(names, n.current, bw, now)
+			l.record(names, n.current, secs, n.bytes, n.read, now)
 		}
 	}
-	if d.cfg.Policy == "" {
+	if !perPattern {
 		return n.kb.Advise()
 	}
 	id, ok := n.kb.Predict()
 	if l := n.byPattern[id]; ok && l != nil {
-		return l.choose(names, now, rng), true
+		return l.choose(names, n.current, now, rng).Scheduler, true
 	}
 	return "", false
 }
+
+// Last is node's last choice and why (after NewDriver: its first).
+func (d *Driver) Last(node int) Choice { return d.nodes[d.index(node)].last }
+
+// Judged is how many of node's periods were judged (each made a Choice).
+func (d *Driver) Judged(node int) int { return d.nodes[d.index(node)].judged }
 
 // Patterns is node's knowledge base (nil without DriverConfig.Patterns).
 func (d *Driver) Patterns(node int) *KnowledgeBase { return d.nodes[d.index(node)].kb }

@@ -64,6 +64,15 @@ type KBConfig struct {
 	// order our similarity is 60-90 within a pattern, 0-6 across).
 	Threshold float64
 	Radius    int // FastDTW's radius (default 1)
+	// Points is the most points a series is compared with (default
+	// 128): a longer one is shortened to Points averages of consecutive
+	// points (piecewise aggregate approximation), as FastDTW halves it,
+	// so that a match costs the same however many requests a period saw.
+	Points int
+	// MaxPatterns caps the patterns kept (default 256): a new one past it
+	// evicts the one seen longest ago. A period similar (Threshold) to
+	// several patterns merges them into the most similar.
+	MaxPatterns int
 	// MaxObserved normalises a distance by the largest distance observed
 	// so far, as AGIOS did: similarity (maxDTW - d) x 100 / maxDTW. By
 	// default (false) a distance is normalised by the two series' own
@@ -89,7 +98,13 @@ func (c *KBConfig) defaults() error {
 	if c.Radius == 0 {
 		c.Radius = 1
 	}
-	if c.MinPatternSize < 2 || c.MaxDifference < 0 || c.Threshold < 0 || c.Threshold > 100 || c.Radius < 0 {
+	if c.Points == 0 {
+		c.Points = 128
+	}
+	if c.MaxPatterns == 0 {
+		c.MaxPatterns = 256
+	}
+	if c.Points < 2 || c.MaxPatterns < 2 || c.MinPatternSize < 2 || c.MaxDifference < 0 || c.Threshold < 0 || c.Threshold > 100 || c.Radius < 0 {
 		return fmt.Errorf("%w: pattern matcher %+v", ErrConfig, *c)
 	}
 	return nil
@@ -108,6 +123,9 @@ type Pattern struct {
 	Series Series          `json:"series"`
 	Seen   int             `json:"seen"`
 	Perf   map[string]Perf `json:"perf,omitempty"`
+	// LastSeen is the knowledge base's observation count when the
+	// pattern was last seen (eviction takes the lowest).
+	LastSeen uint64 `json:"last_seen,omitempty"`
 
 	l1 float64 // sum of |Series.Points|, cached (0: not yet)
 }
@@ -140,7 +158,9 @@ func (p *Pattern) Best() string {
 // their succession (the JLESC AGIOS selection report's pattern matching). A pure state machine.
 type KnowledgeBase struct {
 	cfg      KBConfig
-	patterns []*Pattern
+	patterns []*Pattern // by ascending ID
+	nextID   int
+	tick     uint64 // observations made
 	maxDTW   float64
 	next     map[int]map[int]int // transitions: from pattern, to pattern, count
 	last     int                 // the previous period's pattern (-1: none)
@@ -160,10 +180,33 @@ func (kb *KnowledgeBase) Len() int { return len(kb.patterns) }
 
 // Pattern returns known pattern id (nil if unknown).
 func (kb *KnowledgeBase) Pattern(id int) *Pattern {
-	if id < 0 || id >= len(kb.patterns) {
-		return nil
+	if i, ok := kb.find(id); ok {
+		return kb.patterns[i]
 	}
-	return kb.patterns[id]
+	return nil
+}
+
+// find is the index of pattern id in kb.patterns.
+func (kb *KnowledgeBase) find(id int) (int, bool) {
+	return slices.BinarySearchFunc(kb.patterns, id, func(p *Pattern, id int) int { return p.ID - id })
+}
+
+// shorten returns x as at most n averages of consecutive points
+// (piecewise aggregate approximation; x itself if it is short enough).
+func shorten(x []float64, n int) []float64 {
+	if len(x) <= n {
+		return x
+	}
+	out := make([]float64, n)
+	for k := range n {
+		lo, hi := k*len(x)/n, (k+1)*len(x)/n
+		var s float64
+		for _, v := range x[lo:hi] {
+			s += v
+		}
+		out[k] = s / float64(hi-lo)
+	}
+	return out
 }
 
 // within reports whether counts a and b differ by at most the share d.
@@ -176,6 +219,10 @@ type Match struct {
 	ID         int     // the pattern the period is (-1: ignored, too short)
 	New        bool    // a new pattern was stored
 	Similarity float64 // with the pattern joined (0-100; 0 for a new one)
+	// Merged are the patterns merged into ID (the period was similar to
+	// them too); Evicted the one dropped to make room (-1: none).
+	Merged  []int
+	Evicted int
 }
 
 // Observe matches a period's series against the known patterns: those
@@ -187,13 +234,15 @@ type Match struct {
 // period's pattern. A series shorter than MinPatternSize is ignored.
 func (kb *KnowledgeBase) Observe(s Series) Match {
 	if len(s.Points) < kb.cfg.MinPatternSize {
-		return Match{ID: -1}
+		return Match{ID: -1, Evicted: -1}
 	}
+	s.Points = shorten(s.Points, kb.cfg.Points)
+	kb.tick++
 	best, bestSim := -1, math.Inf(-1)
 	d := kb.cfg.MaxDifference
 	mag := l1(s.Points)
 	var dists []float64 // AGIOS's normalisation: every distance, normalised at the end
-	var cands []int
+	var cands, above []int
 	for _, p := range kb.patterns {
 		q := p.Series
 		if !within(q.Requests, s.Requests, d) || !within(q.Reads, s.Reads, d) || !within(q.Writes, s.Writes, d) || !within(q.Files, s.Files, d) {
@@ -217,7 +266,11 @@ func (kb *KnowledgeBase) Observe(s Series) Match {
 		if math.IsInf(dist, 1) {
 			continue
 		}
-		if sim := 100 * (1 - dist/m); sim > bestSim {
+		sim := 100 * (1 - dist/m)
+		if sim >= kb.cfg.Threshold {
+			above = append(above, p.ID)
+		}
+		if sim > bestSim {
 			best, bestSim = p.ID, sim
 		}
 	}
@@ -230,13 +283,26 @@ func (kb *KnowledgeBase) Observe(s Series) Match {
 			best, bestSim = cands[k], sim
 		}
 	}
-	m := Match{ID: best, Similarity: bestSim}
+	m := Match{ID: best, Similarity: bestSim, Evicted: -1}
 	if best < 0 || bestSim < kb.cfg.Threshold {
-		p := &Pattern{ID: len(kb.patterns), Series: Series{Requests: s.Requests, Reads: s.Reads, Writes: s.Writes, Files: s.Files, Points: slices.Clone(s.Points)}}
+		for len(kb.patterns) >= kb.cfg.MaxPatterns {
+			m.Evicted = kb.evict()
+		}
+		p := &Pattern{ID: kb.nextID, Series: Series{Requests: s.Requests, Reads: s.Reads, Writes: s.Writes, Files: s.Files, Points: slices.Clone(s.Points)}}
+		kb.nextID++
 		kb.patterns = append(kb.patterns, p)
-		m = Match{ID: p.ID, New: true}
+		m = Match{ID: p.ID, New: true, Evicted: m.Evicted}
+	} else {
+		for _, id := range above {
+			if id != best {
+				kb.merge(best, id)
+				m.Merged = append(m.Merged, id)
+			}
+		}
 	}
-	kb.patterns[m.ID].Seen++
+	p := kb.Pattern(m.ID)
+	p.Seen++
+	p.LastSeen = kb.tick
 	if kb.last >= 0 {
 		t := kb.next[kb.last]
 		if t == nil {
@@ -247,6 +313,62 @@ func (kb *KnowledgeBase) Observe(s Series) Match {
 	}
 	kb.last = m.ID
 	return m
+}
+
+// evict drops the pattern seen longest ago (never the last one seen)
+// and its transitions, and returns its id.
+func (kb *KnowledgeBase) evict() int {
+	k := -1
+	for i, p := range kb.patterns {
+		if p.ID != kb.last && (k < 0 || p.LastSeen < kb.patterns[k].LastSeen) {
+			k = i
+		}
+	}
+	id := kb.patterns[k].ID
+	kb.patterns = slices.Delete(kb.patterns, k, k+1)
+	delete(kb.next, id)
+	for _, t := range kb.next {
+		delete(t, id)
+	}
+	return id
+}
+
+// merge folds pattern from into pattern into: its sightings, its
+// schedulers' rewards and its transitions; from is dropped.
+func (kb *KnowledgeBase) merge(into, from int) {
+	i, _ := kb.find(from)
+	f, p := kb.patterns[i], kb.Pattern(into)
+	p.Seen += f.Seen
+	p.LastSeen = max(p.LastSeen, f.LastSeen)
+	for s, v := range f.Perf {
+		if p.Perf == nil {
+			p.Perf = map[string]Perf{}
+		}
+		w := p.Perf[s]
+		p.Perf[s] = Perf{Sum: w.Sum + v.Sum, N: w.N + v.N}
+	}
+	kb.patterns = slices.Delete(kb.patterns, i, i+1)
+	if t := kb.next[from]; t != nil {
+		delete(kb.next, from)
+		if kb.next[into] == nil {
+			kb.next[into] = map[int]int{}
+		}
+		for to, c := range t {
+			if to == from {
+				to = into
+			}
+			kb.next[into][to] += c
+		}
+	}
+	for _, t := range kb.next {
+		if c, ok := t[from]; ok {
+			delete(t, from)
+			t[into] += c
+		}
+	}
+	if kb.last == from {
+		kb.last = into
+	}
 }
 
 // l1 is the sum of |x|.
@@ -295,13 +417,19 @@ func (kb *KnowledgeBase) Advise() (string, bool) {
 	if !ok {
 		return "", false
 	}
-	s := kb.patterns[id].Best()
+	p := kb.Pattern(id)
+	if p == nil {
+		return "", false
+	}
+	s := p.Best()
 	return s, s != ""
 }
 
 // kbJSON is the persisted form.
 type kbJSON struct {
 	Patterns    []*Pattern          `json:"patterns"`
+	NextID      int                 `json:"next_id,omitempty"` // absent: one past the last pattern's
+	Tick        uint64              `json:"tick,omitempty"`
 	MaxDTW      float64             `json:"max_dtw"`
 	Transitions map[int]map[int]int `json:"transitions"`
 	Last        int                 `json:"last"`
@@ -309,7 +437,7 @@ type kbJSON struct {
 
 // MarshalJSON saves the knowledge base (its configuration is not saved).
 func (kb *KnowledgeBase) MarshalJSON() ([]byte, error) {
-	return json.Marshal(kbJSON{Patterns: kb.patterns, MaxDTW: kb.maxDTW, Transitions: kb.next, Last: kb.last})
+	return json.Marshal(kbJSON{Patterns: kb.patterns, NextID: kb.nextID, Tick: kb.tick, MaxDTW: kb.maxDTW, Transitions: kb.next, Last: kb.last})
 }
 
 // UnmarshalJSON restores a saved knowledge base into kb (configured by
@@ -319,11 +447,14 @@ func (kb *KnowledgeBase) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &v); err != nil {
 		return fmt.Errorf("selection: knowledge base: %w", err)
 	}
-	n := len(v.Patterns)
+	ids := map[int]bool{}
 	for i, p := range v.Patterns {
-		if p == nil || p.ID != i || p.Seen < 0 {
-			return fmt.Errorf("selection: knowledge base: pattern %d malformed", i)
+		if p == nil || p.ID < 0 || i > 0 && p.ID <= v.Patterns[i-1].ID || p.Seen < 0 {
+			return fmt.Errorf("selection: knowledge base: pattern %d malformed (ids must ascend from 0)", i)
 		}
+		ids[p.ID] = true
+		v.NextID = max(v.NextID, p.ID+1)
+		v.Tick = max(v.Tick, p.LastSeen)
 		for s, perf := range p.Perf {
 			if perf.N < 0 || math.IsNaN(perf.Sum) || math.IsInf(perf.Sum, 0) {
 				return fmt.Errorf("selection: knowledge base: pattern %d, scheduler %q: %+v", i, s, perf)
@@ -332,13 +463,13 @@ func (kb *KnowledgeBase) UnmarshalJSON(b []byte) error {
 	}
 	for from, t := range v.Transitions {
 		for to, c := range t {
-			if from < 0 || from >= n || to < 0 || to >= n || c < 0 {
-				return fmt.Errorf("selection: knowledge base: transition %d -> %d (%d) outside %d patterns", from, to, c, n)
+			if !ids[from] || !ids[to] || c < 0 {
+				return fmt.Errorf("selection: knowledge base: transition %d -> %d (%d) between unknown patterns", from, to, c)
 			}
 		}
 	}
-	if v.Last < -1 || v.Last >= n || math.IsNaN(v.MaxDTW) || v.MaxDTW < 0 {
-		return fmt.Errorf("selection: knowledge base: last pattern %d of %d, max DTW %v", v.Last, n, v.MaxDTW)
+	if v.Last < -1 || v.Last >= 0 && !ids[v.Last] || math.IsNaN(v.MaxDTW) || v.MaxDTW < 0 {
+		return fmt.Errorf("selection: knowledge base: last pattern %d unknown, or max DTW %v", v.Last, v.MaxDTW)
 	}
 	if v.Transitions == nil {
 		v.Transitions = map[int]map[int]int{}
@@ -348,6 +479,9 @@ func (kb *KnowledgeBase) UnmarshalJSON(b []byte) error {
 			return err
 		}
 	}
-	kb.patterns, kb.maxDTW, kb.next, kb.last = v.Patterns, v.MaxDTW, v.Transitions, v.Last
+	for _, p := range v.Patterns { // saved with longer series: compared as Observe shortens
+		p.Series.Points = shorten(p.Series.Points, kb.cfg.Points)
+	}
+	kb.patterns, kb.nextID, kb.tick, kb.maxDTW, kb.next, kb.last = v.Patterns, v.NextID, v.Tick, v.MaxDTW, v.Transitions, v.Last
 	return nil
 }

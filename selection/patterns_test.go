@@ -2,6 +2,7 @@ package selection
 
 import (
 	"encoding/json"
+	"fmt"
 	"math/rand/v2"
 	"testing"
 )
@@ -181,25 +182,95 @@ func FuzzKnowledgeBaseJSON(f *testing.F) {
 
 // BenchmarkMatch1000 matches one period against a knowledge base of
 // 1,000 patterns of the same shape (the count filter passes them all: the
-// worst case, every one compared with FastDTW).
+// worst case, every one compared with FastDTW), at the driver's series of
+// 512 requests (shortened to KBConfig.Points, 128 by default) and, for
+// comparison, at 512 points compared in full.
 func BenchmarkMatch1000(b *testing.B) {
-	kb, err := NewKnowledgeBase(KBConfig{Threshold: 100}) // only an identical series matches: every one is stored
+	for _, pts := range []int{128, 512} {
+		b.Run(fmt.Sprintf("points=%d", pts), func(b *testing.B) {
+			kb, err := NewKnowledgeBase(KBConfig{Threshold: 100, Points: pts, MaxPatterns: 2000}) // only an identical series matches: every one is stored
+			if err != nil {
+				b.Fatal(err)
+			}
+			rng := rand.New(rand.NewPCG(3, 4))
+			w := workloadPeriod{procs: 16, reqs: 512, size: 32 << 10, shared: true, strided: true, write: true}
+			for i := range 1000 {
+				kb.Observe(SeriesOf(w.requests(rng, i)))
+			}
+			if kb.Len() < 1000 {
+				b.Fatalf("%d patterns stored, want 1,000", kb.Len())
+			}
+			s := SeriesOf(w.requests(rng, 1001))
+			if len(s.Points) != 511 {
+				b.Fatalf("%d points, want 511", len(s.Points))
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				kb.last = -1
+				if m := kb.Observe(s); m.New {
+					kb.patterns = kb.patterns[:1000] // drop the period stored
+				}
+			}
+		})
+	}
+}
+
+// The knowledge base stays within MaxPatterns: past it, the pattern seen
+// longest ago goes, with its transitions; a period similar to two
+// patterns merges them (their sightings and rewards summed).
+func TestKnowledgeBaseIsBounded(t *testing.T) {
+	kb, err := NewKnowledgeBase(KBConfig{MaxPatterns: 4})
 	if err != nil {
-		b.Fatal(err)
+		t.Fatal(err)
 	}
-	rng := rand.New(rand.NewPCG(3, 4))
-	w := testPatterns[0]
-	for i := range 1000 {
-		kb.Observe(SeriesOf(w.requests(rng, i)))
+	rng := rand.New(rand.NewPCG(5, 6))
+	for iter := range 40 {
+		for _, p := range testPatterns {
+			kb.Observe(SeriesOf(p.requests(rng, iter)))
+			if kb.Len() > 4 {
+				t.Fatalf("%d patterns, want at most 4", kb.Len())
+			}
+		}
 	}
-	if kb.Len() < 1000 {
-		b.Fatalf("%d patterns stored, want 1,000", kb.Len())
+	// Recently seen patterns stay; transitions name only known ones.
+	for from, to := range kb.next {
+		if kb.Pattern(from) == nil {
+			t.Errorf("transitions from evicted pattern %d", from)
+		}
+		for id := range to {
+			if kb.Pattern(id) == nil {
+				t.Errorf("transition %d -> evicted %d", from, id)
+			}
+		}
 	}
-	s := SeriesOf(w.requests(rng, 1001))
-	b.ReportAllocs()
-	for b.Loop() {
-		kb.last = -1
-		kb.Observe(s)
-		kb.patterns = kb.patterns[:1000] // drop the period if it was stored
+	b, _ := json.Marshal(kb)
+	kb2, _ := NewKnowledgeBase(KBConfig{MaxPatterns: 4})
+	if err := json.Unmarshal(b, kb2); err != nil {
+		t.Fatalf("a bounded knowledge base does not restore: %v", err)
+	}
+
+	// Merging: two patterns stored apart (a strict threshold), then a
+	// period similar to both at a looser one.
+	a := Series{Requests: 8, Writes: 8, Files: 1, Points: []float64{1, 1, 1, 1, 1, 1, 1}}
+	c := Series{Requests: 8, Writes: 8, Files: 1, Points: []float64{1, 1, 1, 1, 1, 1, 1.3}}
+	mid := Series{Requests: 8, Writes: 8, Files: 1, Points: []float64{1, 1, 1, 1, 1, 1, 1.1}}
+	kb, _ = NewKnowledgeBase(KBConfig{Threshold: 99})
+	ma, mc := kb.Observe(a), kb.Observe(c)
+	_ = kb.Credit(ma.ID, "sjf", 10)
+	_ = kb.Credit(mc.ID, "sjf", 30)
+	if kb.Len() != 2 {
+		t.Fatalf("%d patterns, want 2", kb.Len())
+	}
+	kb.cfg.Threshold = 95
+	m := kb.Observe(mid)
+	if kb.Len() != 1 || len(m.Merged) != 1 {
+		t.Fatalf("after a period similar to both: %d patterns, merged %v; want 1 and one merged", kb.Len(), m.Merged)
+	}
+	p := kb.Pattern(m.ID)
+	if p.Seen != 3 || p.Perf["sjf"] != (Perf{Sum: 40, N: 2}) {
+		t.Errorf("merged pattern seen %d, sjf %+v; want 3 and {40 2}", p.Seen, p.Perf["sjf"])
+	}
+	if next, ok := kb.Predict(); !ok || next != m.ID {
+		t.Errorf("predicted %d (%v), want the merged %d (every transition ends there)", next, ok, m.ID)
 	}
 }

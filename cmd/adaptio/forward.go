@@ -139,7 +139,7 @@ on SIGINT/SIGTERM: requests already received complete first.`,
 	f.StringVar(&cfg.Scheduler, "scheduler", fwd.DefaultScheduler, "scheduling algorithm: "+strings.Join(sched.Names(), ", ")+"; dynamic: AGIOS's armed bandit chooses among --select-from every --select-period; pattern: dynamic plus the JLESC AGIOS selection report's pattern matching and Markov prediction (docs/selection.md)")
 	f.StringVar(&cfg.SelectFrom, "select-from", "mlf,to-agg,sjf,to,noop", "with --scheduler dynamic: the algorithms to choose among")
 	f.DurationVar(&cfg.SelectPeriod, "select-period", time.Second, "with --scheduler dynamic: how often the algorithm may change")
-	f.StringVar(&cfg.SelectPolicy, "select-policy", "", "with --scheduler dynamic: empty for AGIOS's armed bandit, else a bandit policy (e.g. thompson) over the same algorithms")
+	f.StringVar(&cfg.SelectPolicy, "select-policy", selection.PolicySettle, "with --scheduler dynamic: settle explores each algorithm 3 periods, in lockstep with every daemon whose clock agrees (periods start at multiples of --select-period since the Unix epoch), then keeps the least estimated time and changes only for one estimated 5% faster; agios: AGIOS's armed bandit; else a bandit policy (e.g. thompson) over the same algorithms")
 	f.StringVar(&cfg.SelectState, "select-state", "", "with --scheduler pattern: where the knowledge base of access patterns persists between runs: kv (the Council's JetStream KV, bucket "+selectionBucket+"; needs --council), a file path, or none (default: kv with --council, else none)")
 	f.DurationVar(&cfg.Window, "window", sched.DefaultWindow, "TWINS time window (e.g. 125us, 1ms, 8ms)")
 	f.BoolVar(&cfg.Aligned, "aligned", false, "TWINS: windows are slots of the wall clock (from the top of the hour), so forwarders whose clocks agree serve different data servers in every slot; --idle-start does not apply (default: the reference's windows, which drift apart forwarder by forwarder)")
@@ -249,7 +249,10 @@ func runForward(cmd *cobra.Command, cfg forwardConfig) error {
 		if cfg.SelectPeriod <= 0 {
 			return fmt.Errorf("forward: --select-period %v: want a positive duration", cfg.SelectPeriod)
 		}
-		dcfg := selection.DriverConfig{Bandit: selection.BanditConfig{Schedulers: selectNames}, Period: cfg.SelectPeriod, Policy: cfg.SelectPolicy}
+		// Periods on the wall clock (since the Unix epoch), so that daemons
+		// whose clocks agree explore in lockstep (--select-policy settle).
+		dcfg := selection.DriverConfig{Bandit: selection.BanditConfig{Schedulers: selectNames}, Period: cfg.SelectPeriod, Policy: cfg.SelectPolicy,
+			Start: selectionNow(time.Now()).Truncate(cfg.SelectPeriod)}
 		if patterns {
 			dcfg.Patterns = &selection.KBConfig{}
 		}

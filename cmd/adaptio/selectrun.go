@@ -155,12 +155,18 @@ func (s *kvStore) Close() { s.nc.Close() }
 
 func (s *kvStore) String() string { return "knowledge base " + selectionBucket + "/" + s.key }
 
+// selectionNow is t on the driver's clock: the time since the Unix epoch.
+func selectionNow(t time.Time) time.Duration { return time.Duration(t.UnixNano()) }
+
 // runSelection lets the driver choose the daemon's scheduling algorithm
 // every period until ctx ends: each period's acknowledged bytes are the
 // reward of the algorithm in force (an idle period changes nothing). The
 // algorithm in force is exported as adaptio_fwd_selected_scheduler{scheduler}
-// (1 for the one in force) and the changes as
-// adaptio_fwd_scheduler_changes_total; with pattern matching the known
+// (1 for the one in force), the changes as
+// adaptio_fwd_scheduler_changes_total and every period's decision by its
+// reason as adaptio_fwd_selection_decisions_total{reason}; each change is
+// logged with its reason and estimates. Periods start at multiples of
+// period on the wall clock. With pattern matching the known
 // patterns as adaptio_fwd_selection_patterns, and the knowledge base is
 // saved every period and at the end.
 func runSelection(ctx context.Context, d *fwd.Daemon, ds *daemonSelection, period time.Duration, rng *rand.Rand, log *slog.Logger, reg prometheus.Registerer, names []string) {
@@ -169,10 +175,12 @@ func runSelection(ctx context.Context, d *fwd.Daemon, ds *daemonSelection, perio
 		Help: "1 for the scheduling algorithm dynamic selection has in force, 0 for the others"}, []string{"scheduler"})
 	changes := prometheus.NewCounter(prometheus.CounterOpts{Name: "adaptio_fwd_scheduler_changes_total",
 		Help: "changes of scheduling algorithm made by dynamic selection"})
+	decisions := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "adaptio_fwd_selection_decisions_total",
+		Help: "dynamic selection's decisions at the end of a period, by reason: explore, settled, estimates (settle), draw, pattern"}, []string{"reason"})
 	patterns := prometheus.NewGauge(prometheus.GaugeOpts{Name: "adaptio_fwd_selection_patterns",
 		Help: "access patterns in dynamic selection's knowledge base (--scheduler pattern)"})
 	if reg != nil {
-		reg.MustRegister(selected, changes)
+		reg.MustRegister(selected, changes, decisions)
 		if dr.Patterns(0) != nil {
 			reg.MustRegister(patterns)
 		}
@@ -202,8 +210,15 @@ func runSelection(ctx context.Context, d *fwd.Daemon, ds *daemonSelection, perio
 		}
 	}()
 	show(dr.Current(0))
-	start := time.Now()
-	last := d.BytesTotal()
+	// Wait for the next period boundary of the wall clock.
+	wait := time.NewTimer(time.Until(time.Unix(0, int64(selectionNow(time.Now()).Truncate(period)+period))))
+	select {
+	case <-ctx.Done():
+		wait.Stop()
+		return
+	case <-wait.C:
+	}
+	last, lastRead := d.BytesTotal(), d.BytesRead()
 	t := time.NewTicker(period)
 	defer t.Stop()
 	for {
@@ -211,15 +226,20 @@ func runSelection(ctx context.Context, d *fwd.Daemon, ds *daemonSelection, perio
 		case <-ctx.Done():
 			return
 		case now := <-t.C:
-			total := d.BytesTotal()
-			bytes := total - last
-			last = total
+			total, read := d.BytesTotal(), d.BytesRead()
+			bytes, readBytes := total-last, read-lastRead
+			last, lastRead = total, read
 			served := int64(0) // the daemon counts bytes, not requests: served or not
 			if bytes > 0 {
 				served = 1
 			}
 			ds.mu.Lock()
-			next, change := dr.Interval(0, now.Sub(start), selection.Figures{Bytes: bytes, Served: served}, rng)
+			judged := dr.Judged(0)
+			next, change := dr.Interval(0, selectionNow(now), selection.Figures{Bytes: bytes, ReadBytes: readBytes, Served: served}, rng)
+			choice := dr.Last(0)
+			if dr.Judged(0) > judged {
+				decisions.WithLabelValues(choice.Reason).Inc()
+			}
 			if kb := dr.Patterns(0); kb != nil {
 				patterns.Set(float64(kb.Len()))
 				saveErr(ds.save(ctx))
@@ -234,7 +254,19 @@ func runSelection(ctx context.Context, d *fwd.Daemon, ds *daemonSelection, perio
 			}
 			changes.Inc()
 			show(next)
-			log.Info("dynamic selection", "scheduler", next, "bytes_last_period", bytes)
+			log.Info("dynamic selection", "scheduler", next, "reason", choice.Reason, "estimates_s", estimates(choice.Estimates, names), "bytes_last_period", bytes)
 		}
 	}
+}
+
+// estimates formats a Choice's estimated times in names' order ("" for
+// none).
+func estimates(est map[string]float64, names []string) string {
+	var parts []string
+	for _, n := range names {
+		if v, ok := est[n]; ok {
+			parts = append(parts, fmt.Sprintf("%s=%.3g", n, v))
+		}
+	}
+	return strings.Join(parts, " ")
 }

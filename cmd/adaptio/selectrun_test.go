@@ -185,3 +185,63 @@ func selectionDaemon(t *testing.T, opts fwd.Options, name string) (*fwd.Daemon, 
 	}
 	return d, f
 }
+
+// With --select-policy settle a steady workload settles: the daemon
+// explores each algorithm for 3 periods, then keeps one, changing for
+// estimates at most a few times; every period's decision is counted by
+// its reason.
+func TestForwardSettleSelectionSettles(t *testing.T) {
+	names := []string{"mlf", "to-agg", "sjf", "to", "noop"}
+	period := 20 * time.Millisecond
+	rng := rand.New(rand.NewPCG(1, 2))
+	dr, err := selection.NewDriver(selection.DriverConfig{Bandit: selection.BanditConfig{Schedulers: names}, Period: period,
+		Policy: selection.PolicySettle, Start: selectionNow(time.Now()).Truncate(period)}, 1, rng)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, f := selectionDaemon(t, fwd.Options{Scheduler: dr.Current(0)}, "settle.dat")
+	ctx, cancel := context.WithCancel(context.Background())
+	reg := prometheus.NewRegistry()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		runSelection(ctx, d, &daemonSelection{dr: dr}, period, rng, slog.New(slog.NewTextHandler(io.Discard, nil)), reg, names)
+	}()
+	decisions := func() map[string]float64 {
+		mfs, err := reg.Gather()
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]float64{}
+		for _, mf := range mfs {
+			if mf.GetName() == "adaptio_fwd_selection_decisions_total" {
+				for _, m := range mf.GetMetric() {
+					out[m.GetLabel()[0].GetValue()] = m.GetCounter().GetValue()
+				}
+			}
+		}
+		return out
+	}
+	buf := make([]byte, 64<<10)
+	deadline := time.Now().Add(20 * time.Second)
+	var off int64
+	for decisions()["settled"] < 40 && time.Now().Before(deadline) {
+		if _, err := f.WriteAt(buf, off%(64<<20)); err != nil {
+			t.Fatal(err)
+		}
+		off += int64(len(buf))
+	}
+	cancel()
+	<-done
+	got := decisions()
+	t.Logf("decisions %v, changes %d", got, dr.Changes)
+	if got["explore"] < 14 || got["settled"] < 40 {
+		t.Fatalf("decisions %v: want at least 14 to explore (3 rounds of 5, the first chosen at the start) and 40 settled", got)
+	}
+	if got["estimates"] > 6 {
+		t.Errorf("%v changes for the estimates on a steady workload, want at most 6 (AGIOS's rule changes in most periods)", got["estimates"])
+	}
+	if s := d.Scheduler(); s != dr.Current(0) {
+		t.Errorf("daemon runs %q, the driver has %q in force", s, dr.Current(0))
+	}
+}
