@@ -173,10 +173,10 @@ on SIGINT/SIGTERM: requests already received complete first.`,
 // The pfs: client announces node to the data servers (their model charges
 // the cost of interleaving I/O nodes) and logs to log when a data server
 // goes down or comes back.
-func openBackend(spec, stripeSize string, stripeCount, node int, log *slog.Logger, kind string, servers int, mfs posix.MooseFSOptions) (backend.Backend, error) {
+func openBackend(spec, stripeSize string, stripeCount, node int, log *slog.Logger, layoutKind string, servers int, mfs posix.MooseFSOptions) (backend.Backend, error) {
 	kind, arg, ok := strings.Cut(spec, ":")
 	if !ok || arg == "" {
-		return nil, fmt.Errorf("backend %q: want posix:DIR or pfs:ADDR,ADDR,...", spec)
+		return nil, fmt.Errorf("backend %q: want posix:DIR or pfs:ADDR,ADDR,... (see --help)", spec)
 	}
 	stripe, err := workload.ParseSize(stripeSize)
 	if err != nil {
@@ -187,7 +187,7 @@ func openBackend(spec, stripeSize string, stripeCount, node int, log *slog.Logge
 		if servers < 0 {
 			return nil, fmt.Errorf("--servers %d: want a positive count, or 0 for the layout kind's", servers)
 		}
-		b, err := posix.Open(posix.Options{Root: arg, Layout: kind, Static: layout.Layout{StripeSize: stripe, StripeCount: stripeCount}, Servers: servers, MooseFS: mfs, Logger: log})
+		b, err := posix.Open(posix.Options{Root: arg, Layout: layoutKind, Static: layout.Layout{StripeSize: stripe, StripeCount: stripeCount}, Servers: servers, MooseFS: mfs, Logger: log})
 		if err != nil {
 			return nil, fmt.Errorf("backend %s: %w", spec, err)
 		}
