@@ -28,6 +28,18 @@ type Config struct {
 	// at a time, each after its think time (workload.Request). A file keeps
 	// its name's identity from trace to trace. Patterns or Traces, not both.
 	Traces []workload.Trace
+	// Jobs, instead of Patterns and Traces, run several applications at
+	// once on the same I/O nodes, each with its own patterns, files and
+	// barriers (jobs.go); requests carry their job's name to the QoS gate.
+	Jobs []Job
+	// JobsFor, with Jobs, makes every job repeat its patterns until this
+	// virtual time, and counts each job's bytes up to it: shares of a node
+	// kept busy (0: each job runs its patterns once).
+	JobsFor time.Duration
+	// QoS, if set, puts the daemon's QoS gate (package qos: TBF-style
+	// rules, deficit round robin between jobs under saturation) in front
+	// of every I/O node's scheduler.
+	QoS *QoS
 
 	IONodes     int   // I/O nodes (default 1)
 	ClientNodes int   // client (compute) nodes (default 32); processes are spread evenly over them in blocks, nodes over I/O nodes in blocks
@@ -205,8 +217,12 @@ func (c Config) Validate() error {
 	bad := func(format string, a ...any) error {
 		return fmt.Errorf("%w: %s", ErrBadConfig, fmt.Sprintf(format, a...))
 	}
-	if len(c.Patterns) == 0 && len(c.Traces) == 0 {
-		return bad("no pattern or trace")
+	if len(c.Jobs) > 0 {
+		if err := c.validateJobs(); err != nil {
+			return err
+		}
+	} else if len(c.Patterns) == 0 && len(c.Traces) == 0 {
+		return bad("no pattern, trace or job")
 	}
 	if len(c.Patterns) > 0 && len(c.Traces) > 0 {
 		return bad("both patterns and traces: one kind of workload per run")

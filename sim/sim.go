@@ -13,6 +13,7 @@ import (
 	"github.com/adaptio/adaptio/disk"
 	"github.com/adaptio/adaptio/ionode"
 	"github.com/adaptio/adaptio/layout"
+	"github.com/adaptio/adaptio/qos"
 	"github.com/adaptio/adaptio/rw"
 	"github.com/adaptio/adaptio/sched"
 	"github.com/adaptio/adaptio/workload"
@@ -36,6 +37,7 @@ type process struct {
 	pending int32 // pieces not yet completed
 	start   int64 // when the current request was issued
 	arrive  int64 // when it reached its I/O node
+	job     int32 // index in Config.Jobs (jobs.go)
 }
 
 // ion is an I/O node: the dispatch core the daemon runs too (package
@@ -82,6 +84,9 @@ type Result struct {
 	// PhaseServers holds, per finished phase, the counters of all data
 	// servers together during that phase.
 	PhaseServers []ServerStats
+	// Jobs holds each job's outcome, in Config.Jobs order (nil without
+	// jobs).
+	Jobs []JobResult
 }
 
 // ServerStats describe one data server over a run: the data-server
@@ -106,6 +111,7 @@ type Sim struct {
 	layout   layout.Layout
 	firsts   []int            // server of stripe 0 of each file of the current pattern
 	tr       traceState       // the current phase's trace (Config.Traces)
+	jobs     []jobState       // Config.Jobs (jobs.go), nil without
 	fileBusy map[uint64]int32 // FileConcurrency: accesses in service per file
 	fileWait map[uint64][]int32
 
@@ -208,6 +214,13 @@ func New(cfg Config, logger *slog.Logger) (*Sim, error) {
 		n.sch = sw
 		n.core = ionode.New(sw, ionode.Config{Aggregate: cfg.Aggregate, PerServer: ionode.PerServerLimit(cfg.Threads, cfg.Servers)})
 		n.twins = sw.Name() == "twins"
+		if cfg.QoS != nil {
+			g, err := qos.NewGate(qos.Config{Rules: cfg.QoS.Rules})
+			if err != nil {
+				return nil, fmt.Errorf("sim: %w", err)
+			}
+			n.core.SetGate(0, g, cfg.QoS.Depth)
+		}
 		n.free = make([]int32, 0, cfg.Threads)
 		for k := cfg.Threads - 1; k >= 0; k-- {
 			id := int32(i*cfg.Threads + k)
@@ -231,6 +244,10 @@ func New(cfg Config, logger *slog.Logger) (*Sim, error) {
 	s.fileWait = map[uint64][]int32{}
 	s.clients = make([]struct{ tx, rx link }, cfg.ClientNodes)
 	s.intervalEnd = int64(cfg.Interval)
+	if len(cfg.Jobs) > 0 {
+		s.startJobs()
+		return s, nil
+	}
 	s.startPhase(0)
 	if s.err != nil {
 		return nil, s.err
@@ -341,6 +358,13 @@ func (s *Sim) fileName(file int) string {
 	if s.tr.cur != nil {
 		return s.tr.names[file]
 	}
+	if s.jobs != nil {
+		for k := len(s.jobs) - 1; k >= 0; k-- {
+			if file >= s.jobs[k].files {
+				return s.jobFileName(k, file-s.jobs[k].files)
+			}
+		}
+	}
 	return s.cfg.Patterns[s.phase].FileName(file)
 }
 
@@ -369,7 +393,9 @@ func (s *Sim) processDone() {
 // issue sends process i's next request (a trace's was read by traceNext).
 func (s *Sim) issue(i int) {
 	pr := &s.procs[i]
-	if s.tr.cur == nil {
+	if s.jobs != nil {
+		s.jobIssue(i)
+	} else if s.tr.cur == nil {
 		p := &s.cfg.Patterns[s.phase]
 		pr.file, pr.off = p.Request(i, pr.next)
 		pr.length, pr.op = p.RequestSize, p.Op
@@ -414,7 +440,7 @@ func (s *Sim) ionArrive(i int) {
 	pr.pending = int32(len(ps))
 	pr.arrive = s.now
 	for j, pc := range ps {
-		err := n.core.Add(time.Duration(s.now), sched.Request{
+		err := n.core.AddJob(time.Duration(s.now), s.jobName(i), sched.Request{
 			ID: uint64(i)<<pieceBits | uint64(j), Queue: pc.server, File: fh,
 			Offset: pc.local, Length: pc.length, Op: pr.op, App: uint32(pr.client),
 		})
@@ -507,6 +533,10 @@ func (s *Sim) step(e event) {
 		pr := &s.procs[i]
 		s.bytes += pr.length
 		s.requests++
+		if s.jobs != nil {
+			s.jobCompleted(i)
+			return
+		}
 		if s.tr.cur != nil {
 			s.traceNext(i)
 			return
@@ -671,6 +701,7 @@ func (s *Sim) Result() Result {
 	r.Makespan = time.Duration(end)
 	r.Phases = append([]time.Duration(nil), s.phases...)
 	r.PhaseServers = append([]ServerStats(nil), s.phaseServers...)
+	r.Jobs = s.jobResults()
 	if end > 0 {
 		r.Bandwidth = float64(s.bytes) / time.Duration(end).Seconds()
 	}

@@ -41,7 +41,7 @@ processes on 32 client nodes, I/O nodes running the real schedulers (TWINS, FIFO
 with IOFSL-like dispatcher threads, 10 Gb/s links, and 4 PVFS-like data servers with
 64 KiB striping on 10k rpm hard disks (writes through). See docs/simulator.md.`,
 	}
-	cmd.AddCommand(newSimRunCmd(), newSimGridCmd(), newSimPlotCmd(), newSimForgeCmd())
+	cmd.AddCommand(newSimRunCmd(), newSimGridCmd(), newSimPlotCmd(), newSimForgeCmd(), newSimJobsCmd())
 	return cmd
 }
 

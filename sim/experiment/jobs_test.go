@@ -1,0 +1,65 @@
+package experiment_test
+
+import (
+	"bytes"
+	"context"
+	"math"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/adaptio/adaptio/qos"
+	"github.com/adaptio/adaptio/sim"
+	"github.com/adaptio/adaptio/sim/experiment"
+)
+
+// TestJobScenarioTargets: on both two-job mixes, fair sharing through the
+// QoS gate gives Jain's index >= 0.9 (the jobs have as many processes and
+// keep the node busy), and a rule capping the first job holds it within
+// 10% of its rate while the other job gains at least what it frees.
+func TestJobScenarioTargets(t *testing.T) {
+	scs, err := experiment.JobScenarios(2, 32)
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := sim.Config{JobsFor: 5 * time.Second, Threads: 16, Seed: 1}
+	const rate = 10 << 20
+	for _, sc := range scs {
+		t.Run(sc.Name, func(t *testing.T) {
+			sts := experiment.JobSettings(nil, 16, qos.Rule{Job: sc.Jobs[0].Name, Rate: rate})
+			var fair, capped experiment.JobRow
+			var rows []experiment.JobRow
+			for _, st := range sts {
+				r, err := experiment.RunJobs(context.Background(), base, sc, st, 1)
+				if err != nil {
+					t.Fatal(err)
+				}
+				rows = append(rows, r)
+				switch {
+				case st.QoS != nil && len(st.QoS.Rules) == 0:
+					fair = r
+				case st.QoS != nil:
+					capped = r
+				}
+			}
+			if fair.Jain < 0.9 {
+				t.Errorf("fair sharing: Jain %.3f, want >= 0.9 (%+v)", fair.Jain, fair.Jobs)
+			}
+			got := capped.Jobs[0].Bandwidth
+			if math.Abs(got-rate) > 0.1*rate {
+				t.Errorf("capped job %s: %.2f MiB/s, want 10 ± 1", capped.Jobs[0].Name, got/(1<<20))
+			}
+			freed := fair.Jobs[0].Bandwidth - got
+			if gain := capped.Jobs[1].Bandwidth - fair.Jobs[1].Bandwidth; freed > 0 && gain < freed {
+				t.Errorf("the capped job freed %.1f MiB/s, the other gained %.1f", freed/(1<<20), gain/(1<<20))
+			}
+			var out bytes.Buffer
+			if err := experiment.WriteJobRows(&out, rows); err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(out.String(), "Jain") || !strings.Contains(out.String(), "fifo+fair") {
+				t.Errorf("table without its header or settings:\n%s", out.String())
+			}
+		})
+	}
+}
