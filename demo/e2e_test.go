@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -73,19 +71,6 @@ func browserCheck(t *testing.T, dashURL, reportFile string) map[string]any {
 		t.Fatalf("browser check failed: %v: %s", out["error"], stdout.String())
 	}
 	return out
-}
-
-// serve starts h on a free localhost port and returns its URL.
-func serve(t *testing.T, h http.Handler) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := &http.Server{Handler: h}
-	go srv.Serve(ln)
-	t.Cleanup(func() { srv.Close() })
-	return "http://" + ln.Addr().String() + "/"
 }
 
 // TestDashboardInBrowser runs a paced simulated demo and checks its

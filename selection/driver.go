@@ -151,7 +151,9 @@ func newLearner(cfg DriverConfig) (*learner, error) {
 	l := &learner{}
 	var err error
 	if cfg.Policy == PolicySettle {
-		l.settle, err = NewSettle(cfg.Settle, cfg.Bandit.Schedulers, cfg.Period)
+		if l.settle, err = NewSettle(cfg.Settle, cfg.Bandit.Schedulers, cfg.Period); err != nil {
+			return nil, err
+		}
 	} else if cfg.Policy != "" && cfg.Policy != PolicyAGIOS {
 		if l.policy, err = bandit.New(cfg.Policy, len(cfg.Bandit.Schedulers), bandit.Options{}); err != nil {
 			return nil, fmt.Errorf("%w: %v", ErrConfig, err)
