@@ -220,12 +220,19 @@ func TestDataSievingAcrossMounts(t *testing.T) {
 	if bad := sieve(t, a, b, "fcntl"); bad != 0 {
 		t.Errorf("with locks through the forwarder: %d of %d bytes wrong", bad, sieveSize)
 	}
+	// Lost updates are a race: the control may need a few tries to show
+	// one (one run in several loses none on a loaded machine).
 	la, lb := twoMounts(t, fusemount.Options{LocalLocks: true})
-	bad := sieve(t, la, lb, "fcntl")
-	if bad == 0 {
-		t.Errorf("with locks local to each mount no byte was lost: the test does not see lost updates")
+	for try := 1; ; try++ {
+		bad := sieve(t, la, lb, "fcntl")
+		t.Logf("locks local to each mount, try %d: %d of %d bytes lost", try, bad, sieveSize)
+		if bad > 0 {
+			return
+		}
+		if try == 4 {
+			t.Fatalf("with locks local to each mount no byte was lost in %d tries: the test does not see lost updates", try)
+		}
 	}
-	t.Logf("locks local to each mount: %d of %d bytes lost", bad, sieveSize)
 }
 
 // lockHelper is the helper process's body; it returns the exit status
