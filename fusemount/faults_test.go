@@ -121,8 +121,11 @@ func TestForwarderGoneGivesEIOThenRecovers(t *testing.T) {
 			t.Fatalf("listing %d with the forwarder gone: %v, want EIO", i, err)
 		}
 	}
-	if took := time.Since(t0); took >= wait {
-		t.Fatalf("10 calls after the first timeout took %v, want each to fail at once (under %v together)", took, wait)
+	// Had each call waited the Reconnect again, the 10 would take 10 waits;
+	// failing at once, they take a small part of one. The bound sits
+	// halfway, so a loaded machine does not fail the test.
+	if took := time.Since(t0); took >= 5*wait {
+		t.Fatalf("10 calls after the first timeout took %v, want each to fail at once (under %v together, half of one wait each)", took, 5*wait)
 	}
 	d2 := start()
 	defer d2.Shutdown()

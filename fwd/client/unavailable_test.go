@@ -76,9 +76,11 @@ func TestUnavailableForwarderFailsFastThenRecovers(t *testing.T) {
 		}
 	}
 	// Each would wait the whole Reconnect again if the client had not
-	// given up; together they take less than one such wait.
-	if took := time.Since(t1); took >= wait {
-		t.Fatalf("%d calls after giving up took %v, want them to fail at once (under %v together)", later, took, wait)
+	// given up, later waits in all; failing at once, they take a small
+	// part of one. The bound sits halfway, so a loaded machine does not
+	// fail the test.
+	if took := time.Since(t1); took >= later*wait/2 {
+		t.Fatalf("%d calls after giving up took %v, want them to fail at once (under %v together)", later, took, later*wait/2)
 	}
 
 	d2 := start()
