@@ -2,15 +2,11 @@ package fwd_test
 
 import (
 	"bytes"
-	"crypto/ecdsa"
-	"crypto/elliptic"
 	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
-	"crypto/x509/pkix"
 	"errors"
 	"io"
-	"math/big"
 	"net"
 	"path/filepath"
 	"strings"
@@ -24,6 +20,7 @@ import (
 	"github.com/adaptio/adaptio/fwd/client"
 	"github.com/adaptio/adaptio/fwd/fwdproto"
 	"github.com/adaptio/adaptio/internal/listen"
+	"github.com/adaptio/adaptio/internal/testpki"
 )
 
 var testToken = []byte("5f0c6a1e9b2d4c7f8a3e1b6d9c2f4a7e5f0c6a1e9b2d4c7f8a3e1b6d9c2f4a7e")
@@ -255,29 +252,8 @@ type testCA struct {
 }
 
 func newTestCA(t testing.TB) *testCA {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "adaptio-fwd-test"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")}, IsCA: true, BasicConstraintsValid: true,
-		KeyUsage:    x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
-		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth},
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cert, err := x509.ParseCertificate(der)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pool := x509.NewCertPool()
-	pool.AddCert(cert)
-	return &testCA{pool: pool, leaf: tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key, Leaf: cert}}
+	c := testpki.New(t, "fwd")
+	return &testCA{pool: c.Pool, leaf: c.TLS}
 }
 
 func (ca *testCA) serverTLS(clientCerts bool) *tls.Config {
