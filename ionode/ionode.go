@@ -78,6 +78,9 @@ type Node struct {
 	// Accesses in flight per data server, counted whatever PerServer is,
 	// so that SetPerServer may turn the limit on at any time.
 	srv []int
+	// When each data server's last access ended (for the QoS gate's
+	// service times).
+	lastDone []time.Duration
 	// Requests added and not yet dispatched (in the scheduler or held),
 	// and their bytes.
 	queued      int
@@ -224,6 +227,7 @@ func (n *Node) Done(now time.Duration, a Access, moved int64, took time.Duration
 	if a.Queue < len(n.srv) && n.srv[a.Queue] > 0 {
 		n.srv[a.Queue]--
 	}
+	n.charge(now, a, took)
 	var first error
 	for _, b := range a.Batches {
 		if err := n.sw.Complete(now, b.ID, Moved(moved, b.Offset-a.Offset, b.Length), took); err != nil && first == nil {

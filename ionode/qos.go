@@ -105,3 +105,36 @@ func (n *Node) gateLen() (int, int64) {
 	}
 	return n.gate.g.Len()
 }
+
+// charge tells the gate, if any, how long access a (dispatched took before
+// now) occupied its data server: the time since the later of its dispatch
+// and the previous completion on that server, as a server that serves one
+// access at a time is busy with an access from the end of the one before
+// it (or from its arrival) to its end. Each piece is charged its share by
+// bytes. With several I/O nodes in front of a server, the time also holds
+// the other nodes' accesses served in between; a server that serves
+// several accesses at once is charged less than each took.
+func (n *Node) charge(now time.Duration, a Access, took time.Duration) {
+	q := a.Queue
+	for len(n.lastDone) <= q {
+		n.lastDone = append(n.lastDone, 0)
+	}
+	from := max(now-took, n.lastDone[q])
+	n.lastDone[q] = max(now, n.lastDone[q])
+	g := n.gate.g
+	if g == nil || g.Share() != qos.ShareTime {
+		return
+	}
+	var total int64
+	for _, b := range a.Batches {
+		for _, r := range b.Requests {
+			total += r.Length
+		}
+	}
+	busy := float64(max(now-from, 0))
+	for _, b := range a.Batches {
+		for _, r := range b.Requests {
+			g.Done(r.ID, time.Duration(busy*float64(r.Length)/float64(total)))
+		}
+	}
+}

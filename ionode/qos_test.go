@@ -83,3 +83,47 @@ func TestGateInFrontOfScheduler(t *testing.T) {
 		t.Fatal("requests lost when the gate was removed")
 	}
 }
+
+// TestGateChargedServerTime: two accesses to one data server dispatched at
+// once end 10 ms and 25 ms later; the server was busy with the second from
+// the first's end, so the gate charges 10 ms and 15 ms to their jobs.
+func TestGateChargedServerTime(t *testing.T) {
+	sw, err := sched.NewSwitcher("fifo", sched.Config{Servers: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := New(sw, Config{})
+	g, err := qos.NewGate(qos.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n.SetGate(0, g, 8)
+	for i, job := range []string{"a", "b"} {
+		if err := n.AddJob(0, job, sched.Request{ID: uint64(i + 1), File: uint64(i + 1), Length: 1 << 20, Op: rw.Read}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	first, ok, _ := n.Next(0, nil)
+	second, ok2, _ := n.Next(0, nil)
+	if !ok || !ok2 {
+		t.Fatal("two accesses not dispatched")
+	}
+	jobOf := map[uint64]string{1: "a", 2: "b"}
+	firstJob, secondJob := jobOf[first.Batches[0].Requests[0].ID], jobOf[second.Batches[0].Requests[0].ID]
+	if err := n.Done(10*time.Millisecond, first, first.Length, 10*time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	if err := n.Done(25*time.Millisecond, second, second.Length, 25*time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]time.Duration{}
+	for _, s := range g.Stats() {
+		got[s.Job] = s.ServiceTime
+	}
+	want := map[string]time.Duration{firstJob: 10 * time.Millisecond, secondJob: 15 * time.Millisecond}
+	for job, w := range want {
+		if got[job] != w {
+			t.Errorf("job %s charged %v, want %v", job, got[job], w)
+		}
+	}
+}

@@ -15,13 +15,76 @@ import (
 // deficit round robin when the node is saturated.
 const DefaultQuantum = 1 << 20
 
+// Basis is what fair sharing divides between the jobs of a saturated
+// node.
+type Basis int
+
+const (
+	// ShareTime divides the data servers' time: each job is charged, at
+	// completion (Gate.Done), the time its requests occupied the servers,
+	// and the job with the least time per unit of weight goes next. A job
+	// whose requests are cheap per byte (streaming) then moves more bytes
+	// than one whose requests are dear (seeking), and each gets its
+	// weight's share of the servers, as under time slicing (Wachs et al.,
+	// "Argon: performance insulation for shared storage servers", FAST
+	// 2007). The default.
+	ShareTime Basis = iota
+	// ShareBytes divides the bytes released to the scheduler by deficit
+	// round robin (Config.Quantum bytes per round and unit of weight),
+	// whatever they cost the servers.
+	ShareBytes
+)
+
+// String is the basis's name: "time" or "bytes".
+func (b Basis) String() string {
+	switch b {
+	case ShareTime:
+		return "time"
+	case ShareBytes:
+		return "bytes"
+	}
+	return fmt.Sprintf("Basis(%d)", int(b))
+}
+
+// ParseBasis is the Basis named s ("time" or "bytes").
+func ParseBasis(s string) (Basis, error) {
+	switch s {
+	case "time":
+		return ShareTime, nil
+	case "bytes":
+		return ShareBytes, nil
+	}
+	return 0, fmt.Errorf("%w: share %q: want time or bytes", ErrBadRule, s)
+}
+
 // Config configures a Gate.
 type Config struct {
 	Rules []Rule
+	// Share is what fair sharing divides (default ShareTime).
+	Share Basis
 	// Quantum is the bytes per round and unit of weight of deficit round
-	// robin (0: DefaultQuantum).
+	// robin under ShareBytes (0: DefaultQuantum).
 	Quantum int64
+	// Slice is, under ShareTime, the service time a job chosen to go next
+	// may use before the gate chooses again (0: DefaultSlice; negative:
+	// choose at every request). Longer slices cost fewer switches between
+	// jobs at the data servers (a streaming job interleaved request by
+	// request with a seeking one streams no more); the shares drift from
+	// their weights by up to one slice.
+	Slice time.Duration
 }
+
+// DefaultSlice is the gate's default Config.Slice.
+const DefaultSlice = 20 * time.Millisecond
+
+// DefaultCostPerByte is the service time per byte the gate assumes for a
+// job before any of its requests, or any request at all, has completed
+// (1 ns: 1 GB/s), under ShareTime.
+const DefaultCostPerByte = 1.0
+
+// costDecay is the weight of the past in a job's service time per byte,
+// per completed request.
+const costDecay = 0.95
 
 // ErrBadRequest is returned by Add for a request of non-positive length or
 // an unknown operation.
@@ -79,20 +142,37 @@ type job struct {
 	deficit int64
 	active  bool
 	stats   JobStats
+	// ShareTime: the job's virtual time (ns of service charged per unit
+	// of weight: actual for completed requests, estimated for those in
+	// flight) and its decayed service time and bytes of completed
+	// requests, whose ratio estimates the next request's cost.
+	vt           float64
+	costT, costB float64
+	inflight     int // requests released and not Done (ShareTime)
+}
+
+// pend is a released request under ShareTime, until Done.
+type pend struct {
+	j      *job
+	est    float64 // ns per unit of weight charged at release
+	length int64
 }
 
 func (j *job) len() int { return len(j.q) - j.head }
 
 // JobStats counts one job's requests through the gate.
 type JobStats struct {
-	Job              string
-	Weight           int
-	Queued           int   // requests waiting in the gate
-	QueuedBytes      int64 // their bytes
-	Released         int64 // requests released to the scheduler
-	ReleasedBytes    int64
-	Throttled        int64         // times the job's head waited for its bucket
-	ThrottledTime    time.Duration // time its head requests waited for a bucket (summed, counted at release)
+	Job           string
+	Weight        int
+	Queued        int   // requests waiting in the gate
+	QueuedBytes   int64 // their bytes
+	Released      int64 // requests released to the scheduler
+	ReleasedBytes int64
+	Throttled     int64         // times the job's head waited for its bucket
+	ThrottledTime time.Duration // time its head requests waited for a bucket (summed, counted at release)
+	// ServiceTime is the data servers' time charged to the job for its
+	// completed requests (Gate.Done; ShareTime only).
+	ServiceTime      time.Duration
 	throttledSince   time.Duration
 	throttledPending bool
 }
@@ -101,13 +181,24 @@ type JobStats struct {
 // round robin. See the package documentation.
 type Gate struct {
 	rules   []Rule
+	share   Basis
 	quantum int64
-	jobs    map[string]*job
-	ring    []*job // active jobs in round-robin order
-	cur     int    // ring index of the job being served
-	fresh   bool   // the job at cur has not had its quantum this visit
-	queued  int
-	bytes   int64
+	// ShareTime: requests in flight by id, the virtual time of the last
+	// release (where a job that becomes backlogged starts, so that idle
+	// time is no credit), and the decayed cost of every job's requests
+	// (the estimate for a job without completions).
+	pending      map[uint64]pend
+	virt         float64
+	costT, costB float64
+	slice        time.Duration // Config.Slice, 0: none
+	cut          *job          // the job whose slice runs, nil none
+	left         float64       // ns of service its slice has left
+	jobs         map[string]*job
+	ring         []*job // active jobs in round-robin order
+	cur          int    // ring index of the job being served
+	fresh        bool   // the job at cur has not had its quantum this visit
+	queued       int
+	bytes        int64
 }
 
 // NewGate returns a Gate applying cfg.Rules (validated: errors wrap
@@ -119,7 +210,16 @@ func NewGate(cfg Config) (*Gate, error) {
 	if cfg.Quantum == 0 {
 		cfg.Quantum = DefaultQuantum
 	}
-	g := &Gate{quantum: cfg.Quantum, jobs: map[string]*job{}, fresh: true}
+	if cfg.Share != ShareTime && cfg.Share != ShareBytes {
+		return nil, fmt.Errorf("%w: share %v", ErrBadRule, cfg.Share)
+	}
+	switch {
+	case cfg.Slice == 0:
+		cfg.Slice = DefaultSlice
+	case cfg.Slice < 0:
+		cfg.Slice = 0
+	}
+	g := &Gate{share: cfg.Share, quantum: cfg.Quantum, slice: cfg.Slice, jobs: map[string]*job{}, fresh: true, pending: map[uint64]pend{}}
 	if err := g.SetRules(0, cfg.Rules); err != nil {
 		return nil, err
 	}
@@ -236,16 +336,20 @@ func (g *Gate) Add(now time.Duration, jobName string, r sched.Request) error {
 	if !j.active {
 		j.active = true
 		j.deficit = 0
+		j.vt = math.Max(j.vt, g.virt)
 		g.ring = append(g.ring, j)
 	}
 	return nil
 }
 
+// Share is what the gate's fair sharing divides.
+func (g *Gate) Share() Basis { return g.share }
+
 // prune forgets idle jobs (nothing queued) whose buckets are full or who
 // have none, so that a node serving many short jobs keeps bounded state.
 func (g *Gate) prune() {
 	for name, j := range g.jobs {
-		if j.active {
+		if j.active || j.inflight > 0 {
 			continue
 		}
 		full := true
@@ -262,12 +366,13 @@ func (g *Gate) prune() {
 func (g *Gate) Len() (requests int, bytes int64) { return g.queued, g.bytes }
 
 // Next releases the next request at time now: the head of the job that
-// deficit round robin serves next among the jobs whose head's bucket holds
-// enough tokens. It returns ok=false when nothing may go now, with retryAt
-// the earliest time a throttled job's head may (0: nothing queued; wait
-// for Add). The caller calls Next only while its scheduler has room: when
-// it always has, the jobs' order does not matter and only the buckets
-// delay requests.
+// fair sharing serves next among the jobs whose head's bucket holds enough
+// tokens (under ShareTime the job with the least service time per unit of
+// weight; under ShareBytes the next by deficit round robin). It returns
+// ok=false when nothing may go now, with retryAt the earliest time a
+// throttled job's head may (0: nothing queued; wait for Add). The caller
+// calls Next only while its scheduler has room: when it always has, the
+// jobs' order does not matter and only the buckets delay requests.
 func (g *Gate) Next(now time.Duration) (jobName string, r sched.Request, ok bool, retryAt time.Duration) {
 	if len(g.ring) == 0 {
 		return "", sched.Request{}, false, 0
@@ -291,6 +396,34 @@ func (g *Gate) Next(now time.Duration) (jobName string, r sched.Request, ok bool
 	if eligible == 0 {
 		return "", sched.Request{}, false, retryAt
 	}
+	if g.share == ShareTime {
+		best := -1
+		for i, j := range g.ring {
+			if g.headAt(now, j) > now {
+				continue
+			}
+			if j == g.cut && g.left > 0 {
+				best = i
+				break
+			}
+			if best < 0 || j.vt < g.ring[best].vt {
+				best = i
+			}
+		}
+		j := g.ring[best]
+		if j != g.cut || g.left <= 0 {
+			g.cut, g.left = j, float64(g.slice)
+		}
+		g.virt = math.Max(g.virt, j.vt)
+		e := g.release(now, best)
+		cost := float64(e.r.Length) * g.costPerByte(j)
+		g.left -= cost
+		est := cost / float64(j.weight)
+		j.vt += est
+		j.inflight++
+		g.pending[e.r.ID] = pend{j: j, est: est, length: e.r.Length}
+		return j.name, e.r, true, 0
+	}
 	for {
 		if g.cur >= len(g.ring) {
 			g.cur = 0
@@ -310,34 +443,85 @@ func (g *Gate) Next(now time.Duration) (jobName string, r sched.Request, ok bool
 			continue
 		}
 		j.deficit -= e.r.Length
-		if e.cls != nil {
-			e.cls.b.tokens -= float64(e.r.Length)
-		}
-		j.q[j.head] = entry{}
-		j.head++
-		if j.stats.throttledPending {
-			j.stats.throttledPending = false
-			j.stats.ThrottledTime += now - j.stats.throttledSince
-		}
-		j.stats.Queued--
-		j.stats.QueuedBytes -= e.r.Length
-		j.stats.Released++
-		j.stats.ReleasedBytes += e.r.Length
-		g.queued--
-		g.bytes -= e.r.Length
-		if j.len() == 0 {
-			j.q, j.head = j.q[:0], 0
-			j.active = false
-			j.deficit = 0
-			g.ring = append(g.ring[:g.cur], g.ring[g.cur+1:]...)
-			g.fresh = true
-		} else if j.head > 64 && j.head*2 > len(j.q) {
-			n := copy(j.q, j.q[j.head:])
-			clear(j.q[n:])
-			j.q, j.head = j.q[:n], 0
-		}
+		g.release(now, g.cur)
 		return j.name, e.r, true, 0
 	}
+}
+
+// release takes the head of the job at ring index i out of the gate.
+func (g *Gate) release(now time.Duration, i int) entry {
+	j := g.ring[i]
+	e := j.q[j.head]
+	if e.cls != nil {
+		e.cls.b.tokens -= float64(e.r.Length)
+	}
+	j.q[j.head] = entry{}
+	j.head++
+	if j.stats.throttledPending {
+		j.stats.throttledPending = false
+		j.stats.ThrottledTime += now - j.stats.throttledSince
+	}
+	j.stats.Queued--
+	j.stats.QueuedBytes -= e.r.Length
+	j.stats.Released++
+	j.stats.ReleasedBytes += e.r.Length
+	g.queued--
+	g.bytes -= e.r.Length
+	if j.len() == 0 {
+		j.q, j.head = j.q[:0], 0
+		j.active = false
+		j.deficit = 0
+		g.ring = append(g.ring[:i], g.ring[i+1:]...)
+		if i < g.cur {
+			g.cur--
+		} else if i == g.cur {
+			g.fresh = true
+		}
+	} else if j.head > 64 && j.head*2 > len(j.q) {
+		n := copy(j.q, j.q[j.head:])
+		clear(j.q[n:])
+		j.q, j.head = j.q[:n], 0
+	}
+	return e
+}
+
+// costPerByte is the service time per byte the gate expects of j's next
+// request: its recent requests', else every job's, else
+// DefaultCostPerByte.
+func (g *Gate) costPerByte(j *job) float64 {
+	switch {
+	case j.costB > 0:
+		return j.costT / j.costB
+	case g.costB > 0:
+		return g.costT / g.costB
+	}
+	return DefaultCostPerByte
+}
+
+// Done records at completion that released request id (a piece the gate
+// released: its sched.Request.ID) occupied the data servers for service,
+// the time its job is charged under ShareTime in place of the estimate
+// made at release. An id the gate does not know (not released by it, or
+// already done) is ignored, as is every call under ShareBytes. The caller
+// measures service: the daemon and the simulator (package ionode) take
+// the time between an access's completion and the later of its dispatch
+// and the previous completion on the same data server, shared between the
+// access's pieces by bytes.
+func (g *Gate) Done(id uint64, service time.Duration) {
+	p, ok := g.pending[id]
+	if !ok {
+		return
+	}
+	delete(g.pending, id)
+	j := p.j
+	j.inflight--
+	service = max(service, 0)
+	j.vt += float64(service)/float64(j.weight) - p.est
+	j.stats.ServiceTime += service
+	j.costT = j.costT*costDecay + float64(service)
+	j.costB = j.costB*costDecay + float64(p.length)
+	g.costT = g.costT*costDecay + float64(service)
+	g.costB = g.costB*costDecay + float64(p.length)
 }
 
 func (g *Gate) advance() {

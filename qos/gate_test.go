@@ -167,7 +167,7 @@ func TestGateRateProperty(t *testing.T) {
 	})
 }
 
-// TestGateWeightedShares checks deficit round robin under saturation: jobs
+// TestGateWeightedShares checks deficit round robin (ShareBytes) under saturation: jobs
 // that always have requests queued get bytes in proportion to their
 // weights, each within one quantum and one request of its share.
 func TestGateWeightedShares(t *testing.T) {
@@ -184,7 +184,7 @@ func TestGateWeightedShares(t *testing.T) {
 			}
 			rules = append(rules, Rule{Job: fmt.Sprint("j", i), Weight: int(weights[i])})
 		}
-		g, err := NewGate(Config{Rules: rules, Quantum: quantum})
+		g, err := NewGate(Config{Rules: rules, Share: ShareBytes, Quantum: quantum})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -253,7 +253,9 @@ func serve(t *testing.T, g *Gate, jobs []string, size int64, capacity float64, d
 			now = retry
 			continue
 		}
-		now += time.Duration(float64(r.Length) / capacity * 1e9)
+		took := time.Duration(float64(r.Length) / capacity * 1e9)
+		now += took
+		g.Done(r.ID, took)
 		got[job] += r.Length
 		id++
 		if err := g.Add(now, job, sched.Request{ID: id, Length: size, Op: rw.Write}); err != nil {
@@ -286,10 +288,17 @@ func TestGateCapFreesBandwidth(t *testing.T) {
 		})
 	}
 	t.Run("equal", func(t *testing.T) {
-		g, _ := NewGate(Config{})
-		got := serve(t, g, []string{"x", "y"}, 1<<20, capacity, d)
-		if x, y := got["x"], got["y"]; x-y > 2<<20 || y-x > 2<<20 {
-			t.Errorf("equal jobs got %d and %d bytes", x, y)
+		for _, share := range []Basis{ShareBytes, ShareTime} {
+			g, _ := NewGate(Config{Share: share})
+			got := serve(t, g, []string{"x", "y"}, 1<<20, capacity, d)
+			// Within a slice's bytes (ShareTime) and two requests.
+			bound := int64(2 << 20)
+			if share == ShareTime {
+				bound += int64(DefaultSlice.Seconds() * capacity)
+			}
+			if x, y := got["x"], got["y"]; x-y > bound || y-x > bound {
+				t.Errorf("%v: equal jobs got %d and %d bytes, want within %d", share, x, y, bound)
+			}
 		}
 	})
 }

@@ -31,8 +31,10 @@ type Job struct {
 // QoS puts a QoS gate (package qos, the daemon's) in front of every I/O
 // node's scheduler (Config.QoS).
 type QoS struct {
-	Rules []qos.Rule // TBF-style rules; none: fair sharing by job alone
-	Depth int        // requests the scheduler may hold before the gate shares by job (0: ionode.DefaultGateDepth)
+	Rules []qos.Rule    // TBF-style rules; none: fair sharing by job alone
+	Depth int           // requests the scheduler may hold before the gate shares by job (0: ionode.DefaultGateDepth)
+	Share qos.Basis     // what fair sharing divides (qos.Config.Share)
+	Slice time.Duration // qos.Config.Slice
 }
 
 // JobResult is one job's outcome in a run with Config.Jobs.
@@ -45,6 +47,10 @@ type JobResult struct {
 	// Bandwidth is Bytes over Config.JobsFor if set, else over End, in
 	// bytes per second.
 	Bandwidth float64
+	// ServerTime is the time the data servers spent on the job's requests
+	// (before Config.JobsFor, if set): each access's service time, shared
+	// between the jobs of its pieces by bytes.
+	ServerTime time.Duration
 }
 
 // jobState is a running job.
@@ -55,6 +61,7 @@ type jobState struct {
 	remaining int   // processes not finished with the current pattern
 	bytes     int64 // before JobsFor
 	requests  uint64
+	server    float64 // ns of data-server time, before JobsFor
 	patterns  int
 	done      bool
 	end       int64
@@ -209,6 +216,29 @@ func (s *Sim) jobCompleted(i int) {
 	s.done, s.doneAt = true, s.now
 }
 
+// jobServed charges the data-server time of thread th's access, which
+// ends now, to the jobs of its pieces by bytes.
+func (s *Sim) jobServed(th *thread) {
+	if s.cfg.JobsFor > 0 && s.now > int64(s.cfg.JobsFor) {
+		return
+	}
+	var total int64
+	for _, b := range th.acc.Batches {
+		for _, r := range b.Requests {
+			total += r.Length
+		}
+	}
+	if total == 0 {
+		return
+	}
+	d := float64(s.now - th.disk)
+	for _, b := range th.acc.Batches {
+		for _, r := range b.Requests {
+			s.jobs[s.procs[r.ID>>pieceBits].job].server += d * float64(r.Length) / float64(total)
+		}
+	}
+}
+
 // jobResults are the jobs' outcomes so far.
 func (s *Sim) jobResults() []JobResult {
 	if s.jobs == nil {
@@ -216,7 +246,7 @@ func (s *Sim) jobResults() []JobResult {
 	}
 	out := make([]JobResult, len(s.jobs))
 	for k, js := range s.jobs {
-		r := JobResult{Name: s.cfg.Jobs[k].Name, Bytes: js.bytes, Requests: js.requests, Patterns: js.patterns, End: time.Duration(js.end)}
+		r := JobResult{Name: s.cfg.Jobs[k].Name, Bytes: js.bytes, Requests: js.requests, Patterns: js.patterns, End: time.Duration(js.end), ServerTime: time.Duration(js.server)}
 		span := r.End
 		if s.cfg.JobsFor > 0 {
 			span = s.cfg.JobsFor

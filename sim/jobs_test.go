@@ -124,3 +124,39 @@ func TestJain(t *testing.T) {
 		}
 	}
 }
+
+// TestJobsServerTime: each job's data-server time is positive, the jobs'
+// sum fits in the servers' time over the run, and the gate sharing time
+// gives a seek-bound strided writer and a streaming reader, both
+// backlogged, equal server time (within 10%) where FIFO does not.
+func TestJobsServerTime(t *testing.T) {
+	w := workload.Pattern{Processes: 32, Layout: workload.Shared, Spatiality: workload.Strided, Op: rw.Write, RequestSize: 32 << 10, TotalBytes: 32 * 8 << 20}
+	r := workload.Pattern{Processes: 32, Layout: workload.FilePerProcess, Spatiality: workload.Contiguous, Op: rw.Read, RequestSize: 1 << 20, TotalBytes: 32 * 32 << 20}
+	jobs := []sim.Job{{Name: "w", Patterns: []workload.Pattern{w}}, {Name: "r", Patterns: []workload.Pattern{r}}}
+	cfg := sim.Config{Jobs: jobs, Seed: 3, Threads: 16, JobsFor: 2 * time.Second}
+	for _, share := range []*sim.QoS{nil, {Depth: 16, Share: qos.ShareTime}} {
+		cfg.QoS = share
+		res, err := sim.Run(context.Background(), cfg, sim.Hooks{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var sum time.Duration
+		for _, j := range res.Jobs {
+			if j.ServerTime <= 0 {
+				t.Errorf("job %s: server time %v", j.Name, j.ServerTime)
+			}
+			sum += j.ServerTime
+		}
+		if servers := time.Duration(sim.DefaultServers) * cfg.JobsFor; sum > servers {
+			t.Errorf("jobs' server time %v over %v of %d servers", sum, cfg.JobsFor, sim.DefaultServers)
+		}
+		a, b := res.Jobs[0].ServerTime.Seconds(), res.Jobs[1].ServerTime.Seconds()
+		equal := math.Abs(a-b) <= 0.1*math.Max(a, b)
+		if share != nil && !equal {
+			t.Errorf("sharing time: server times %.3fs and %.3fs, want within 10%%", a, b)
+		}
+		if share == nil && equal {
+			t.Errorf("control: FIFO gave equal server times too (%.3fs, %.3fs), so the mix cannot show the gate's effect", a, b)
+		}
+	}
+}

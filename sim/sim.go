@@ -58,6 +58,7 @@ type thread struct {
 	ion  int32
 	acc  ionode.Access
 	sent int64 // when the access left the I/O node
+	disk int64 // when its data server started it
 }
 
 // server is a data server: the shared model (package dataserver) with the
@@ -215,7 +216,7 @@ func New(cfg Config, logger *slog.Logger) (*Sim, error) {
 		n.core = ionode.New(sw, ionode.Config{Aggregate: cfg.Aggregate, PerServer: ionode.PerServerLimit(cfg.Threads, cfg.Servers)})
 		n.twins = sw.Name() == "twins"
 		if cfg.QoS != nil {
-			g, err := qos.NewGate(qos.Config{Rules: cfg.QoS.Rules})
+			g, err := qos.NewGate(qos.Config{Rules: cfg.QoS.Rules, Share: cfg.QoS.Share, Slice: cfg.QoS.Slice})
 			if err != nil {
 				return nil, fmt.Errorf("sim: %w", err)
 			}
@@ -518,6 +519,7 @@ func (s *Sim) serverStart(si int) {
 		panic("sim: a data server with nothing queued was started")
 	}
 	sv.busy = int32(a.Tag)
+	s.threads[a.Tag].disk = s.now
 	s.q.push(s.now+int64(d), evDiskDone, int32(si))
 }
 
@@ -570,6 +572,9 @@ func (s *Sim) step(e event) {
 		tid := sv.busy
 		th := &s.threads[tid]
 		file := th.acc.File
+		if s.jobs != nil {
+			s.jobServed(th)
+		}
 		size := s.cfg.HeaderBytes
 		if th.acc.Op == rw.Read {
 			size += th.acc.Length

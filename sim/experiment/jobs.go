@@ -74,17 +74,19 @@ type JobSetting struct {
 
 // JobSettings are FIFO, static TWINS with each of windows, learning by
 // the Council (which sees the node's mix, not its jobs), and with the QoS
-// gate over FIFO: fair sharing alone, then capRule (if its Rate is set)
-// added to it. depth is the gate's depth.
+// gate over FIFO: fair sharing of bytes (qos.ShareBytes), fair sharing of
+// the data servers' time (qos.ShareTime, the gate's default), then capRule
+// (if its Rate is set) added to the latter. depth is the gate's depth.
 func JobSettings(windows []time.Duration, depth int, capRule qos.Rule) []JobSetting {
 	out := []JobSetting{{Label: "fifo", Scheduler: "fifo"}}
 	for _, w := range windows {
 		out = append(out, JobSetting{Label: "twins " + w.String(), Scheduler: "twins", Window: w})
 	}
 	out = append(out, JobSetting{Label: "learning", Scheduler: "twins", Learn: true})
-	out = append(out, JobSetting{Label: "fifo+fair", Scheduler: "fifo", QoS: &sim.QoS{Depth: depth}})
+	out = append(out, JobSetting{Label: "fifo+fair bytes", Scheduler: "fifo", QoS: &sim.QoS{Depth: depth, Share: qos.ShareBytes}})
+	out = append(out, JobSetting{Label: "fifo+fair time", Scheduler: "fifo", QoS: &sim.QoS{Depth: depth, Share: qos.ShareTime}})
 	if capRule.Rate > 0 {
-		out = append(out, JobSetting{Label: "fifo+fair+" + capRule.String(), Scheduler: "fifo", QoS: &sim.QoS{Rules: []qos.Rule{capRule}, Depth: depth}})
+		out = append(out, JobSetting{Label: "fifo+fair time+" + capRule.String(), Scheduler: "fifo", QoS: &sim.QoS{Rules: []qos.Rule{capRule}, Depth: depth}})
 	}
 	return out
 }
@@ -96,12 +98,48 @@ type JobRow struct {
 	Jobs     []sim.JobResult
 	Total    float64 // bytes per second, every job's bytes over the span
 	Jain     float64 // Jain's index of the jobs' bandwidths
+	// JainTime is Jain's index of the data-server time each job had: 1
+	// when the jobs shared the servers' time equally (the fairness the
+	// gate's qos.ShareTime aims at).
+	JainTime float64
+	// Alone is each job's bandwidth when it runs alone under the same
+	// scheduler (no gate), and JainNorm Jain's index of the jobs'
+	// bandwidths over their Alone: 1 when every job keeps the same
+	// fraction of what it would get alone.
+	Alone    []float64
+	JainNorm float64
 }
 
 // RunJobs runs scenario sc under setting st on base (its Jobs, JobsFor,
 // Scheduler, Window and QoS replaced) and returns the jobs' bandwidths
 // over base.JobsFor.
 func RunJobs(ctx context.Context, base sim.Config, sc JobScenario, st JobSetting, seed uint64) (JobRow, error) {
+	row, err := runJobs(ctx, base, sc, st, seed)
+	if err != nil || len(sc.Jobs) < 2 {
+		return row, err
+	}
+	alone := st
+	alone.QoS = nil
+	norm := make([]float64, len(sc.Jobs))
+	row.Alone = make([]float64, len(sc.Jobs))
+	for i, j := range sc.Jobs {
+		one := sc
+		one.Jobs = []sim.Job{j}
+		r, err := runJobs(ctx, base, one, alone, seed)
+		if err != nil {
+			return JobRow{}, fmt.Errorf("%s alone: %w", j.Name, err)
+		}
+		row.Alone[i] = r.Total
+		if r.Total > 0 {
+			norm[i] = row.Jobs[i].Bandwidth / r.Total
+		}
+	}
+	row.JainNorm = sim.Jain(norm)
+	return row, nil
+}
+
+// runJobs is RunJobs without the runs alone.
+func runJobs(ctx context.Context, base sim.Config, sc JobScenario, st JobSetting, seed uint64) (JobRow, error) {
 	cfg := base
 	cfg.Jobs, cfg.Scheduler, cfg.Window, cfg.QoS = sc.Jobs, st.Scheduler, st.Window, st.QoS
 	if cfg.JobsFor == 0 {
@@ -121,16 +159,22 @@ func RunJobs(ctx context.Context, base sim.Config, sc JobScenario, st JobSetting
 	}
 	row := JobRow{Scenario: sc.Name, Setting: st.Label, Jobs: res.Jobs}
 	bws := make([]float64, len(res.Jobs))
+	srv := make([]float64, len(res.Jobs))
 	for i, j := range res.Jobs {
 		bws[i] = j.Bandwidth
+		srv[i] = j.ServerTime.Seconds()
 		row.Total += j.Bandwidth
 	}
 	row.Jain = sim.Jain(bws)
+	row.JainTime = sim.Jain(srv)
+	row.JainNorm = 1
 	return row, nil
 }
 
 // WriteJobRows prints rows as a table: per scenario, one line per setting
-// with the total and each job's bandwidth in MiB/s and Jain's index.
+// with the total and each job's bandwidth in MiB/s, and Jain's index of
+// the jobs' bandwidths, of their data-server time and of their bandwidths
+// over their bandwidths alone.
 func WriteJobRows(w io.Writer, rows []JobRow) error {
 	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', tabwriter.AlignRight)
 	last := ""
@@ -144,13 +188,13 @@ func WriteJobRows(w io.Writer, rows []JobRow) error {
 			for i, j := range r.Jobs {
 				names[i] = j.Name + " MiB/s"
 			}
-			fmt.Fprintf(tw, "%s\ttotal MiB/s\t%s\tJain\t\n", r.Scenario, strings.Join(names, "\t"))
+			fmt.Fprintf(tw, "%s\ttotal MiB/s\t%s\tJain bytes\tJain time\tJain norm\t\n", r.Scenario, strings.Join(names, "\t"))
 		}
 		bws := make([]string, len(r.Jobs))
 		for i, j := range r.Jobs {
 			bws[i] = fmt.Sprintf("%.1f", j.Bandwidth/(1<<20))
 		}
-		fmt.Fprintf(tw, "%s\t%.1f\t%s\t%.3f\t\n", r.Setting, r.Total/(1<<20), strings.Join(bws, "\t"), r.Jain)
+		fmt.Fprintf(tw, "%s\t%.1f\t%s\t%.3f\t%.3f\t%.3f\t\n", r.Setting, r.Total/(1<<20), strings.Join(bws, "\t"), r.Jain, r.JainTime, r.JainNorm)
 	}
 	return tw.Flush()
 }

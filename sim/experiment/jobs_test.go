@@ -14,9 +14,11 @@ import (
 )
 
 // TestJobScenarioTargets: on both two-job mixes, fair sharing through the
-// QoS gate gives Jain's index >= 0.9 (the jobs have as many processes and
-// keep the node busy), and a rule capping the first job holds it within
-// 10% of its rate while the other job gains at least what it frees.
+// QoS gate gives Jain's index >= 0.9 on what it shares (bytes under
+// qos.ShareBytes, the data servers' time under qos.ShareTime; the jobs have
+// as many processes and keep the node busy), and a rule capping the first
+// job holds it within 10% of its rate while the other job gains at least
+// what it frees.
 func TestJobScenarioTargets(t *testing.T) {
 	scs, err := experiment.JobScenarios(2, 32)
 	if err != nil {
@@ -27,7 +29,7 @@ func TestJobScenarioTargets(t *testing.T) {
 	for _, sc := range scs {
 		t.Run(sc.Name, func(t *testing.T) {
 			sts := experiment.JobSettings(nil, 16, qos.Rule{Job: sc.Jobs[0].Name, Rate: rate})
-			var fair, capped experiment.JobRow
+			var fair, fairBytes, capped experiment.JobRow
 			var rows []experiment.JobRow
 			for _, st := range sts {
 				r, err := experiment.RunJobs(context.Background(), base, sc, st, 1)
@@ -36,14 +38,24 @@ func TestJobScenarioTargets(t *testing.T) {
 				}
 				rows = append(rows, r)
 				switch {
+				case st.QoS != nil && len(st.QoS.Rules) == 0 && st.QoS.Share == qos.ShareBytes:
+					fairBytes = r
 				case st.QoS != nil && len(st.QoS.Rules) == 0:
 					fair = r
 				case st.QoS != nil:
 					capped = r
 				}
 			}
-			if fair.Jain < 0.9 {
-				t.Errorf("fair sharing: Jain %.3f, want >= 0.9 (%+v)", fair.Jain, fair.Jobs)
+			if fairBytes.Jain < 0.9 {
+				t.Errorf("fair sharing of bytes: Jain of bandwidths %.3f, want >= 0.9 (%+v)", fairBytes.Jain, fairBytes.Jobs)
+			}
+			if fair.JainTime < 0.9 {
+				t.Errorf("fair sharing of time: Jain of server time %.3f, want >= 0.9 (%+v)", fair.JainTime, fair.Jobs)
+			}
+			for i, a := range fair.Alone {
+				if a <= 0 || len(fair.Alone) != len(sc.Jobs) {
+					t.Fatalf("job %d alone: %.0f B/s of %d runs alone", i, a, len(fair.Alone))
+				}
 			}
 			got := capped.Jobs[0].Bandwidth
 			if math.Abs(got-rate) > 0.1*rate {
