@@ -35,8 +35,11 @@ func newSimJobsCmd() *cobra.Command {
 		Long: `jobs runs mixes of concurrent jobs on one simulated I/O node and its data
 servers, every job repeating its pattern for --for of virtual time, and prints
 per mix and setting the total bandwidth, each job's bandwidth (MiB/s, 1 MiB =
-2^20 bytes, its bytes over --for) and Jain's fairness index of the jobs'
-bandwidths (1: equal shares; 1/N: one job has everything).
+2^20 bytes, its bytes over --for) and three Jain's fairness indexes (1: equal
+shares; 1/N: one job has everything): of the jobs' bandwidths (Jain bytes), of
+the time the data servers spent on each job (Jain time), and of each job's
+bandwidth over its bandwidth alone on the node under the same scheduler (Jain
+norm; every job is also run alone for it).
 
 Mixes (--jobs 2: one job of each kind; --jobs 4: two of each, --procs
 processes per job):
@@ -48,9 +51,11 @@ processes per job):
 
 Settings: FIFO; static TWINS with each window; learning (the Council's core
 choosing the window every interval from the node's mix, which it sees without
-jobs); the QoS gate over FIFO, sharing the node between jobs by deficit round
-robin once --qos-depth requests wait in the scheduler (fifo+fair); and the
-same with a TBF rule capping one job at --cap-rate (fifo+fair+job=...).
+jobs); the QoS gate over FIFO, sharing the node between jobs once --qos-depth
+requests wait in the scheduler, by bytes (fifo+fair bytes, deficit round
+robin) or by the data servers' time (fifo+fair time, adaptio forward's
+default); and the latter with a TBF rule capping one job at --cap-rate
+(fifo+fair time+job=...).
 
 The gate shares the requests waiting at the I/O node: with many dispatch
 slots (--threads) they wait at the data servers instead, out of its reach,
