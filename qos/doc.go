@@ -1,7 +1,10 @@
 // Package qos is the per-job quality of service of an I/O node: rules in the
 // style of Lustre's NRS TBF (a token bucket filter with rules by job), a
 // token bucket per job and rule, and weighted fair sharing between jobs when
-// the node is saturated (deficit round robin over per-job queues). A Gate
+// the node is saturated: of the data servers' time (ShareTime, the default:
+// each job charged at completion the time its requests held the servers,
+// the job with the least time per unit of weight next, in slices) or of the
+// bytes released (ShareBytes: deficit round robin over per-job queues). A Gate
 // sits in front of the request scheduler (package sched): pieces of client
 // requests enter the Gate, and the Gate releases them to the scheduler when
 // their job's bucket allows and the node has room.
@@ -16,6 +19,7 @@
 //		if !ok { break }                 // ask again at retryAt (0: at the next Add)
 //		scheduler.Add(now, r)
 //	}
+//	g.Done(r.ID, service)                // r left the data server, which spent service on it
 //	g.SetRules(now, newRules)            // rules changed at run time: queued requests stay
 //
 // A Gate is a pure, deterministic state machine: time is the now argument
