@@ -502,7 +502,9 @@ func (g *Gate) costPerByte(j *job) float64 {
 // released: its sched.Request.ID) occupied the data servers for service,
 // the time its job is charged under ShareTime in place of the estimate
 // made at release. An id the gate does not know (not released by it, or
-// already done) is ignored, as is every call under ShareBytes. The caller
+// already done) is ignored, as is every call under ShareBytes. Under
+// ShareTime the gate remembers each released request until its Done: the
+// caller calls Done once for every request Next released. The caller
 // measures service: the daemon and the simulator (package ionode) take
 // the time between an access's completion and the later of its dispatch
 // and the previous completion on the same data server, shared between the

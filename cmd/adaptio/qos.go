@@ -18,7 +18,7 @@ import (
 // qosFlags adds adaptio forward's per-job QoS flags.
 func qosFlags(f *pflag.FlagSet, cfg *forwardConfig) {
 	f.StringVar(&cfg.QoSRules, "qos-rules", "", "file of per-job QoS rules in the style of Lustre's NRS TBF, one a line: 'job=ID|* [op=read|write] [rate=SIZE] [burst=SIZE] [weight=N]' (rate in bytes per second with B, KB, MB, GB, KiB, MiB, GiB suffixes; burst in bytes, default 100 ms at the rate, at least 1 MiB; weight 1 to 1000, the job's share of a saturated node, default 1); the first rule matching a request's job and operation applies, job=* gives every job a bucket of its own (docs/jobs.md). Re-read on SIGHUP: a bad file is logged and the rules in force stay. Jobs come from clients (adaptio mount --job-env, adaptio bench --job); requests without one are job \"\" (empty: no QoS, unless --qos)")
-	f.BoolVar(&cfg.QoS, "qos", false, "share a saturated node between jobs by weight (deficit round robin in front of the scheduler) without rate rules; implied by --qos-rules")
+	f.BoolVar(&cfg.QoS, "qos", false, "share a saturated node between jobs by weight (each job's share of the data servers' time, measured at completion, in front of the scheduler) without rate rules; implied by --qos-rules")
 	f.IntVar(&cfg.QoSDepth, "qos-depth", ionode.DefaultGateDepth, "with --qos or --qos-rules: the most requests the scheduler holds before the rest wait by job in the QoS gate (lower: fairer shares between jobs, fewer requests for TWINS to order)")
 }
 
