@@ -95,6 +95,12 @@ func TestDecisionAttacks(t *testing.T) {
 		return councilmsg.MarshalDecision(councilmsg.Decision{Round: round, Window: w, Prob: 1, Nodes: 2, Reason: "all", Epoch: epoch, Time: at.UTC()})
 	}
 	poll.Until(t, "connected", 5*time.Second, a.Connected)
+	// Connected is not subscribed: wait until the server routes decisions
+	// to the Announcer, or the first one may reach no one.
+	poll.Until(t, "subscribed", 5*time.Second, func() bool {
+		sz, err := ns.Subsz(&server.SubszOptions{Subscriptions: true, Test: subject})
+		return err == nil && len(sz.Subs) > 0
+	})
 
 	// The Council's decision of round 40 is applied; it is captured.
 	captured := send(set.Council, genuine(40, 2*time.Millisecond, time.Now()))
