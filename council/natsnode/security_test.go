@@ -15,6 +15,7 @@ import (
 	"github.com/adaptio/adaptio/council/keyring"
 	"github.com/adaptio/adaptio/internal/listen"
 	"github.com/adaptio/adaptio/internal/poll"
+	"github.com/adaptio/adaptio/internal/testnet"
 	"github.com/adaptio/adaptio/internal/testpki"
 )
 
@@ -232,25 +233,6 @@ func TestListenPolicy(t *testing.T) {
 	}
 }
 
-// freePorts returns n TCP ports free at the time of the call.
-func freePorts(t *testing.T, n int) []int {
-	t.Helper()
-	var out []int
-	var lns []net.Listener
-	for range n {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		lns = append(lns, ln)
-		out = append(out, ln.Addr().(*net.TCPAddr).Port)
-	}
-	for _, ln := range lns {
-		ln.Close()
-	}
-	return out
-}
-
 // routeConnect speaks the route protocol's CONNECT without credentials to
 // a cluster port and returns the server's answer.
 func routeConnect(t *testing.T, addr string) string {
@@ -274,7 +256,7 @@ func routeConnect(t *testing.T, addr string) string {
 // credentials form a cluster; a node without them, routed to both, is
 // never admitted, and a raw route CONNECT without credentials is refused.
 func TestStrangerCannotJoinAsRoute(t *testing.T) {
-	ports := freePorts(t, 6)
+	ports := testnet.FreePorts(t, 6)
 	route := func(i int) string { return fmt.Sprintf("nats-route://127.0.0.1:%d", ports[3+i]) }
 	node := func(i int, user, pass string, routes ...string) Options {
 		return Options{Name: fmt.Sprintf("n%d", i), Listen: fmt.Sprintf("127.0.0.1:%d", ports[i]),
@@ -309,7 +291,7 @@ func TestStrangerCannotJoinWithoutACertificate(t *testing.T) {
 	dir := t.TempDir()
 	cert, key := writeCert(t, dir, "cluster")
 	ocert, okey := writeCert(t, dir, "stranger")
-	ports := freePorts(t, 6)
+	ports := testnet.FreePorts(t, 6)
 	route := func(i int) string { return fmt.Sprintf("nats-route://127.0.0.1:%d", ports[3+i]) }
 	node := func(i int, cert, key string, routes ...string) Options {
 		return Options{Name: fmt.Sprintf("n%d", i), Listen: fmt.Sprintf("127.0.0.1:%d", ports[i]),

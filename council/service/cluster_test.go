@@ -3,7 +3,6 @@ package service
 import (
 	"context"
 	"fmt"
-	"net"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -16,26 +15,8 @@ import (
 	"github.com/adaptio/adaptio/council"
 	"github.com/adaptio/adaptio/council/natsnode"
 	"github.com/adaptio/adaptio/internal/poll"
+	"github.com/adaptio/adaptio/internal/testnet"
 )
-
-// freePorts returns n TCP ports free at the time of the call.
-func freePorts(t *testing.T, n int) []int {
-	t.Helper()
-	var out []int
-	var lns []net.Listener
-	for range n {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		lns = append(lns, ln)
-		out = append(out, ln.Addr().(*net.TCPAddr).Port)
-	}
-	for _, ln := range lns {
-		ln.Close()
-	}
-	return out
-}
 
 // natsCluster is three NATS nodes with JetStream, each routed to the
 // others, as three "adaptio nats" processes run them.
@@ -48,7 +29,7 @@ type natsCluster struct {
 
 func startNATSCluster(t *testing.T) *natsCluster {
 	t.Helper()
-	ports := freePorts(t, 6)
+	ports := testnet.FreePorts(t, 6)
 	c := &natsCluster{t: t}
 	var routes []string
 	for i := range 3 {
@@ -153,21 +134,11 @@ func TestNATSClusterKeepsLearningThroughNodeLoss(t *testing.T) {
 	nc := connect(t, cl.url(), nats.MaxReconnects(-1), nats.ReconnectWait(100*time.Millisecond))
 	nodes := []*node{{id: 0, nc: nc, subj: s1.Subjects()}, {id: 1, nc: nc, subj: s1.Subjects()}}
 	dec := listen(t, nc, s1.Subjects())
-	persisted := func(round uint64) {
-		t.Helper()
-		poll.Until(t, fmt.Sprintf("round %d persisted", round), 15*time.Second, func() bool {
-			return readPersisted(t, nc, s1.opts.Bucket).Round == round
-		})
-	}
+	persisted := func(round uint64) { t.Helper(); waitPersisted(t, nc, s1.opts.Bucket, round) }
 	runRounds(t, nodes, dec, 5)
 	persisted(5)
 
-	var leader string
-	poll.Until(t, "bucket replicated on 3 nodes", 15*time.Second, func() bool {
-		l, cur := streamCluster(t, nc, s1.opts.Bucket)
-		leader = l
-		return l != "" && cur
-	})
+	leader := waitReplicated(t, nc, s1.opts.Bucket)
 	follower := "n0"
 	if leader == follower {
 		follower = "n1"
@@ -211,4 +182,25 @@ func TestNATSClusterKeepsLearningThroughNodeLoss(t *testing.T) {
 	if after.Round != 15 || totalCount(after) != totalCount(before) || totalCount(after) != 15 {
 		t.Fatalf("new Council on the surviving nodes: round %d, %d rewards; want 15 rounds and the 15 rewards of before (a round credits its nodes' one window once)", after.Round, totalCount(after))
 	}
+}
+
+// waitPersisted waits until the learned state in bucket is at round.
+func waitPersisted(t *testing.T, nc *nats.Conn, bucket string, round uint64) {
+	t.Helper()
+	poll.Until(t, fmt.Sprintf("round %d persisted", round), 15*time.Second, func() bool {
+		return readPersisted(t, nc, bucket).Round == round
+	})
+}
+
+// waitReplicated waits until bucket is current on its replicas and returns
+// the node leading it.
+func waitReplicated(t *testing.T, nc *nats.Conn, bucket string) string {
+	t.Helper()
+	var leader string
+	poll.Until(t, "bucket replicated on 3 nodes", 15*time.Second, func() bool {
+		l, cur := streamCluster(t, nc, bucket)
+		leader = l
+		return l != "" && cur
+	})
+	return leader
 }

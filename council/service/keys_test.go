@@ -17,6 +17,7 @@ import (
 	"github.com/adaptio/adaptio/council/keyring"
 	"github.com/adaptio/adaptio/council/natsnode"
 	"github.com/adaptio/adaptio/internal/poll"
+	"github.com/adaptio/adaptio/internal/testnet"
 )
 
 // writeKeys generates a group of nodes I/O nodes' keys and writes them in a
@@ -130,7 +131,7 @@ func TestSecuredNATSClusterKeepsDeciding(t *testing.T) {
 	set, dir := writeKeys(t, 2)
 	cert, key := writeCert(t, t.TempDir())
 	const prefix = "adaptio.secure"
-	ports := freePorts(t, 6)
+	ports := testnet.FreePorts(t, 6)
 	var routes, client []string
 	for i := range 3 {
 		routes = append(routes, fmt.Sprintf("nats-route://127.0.0.1:%d", ports[3+i]))
@@ -189,21 +190,11 @@ func TestSecuredNATSClusterKeepsDeciding(t *testing.T) {
 		nc := connect(t, url, append(o, nats.MaxReconnects(-1), nats.ReconnectWait(100*time.Millisecond))...)
 		ioNodes = append(ioNodes, &node{id: k, nc: nc, subj: s1.Subjects()})
 	}
-	persisted := func(round uint64) {
-		t.Helper()
-		poll.Until(t, fmt.Sprintf("round %d persisted", round), 15*time.Second, func() bool {
-			return readPersisted(t, admin, s1.opts.Bucket).Round == round
-		})
-	}
+	persisted := func(round uint64) { t.Helper(); waitPersisted(t, admin, s1.opts.Bucket, round) }
 	runRounds(t, ioNodes, dec, 3)
 	persisted(3)
 
-	var leader string
-	poll.Until(t, "bucket replicated on 3 nodes", 15*time.Second, func() bool {
-		l, cur := streamCluster(t, admin, s1.opts.Bucket)
-		leader = l
-		return l != "" && cur
-	})
+	leader := waitReplicated(t, admin, s1.opts.Bucket)
 	// Lose a node that does not lead the bucket.
 	victim := 2
 	for opts[victim].Name == leader {
