@@ -62,3 +62,39 @@ func TestCouncilStateDirHeld(t *testing.T) {
 		t.Fatalf("council on a held --state-dir: %v, want statelock.ErrHeld", err)
 	}
 }
+
+// backgroundCouncil is a Council run by runCouncil on its own goroutine
+// until the test ends.
+type backgroundCouncil struct {
+	done chan struct{}
+	err  error // runCouncil's result, once done is closed
+}
+
+// startCouncil runs the Council of cfg in the background; at the end of the
+// test it is stopped, and an error it returned fails the test.
+func startCouncil(t *testing.T, cfg councilConfig) *backgroundCouncil {
+	t.Helper()
+	cmd := councilCmd(t, 60*time.Second)
+	ctx, stop := context.WithCancel(cmd.Context())
+	cmd.SetContext(ctx)
+	b := &backgroundCouncil{done: make(chan struct{})}
+	go func() { b.err = runCouncil(cmd, cfg); close(b.done) }()
+	t.Cleanup(func() {
+		stop()
+		<-b.done
+		if b.err != nil {
+			t.Errorf("council: %v", b.err)
+		}
+	})
+	return b
+}
+
+// stopped reports whether the Council has returned, and its error.
+func (b *backgroundCouncil) stopped() (bool, error) {
+	select {
+	case <-b.done:
+		return true, b.err
+	default:
+		return false, nil
+	}
+}

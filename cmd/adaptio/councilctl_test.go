@@ -51,17 +51,7 @@ func TestCouncilPinReleaseStatusThroughTheCLI(t *testing.T) {
 	cfg.Keys = keys
 	cfg.Operator.AuditLog = filepath.Join(t.TempDir(), "audit.jsonl")
 	cfg.Operator.Guardrail = council.DefaultGuardrail()
-	cmd := councilCmd(t, 60*time.Second)
-	ctx, stop := context.WithCancel(cmd.Context())
-	cmd.SetContext(ctx)
-	done := make(chan error, 1)
-	go func() { done <- runCouncil(cmd, cfg) }()
-	defer func() {
-		stop()
-		if err := <-done; err != nil {
-			t.Errorf("council: %v", err)
-		}
-	}()
+	startCouncil(t, cfg)
 	url := "nats://" + addr
 	ctl := func(args ...string) (string, error) {
 		return runRoot(t, append(args, "--nats", url, "--prefix", cfg.Prefix, "--keys", keys)...)

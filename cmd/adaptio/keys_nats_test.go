@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -30,26 +29,14 @@ func TestCouncilWithKeysOnAKeyedNATSServer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer ns.Shutdown()
+	t.Cleanup(ns.Shutdown) // after the Council's stop (cleanups run last first)
 	url := ns.ClientURL()
 	cfg.NATS, cfg.Listen, cfg.StateDir, cfg.HTTP, cfg.Keys = url, "", "", "", keys
-	cmd := councilCmd(t, 60*time.Second)
-	ctx, stop := context.WithCancel(cmd.Context())
-	cmd.SetContext(ctx)
-	done := make(chan error, 1)
-	go func() { done <- runCouncil(cmd, cfg) }()
-	defer func() {
-		stop()
-		if err := <-done; err != nil {
-			t.Errorf("council: %v", err)
-		}
-	}()
+	c := startCouncil(t, cfg)
 	var out string
 	poll.Until(t, "the Council answers its operator", 15*time.Second, func() bool {
-		select {
-		case err := <-done:
+		if stopped, err := c.stopped(); stopped {
 			t.Fatalf("council stopped: %v", err)
-		default:
 		}
 		out, err = runRoot(t, "council", "status", "--nats", url, "--prefix", cfg.Prefix, "--keys", keys)
 		return err == nil
