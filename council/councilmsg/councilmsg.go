@@ -18,7 +18,8 @@ import (
 const Version = 1
 
 // MaxSize is the largest message, in bytes, a decoder accepts. A version-1
-// report is about 400 bytes; a decision about 170.
+// report is about 400 bytes, with MaxJobs jobs at most about 3,800; a
+// decision about 170.
 const MaxSize = 4096
 
 // Errors returned by the decoders; Reason maps them to metric labels.
@@ -69,6 +70,13 @@ type Report struct {
 	// the interval ("": not reported; dynamic selection changes it), up to
 	// MaxSchedulerName lower-case letters, digits and dashes.
 	Scheduler string
+	// Jobs are the jobs the node served in the interval, when it served
+	// more than one (none: one job, or a node that does not tell them
+	// apart): at most MaxJobs, the ones that moved the most bytes, each
+	// with its own requests' metrics, together no more than the node's.
+	// Optional on the wire ("jobs"): a Council that predates it ignores
+	// it, and a report without it is a report of the node alone.
+	Jobs []Job
 }
 
 // MaxSchedulerName bounds Report.Scheduler.
@@ -113,31 +121,32 @@ type Decision struct {
 // reportJSON is the version-1 report as it travels: one flat object,
 // times in nanoseconds, sizes in bytes, bandwidth in bytes per second.
 type reportJSON struct {
-	V        int     `json:"v"`
-	Node     int     `json:"node"`
-	Instance uint64  `json:"inst"`
-	Seq      uint64  `json:"seq"`
-	Round    uint64  `json:"round"`
-	Start    int64   `json:"start_ns"`
-	Interval int64   `json:"ivl_ns"`
-	Window   int64   `json:"win_ns"`
-	DS       int     `json:"ds"`
-	Clients  int     `json:"cl"`
-	Procs    int     `json:"pr"`
-	Op       string  `json:"op"`
-	FH       int     `json:"fh"`
-	ReqAvg   float64 `json:"ravg"`
-	ReqMin   int64   `json:"rmin"`
-	ReqMax   int64   `json:"rmax"`
-	Dist     float64 `json:"odist"`
-	PDist    float64 `json:"pdist"` // optional: absent in reports of announcers that predate it (decodes as 0)
-	Sharers  float64 `json:"shr"`   // optional: likewise (access.Observation.Sharers)
-	BW       float64 `json:"bw"`
-	Bytes    int64   `json:"bytes"`
-	Reqs     int64   `json:"reqs"`
-	Sched    string  `json:"sched,omitempty"`    // optional: absent in reports of announcers that predate it, or that do not say
-	OBytes   int64   `json:"obytes,omitempty"`   // optional: the majority operation's bytes served (access.Observation.OpBytes)
-	OSpan    int64   `json:"ospan_ns,omitempty"` // optional: ... and the span they were served in, ns (OpSpan)
+	V        int       `json:"v"`
+	Node     int       `json:"node"`
+	Instance uint64    `json:"inst"`
+	Seq      uint64    `json:"seq"`
+	Round    uint64    `json:"round"`
+	Start    int64     `json:"start_ns"`
+	Interval int64     `json:"ivl_ns"`
+	Window   int64     `json:"win_ns"`
+	DS       int       `json:"ds"`
+	Clients  int       `json:"cl"`
+	Procs    int       `json:"pr"`
+	Op       string    `json:"op"`
+	FH       int       `json:"fh"`
+	ReqAvg   float64   `json:"ravg"`
+	ReqMin   int64     `json:"rmin"`
+	ReqMax   int64     `json:"rmax"`
+	Dist     float64   `json:"odist"`
+	PDist    float64   `json:"pdist"` // optional: absent in reports of announcers that predate it (decodes as 0)
+	Sharers  float64   `json:"shr"`   // optional: likewise (access.Observation.Sharers)
+	BW       float64   `json:"bw"`
+	Bytes    int64     `json:"bytes"`
+	Reqs     int64     `json:"reqs"`
+	Sched    string    `json:"sched,omitempty"`    // optional: absent in reports of announcers that predate it, or that do not say
+	OBytes   int64     `json:"obytes,omitempty"`   // optional: the majority operation's bytes served (access.Observation.OpBytes)
+	OSpan    int64     `json:"ospan_ns,omitempty"` // optional: ... and the span they were served in, ns (OpSpan)
+	Jobs     []jobJSON `json:"jobs,omitempty"`     // optional: the jobs of the interval (Report.Jobs)
 }
 
 type decisionJSON struct {
@@ -193,6 +202,9 @@ func AppendReport(b []byte, r Report) ([]byte, error) {
 	}
 	if !validScheduler(r.Scheduler) {
 		return b, fmt.Errorf("%w: scheduler name %q", ErrInvalid, r.Scheduler)
+	}
+	if err := checkJobs(r); err != nil {
+		return b, err
 	}
 	b = append(b, `{"v":1`...)
 	b = appendField(b, "node")
@@ -251,6 +263,7 @@ func AppendReport(b []byte, r Report) ([]byte, error) {
 		b = append(b, r.Scheduler...)
 		b = append(b, '"')
 	}
+	b = appendJobs(b, r.Jobs)
 	return append(b, '}'), nil
 }
 
@@ -308,6 +321,9 @@ func UnmarshalReport(data []byte) (Report, error) {
 	}
 	if !validScheduler(r.Scheduler) {
 		return Report{}, fmt.Errorf("%w: scheduler name %q", ErrInvalid, r.Scheduler)
+	}
+	if err := checkJobs(r); err != nil {
+		return Report{}, err
 	}
 	return r, nil
 }

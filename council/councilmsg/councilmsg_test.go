@@ -3,6 +3,7 @@ package councilmsg
 import (
 	"bytes"
 	"errors"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -59,7 +60,7 @@ func TestReportRoundTrip(t *testing.T) {
 		if err != nil {
 			t.Fatalf("unmarshal %s: %v", b, err)
 		}
-		if got != r {
+		if !reflect.DeepEqual(got, r) {
 			t.Fatalf("round trip: got %+v, want %+v", got, r)
 		}
 	})
@@ -191,7 +192,7 @@ func FuzzUnmarshalReport(f *testing.F) {
 			t.Fatalf("re-marshal: %v", err)
 		}
 		r2, err := UnmarshalReport(b)
-		if err != nil || r2 != r {
+		if err != nil || !reflect.DeepEqual(r2, r) {
 			t.Fatalf("round trip: %+v %v, want %+v", r2, err, r)
 		}
 	})
@@ -273,7 +274,7 @@ func FuzzFastMatchesJSON(f *testing.F) {
 		if err != nil {
 			t.Fatalf("fast path accepted %q, encoding/json refused: %v", data, err)
 		}
-		if fast != slow {
+		if !reflect.DeepEqual(fast, slow) {
 			t.Fatalf("%q: fast %+v, encoding/json %+v", data, fast, slow)
 		}
 	})
@@ -307,7 +308,7 @@ func FuzzFastDecisionMatchesJSON(f *testing.F) {
 		if err != nil {
 			t.Fatalf("fast path accepted %q, encoding/json refused: %v", data, err)
 		}
-		if fast != slow {
+		if !reflect.DeepEqual(fast, slow) {
 			t.Fatalf("%q: fast %+v, encoding/json %+v", data, fast, slow)
 		}
 	})
@@ -368,7 +369,7 @@ func TestReportWithoutProcDistOrSharers(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
-		if got != want {
+		if !reflect.DeepEqual(got, want) {
 			t.Errorf("%s:\n got %+v\nwant %+v", name, got, want)
 		}
 	}
@@ -392,7 +393,7 @@ func TestReportCarriesTheScheduler(t *testing.T) {
 	if !ok || m.Sched != "to-agg" {
 		t.Fatalf("fast decoder: %+v %v", m, ok)
 	}
-	if m2, err := slowReport(b); err != nil || m2 != m {
+	if m2, err := slowReport(b); err != nil || !reflect.DeepEqual(m2, m) {
 		t.Fatalf("decoders disagree: fast %+v, encoding/json %+v %v", m, m2, err)
 	}
 	old, _ := MarshalReport(sampleReport())

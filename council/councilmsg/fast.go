@@ -243,13 +243,17 @@ func (m reportJSON) toReport() (Report, error) {
 	if err != nil {
 		return Report{}, err
 	}
-	return Report{Instance: m.Instance, Seq: m.Seq, Round: m.Round, Obs: access.Observation{
+	r := Report{Instance: m.Instance, Seq: m.Seq, Round: m.Round, Obs: access.Observation{
 		Node: m.Node, Start: time.Duration(m.Start), Interval: time.Duration(m.Interval),
 		DataServers: m.DS, Clients: m.Clients, Processes: m.Procs, Op: op, FileHandles: m.FH,
 		ReqAvg: m.ReqAvg, ReqMin: m.ReqMin, ReqMax: m.ReqMax, OffsetDist: m.Dist, ProcDist: m.PDist, Sharers: m.Sharers,
 		Bandwidth: m.BW, Bytes: m.Bytes, Requests: m.Reqs, Window: time.Duration(m.Window),
 		OpBytes: m.OBytes, OpSpan: time.Duration(m.OSpan),
-	}, Scheduler: m.Sched}, nil
+	}, Scheduler: m.Sched}
+	if r.Jobs, err = toJobs(r.Obs, m.Jobs); err != nil {
+		return Report{}, err
+	}
+	return r, nil
 }
 
 // fastDecision decodes the canonical form of a version-1 decision, like
