@@ -26,6 +26,18 @@ type Source interface {
 	CloseInterval(now time.Time) access.Observation
 }
 
+// JobSource is a Source that also observes each job's requests apart (the
+// forwarding daemon does, from the job ids its clients declare). The
+// Announcer calls CloseIntervalJobs instead of CloseInterval when it
+// reports: the node's observation and one per job with requests in the
+// interval, by job id. Its reports then carry the jobs when there are two
+// or more (councilmsg.Report.Jobs, trimmed by councilmsg.TrimJobs), so the
+// Council can tell each job's pattern in the node's mix.
+type JobSource interface {
+	Source
+	CloseIntervalJobs(now time.Time) (access.Observation, map[string]access.Observation)
+}
+
 // SchedulerNamer is implemented by a Source that can say which scheduling
 // algorithm it runs (the forwarding daemon does); its reports then carry
 // it, and the Council's status shows it per node (dynamic selection
@@ -314,7 +326,13 @@ func (a *Announcer) next(now time.Time) time.Duration {
 
 // report closes the interval and publishes its observation.
 func (a *Announcer) report(now time.Time) {
-	o := a.opts.Source.CloseInterval(now)
+	var o access.Observation
+	var jobs map[string]access.Observation
+	if js, ok := a.opts.Source.(JobSource); ok {
+		o, jobs = js.CloseIntervalJobs(now)
+	} else {
+		o = a.opts.Source.CloseInterval(now)
+	}
 	o.Node = a.opts.Node
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -327,6 +345,7 @@ func (a *Announcer) report(now time.Time) {
 	if n, ok := a.opts.Source.(SchedulerNamer); ok {
 		r.Scheduler = n.Scheduler()
 	}
+	r.Jobs = reportJobs(o, jobs)
 	b, err := councilmsg.AppendReport(a.buf[:0], r)
 	if err != nil {
 		a.m.dropped.Inc()
@@ -341,6 +360,29 @@ func (a *Announcer) report(now time.Time) {
 		return
 	}
 	a.m.reports.Inc()
+}
+
+// reportJobs returns the jobs a report of o carries: none unless two or
+// more jobs had requests in the interval (a node serving one job reports
+// it alone, as one that does not tell jobs apart).
+func reportJobs(o access.Observation, jobs map[string]access.Observation) []councilmsg.Job {
+	active := 0
+	for _, j := range jobs {
+		if !j.Idle() {
+			active++
+		}
+	}
+	if active < 2 {
+		return nil
+	}
+	list := make([]councilmsg.Job, 0, len(jobs))
+	for id, j := range jobs {
+		list = append(list, councilmsg.Job{ID: id, Obs: j})
+	}
+	if list = councilmsg.TrimJobs(o, list); len(list) < 2 {
+		return nil
+	}
+	return list
 }
 
 // publishLocked publishes a report, signed when the Announcer has a Signer.

@@ -70,6 +70,11 @@ type Config struct {
 	// logs what it would decide, and every decision keeps Default (or a
 	// pinned window) in force.
 	Shadow bool
+	// JobContext is how a report that carries its node's jobs
+	// (councilmsg.Report.Jobs) is learned from: JobContextMix (the
+	// default), JobContextDominant or JobContextNode. Reports without jobs
+	// are learned from as before under each.
+	JobContext string
 	// Guardrail keeps a share of each context's decisions at Default as a
 	// control and falls back to it when the learned window does worse
 	// (zero value: off).
@@ -95,6 +100,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.Credit == "" {
 		c.Credit = CreditPhase
+	}
+	if c.JobContext == "" {
+		c.JobContext = JobContextMix
 	}
 	if c.Timeout == 0 {
 		c.Timeout = DefaultTimeout
@@ -133,6 +141,8 @@ func (c Config) validate() error {
 		return bad("Consensus = %q, want %q or %q", c.Consensus, Majority, Bandwidth)
 	case c.Credit != CreditPhase && c.Credit != CreditRound && c.Credit != CreditNode:
 		return bad("Credit = %q, want %q, %q or %q", c.Credit, CreditPhase, CreditRound, CreditNode)
+	case c.JobContext != JobContextMix && c.JobContext != JobContextDominant && c.JobContext != JobContextNode:
+		return bad("JobContext = %q, want %q, %q or %q", c.JobContext, JobContextMix, JobContextDominant, JobContextNode)
 	case c.Reward != RewardOpBandwidth && c.Reward != RewardBandwidth && c.Reward != RewardPerProcess && c.Reward != RewardServed:
 		return bad("Reward = %q, want %q, %q, %q or %q", c.Reward, RewardOpBandwidth, RewardBandwidth, RewardPerProcess, RewardServed)
 	case c.Timeout < 0:

@@ -10,19 +10,24 @@ import (
 // NodeReport is what the Council made of one I/O node's report in a round:
 // the decision log's per-node entry.
 type NodeReport struct {
-	Node      int           `json:"node"`
-	Seq       uint64        `json:"seq"`
-	Round     uint64        `json:"round"`          // decision in force at the node when it reported
-	Reports   int           `json:"reports"`        // reports from the node in this round (the latest is shown)
-	Late      bool          `json:"late,omitempty"` // observed under a decision older than the last: credited, but neither counted in the round nor voting
-	Idle      bool          `json:"idle,omitempty"` // no request received: no pattern, no reward, no vote
-	Op        string        `json:"op,omitempty"`
-	Pattern   string        `json:"pattern,omitempty"` // detected class
-	Probs     [3]float64    `json:"probs"`             // class probabilities (FPP, SC, SS)
-	Context   string        `json:"context,omitempty"` // bandit context: pattern/op
-	Bandwidth float64       `json:"bw"`                // bytes per second
-	Window    time.Duration `json:"win_ns"`            // window in force during the interval
-	Credited  bool          `json:"credited"`          // the reward updated (context, window)
+	Node    int        `json:"node"`
+	Seq     uint64     `json:"seq"`
+	Round   uint64     `json:"round"`          // decision in force at the node when it reported
+	Reports int        `json:"reports"`        // reports from the node in this round (the latest is shown)
+	Late    bool       `json:"late,omitempty"` // observed under a decision older than the last: credited, but neither counted in the round nor voting
+	Idle    bool       `json:"idle,omitempty"` // no request received: no pattern, no reward, no vote
+	Op      string     `json:"op,omitempty"`
+	Pattern string     `json:"pattern,omitempty"` // detected class
+	Probs   [3]float64 `json:"probs"`             // class probabilities (FPP, SC, SS)
+	Context string     `json:"context,omitempty"` // bandit context: pattern/op, or a mix of jobs' (JobContextMix)
+	// From says where Context came from: "" the node's metrics, else the
+	// Config.JobContext the report's jobs were read with ("mix" or
+	// "dominant"); Jobs are the report's jobs as the Council saw them.
+	From      string        `json:"from,omitempty"`
+	Jobs      []JobReport   `json:"jobs,omitempty"`
+	Bandwidth float64       `json:"bw"`       // bytes per second
+	Window    time.Duration `json:"win_ns"`   // window in force during the interval
+	Credited  bool          `json:"credited"` // the reward updated (context, window)
 	Reward    float64       `json:"reward"`
 	Recommend time.Duration `json:"rec_ns,omitempty"` // best window for the node's context by the estimates when the round closed
 	// Features are the measured detection features of the report

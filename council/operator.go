@@ -160,8 +160,17 @@ func ParseContext(pattern, op string) (string, error) {
 	return Context(class, o), nil
 }
 
-// validContext reports whether ctx is a context ParseContext returns.
+// validContext reports whether ctx is a context ParseContext returns, or
+// a mix of them (MixContext of two or more).
 func validContext(ctx string) bool {
+	if parts := contextParts(ctx); len(parts) > 1 {
+		for _, p := range parts {
+			if !validContext(p) {
+				return false
+			}
+		}
+		return MixContext(parts...) == ctx
+	}
 	pattern, op, ok := strings.Cut(ctx, "/")
 	if !ok {
 		return false

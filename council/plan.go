@@ -22,20 +22,26 @@ func (c *Council) noteContext(node int, ctx string, op rw.Op) {
 	}
 	s.context = ctx
 	c.lastOf[op] = ctx
+	// A mix of jobs in both directions is the last context of each.
+	for _, o := range [...]rw.Op{rw.Read, rw.Write} {
+		if o != op && strings.Contains(ctx, "+") && hasDirection(ctx, o) {
+			c.lastOf[o] = ctx
+		}
+	}
 }
 
 // expect returns the context direction op is expected to take after the
-// governing context from: its own when from is of direction op, else the
+// governing context from: its own when from is of direction op (a mix of
+// jobs: when one of its jobs is), else the
 // successor of from of direction op seen most often (ties: first by name),
 // else the context op was last seen in ("" if never).
 func (c *Council) expect(from string, op rw.Op) string {
-	suffix := "/" + op.String()
-	if strings.HasSuffix(from, suffix) {
+	if from != "" && hasDirection(from, op) {
 		return from
 	}
 	best, n := "", 0
 	for to, k := range c.next[from] {
-		if strings.HasSuffix(to, suffix) && (k > n || k == n && to < best) {
+		if hasDirection(to, op) && (k > n || k == n && to < best) {
 			best, n = to, k
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/adaptio/adaptio/access"
+	"github.com/adaptio/adaptio/council/councilmsg"
 )
 
 // Observe takes one report received at time now: it detects the pattern of
@@ -47,7 +48,7 @@ func (c *Council) Observe(now time.Duration, r Report) error {
 	// node that has not received any decision yet: it joins the open round.)
 	if r.Round != 0 && r.Round < c.round {
 		nr := NodeReport{Node: o.Node, Seq: r.Seq, Round: r.Round, Reports: 1, Late: true, Bandwidth: o.Bandwidth, Window: o.Window, Interval: o.Interval}
-		c.learn(&nr, o)
+		c.learn(&nr, o, r.Jobs)
 		if len(c.late) < c.cfg.MaxNodes {
 			c.late = append(c.late, nr)
 		}
@@ -69,12 +70,13 @@ func (c *Council) Observe(now time.Duration, r Report) error {
 		c.heard++
 	}
 	c.open[o.Node] = nr
-	c.learn(nr, o)
+	c.learn(nr, o, r.Jobs)
 	return nil
 }
 
-// learn detects the pattern of o and credits its reward, filling nr.
-func (c *Council) learn(nr *NodeReport, o access.Observation) {
+// learn detects the pattern of o (with jobs, of each job and of their
+// mix, Config.JobContext) and credits its reward, filling nr.
+func (c *Council) learn(nr *NodeReport, o access.Observation, jobs []councilmsg.Job) {
 	// An interval that received no request shows no pattern: with no I/O at
 	// all (Bez et al., FGCS 2020: ignored), or with only the tail of earlier requests
 	// completing, whose features are all zero and whose operation is unknown.
@@ -88,25 +90,40 @@ func (c *Council) learn(nr *NodeReport, o access.Observation) {
 	nr.Features, nr.Requests = x[:access.NumMeasuredFeatures:access.NumMeasuredFeatures], o.Requests
 	class, probs := c.cfg.Detector.Detect(o)
 	nr.Probs = probs
-	if class.Index() < 0 {
+	op, mixed := o.Op, false
+	if class.Index() >= 0 {
+		nr.Pattern = class.String()
+		nr.Context = Context(class, o.Op)
+	}
+	if len(jobs) > 0 && c.cfg.JobContext != JobContextNode {
+		if ctx, jop, mix := c.jobContext(nr, jobs); ctx != "" {
+			nr.Context, nr.From, op, mixed = ctx, c.cfg.JobContext, jop, mix
+		}
+	}
+	if nr.Context == "" {
 		return
 	}
-	nr.Pattern = class.String()
-	nr.Context = Context(class, o.Op)
 	opening := 0
 	if c.nodes[o.Node].context != nr.Context {
 		opening = 1
 	}
-	c.noteContext(o.Node, nr.Context, o.Op)
+	c.noteContext(o.Node, nr.Context, op)
 	p := c.bands.Policy(nr.Context)
 	if a := c.arm(o.Window); a >= 0 {
-		nr.Reward = c.reward(o)
+		sum := creditSum{n: 1, bytes: float64(o.OpBytes), span: o.OpSpan, iv: o.Interval, openings: opening}
+		if mixed {
+			nr.Reward = mixReward(o)
+			sum.bytes, sum.span = float64(o.Bytes), o.Interval
+		} else {
+			nr.Reward = c.reward(o)
+		}
+		sum.sum = nr.Reward
 		nr.Credited = true
 		// A late report's round has closed, credited without it: it is a
 		// pull of its own.
 		if c.cfg.Credit != CreditNode && !nr.Late {
 			k := creditKey{nr.Context, a}
-			c.pending[k] = c.pending[k].add(creditSum{sum: nr.Reward, n: 1, bytes: float64(o.OpBytes), span: o.OpSpan, iv: o.Interval, openings: opening})
+			c.pending[k] = c.pending[k].add(sum)
 		} else {
 			c.teach(nr.Context, a, nr.Reward)
 		}

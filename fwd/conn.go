@@ -469,6 +469,9 @@ func (c *conn) io(m *fwdproto.Msg, frame []byte, viaRing bool) {
 	if d.observe.Load() {
 		d.accMu.Lock()
 		d.acc.Request(c.clientID, uint64(c.clientID)<<32|uint64(m.Process), op.file, op.off, int64(len(op.buf)), sop)
+		if ja := d.jobAccumulator(op.job); ja != nil {
+			ja.Request(c.clientID, uint64(c.clientID)<<32|uint64(m.Process), op.file, op.off, int64(len(op.buf)), sop)
+		}
 		d.accMu.Unlock()
 	}
 	if f := d.opts.OnRequest; f != nil {
@@ -569,6 +572,10 @@ func (d *Daemon) served(op *ioOp, n int, end time.Time) {
 	}
 	d.accMu.Lock()
 	d.acc.Served(o, op.start.Sub(d.t0), end.Sub(d.t0), int64(n))
+	if ja := d.jobAcc[op.job]; ja != nil && op.job != "" {
+		ja.Done(int64(n))
+		ja.Served(o, op.start.Sub(d.t0), end.Sub(d.t0), int64(n))
+	}
 	d.accMu.Unlock()
 }
 

@@ -193,6 +193,7 @@ type Daemon struct {
 	accBytes     int64       // metrics' bytes acknowledged at the last interval close or SetObserve (accMu)
 	accMu        sync.Mutex
 	acc          access.Accumulator
+	jobAcc       map[string]*access.Accumulator // each declared job's requests of the interval (accMu; CloseIntervalJobs)
 	accStart     time.Time
 	window       atomic.Int64 // window in force, ns (0: not TWINS)
 	shutdownOnce sync.Once

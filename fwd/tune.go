@@ -13,6 +13,45 @@ import (
 // request sizes and offset distances of the client requests received, bytes
 // acknowledged, and the window in force.
 func (d *Daemon) CloseInterval(now time.Time) access.Observation {
+	o, _ := d.closeInterval(now, false)
+	return o
+}
+
+// maxJobAccumulators bounds the jobs whose requests an interval observes
+// apart (CloseIntervalJobs); the requests of later jobs count in the
+// node's observation only.
+const maxJobAccumulators = 64
+
+// jobAccumulator returns job's accumulator of the interval, nil for
+// requests without a job or beyond maxJobAccumulators jobs (accMu held).
+func (d *Daemon) jobAccumulator(job string) *access.Accumulator {
+	if job == "" {
+		return nil
+	}
+	if a, ok := d.jobAcc[job]; ok {
+		return a
+	}
+	if len(d.jobAcc) >= maxJobAccumulators {
+		return nil
+	}
+	if d.jobAcc == nil {
+		d.jobAcc = map[string]*access.Accumulator{}
+	}
+	a := &access.Accumulator{}
+	d.jobAcc[job] = a
+	return a
+}
+
+// CloseIntervalJobs is CloseInterval with each declared job's part of the
+// interval (announce.JobSource): the observation of its own requests, by
+// job id, for every job that sent requests or completed some in the
+// interval. A job idle for a whole interval is forgotten (its requests'
+// history, such as the processes sharing its files, starts again).
+func (d *Daemon) CloseIntervalJobs(now time.Time) (access.Observation, map[string]access.Observation) {
+	return d.closeInterval(now, true)
+}
+
+func (d *Daemon) closeInterval(now time.Time, jobs bool) (access.Observation, map[string]access.Observation) {
 	d.accMu.Lock()
 	defer d.accMu.Unlock()
 	start := d.accStart
@@ -38,11 +77,25 @@ func (d *Daemon) CloseInterval(now time.Time) access.Observation {
 		o.Window = d.q.node.WindowOf(o.Op)
 		d.q.mu.Unlock()
 	}
+	var byJob map[string]access.Observation
+	for job, a := range d.jobAcc {
+		jo := a.Close(d.opts.Sched.Node, rel, iv, d.be.Servers(), o.Window)
+		if jo.Idle() && jo.Completed == 0 {
+			delete(d.jobAcc, job)
+			continue
+		}
+		if jobs {
+			if byJob == nil {
+				byJob = map[string]access.Observation{}
+			}
+			byJob[job] = jo
+		}
+	}
 	d.accStart = now
 	if o.Interval > 0 {
 		d.m.bandwidth.Set(o.Bandwidth)
 	}
-	return o
+	return o, byJob
 }
 
 // SetObserve turns the collection of access statistics for the Announcer

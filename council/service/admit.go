@@ -58,6 +58,13 @@ type Admission struct {
 	// at most Burst at once (defaults: see DefaultRate).
 	Rate  float64
 	Burst float64
+	// MaxJobs is the most jobs a report may list (default and at most
+	// councilmsg.MaxJobs), MaxJobID the longest job id (default and at
+	// most councilmsg.MaxJobID). A report beyond either, or whose jobs
+	// together claim more bytes, requests or operation bytes than its
+	// node, is refused as "jobs".
+	MaxJobs  int
+	MaxJobID int
 }
 
 func (a Admission) withDefaults() Admission {
@@ -79,6 +86,12 @@ func (a Admission) withDefaults() Admission {
 			a.Burst = 8
 		}
 	}
+	if a.MaxJobs <= 0 || a.MaxJobs > councilmsg.MaxJobs {
+		a.MaxJobs = councilmsg.MaxJobs
+	}
+	if a.MaxJobID <= 0 || a.MaxJobID > councilmsg.MaxJobID {
+		a.MaxJobID = councilmsg.MaxJobID
+	}
 	return a
 }
 
@@ -92,6 +105,8 @@ func (a Admission) validate() error {
 		return fmt.Errorf("%w: request-rate ceiling %v", ErrBadOptions, a.MaxRequestRate)
 	case math.IsNaN(a.Rate) || a.Rate < 0 || math.IsNaN(a.Burst) || a.Burst < 0:
 		return fmt.Errorf("%w: report rate %v burst %v", ErrBadOptions, a.Rate, a.Burst)
+	case a.MaxJobs < 0 || a.MaxJobs > councilmsg.MaxJobs || a.MaxJobID < 0 || a.MaxJobID > councilmsg.MaxJobID:
+		return fmt.Errorf("%w: %d jobs of ids up to %d characters per report, want at most %d and %d", ErrBadOptions, a.MaxJobs, a.MaxJobID, councilmsg.MaxJobs, councilmsg.MaxJobID)
 	}
 	return nil
 }
@@ -113,7 +128,7 @@ func reject(reason, format string, args ...any) error {
 }
 
 // admitReasons are the labels of admission rejections.
-var admitReasons = []string{"unknown-node", "unsigned", "signature", "key", "rate", "interval", "bandwidth", "inconsistent", "bytes", "requests"}
+var admitReasons = []string{"unknown-node", "unsigned", "signature", "key", "rate", "interval", "bandwidth", "inconsistent", "bytes", "requests", "jobs"}
 
 // rejectReason returns the metric label of an admission or keyring error.
 func rejectReason(err error) string {
@@ -219,6 +234,48 @@ func (ad *admitter) bounds(r councilmsg.Report) error {
 	}
 	if float64(o.Requests) > a.MaxRequestRate*secs+1 {
 		return reject("requests", "node %d: %d requests in %v, above %.4g per second", o.Node, o.Requests, o.Interval, a.MaxRequestRate)
+	}
+	return ad.jobs(r)
+}
+
+// jobs checks a report's jobs: at most MaxJobs, ids of at most MaxJobID
+// characters and distinct, each job's interval the node's, and together
+// no more bytes, requests or operation bytes than the node's (each job's
+// own bounds follow from those).
+func (ad *admitter) jobs(r councilmsg.Report) error {
+	o, a := r.Obs, ad.a
+	if len(r.Jobs) > a.MaxJobs {
+		return reject("jobs", "node %d: %d jobs, at most %d", o.Node, len(r.Jobs), a.MaxJobs)
+	}
+	var bytes, reqs, opBytes int64
+	for i, j := range r.Jobs {
+		switch {
+		case len(j.ID) > a.MaxJobID || !councilmsg.ValidJobID(j.ID):
+			return reject("jobs", "node %d: job %d: id of %d characters (at most %d printable, no space, '=', ';', '#')", o.Node, i, len(j.ID), a.MaxJobID)
+		case j.Obs.Node != o.Node || j.Obs.Interval != o.Interval || j.Obs.Window != o.Window:
+			return reject("jobs", "node %d: job %q: node, interval or window not the report's", o.Node, j.ID)
+		case j.Obs.Bytes < 0 || j.Obs.Requests < 0 || j.Obs.OpBytes < 0 || j.Obs.OpSpan > o.Interval:
+			return reject("jobs", "node %d: job %q: negative counts or an operation span beyond the interval", o.Node, j.ID)
+		}
+		for _, k := range r.Jobs[:i] {
+			if k.ID == j.ID {
+				return reject("jobs", "node %d: job %q listed twice", o.Node, j.ID)
+			}
+		}
+		bytes += j.Obs.Bytes
+		reqs += j.Obs.Requests
+		opBytes += j.Obs.OpBytes
+		if bytes < 0 || reqs < 0 || opBytes < 0 {
+			return reject("jobs", "node %d: jobs' counts overflow", o.Node)
+		}
+	}
+	switch {
+	case bytes > o.Bytes:
+		return reject("jobs", "node %d: jobs' %d bytes above the node's %d", o.Node, bytes, o.Bytes)
+	case reqs > o.Requests:
+		return reject("jobs", "node %d: jobs' %d requests above the node's %d", o.Node, reqs, o.Requests)
+	case opBytes > bytes:
+		return reject("jobs", "node %d: jobs' %d operation bytes above their %d bytes", o.Node, opBytes, bytes)
 	}
 	return nil
 }

@@ -27,7 +27,7 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		rejected: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "adaptio_council_rejected_messages_total",
 			Help: "Report messages rejected, by reason: oversized, malformed, version, invalid, subject, stale, other (decoding and the core); " +
 				"unknown-node (not registered), unsigned, signature, key (not the node's key), rate (too many reports), " +
-				"interval, bandwidth, inconsistent (bandwidth is not bytes over the interval), bytes, requests (beyond a node's physical bounds)."}, []string{"reason"}),
+				"interval, bandwidth, inconsistent (bandwidth is not bytes over the interval), bytes, requests (beyond a node's physical bounds), jobs (too many, an id too long, or more than their node)."}, []string{"reason"}),
 		rounds: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "adaptio_council_rounds_total",
 			Help: "Rounds closed, by reason (all: every known node reported; deadline)."}, []string{"reason"}),
 		explorations: prometheus.NewCounter(prometheus.CounterOpts{Name: "adaptio_council_explorations_total",

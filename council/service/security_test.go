@@ -3,6 +3,7 @@ package service
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -300,6 +301,48 @@ func TestRateLimit(t *testing.T) {
 	for i := range 100 { // one report per interval, forever, is never limited
 		if err := ad.admit(t0+time.Duration(i+1)*time.Second, idle); err != nil {
 			t.Fatalf("steady report %d: %v", i, err)
+		}
+	}
+}
+
+// TestAdmitJobs: a report's jobs are bounded in number and id length and
+// together claim no more than their node.
+func TestAdmitJobs(t *testing.T) {
+	node := access.Observation{Interval: time.Second, Bandwidth: 1e6, Bytes: 1e6, Requests: 100, Op: rw.Write, ReqMin: 1, ReqMax: 1e4, ReqAvg: 1e4}
+	job := func(id string, bytes, reqs int64) councilmsg.Job {
+		return councilmsg.Job{ID: id, Obs: access.Observation{Interval: time.Second, Bandwidth: float64(bytes), Bytes: bytes, Requests: reqs,
+			Op: rw.Write, ReqMin: 1, ReqMax: 1e4, ReqAvg: 1e4, OpBytes: bytes, OpSpan: time.Second}}
+	}
+	report := func(jobs ...councilmsg.Job) councilmsg.Report {
+		return councilmsg.Report{Instance: 1, Seq: 1, Obs: node, Jobs: jobs}
+	}
+	var many []councilmsg.Job
+	for i := range 4 {
+		many = append(many, job(fmt.Sprint("j", i), 10, 1))
+	}
+	ad := newAdmitter(Admission{Interval: time.Second, MaxJobs: 3, MaxJobID: 8}, nil, 0)
+	for _, tt := range []struct {
+		name   string
+		r      councilmsg.Report
+		reason string
+	}{
+		{"two jobs within the node", report(job("a", 6e5, 50), job("b", 4e5, 50)), ""},
+		{"no jobs (an older Announcer)", report(), ""},
+		{"bytes above the node's", report(job("a", 6e5, 50), job("b", 5e5, 10)), "jobs"},
+		{"requests above the node's", report(job("a", 10, 60), job("b", 10, 60)), "jobs"},
+		{"more than MaxJobs", report(many...), "jobs"},
+		{"id longer than MaxJobID", report(job("123456789", 10, 1)), "jobs"},
+		{"id with a space", report(job("a b", 10, 1)), "jobs"},
+		{"same id twice", report(job("a", 10, 1), job("a", 10, 1)), "jobs"},
+		{"another interval", func() councilmsg.Report {
+			r := report(job("a", 10, 1))
+			r.Jobs[0].Obs.Interval = 2 * time.Second
+			return r
+		}(), "jobs"},
+	} {
+		err := ad.bounds(tt.r)
+		if got := rejectReason(err); err != nil && got != tt.reason || err == nil && tt.reason != "" {
+			t.Errorf("%s: %v, want %q", tt.name, err, tt.reason)
 		}
 	}
 }
