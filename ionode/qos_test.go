@@ -87,13 +87,15 @@ func TestGateInFrontOfScheduler(t *testing.T) {
 // TestGateChargedServerTime: two accesses to one data server dispatched at
 // once end 10 ms and 25 ms later; the server was busy with the second from
 // the first's end, so the gate charges 10 ms and 15 ms to their jobs.
+// (Without anticipation: with it, a's window would hold b's request until
+// a's completes.)
 func TestGateChargedServerTime(t *testing.T) {
 	sw, err := sched.NewSwitcher("fifo", sched.Config{Servers: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
 	n := New(sw, Config{})
-	g, err := qos.NewGate(qos.Config{})
+	g, err := qos.NewGate(qos.Config{Anticipation: -1})
 	if err != nil {
 		t.Fatal(err)
 	}

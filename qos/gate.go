@@ -22,12 +22,13 @@ type Basis int
 const (
 	// ShareTime divides the data servers' time: each job is charged, at
 	// completion (Gate.Done), the time its requests occupied the servers,
-	// and the job with the least time per unit of weight goes next. A job
-	// whose requests are cheap per byte (streaming) then moves more bytes
-	// than one whose requests are dear (seeking), and each gets its
-	// weight's share of the servers, as under time slicing (Wachs et al.,
-	// "Argon: performance insulation for shared storage servers", FAST
-	// 2007). The default.
+	// and the job with the least time per unit of weight goes next, for a
+	// job window (Config.Window) in which the gate releases that job's
+	// requests alone. A job whose requests are cheap per byte (streaming)
+	// then moves more bytes than one whose requests are dear (seeking),
+	// and each gets its weight's share of the servers, as under time
+	// slicing (Wachs et al., "Argon: performance insulation for shared
+	// storage servers", FAST 2007). The default.
 	ShareTime Basis = iota
 	// ShareBytes divides the bytes released to the scheduler by deficit
 	// round robin (Config.Quantum bytes per round and unit of weight),
@@ -65,17 +66,42 @@ type Config struct {
 	// Quantum is the bytes per round and unit of weight of deficit round
 	// robin under ShareBytes (0: DefaultQuantum).
 	Quantum int64
-	// Slice is, under ShareTime, the service time a job chosen to go next
-	// may use before the gate chooses again (0: DefaultSlice; negative:
-	// choose at every request). Longer slices cost fewer switches between
-	// jobs at the data servers (a streaming job interleaved request by
-	// request with a seeking one streams no more); the shares drift from
-	// their weights by up to one slice.
-	Slice time.Duration
+	// Window is, under ShareTime, the job window per unit of weight: the
+	// service time a job chosen to go next may use (Window x its weight,
+	// charged at release by estimate) before the gate chooses again, and
+	// the longest it may hold the node (the same span of the caller's
+	// time). While its window lasts, the job holds the node: the gate
+	// releases no other job's request while the job has requests queued,
+	// or has requests in flight and released one less than Anticipation
+	// ago (a closed-loop job's next request is on its way), so that each
+	// job's requests reach the data servers in runs, as they do when it
+	// runs alone, and a streaming job keeps streaming. A job with nothing
+	// queued that anticipation does not cover, or whose head waits for its
+	// bucket, ends its window at once: the gate is work-conserving. A job
+	// that overdraws its window (estimates corrected at completion) waits
+	// longer for its next one, so the shares hold over a few rounds.
+	// 0: DefaultWindow; negative: choose at every request.
+	Window time.Duration
+	// Anticipation is, under ShareTime, how long after its last release
+	// the job whose window runs holds the node with nothing queued but
+	// requests in flight (0: DefaultAnticipation; negative: never, the
+	// window ends as soon as the job has nothing queued, and the jobs'
+	// requests interleave at the data servers whenever a closed-loop job
+	// waits for its completions).
+	Anticipation time.Duration
 }
 
-// DefaultSlice is the gate's default Config.Slice.
-const DefaultSlice = 20 * time.Millisecond
+// DefaultWindow is the gate's default Config.Window: 100 ms of the data
+// servers' time, 25 ms of the caller's time for a job keeping four data
+// servers busy.
+const DefaultWindow = 100 * time.Millisecond
+
+// DefaultAnticipation is the gate's default Config.Anticipation: a few
+// round trips of a client that sends its next request when the previous
+// one completes (as anticipatory scheduling waits for a process's next
+// request: Iyer and Druschel, "Anticipatory scheduling: a disk scheduling
+// framework to overcome deceptive idleness in synchronous I/O", SOSP 2001).
+const DefaultAnticipation = 5 * time.Millisecond
 
 // DefaultCostPerByte is the service time per byte the gate assumes for a
 // job before any of its requests, or any request at all, has completed
@@ -148,7 +174,8 @@ type job struct {
 	// requests, whose ratio estimates the next request's cost.
 	vt           float64
 	costT, costB float64
-	inflight     int // requests released and not Done (ShareTime)
+	inflight     int           // requests released and not Done (ShareTime)
+	lastRelease  time.Duration // when the gate last released one of its requests
 }
 
 // pend is a released request under ShareTime, until Done.
@@ -190,9 +217,11 @@ type Gate struct {
 	pending      map[uint64]pend
 	virt         float64
 	costT, costB float64
-	slice        time.Duration // Config.Slice, 0: none
-	cut          *job          // the job whose slice runs, nil none
-	left         float64       // ns of service its slice has left
+	window       time.Duration // Config.Window, 0: none
+	anticipate   time.Duration // Config.Anticipation, 0: none
+	cut          *job          // the job whose window runs, nil none
+	left         float64       // ns of service its window has left
+	until        time.Duration // when its window ends at the latest
 	jobs         map[string]*job
 	ring         []*job // active jobs in round-robin order
 	cur          int    // ring index of the job being served
@@ -214,12 +243,19 @@ func NewGate(cfg Config) (*Gate, error) {
 		return nil, fmt.Errorf("%w: share %v", ErrBadRule, cfg.Share)
 	}
 	switch {
-	case cfg.Slice == 0:
-		cfg.Slice = DefaultSlice
-	case cfg.Slice < 0:
-		cfg.Slice = 0
+	case cfg.Window == 0:
+		cfg.Window = DefaultWindow
+	case cfg.Window < 0:
+		cfg.Window = 0
 	}
-	g := &Gate{share: cfg.Share, quantum: cfg.Quantum, slice: cfg.Slice, jobs: map[string]*job{}, fresh: true, pending: map[uint64]pend{}}
+	switch {
+	case cfg.Anticipation == 0:
+		cfg.Anticipation = DefaultAnticipation
+	case cfg.Anticipation < 0:
+		cfg.Anticipation = 0
+	}
+	g := &Gate{share: cfg.Share, quantum: cfg.Quantum, window: cfg.Window, anticipate: cfg.Anticipation,
+		jobs: map[string]*job{}, fresh: true, pending: map[uint64]pend{}}
 	if err := g.SetRules(0, cfg.Rules); err != nil {
 		return nil, err
 	}
@@ -367,12 +403,14 @@ func (g *Gate) Len() (requests int, bytes int64) { return g.queued, g.bytes }
 
 // Next releases the next request at time now: the head of the job that
 // fair sharing serves next among the jobs whose head's bucket holds enough
-// tokens (under ShareTime the job with the least service time per unit of
-// weight; under ShareBytes the next by deficit round robin). It returns
-// ok=false when nothing may go now, with retryAt the earliest time a
-// throttled job's head may (0: nothing queued; wait for Add). The caller
-// calls Next only while its scheduler has room: when it always has, the
-// jobs' order does not matter and only the buckets delay requests.
+// tokens (under ShareTime the job whose window runs, else the job with the
+// least service time per unit of weight; under ShareBytes the next by
+// deficit round robin). It returns ok=false when nothing may go now, with
+// retryAt the earliest time something may (a throttled job's head, or the
+// end of the anticipation of a job whose window runs; 0: nothing queued,
+// or a job holds its window until its next Add or Done). The caller calls
+// Next only while its scheduler has room: when it always has, the jobs'
+// order does not matter and only the buckets delay requests.
 func (g *Gate) Next(now time.Duration) (jobName string, r sched.Request, ok bool, retryAt time.Duration) {
 	if len(g.ring) == 0 {
 		return "", sched.Request{}, false, 0
@@ -397,32 +435,7 @@ func (g *Gate) Next(now time.Duration) (jobName string, r sched.Request, ok bool
 		return "", sched.Request{}, false, retryAt
 	}
 	if g.share == ShareTime {
-		best := -1
-		for i, j := range g.ring {
-			if g.headAt(now, j) > now {
-				continue
-			}
-			if j == g.cut && g.left > 0 {
-				best = i
-				break
-			}
-			if best < 0 || j.vt < g.ring[best].vt {
-				best = i
-			}
-		}
-		j := g.ring[best]
-		if j != g.cut || g.left <= 0 {
-			g.cut, g.left = j, float64(g.slice)
-		}
-		g.virt = math.Max(g.virt, j.vt)
-		e := g.release(now, best)
-		cost := float64(e.r.Length) * g.costPerByte(j)
-		g.left -= cost
-		est := cost / float64(j.weight)
-		j.vt += est
-		j.inflight++
-		g.pending[e.r.ID] = pend{j: j, est: est, length: e.r.Length}
-		return j.name, e.r, true, 0
+		return g.nextTime(now, retryAt)
 	}
 	for {
 		if g.cur >= len(g.ring) {
@@ -446,6 +459,74 @@ func (g *Gate) Next(now time.Duration) (jobName string, r sched.Request, ok bool
 		g.release(now, g.cur)
 		return j.name, e.r, true, 0
 	}
+}
+
+// nextTime is Next under ShareTime, with at least one head eligible and
+// retryAt the earliest time a throttled head may go (0: none).
+func (g *Gate) nextTime(now, retryAt time.Duration) (string, sched.Request, bool, time.Duration) {
+	c := g.cut
+	running := c != nil && g.left > 0 && now < g.until
+	if running {
+		// A job whose head waited for its bucket goes as soon as the
+		// bucket allows, ahead of the window, if it is behind the
+		// window's job: a capped job is paced by its rule (its bucket
+		// would fill and waste its rate while it waited for a window).
+		for i, j := range g.ring {
+			if j != c && j.stats.throttledPending && j.vt < c.vt && g.headAt(now, j) <= now {
+				return g.releaseTime(now, i)
+			}
+		}
+		if c.len() == 0 && c.inflight > 0 && now < c.lastRelease+g.anticipate {
+			// The window's job waits for its completions and its next
+			// request: the node stays its own.
+			return "", sched.Request{}, false, earliest(retryAt, c.lastRelease+g.anticipate)
+		}
+	}
+	best := -1
+	for i, j := range g.ring {
+		if g.headAt(now, j) > now {
+			continue
+		}
+		if running && j == c {
+			best = i
+			break
+		}
+		if best < 0 || j.vt < g.ring[best].vt {
+			best = i
+		}
+	}
+	if j := g.ring[best]; !running || j != c {
+		w := g.window * time.Duration(j.weight)
+		g.cut, g.left, g.until = j, float64(w), now+w
+	}
+	return g.releaseTime(now, best)
+}
+
+// releaseTime releases the head of the job at ring index i under
+// ShareTime, charging its estimated service to the job (and to the window
+// if the job's runs).
+func (g *Gate) releaseTime(now time.Duration, i int) (string, sched.Request, bool, time.Duration) {
+	j := g.ring[i]
+	g.virt = math.Max(g.virt, j.vt)
+	j.lastRelease = now
+	e := g.release(now, i)
+	cost := float64(e.r.Length) * g.costPerByte(j)
+	if j == g.cut {
+		g.left -= cost
+	}
+	est := cost / float64(j.weight)
+	j.vt += est
+	j.inflight++
+	g.pending[e.r.ID] = pend{j: j, est: est, length: e.r.Length}
+	return j.name, e.r, true, 0
+}
+
+// earliest is the earlier of two retry times, 0 meaning none.
+func earliest(a, b time.Duration) time.Duration {
+	if a == 0 || (b != 0 && b < a) {
+		return b
+	}
+	return a
 }
 
 // release takes the head of the job at ring index i out of the gate.

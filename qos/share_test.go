@@ -101,7 +101,7 @@ func TestShareTimeAgainstReference(t *testing.T) {
 			rules = append(rules, Rule{Job: names[i], Weight: w})
 			sizes[i] = rapid.Int64Range(4<<10, 1<<20).Draw(t, "size")
 		}
-		g, err := NewGate(Config{Rules: rules, Slice: -1})
+		g, err := NewGate(Config{Rules: rules, Window: -1})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -163,15 +163,15 @@ func TestShareTimeAgainstReference(t *testing.T) {
 // TestShareTimeDividesServerTime runs backlogged jobs whose requests cost
 // the server different times per byte (a seeking job and a streaming one)
 // against one server: under ShareTime each job gets server time in
-// proportion to its weight, within one slice and one request, whatever its
-// bytes.
+// proportion to its weight, within one window and two requests, whatever
+// its bytes.
 func TestShareTimeDividesServerTime(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		n := rapid.IntRange(2, 4).Draw(t, "jobs")
-		slice := time.Duration(rapid.Int64Range(-1, int64(50*time.Millisecond)).Draw(t, "slice"))
-		eff := slice // the slice in force
-		if slice == 0 {
-			eff = DefaultSlice
+		window := time.Duration(rapid.Int64Range(-1, int64(50*time.Millisecond)).Draw(t, "window"))
+		eff := window // the window in force per unit of weight
+		if window == 0 {
+			eff = DefaultWindow
 		}
 		var rules []Rule
 		names := make([]string, n)
@@ -188,7 +188,7 @@ func TestShareTimeDividesServerTime(t *testing.T) {
 			perByte[i] = rapid.Float64Range(1, 50).Draw(t, "nsPerByte")
 			maxCost = math.Max(maxCost, float64(size[i])*perByte[i])
 		}
-		g, err := NewGate(Config{Rules: rules, Slice: slice})
+		g, err := NewGate(Config{Rules: rules, Window: window})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -218,8 +218,9 @@ func TestShareTimeDividesServerTime(t *testing.T) {
 			_ = g.Add(now, job, sched.Request{ID: id, Length: size[i], Op: rw.Write})
 		}
 		// Estimates at release are corrected at completion; a job is at
-		// most one slice and two requests (the one whose estimate was
-		// off, and the next) ahead of another in server time per weight.
+		// most one window (per weight) and two requests (the one whose
+		// estimate was off, and the next) ahead of another in server time
+		// per weight.
 		bound := float64(max(eff, 0)) + 2*maxCost
 		for i := range names {
 			for j := range names {

@@ -34,7 +34,9 @@ type QoS struct {
 	Rules []qos.Rule    // TBF-style rules; none: fair sharing by job alone
 	Depth int           // requests the scheduler may hold before the gate shares by job (0: ionode.DefaultGateDepth)
 	Share qos.Basis     // what fair sharing divides (qos.Config.Share)
-	Slice time.Duration // qos.Config.Slice
+	// Window and Anticipation are qos.Config's: the job window and how
+	// long a job holds it waiting for its next request.
+	Window, Anticipation time.Duration
 }
 
 // JobResult is one job's outcome in a run with Config.Jobs.

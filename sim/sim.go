@@ -46,6 +46,8 @@ type ion struct {
 	core    *ionode.Node
 	sch     *sched.Switcher // core's scheduler
 	acc     access.Accumulator
+	jacc    []access.Accumulator // with Config.Jobs: each job's requests apart (JobObservations)
+	jobs    []access.Observation // each job's observation of the last closed interval
 	free    []int32 // free dispatcher threads (global thread ids)
 	retryAt int64   // pending retry event time (0: none)
 	tx, rx  link
@@ -216,7 +218,7 @@ func New(cfg Config, logger *slog.Logger) (*Sim, error) {
 		n.core = ionode.New(sw, ionode.Config{Aggregate: cfg.Aggregate, PerServer: ionode.PerServerLimit(cfg.Threads, cfg.Servers)})
 		n.twins = sw.Name() == "twins"
 		if cfg.QoS != nil {
-			g, err := qos.NewGate(qos.Config{Rules: cfg.QoS.Rules, Share: cfg.QoS.Share, Slice: cfg.QoS.Slice})
+			g, err := qos.NewGate(qos.Config{Rules: cfg.QoS.Rules, Share: cfg.QoS.Share, Window: cfg.QoS.Window, Anticipation: cfg.QoS.Anticipation})
 			if err != nil {
 				return nil, fmt.Errorf("sim: %w", err)
 			}
@@ -433,6 +435,9 @@ func (s *Sim) ionArrive(i int) {
 	n := &s.ions[pr.ion]
 	fh := s.fileHandle(pr.file)
 	n.acc.Request(uint32(pr.client), uint64(i), fh, pr.off, pr.length, pr.op)
+	if s.jobs != nil {
+		n.jobAcc(int(pr.job), len(s.jobs)).Request(uint32(pr.client), uint64(i), fh, pr.off, pr.length, pr.op)
+	}
 	if s.trace != nil {
 		s.trace(NodeEvent{Kind: NodeArrive, At: time.Duration(s.now), Node: int(pr.ion), Client: int(pr.client),
 			File: s.fileName(pr.file), FileID: fh, Op: pr.op, Offset: pr.off, Length: pr.length, Process: i})
@@ -613,6 +618,11 @@ func (s *Sim) step(e event) {
 				if pr.pending == 0 {
 					n.acc.Done(pr.length)
 					n.acc.Served(pr.op, time.Duration(pr.arrive), time.Duration(s.now), pr.length)
+					if s.jobs != nil {
+						ja := n.jobAcc(int(pr.job), len(s.jobs))
+						ja.Done(pr.length)
+						ja.Served(pr.op, time.Duration(pr.arrive), time.Duration(s.now), pr.length)
+					}
 					size := s.cfg.HeaderBytes
 					if pr.op == rw.Read {
 						size += pr.length
@@ -651,8 +661,41 @@ func (s *Sim) closeInterval(end int64, length time.Duration) []access.Observatio
 			o.Window = n.core.WindowOf(o.Op) // a node following a plan credits each direction its own
 		}
 		s.obs = append(s.obs, o)
+		n.jobs = n.jobs[:0]
+		for j := range n.jacc {
+			n.jobs = append(n.jobs, n.jacc[j].Close(k, start, length, s.cfg.Servers, o.Window))
+		}
 	}
 	return s.obs
+}
+
+// jobAcc is job j's accumulator at the I/O node (of jobs in all).
+func (n *ion) jobAcc(j, jobs int) *access.Accumulator {
+	if n.jacc == nil {
+		n.jacc = make([]access.Accumulator, jobs)
+	}
+	return &n.jacc[j]
+}
+
+// JobObservations returns, with Config.Jobs, I/O node k's observation of
+// each job's own requests in the interval the last Step closed, by job
+// name, for the jobs with requests or completions in it (the forwarding
+// daemon's CloseIntervalJobs); nil without jobs.
+func (s *Sim) JobObservations(k int) map[string]access.Observation {
+	if s.jobs == nil || k < 0 || k >= len(s.ions) {
+		return nil
+	}
+	var out map[string]access.Observation
+	for j, o := range s.ions[k].jobs {
+		if o.Idle() && o.Completed == 0 {
+			continue
+		}
+		if out == nil {
+			out = map[string]access.Observation{}
+		}
+		out[s.cfg.Jobs[j].Name] = o
+	}
+	return out
 }
 
 // Step runs the simulation to the end of the current observation interval

@@ -74,9 +74,12 @@ type JobSetting struct {
 
 // JobSettings are FIFO, static TWINS with each of windows, learning by
 // the Council (which sees the node's mix, not its jobs), and with the QoS
-// gate over FIFO: fair sharing of bytes (qos.ShareBytes), fair sharing of
-// the data servers' time (qos.ShareTime, the gate's default), then capRule
-// (if its Rate is set) added to the latter. depth is the gate's depth.
+// gate over FIFO: fair sharing of bytes (qos.ShareBytes); fair sharing of
+// the data servers' time (qos.ShareTime) in slices of SliceWindow without
+// anticipation, where the jobs' requests interleave whenever one waits for
+// its completions; the same in job windows (the gate's defaults: runs);
+// then capRule (if its Rate is set) added to the latter. depth is the
+// gate's depth.
 func JobSettings(windows []time.Duration, depth int, capRule qos.Rule) []JobSetting {
 	out := []JobSetting{{Label: "fifo", Scheduler: "fifo"}}
 	for _, w := range windows {
@@ -84,12 +87,17 @@ func JobSettings(windows []time.Duration, depth int, capRule qos.Rule) []JobSett
 	}
 	out = append(out, JobSetting{Label: "learning", Scheduler: "twins", Learn: true})
 	out = append(out, JobSetting{Label: "fifo+fair bytes", Scheduler: "fifo", QoS: &sim.QoS{Depth: depth, Share: qos.ShareBytes}})
-	out = append(out, JobSetting{Label: "fifo+fair time", Scheduler: "fifo", QoS: &sim.QoS{Depth: depth, Share: qos.ShareTime}})
+	out = append(out, JobSetting{Label: "fifo+fair time slices", Scheduler: "fifo", QoS: &sim.QoS{Depth: depth, Share: qos.ShareTime, Window: SliceWindow, Anticipation: -1}})
+	out = append(out, JobSetting{Label: "fifo+fair time runs", Scheduler: "fifo", QoS: &sim.QoS{Depth: depth, Share: qos.ShareTime}})
 	if capRule.Rate > 0 {
-		out = append(out, JobSetting{Label: "fifo+fair time+" + capRule.String(), Scheduler: "fifo", QoS: &sim.QoS{Rules: []qos.Rule{capRule}, Depth: depth}})
+		out = append(out, JobSetting{Label: "fifo+fair time runs+" + capRule.String(), Scheduler: "fifo", QoS: &sim.QoS{Rules: []qos.Rule{capRule}, Depth: depth}})
 	}
 	return out
 }
+
+// SliceWindow is the window of the setting "fifo+fair time slices": 20 ms
+// of service, ended as soon as the job has nothing queued.
+const SliceWindow = 20 * time.Millisecond
 
 // JobRow is one scenario under one setting.
 type JobRow struct {
