@@ -31,9 +31,9 @@ type Job struct {
 // QoS puts a QoS gate (package qos, the daemon's) in front of every I/O
 // node's scheduler (Config.QoS).
 type QoS struct {
-	Rules []qos.Rule    // TBF-style rules; none: fair sharing by job alone
-	Depth int           // requests the scheduler may hold before the gate shares by job (0: ionode.DefaultGateDepth)
-	Share qos.Basis     // what fair sharing divides (qos.Config.Share)
+	Rules []qos.Rule // TBF-style rules; none: fair sharing by job alone
+	Depth int        // requests the scheduler may hold before the gate shares by job (0: ionode.DefaultGateDepth)
+	Share qos.Basis  // what fair sharing divides (qos.Config.Share)
 	// Window and Anticipation are qos.Config's: the job window and how
 	// long a job holds it waiting for its next request.
 	Window, Anticipation time.Duration
