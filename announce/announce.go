@@ -345,7 +345,7 @@ func (a *Announcer) report(now time.Time) {
 	if n, ok := a.opts.Source.(SchedulerNamer); ok {
 		r.Scheduler = n.Scheduler()
 	}
-	r.Jobs = reportJobs(o, jobs)
+	r.Jobs = councilmsg.ReportJobs(o, jobs)
 	b, err := councilmsg.AppendReport(a.buf[:0], r)
 	if err != nil {
 		a.m.dropped.Inc()
@@ -360,29 +360,6 @@ func (a *Announcer) report(now time.Time) {
 		return
 	}
 	a.m.reports.Inc()
-}
-
-// reportJobs returns the jobs a report of o carries: none unless two or
-// more jobs had requests in the interval (a node serving one job reports
-// it alone, as one that does not tell jobs apart).
-func reportJobs(o access.Observation, jobs map[string]access.Observation) []councilmsg.Job {
-	active := 0
-	for _, j := range jobs {
-		if !j.Idle() {
-			active++
-		}
-	}
-	if active < 2 {
-		return nil
-	}
-	list := make([]councilmsg.Job, 0, len(jobs))
-	for id, j := range jobs {
-		list = append(list, councilmsg.Job{ID: id, Obs: j})
-	}
-	if list = councilmsg.TrimJobs(o, list); len(list) < 2 {
-		return nil
-	}
-	return list
 }
 
 // publishLocked publishes a report, signed when the Announcer has a Signer.

@@ -195,6 +195,31 @@ func toJobs(node access.Observation, in []jobJSON) ([]Job, error) {
 	return jobs, nil
 }
 
+// ReportJobs returns the jobs a report of node observation node carries,
+// from the observation of each job's own requests by job id (an
+// Announcer's JobSource): none unless two or more jobs had requests in the
+// interval (a node serving one job reports it alone, as a node that does
+// not tell jobs apart), else TrimJobs of them.
+func ReportJobs(node access.Observation, jobs map[string]access.Observation) []Job {
+	active := 0
+	for _, j := range jobs {
+		if !j.Idle() {
+			active++
+		}
+	}
+	if active < 2 {
+		return nil
+	}
+	list := make([]Job, 0, len(jobs))
+	for id, j := range jobs {
+		list = append(list, Job{ID: id, Obs: j})
+	}
+	if list = TrimJobs(node, list); len(list) < 2 {
+		return nil
+	}
+	return list
+}
+
 // TrimJobs returns at most MaxJobs of jobs for a report of node
 // observation node: the ones that moved the most bytes (then requests,
 // then by id), their ids shortened (ShortJobID), idle ones left out, and

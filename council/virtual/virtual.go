@@ -17,6 +17,7 @@ import (
 
 	"github.com/adaptio/adaptio/access"
 	"github.com/adaptio/adaptio/council"
+	"github.com/adaptio/adaptio/council/councilmsg"
 	"github.com/adaptio/adaptio/ionode"
 	"github.com/adaptio/adaptio/rw"
 	"github.com/adaptio/adaptio/sim"
@@ -43,12 +44,23 @@ func (l *Loop) Core() *council.Council { return l.core }
 // nothing. Rejected observations are returned as an error after the
 // round, which still closes.
 func (l *Loop) Interval(now time.Duration, obs []access.Observation) (d council.Decision, ok bool, err error) {
+	return l.IntervalJobs(now, obs, nil)
+}
+
+// IntervalJobs is Interval with each I/O node's jobs: jobs(node), if not
+// nil, returns the observation of each job's own requests at the node (as
+// sim.Sim.JobObservations), which its report carries as an Announcer's
+// does (councilmsg.ReportJobs: when two or more jobs were active).
+func (l *Loop) IntervalJobs(now time.Duration, obs []access.Observation, jobs func(node int) map[string]access.Observation) (d council.Decision, ok bool, err error) {
 	if len(obs) == 0 {
 		return council.Decision{}, false, nil
 	}
 	l.seq++
 	for _, o := range obs {
 		r := council.Report{Instance: uint64(o.Node) + 1, Seq: l.seq, Round: l.core.Round(), Obs: o}
+		if jobs != nil {
+			r.Jobs = councilmsg.ReportJobs(o, jobs(o.Node))
+		}
 		if oerr := l.core.Observe(now, r); oerr != nil && err == nil {
 			err = fmt.Errorf("virtual: observation of node %d: %w", o.Node, oerr)
 		}
@@ -62,11 +74,13 @@ func (l *Loop) Interval(now time.Duration, obs []access.Observation) (d council.
 
 // Hooks returns simulator hooks that run the loop every interval and
 // apply each decision's window and plan to every I/O node (but after the
-// last interval), as the Announcer does to a daemon. onDecision, if not nil, sees each decision with its virtual
+// last interval), as the Announcer does to a daemon. A run with several
+// jobs (sim.Config.Jobs) reports each node's jobs, as the forwarding
+// daemon's Announcer does. onDecision, if not nil, sees each decision with its virtual
 // time.
 func (l *Loop) Hooks(onDecision func(now time.Duration, d council.Decision)) sim.Hooks {
 	return sim.Hooks{OnNodeInterval: func(s *sim.Sim, now time.Duration, obs []access.Observation) error {
-		d, ok, err := l.Interval(now, obs)
+		d, ok, err := l.IntervalJobs(now, obs, s.JobObservations)
 		if err != nil {
 			return err
 		}
