@@ -72,12 +72,13 @@ func TestJobContexts(t *testing.T) {
 	}
 }
 
-// A job with less than MinJobShare of the bytes does not make a mix; with
+// A job with less than MinJobShare of the bytes and of the requests does
+// not make a mix; with
 // it alone counted, the context is its own and the reward the usual one.
 func TestSmallJobDoesNotMakeAMix(t *testing.T) {
 	c := newCouncil(t, Config{Windows: sched.Windows, Nodes: 1})
 	var rep reporter
-	r := mixReport(&rep, time.Millisecond, 5e6, 95e6, 0)
+	r := mixReport(&rep, time.Millisecond, 5e6, 95e6, 0) // requests in proportion
 	if err := c.Observe(0, r); err != nil {
 		t.Fatal(err)
 	}

@@ -68,12 +68,18 @@ type JobSetting struct {
 	Label     string
 	Scheduler string        // "fifo" or "twins"
 	Window    time.Duration // TWINS window (static)
-	Learn     bool          // the Council chooses the window every interval (no job in its view)
-	QoS       *sim.QoS      // the QoS gate, nil none
+	Learn     bool          // the Council chooses the window every interval
+	// JobContext is, with Learn, how the Council reads the jobs the I/O
+	// nodes report (council.Config.JobContext; "": council.JobContextNode,
+	// no job in its view).
+	JobContext string
+	QoS        *sim.QoS // the QoS gate, nil none
 }
 
 // JobSettings are FIFO, static TWINS with each of windows, learning by
-// the Council (which sees the node's mix, not its jobs), and with the QoS
+// the Council (which sees the node's mix, not its jobs; then with the jobs,
+// its context the pattern of the job with the most bytes, and the set of
+// the jobs' patterns), and with the QoS
 // gate over FIFO: fair sharing of bytes (qos.ShareBytes); fair sharing of
 // the data servers' time (qos.ShareTime) in slices of SliceWindow without
 // anticipation, where the jobs' requests interleave whenever one waits for
@@ -86,6 +92,8 @@ func JobSettings(windows []time.Duration, depth int, capRule qos.Rule) []JobSett
 		out = append(out, JobSetting{Label: "twins " + w.String(), Scheduler: "twins", Window: w})
 	}
 	out = append(out, JobSetting{Label: "learning", Scheduler: "twins", Learn: true})
+	out = append(out, JobSetting{Label: "learning+jobs dominant", Scheduler: "twins", Learn: true, JobContext: council.JobContextDominant})
+	out = append(out, JobSetting{Label: "learning+jobs mix", Scheduler: "twins", Learn: true, JobContext: council.JobContextMix})
 	out = append(out, JobSetting{Label: "fifo+fair bytes", Scheduler: "fifo", QoS: &sim.QoS{Depth: depth, Share: qos.ShareBytes}})
 	out = append(out, JobSetting{Label: "fifo+fair time slices", Scheduler: "fifo", QoS: &sim.QoS{Depth: depth, Share: qos.ShareTime, Window: SliceWindow, Anticipation: -1}})
 	out = append(out, JobSetting{Label: "fifo+fair time runs", Scheduler: "fifo", QoS: &sim.QoS{Depth: depth, Share: qos.ShareTime}})
@@ -155,7 +163,11 @@ func runJobs(ctx context.Context, base sim.Config, sc JobScenario, st JobSetting
 	}
 	var hooks sim.Hooks
 	if st.Learn {
-		core, err := council.New(council.Config{Windows: sched.Windows, Nodes: max(cfg.IONodes, 1)}, rand.New(rand.NewPCG(seed, 0xc0c1)))
+		jc := st.JobContext
+		if jc == "" {
+			jc = council.JobContextNode
+		}
+		core, err := council.New(council.Config{Windows: sched.Windows, Nodes: max(cfg.IONodes, 1), JobContext: jc}, rand.New(rand.NewPCG(seed, 0xc0c1)))
 		if err != nil {
 			return JobRow{}, err
 		}
