@@ -372,7 +372,12 @@ func (g *Gate) Add(now time.Duration, jobName string, r sched.Request) error {
 	if !j.active {
 		j.active = true
 		j.deficit = 0
-		j.vt = math.Max(j.vt, g.virt)
+		if j.inflight == 0 {
+			// Idle time is no credit; a job whose requests are in
+			// flight (a closed loop between two of its requests) is
+			// not idle.
+			j.vt = math.Max(j.vt, g.virt)
+		}
 		g.ring = append(g.ring, j)
 	}
 	return nil

@@ -160,3 +160,38 @@ func TestJobsServerTime(t *testing.T) {
 		}
 	}
 }
+
+// TestJobsRunsKeepStreaming: a streaming reader sharing the node with a
+// seek-bound strided writer, the gate dividing the servers' time, keeps
+// most of the efficiency it has alone (bytes per second of server time,
+// within 20%) when the gate serves the jobs in runs (job windows, the
+// default); in slices without anticipation, which end whenever the writer
+// waits for its completions, its reads interleave with the writes at the
+// data servers and lose more (the control).
+func TestJobsRunsKeepStreaming(t *testing.T) {
+	w := workload.Pattern{Processes: 32, Layout: workload.Shared, Spatiality: workload.Strided, Op: rw.Write, RequestSize: 32 << 10, TotalBytes: 32 * 8 << 20}
+	r := workload.Pattern{Processes: 32, Layout: workload.FilePerProcess, Spatiality: workload.Contiguous, Op: rw.Read, RequestSize: 1 << 20, TotalBytes: 32 * 32 << 20}
+	reader := sim.Job{Name: "r", Patterns: []workload.Pattern{r}}
+	cfg := sim.Config{Seed: 1, Threads: 16, Scheduler: "fifo", JobsFor: 4 * time.Second}
+	efficiency := func(jobs []sim.Job, q *sim.QoS) float64 {
+		c := cfg
+		c.Jobs, c.QoS = jobs, q
+		res, err := sim.Run(context.Background(), c, sim.Hooks{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		j := res.Jobs[len(res.Jobs)-1]
+		return float64(j.Bytes) / j.ServerTime.Seconds()
+	}
+	alone := efficiency([]sim.Job{reader}, nil)
+	both := []sim.Job{{Name: "w", Patterns: []workload.Pattern{w}}, reader}
+	runs := efficiency(both, &sim.QoS{Depth: 16})
+	slices := efficiency(both, &sim.QoS{Depth: 16, Window: 20 * time.Millisecond, Anticipation: -1})
+	t.Logf("reader's MiB per second of server time: alone %.1f, runs %.1f, slices %.1f", alone/(1<<20), runs/(1<<20), slices/(1<<20))
+	if runs < 0.8*alone {
+		t.Errorf("in runs the reader moved %.1f MiB per second of server time, alone %.1f: want at least 80%%", runs/(1<<20), alone/(1<<20))
+	}
+	if slices >= 0.8*alone {
+		t.Errorf("control: in slices the reader kept %.1f of its %.1f MiB per second of server time alone, so the mix cannot show what runs change", slices/(1<<20), alone/(1<<20))
+	}
+}
