@@ -51,11 +51,14 @@ processes per job):
 
 Settings: FIFO; static TWINS with each window; learning (the Council's core
 choosing the window every interval from the node's mix, which it sees without
-jobs); the QoS gate over FIFO, sharing the node between jobs once --qos-depth
-requests wait in the scheduler, by bytes (fifo+fair bytes, deficit round
-robin) or by the data servers' time (fifo+fair time, adaptio forward's
+jobs); the QoS gate over FIFO, sharing the node between jobs, by bytes
+(fifo+fair bytes, deficit round robin) or by the data servers' time: in
+slices of 20 ms of service that end whenever the job has nothing queued, its
+requests then interleaving with the others' (fifo+fair time slices), or in
+job windows of 100 ms of service per unit of weight, the job holding the node
+while its requests are in flight (fifo+fair time runs, adaptio forward's
 default); and the latter with a TBF rule capping one job at --cap-rate
-(fifo+fair time+job=...).
+(fifo+fair time runs+job=...).
 
 The gate shares the requests waiting at the I/O node: with many dispatch
 slots (--threads) they wait at the data servers instead, out of its reach,
