@@ -3,7 +3,8 @@
 // token bucket per job and rule, and weighted fair sharing between jobs when
 // the node is saturated: of the data servers' time (ShareTime, the default:
 // each job charged at completion the time its requests held the servers,
-// the job with the least time per unit of weight next, in slices) or of the
+// the job with the least time per unit of weight next, in job windows that
+// keep each job's requests together at the data servers) or of the
 // bytes released (ShareBytes: deficit round robin over per-job queues). A Gate
 // sits in front of the request scheduler (package sched): pieces of client
 // requests enter the Gate, and the Gate releases them to the scheduler when
