@@ -118,6 +118,13 @@ type Config struct {
 	// the real daemons' wake-up on the host, for --rank's comparison.
 	SimDispatchDelay time.Duration
 
+	// Jobs, when 2, runs the two-job scenario instead (RunJobs): a job
+	// writing and reading a shared file in 1D-strided requests and a job
+	// reading a file per process share the I/O nodes, each with half of
+	// Processes, every daemon with its QoS gate, the Council learning from
+	// the jobs each node reports. 0 or 1: the one-application experiment.
+	Jobs int
+
 	// scheduler replaces TWINS on every I/O node (Rank's FIFO row); ""
 	// is TWINS.
 	scheduler string
@@ -266,6 +273,10 @@ func (c Config) Validate() error {
 		return bad("read passes %d: the simulator reads each phase once (its phases are 1 GiB); drop --read-passes or --sim", c.ReadPasses)
 	case !(c.ServerTimeScale > 0) || c.ServerTimeScale > 100:
 		return bad("server time scale %v, want in (0, 100]", c.ServerTimeScale)
+	case c.Jobs < 0 || c.Jobs > 2:
+		return bad("%d jobs, want 2 (the two-job scenario) or none", c.Jobs)
+	case c.Jobs == 2 && (c.Backend != "" || c.CompareReal):
+		return bad("the two-job scenario runs on the emulated PFS and compares nothing: drop --backend and --compare-real")
 	case c.Backend != "" && c.Sim:
 		return bad("a posix backend (%s) runs on the real stack only; drop --sim or --backend", c.Backend)
 	case !slices.Contains(bandit.Names(), c.Policy):
@@ -377,6 +388,9 @@ func Run(ctx context.Context, cfg Config) (record.Recording, error) {
 	cfg = cfg.WithDefaults()
 	if err := cfg.Validate(); err != nil {
 		return record.Recording{}, err
+	}
+	if cfg.Jobs == 2 {
+		return record.Recording{}, fmt.Errorf("%w: two jobs: call RunJobs", ErrBadConfig)
 	}
 	if cfg.Backend != "" && cfg.Compare > 0 && !cfg.CompareReal {
 		return record.Recording{}, fmt.Errorf("%w: with a posix backend the static-window comparison must run on it: add --compare-real, or skip it with --compare -1", ErrBadConfig)

@@ -168,7 +168,7 @@ func (s *stack) shutdown() {
 
 // start brings up the Council, the PFS, the daemons with their Announcers
 // and one client connection per daemon.
-func startStack(ctx context.Context, cfg Config, sink *decisionSink) (*stack, error) {
+func startStack(ctx context.Context, cfg Config, sink io.Writer) (*stack, error) {
 	s := &stack{}
 	fail := func(err error) (*stack, error) {
 		s.shutdown()
@@ -214,7 +214,9 @@ func startStack(ctx context.Context, cfg Config, sink *decisionSink) (*stack, er
 		// As many batches in flight as the clients can have requests
 		// outstanding: the data servers, not the daemon's workers, decide
 		// how fast accesses are served (the simulator's dispatch slots).
-		d, err := fwd.New(fwd.Options{Backend: be, Scheduler: cfg.schedulerName(), Observe: true, Workers: max(cfg.Processes, 16),
+		// With several jobs (Jobs), the daemon's QoS gate shares the node
+		// between them (adaptio forward --qos).
+		d, err := fwd.New(fwd.Options{Backend: be, Scheduler: cfg.schedulerName(), Observe: true, Workers: max(cfg.Processes, 16), QoS: cfg.Jobs > 1,
 			Sched:  sched.Config{Node: i, Nodes: cfg.Nodes, Window: window, Aligned: !cfg.ReferenceWindows},
 			Logger: cfg.Logger.With("node", i), Registerer: prometheus.NewRegistry()})
 		if err != nil {

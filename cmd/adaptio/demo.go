@@ -55,6 +55,8 @@ run (decisions-sim.jsonl with --sim).`,
 		Example: `  adaptio demo                       # the real stack, 48 iterations (about 8 minutes)
   adaptio demo --sim                 # 120 iterations in the simulator, in seconds
   adaptio demo --sim --static 8ms    # no learning, one fixed window, for comparison
+  adaptio demo --jobs 2 --iterations 4 --phase-bytes 64MiB
+                                     # two jobs sharing the I/O nodes, the Council learning from each
   adaptio demo --http 127.0.0.1:0    # dashboard on a free port (printed at start)
   adaptio demo --backend posix:/mnt/mfs/scratch --layout moosefs --compare-real
                                      # over a mounted MooseFS: learning, then every static window`,
@@ -130,12 +132,20 @@ run (decisions-sim.jsonl with --sim).`,
 				}
 				return nil
 			}
+			if cfg.Jobs == 2 {
+				_, err := demo.RunJobs(cmd.Context(), cfg)
+				return err
+			}
+			if cfg.Jobs != 0 {
+				return fmt.Errorf("demo: --jobs %d: want 2 (the two-job scenario)", cfg.Jobs)
+			}
 			_, err := demo.Run(cmd.Context(), cfg)
 			return err
 		},
 	}
 	f := cmd.Flags()
 	f.BoolVar(&cfg.Sim, "sim", false, "run the experiment in the simulator, in virtual time")
+	f.IntVar(&cfg.Jobs, "jobs", 0, "2: the two-job scenario instead: a job writing then reading a shared file in 1D-strided requests (--phase-bytes, --request-size) and a job reading a file per process (1 MiB requests, --fpp-bytes), each with half of --processes and its clients tagged with its job id, share the I/O nodes, every daemon with its QoS gate (adaptio forward --qos); the Council learns from the jobs each node reports. The strided job runs --iterations iterations while the readers read again and again (with --sim: --iterations half-seconds of virtual time); the live view shows each decision's window and context and what the Council saw of each job, the report (--report) each job's bandwidth and bytes, the total, Jain's index and every decision")
 	f.DurationVar(&cfg.Duration, "duration", 0, "stop after this much run time (virtual time with --sim); 0: run all iterations")
 	f.IntVar(&cfg.Iterations, "iterations", 0, "experiment iterations, each one pass of every phase (default 120 with --sim, 48 otherwise: about 8 minutes on the real stack, enough for learning to settle in its second half)")
 	f.StringVar(&cfg.StateDir, "state", demo.DefaultStateDir, "directory of the learned state and the decision log; a second run continues learning")
