@@ -13,9 +13,13 @@ import (
 )
 
 // LabelledPeriod is one period's access series at one I/O node, with the
-// workload and operation it came from.
+// workload and operation it came from (Label), and the same without the
+// workload's process count and total (Class: workloads of one class put
+// the same requests on an I/O node once their processes are spread over
+// the nodes).
 type LabelledPeriod struct {
 	Label  string
+	Class  string
 	Series selection.Series
 }
 
@@ -37,6 +41,8 @@ func TracePeriods(ctx context.Context, p workload.Pattern, ioNodes int, period t
 	var out []LabelledPeriod
 	name := p
 	name.Op = rw.Write
+	class := name // "0p-...": any process count, any total
+	class.Processes, class.TotalBytes = 0, 0
 	_, err = s.Run(ctx, sim.Hooks{OnNodeInterval: func(_ *sim.Sim, _ time.Duration, obs []access.Observation) error {
 		for _, o := range obs {
 			r := reqs[o.Node]
@@ -49,7 +55,7 @@ func TracePeriods(ctx context.Context, p workload.Pattern, ioNodes int, period t
 			if se.Writes > se.Reads {
 				op = "write"
 			}
-			out = append(out, LabelledPeriod{Label: fmt.Sprintf("%s %s", name, op), Series: se})
+			out = append(out, LabelledPeriod{Label: fmt.Sprintf("%s %s", name, op), Class: fmt.Sprintf("%s %s", class, op), Series: se})
 		}
 		return nil
 	}})
@@ -61,7 +67,11 @@ type Recognition struct {
 	Periods    int     // periods of the second run compared (not ignored)
 	Recognised float64 // share matched to a pattern first stored from the same workload and operation
 	False      float64 // share matched to a pattern of another workload or operation
-	Patterns   int     // patterns after both runs
+	// Alike is the share of False matched to a pattern of a workload of
+	// the same class (LabelledPeriod.Class): Recognised + Alike is the
+	// recognition of the class, False - Alike its false matches.
+	Alike    float64
+	Patterns int // patterns after both runs
 }
 
 // RecognitionOf feeds first then second to a knowledge base configured
@@ -72,11 +82,11 @@ func RecognitionOf(cfg selection.KBConfig, first, second []LabelledPeriod) (Reco
 	if err != nil {
 		return Recognition{}, err
 	}
-	label := map[int]string{}
+	label, class := map[int]string{}, map[int]string{}
 	observe := func(p LabelledPeriod) selection.Match {
 		m := kb.Observe(p.Series)
 		if m.New {
-			label[m.ID] = p.Label
+			label[m.ID], class[m.ID] = p.Label, p.Class
 		}
 		return m
 	}
@@ -84,7 +94,7 @@ func RecognitionOf(cfg selection.KBConfig, first, second []LabelledPeriod) (Reco
 		observe(p)
 	}
 	var r Recognition
-	right, wrong := 0, 0
+	right, wrong, alike := 0, 0, 0
 	for _, p := range second {
 		m := observe(p)
 		if m.ID < 0 {
@@ -97,10 +107,14 @@ func RecognitionOf(cfg selection.KBConfig, first, second []LabelledPeriod) (Reco
 			right++
 		default:
 			wrong++
+			if class[m.ID] == p.Class {
+				alike++
+			}
 		}
 	}
 	if r.Periods > 0 {
-		r.Recognised, r.False = float64(right)/float64(r.Periods), float64(wrong)/float64(r.Periods)
+		n := float64(r.Periods)
+		r.Recognised, r.False, r.Alike = float64(right)/n, float64(wrong)/n, float64(alike)/n
 	}
 	r.Patterns = kb.Len()
 	return r, nil

@@ -22,10 +22,20 @@ type Request struct {
 const fileSpacing = 1 << 40
 
 // Series is a period's access series: the distance on the virtual disk
-// from each request to the previous one, with its counts.
+// from each request to the previous one, with its counts and the bytes
+// its requests asked for (0 in a knowledge base saved without them).
 type Series struct {
 	Requests, Reads, Writes, Files int
+	Bytes                          int64 `json:",omitempty"`
 	Points                         []float64
+}
+
+// size is the mean request size of s in bytes (1 when unknown).
+func (s Series) size() float64 {
+	if s.Bytes <= 0 || s.Requests <= 0 {
+		return 1
+	}
+	return float64(s.Bytes) / float64(s.Requests)
 }
 
 // SeriesOf builds the access series of a period's requests.
@@ -39,6 +49,7 @@ func SeriesOf(reqs []Request) Series {
 			b = int64(len(base)) * fileSpacing
 			base[r.File] = b
 		}
+		s.Bytes += max(r.Length, 0)
 		if r.Write {
 			s.Writes++
 		} else {
@@ -54,14 +65,27 @@ func SeriesOf(reqs []Request) Series {
 	return s
 }
 
-// KBConfig are the pattern matcher's parameters; zero values are AGIOS's.
+// KBConfig are the pattern matcher's parameters; zero values are the
+// defaults.
 type KBConfig struct {
-	MinPatternSize int     // shorter series are ignored (default 5)
-	MaxDifference  float64 // compare only patterns whose counts differ by at most this share (default 0.10)
+	MinPatternSize int // shorter series are ignored (default 5)
+	// MaxDifference bounds how far a pattern compared may be from the
+	// period (default 0.10): its share of reads by this much, its file
+	// count and its mean request size by this share of the larger (with
+	// MaxObserved, AGIOS's filter: request, read, write and file counts
+	// each within this share).
+	MaxDifference float64
+	// RequestRatio bounds the ratio of the request counts of a pattern
+	// compared and the period (default 2): a period's count follows the
+	// bandwidth, which changes with the algorithm and the machine's load,
+	// not with the access pattern.
+	RequestRatio float64
 	// Threshold is the similarity, 0-100, at which a series joins a
-	// pattern (default 80 with MaxObserved, AGIOS's; 50 otherwise: on
-	// repeated application patterns whose arrivals are a little out of
-	// order our similarity is 60-90 within a pattern, 0-6 across).
+	// pattern (default 70; with MaxObserved, AGIOS's 80 on its own
+	// scale). The similarity is 100 x (1 - the DTW distance of the two
+	// shapes per point of the two series), at least 0 (see Shape): 70
+	// joins shapes 0.3 of a doubling apart per point on average (chosen
+	// from measurements: docs/selection.md).
 	Threshold float64
 	Radius    int // FastDTW's radius (default 1)
 	// Points is the most points a series is compared with (default
@@ -73,12 +97,13 @@ type KBConfig struct {
 	// evicts the one seen longest ago. A period similar (Threshold) to
 	// several patterns merges them into the most similar.
 	MaxPatterns int
-	// MaxObserved normalises a distance by the largest distance observed
-	// so far, as AGIOS did: similarity (maxDTW - d) x 100 / maxDTW. By
-	// default (false) a distance is normalised by the two series' own
-	// magnitude, 100 x (1 - d / (sum |a| + sum |b|)): a similarity that
-	// does not depend on what else was compared before, nor on the units
-	// of the offsets (docs/selection.md).
+	// MaxObserved compares the raw series in arrival order and
+	// normalises a distance by the largest distance observed so far, as
+	// AGIOS did: similarity (maxDTW - d) x 100 / maxDTW. By default
+	// (false) the shapes are compared (Shape), a similarity that depends
+	// neither on what was compared before, nor on the request size or the
+	// order in which a period's requests happened to arrive
+	// (docs/selection.md).
 	MaxObserved bool
 }
 
@@ -89,8 +114,11 @@ func (c *KBConfig) defaults() error {
 	if c.MaxDifference == 0 {
 		c.MaxDifference = 0.10
 	}
+	if c.RequestRatio == 0 {
+		c.RequestRatio = 2
+	}
 	if c.Threshold == 0 {
-		c.Threshold = 50
+		c.Threshold = 70
 		if c.MaxObserved {
 			c.Threshold = 80
 		}
@@ -104,7 +132,7 @@ func (c *KBConfig) defaults() error {
 	if c.MaxPatterns == 0 {
 		c.MaxPatterns = 256
 	}
-	if c.Points < 2 || c.MaxPatterns < 2 || c.MinPatternSize < 2 || c.MaxDifference < 0 || c.Threshold < 0 || c.Threshold > 100 || c.Radius < 0 {
+	if c.Points < 2 || c.MaxPatterns < 2 || c.MinPatternSize < 2 || !(c.MaxDifference >= 0) || !(c.RequestRatio >= 1) || !(c.Threshold >= 0 && c.Threshold <= 100) || c.Radius < 0 {
 		return fmt.Errorf("%w: pattern matcher %+v", ErrConfig, *c)
 	}
 	return nil
@@ -126,16 +154,9 @@ type Pattern struct {
 	// LastSeen is the knowledge base's observation count when the
 	// pattern was last seen (eviction takes the lowest).
 	LastSeen uint64 `json:"last_seen,omitempty"`
-
-	l1 float64 // sum of |Series.Points|, cached (0: not yet)
-}
-
-// magnitude is the sum of |Series.Points|.
-func (p *Pattern) magnitude() float64 {
-	if p.l1 == 0 {
-		p.l1 = l1(p.Series.Points)
-	}
-	return p.l1
+	// Shape is the series' shape (Shape), as compared; a pattern saved
+	// without one gets its series' (already shortened) on load.
+	Shape []float64 `json:"shape,omitempty"`
 }
 
 // Best is the scheduler with the highest mean reward on p ("" if none).
@@ -165,6 +186,7 @@ type KnowledgeBase struct {
 	next     map[int]map[int]int // transitions: from pattern, to pattern, count
 	last     int                 // the previous period's pattern (-1: none)
 	work     dtwWork
+	cands    []candidate // candidates' buffer
 }
 
 // NewKnowledgeBase returns an empty knowledge base.
@@ -225,80 +247,63 @@ type Match struct {
 	Evicted int
 }
 
-// Observe matches a period's series against the known patterns: those
-// whose request, read, write and file counts are within MaxDifference are
-// compared with FastDTW, their similarity from 0 to 100 (see
-// KBConfig.MaxObserved); the most similar at
-// Threshold or more is joined, else the series is stored as a new
-// pattern. The Markov chain counts the transition from the previous
-// period's pattern. A series shorter than MinPatternSize is ignored.
+// Observe matches a period's series against the known patterns. By
+// default, the patterns that pass the count filter (KBConfig.MaxDifference,
+// RequestRatio) are compared by their shapes (Shape) with FastDTW, and
+// the series joins the most similar at Threshold or above; the patterns
+// next by their lower bound (up to 4) that are at Threshold of that one
+// themselves are merged into it. With none, the series is stored as a
+// new pattern.
+// With KBConfig.MaxObserved, AGIOS's rule: the raw series in arrival
+// order, similarity by the largest distance observed. The Markov chain
+// counts the transition from the previous period's pattern. A series
+// shorter than MinPatternSize is ignored.
 func (kb *KnowledgeBase) Observe(s Series) Match {
 	if len(s.Points) < kb.cfg.MinPatternSize {
 		return Match{ID: -1, Evicted: -1}
 	}
+	var sh []float64
+	if !kb.cfg.MaxObserved {
+		sh = Shape(s, kb.cfg.Points)
+	}
 	s.Points = shorten(s.Points, kb.cfg.Points)
 	kb.tick++
-	best, bestSim := -1, math.Inf(-1)
-	d := kb.cfg.MaxDifference
-	mag := l1(s.Points)
-	var dists []float64 // AGIOS's normalisation: every distance, normalised at the end
-	var cands, above []int
-	for _, p := range kb.patterns {
-		q := p.Series
-		if !within(q.Requests, s.Requests, d) || !within(q.Reads, s.Reads, d) || !within(q.Writes, s.Writes, d) || !within(q.Files, s.Files, d) {
-			continue
-		}
-		if kb.cfg.MaxObserved {
-			dist := kb.work.fast(s.Points, q.Points, kb.cfg.Radius)
-			kb.maxDTW = max(kb.maxDTW, dist)
-			dists, cands = append(dists, dist), append(cands, p.ID)
-			continue
-		}
-		m := mag + p.magnitude()
-		if m == 0 {
-			best, bestSim = p.ID, 100
-			break
-		}
-		// A comparison that can reach neither Threshold nor the best
-		// similarity so far is abandoned as soon as that shows.
-		floor := max(kb.cfg.Threshold, bestSim)
-		dist := kb.work.fastWithin(s.Points, q.Points, kb.cfg.Radius, (1-floor/100)*m)
-		if math.IsInf(dist, 1) {
-			continue
-		}
-		sim := 100 * (1 - dist/m)
-		if sim >= kb.cfg.Threshold {
-			above = append(above, p.ID)
-		}
-		if sim > bestSim {
-			best, bestSim = p.ID, sim
-		}
+	var r matched
+	var cands []candidate
+	if kb.cfg.MaxObserved {
+		r = kb.searchObserved(s)
+	} else {
+		cands = kb.candidates(s, sh)
+		r = kb.search(s, sh, cands)
 	}
-	for k, dist := range dists {
-		sim := 100.0
-		if kb.maxDTW > 0 {
-			sim = (kb.maxDTW - dist) * 100 / kb.maxDTW
+	m := Match{ID: -1, Similarity: r.sim, Evicted: -1}
+	if r.best >= 0 {
+		m.ID = kb.patterns[r.best].ID
+		// The next candidates by bound that are alike to the one joined
+		// are merged into it.
+		n := 0
+		for _, c := range cands {
+			if n == maxMerge {
+				break
+			}
+			if c.i != r.best {
+				n++
+				if kb.alike(kb.patterns[r.best], kb.patterns[c.i]) {
+					m.Merged = append(m.Merged, kb.patterns[c.i].ID)
+				}
+			}
 		}
-		if sim > bestSim {
-			best, bestSim = cands[k], sim
+		for _, id := range m.Merged {
+			kb.merge(m.ID, id)
 		}
-	}
-	m := Match{ID: best, Similarity: bestSim, Evicted: -1}
-	if best < 0 || bestSim < kb.cfg.Threshold {
+	} else {
 		for len(kb.patterns) >= kb.cfg.MaxPatterns {
 			m.Evicted = kb.evict()
 		}
-		p := &Pattern{ID: kb.nextID, Series: Series{Requests: s.Requests, Reads: s.Reads, Writes: s.Writes, Files: s.Files, Points: slices.Clone(s.Points)}}
+		p := &Pattern{ID: kb.nextID, Series: Series{Requests: s.Requests, Reads: s.Reads, Writes: s.Writes, Files: s.Files, Bytes: s.Bytes, Points: slices.Clone(s.Points)}, Shape: sh}
 		kb.nextID++
 		kb.patterns = append(kb.patterns, p)
 		m = Match{ID: p.ID, New: true, Evicted: m.Evicted}
-	} else {
-		for _, id := range above {
-			if id != best {
-				kb.merge(best, id)
-				m.Merged = append(m.Merged, id)
-			}
-		}
 	}
 	p := kb.Pattern(m.ID)
 	p.Seen++
@@ -313,6 +318,42 @@ func (kb *KnowledgeBase) Observe(s Series) Match {
 	}
 	kb.last = m.ID
 	return m
+}
+
+// alike reports whether patterns p and q are themselves at the threshold
+// of each other (a period similar to both is not enough: it may sit
+// between two patterns that are not).
+func (kb *KnowledgeBase) alike(p, q *Pattern) bool {
+	a, b := kb.shapeOf(p), kb.shapeOf(q)
+	limit := kb.cfg.limit(len(a), len(b))
+	return kb.work.fastWithin(a, b, kb.cfg.Radius, limit) <= limit
+}
+
+// searchObserved is AGIOS's rule: FastDTW between the raw series of the
+// patterns that pass AGIOS's count filter, each distance normalised by
+// the largest observed so far; the most similar at Threshold or above.
+func (kb *KnowledgeBase) searchObserved(s Series) matched {
+	r := matched{best: -1}
+	var dists []float64
+	var idx []int
+	for i, p := range kb.patterns {
+		if !kb.cfg.comparable(p.Series, s) {
+			continue
+		}
+		d := kb.work.fast(s.Points, p.Series.Points, kb.cfg.Radius)
+		kb.maxDTW = max(kb.maxDTW, d)
+		dists, idx = append(dists, d), append(idx, i)
+	}
+	for k, d := range dists {
+		sim := 100.0
+		if kb.maxDTW > 0 {
+			sim = (kb.maxDTW - d) * 100 / kb.maxDTW
+		}
+		if sim >= kb.cfg.Threshold && (r.best < 0 || sim > r.sim) {
+			r.best, r.sim = idx[k], sim
+		}
+	}
+	return r
 }
 
 // evict drops the pattern seen longest ago (never the last one seen)
@@ -369,15 +410,6 @@ func (kb *KnowledgeBase) merge(into, from int) {
 	if kb.last == from {
 		kb.last = into
 	}
-}
-
-// l1 is the sum of |x|.
-func l1(x []float64) float64 {
-	var s float64
-	for _, v := range x {
-		s += math.Abs(v)
-	}
-	return s
 }
 
 // Credit records scheduler's reward bw on pattern id.
@@ -479,8 +511,15 @@ func (kb *KnowledgeBase) UnmarshalJSON(b []byte) error {
 			return err
 		}
 	}
-	for _, p := range v.Patterns { // saved with longer series: compared as Observe shortens
+	for i, p := range v.Patterns { // saved with longer series: compared as Observe shortens
 		p.Series.Points = shorten(p.Series.Points, kb.cfg.Points)
+		p.Shape = shorten(p.Shape, kb.cfg.Points)
+		if !slices.IsSorted(p.Shape) || slices.ContainsFunc(p.Shape, func(x float64) bool { return math.IsNaN(x) || math.IsInf(x, 0) }) {
+			return fmt.Errorf("selection: knowledge base: pattern %d: shape not sorted or not finite", i)
+		}
+		if p.Series.Requests < 0 || p.Series.Reads < 0 || p.Series.Writes < 0 || p.Series.Files < 0 || p.Series.Bytes < 0 {
+			return fmt.Errorf("selection: knowledge base: pattern %d: negative counts %+v", i, p.Series)
+		}
 	}
 	kb.patterns, kb.nextID, kb.tick, kb.maxDTW, kb.next, kb.last = v.Patterns, v.NextID, v.Tick, v.MaxDTW, v.Transitions, v.Last
 	return nil

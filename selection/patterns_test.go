@@ -3,6 +3,7 @@ package selection
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"testing"
 )
@@ -180,38 +181,146 @@ func FuzzKnowledgeBaseJSON(f *testing.F) {
 	})
 }
 
-// BenchmarkMatch1000 matches one period against a knowledge base of
-// 1,000 patterns of the same shape (the count filter passes them all: the
-// worst case, every one compared with FastDTW), at the driver's series of
-// 512 requests (shortened to KBConfig.Points, 128 by default) and, for
-// comparison, at 512 points compared in full.
+// periodKind is a random application pattern as one I/O node sees it:
+// a share seq of its requests follow the previous one, the others jump
+// by about 2^mag requests, backwards with probability back.
+type periodKind struct{ seq, mag, back float64 }
+
+func randomKind(rng *rand.Rand) periodKind {
+	return periodKind{seq: rng.Float64(), mag: 1 + 19*rng.Float64(), back: rng.Float64()}
+}
+
+// period is one period of k: reqs writes of 32 KiB to one file.
+func (k periodKind) period(rng *rand.Rand, reqs int) Series {
+	const size = 32 << 10
+	s := Series{Requests: reqs, Writes: reqs, Files: 1, Bytes: int64(reqs) * size}
+	for range reqs - 1 {
+		d := float64(size)
+		if rng.Float64() >= k.seq {
+			d *= math.Round(math.Exp2(k.mag + 0.5*rng.NormFloat64()))
+			if rng.Float64() < k.back {
+				d = -d
+			}
+		}
+		s.Points = append(s.Points, d)
+	}
+	return s
+}
+
+// knownPatterns is a knowledge base of n patterns stored as they come
+// (no matching): periods of random application patterns of 512 requests
+// that all pass the count filter, so that every one is a candidate.
+func knownPatterns(tb testing.TB, rng *rand.Rand, cfg KBConfig, n int) *KnowledgeBase {
+	cfg.MaxPatterns = max(cfg.MaxPatterns, n+1)
+	kb, err := NewKnowledgeBase(cfg)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	for i := range n {
+		s := randomKind(rng).period(rng, 512)
+		kb.patterns = append(kb.patterns, &Pattern{ID: i, Series: s, Shape: Shape(s, kb.cfg.Points)})
+		kb.nextID = i + 1
+	}
+	return kb
+}
+
+// The search with lower bounds and early abandoning finds what comparing
+// every pattern finds: the same pattern, the same similarity, on random
+// periods (some near a known pattern, some not) and on the simulator's
+// kind of series (the repeated application patterns).
+func TestSearchEqualsExhaustive(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	found, periods := 0, 0
+	for _, tc := range []struct {
+		cfg KBConfig
+		n   int
+	}{{KBConfig{Points: 64}, 150}, {KBConfig{Points: 512}, 150}, {KBConfig{Points: 128, Threshold: 90}, 10}, {KBConfig{Points: 512, Threshold: 95}, 10}} {
+		cfg, pts := tc.cfg, tc.cfg.Points
+		kb := knownPatterns(t, rng, cfg, tc.n)
+		for _, w := range testPatterns {
+			for iter := range 5 {
+				s := SeriesOf(w.requests(rng, iter))
+				s.Requests, s.Reads, s.Writes, s.Files = 512, 0, 512, 1
+				kb.patterns = append(kb.patterns, &Pattern{ID: kb.nextID, Series: s, Shape: Shape(s, pts)})
+				kb.nextID++
+			}
+		}
+		for k := range 60 {
+			var s Series
+			if k%2 == 0 { // a new random pattern
+				s = randomKind(rng).period(rng, 512)
+			} else {
+				w := testPatterns[rng.IntN(len(testPatterns))]
+				s = SeriesOf(w.requests(rng, 10+k))
+				s.Requests, s.Reads, s.Writes, s.Files = 512, 0, 512, 1
+			}
+			sh := Shape(s, pts)
+			got, want := kb.search(s, sh, kb.candidates(s, sh)), kb.searchAll(s, sh)
+			if got.best != want.best || got.sim != want.sim {
+				t.Fatalf("%+v, period %d: search found %d (similarity %v), every pattern compared %d (%v)", pts, k, got.best, got.sim, want.best, want.sim)
+			}
+			periods++
+			if got.best >= 0 {
+				found++
+			}
+		}
+	}
+	t.Logf("%d of %d periods matched a pattern, as the exhaustive search", found, periods)
+	if found < periods/10 || found > periods*9/10 {
+		t.Errorf("%d of %d periods matched: the test should see both matches and misses", found, periods)
+	}
+}
+
+// BenchmarkMatch1000 matches one period of 512 requests against a
+// knowledge base of 1,000 patterns that all pass the count filter, as
+// Observe does: the shape computed, the candidates listed (the lower
+// bound rules out those it can) and the best found (FastDTW, abandoned
+// once it cannot win). points is the series' length compared
+// (KBConfig.Points: 128 by default, 512 the driver's whole series);
+// kinds=random are 1,000 random application patterns, kinds=one 1,000
+// periods of one pattern (all alike: the worst case, which a knowledge
+// base built by Observe does not reach, as it joins or merges them).
 func BenchmarkMatch1000(b *testing.B) {
-	for _, pts := range []int{128, 512} {
-		b.Run(fmt.Sprintf("points=%d", pts), func(b *testing.B) {
-			kb, err := NewKnowledgeBase(KBConfig{Threshold: 100, Points: pts, MaxPatterns: 2000}) // only an identical series matches: every one is stored
-			if err != nil {
-				b.Fatal(err)
-			}
-			rng := rand.New(rand.NewPCG(3, 4))
-			w := workloadPeriod{procs: 16, reqs: 512, size: 32 << 10, shared: true, strided: true, write: true}
-			for i := range 1000 {
-				kb.Observe(SeriesOf(w.requests(rng, i)))
-			}
-			if kb.Len() < 1000 {
-				b.Fatalf("%d patterns stored, want 1,000", kb.Len())
-			}
-			s := SeriesOf(w.requests(rng, 1001))
-			if len(s.Points) != 511 {
-				b.Fatalf("%d points, want 511", len(s.Points))
-			}
-			b.ReportAllocs()
-			for b.Loop() {
-				kb.last = -1
-				if m := kb.Observe(s); m.New {
-					kb.patterns = kb.patterns[:1000] // drop the period stored
+	for _, one := range []bool{false, true} {
+		for _, pts := range []int{128, 512} {
+			b.Run(fmt.Sprintf("kinds=%s/points=%d", map[bool]string{false: "random", true: "one"}[one], pts), func(b *testing.B) {
+				rng := rand.New(rand.NewPCG(3, 4))
+				var kb *KnowledgeBase
+				kind := randomKind(rng)
+				if one {
+					kb, _ = NewKnowledgeBase(KBConfig{Points: pts, MaxPatterns: 1001})
+					for i := range 1000 {
+						s := kind.period(rng, 512)
+						kb.patterns = append(kb.patterns, &Pattern{ID: i, Series: s, Shape: Shape(s, pts)})
+					}
+				} else {
+					kb = knownPatterns(b, rng, KBConfig{Points: pts}, 1000)
 				}
-			}
-		})
+				var periods []Series
+				for range 64 {
+					k := kind
+					if !one {
+						k = randomKind(rng)
+					}
+					periods = append(periods, k.period(rng, 512))
+				}
+				matched, compared := 0, 0
+				b.ReportAllocs()
+				k := 0
+				for b.Loop() {
+					s := periods[k%len(periods)]
+					k++
+					sh := Shape(s, pts)
+					c := kb.candidates(s, sh)
+					if kb.search(s, sh, c).best >= 0 {
+						matched++
+					}
+					compared += len(c)
+				}
+				b.ReportMetric(float64(matched)/float64(k), "matched/op")
+				b.ReportMetric(float64(compared)/float64(k), "candidates/op")
+			})
+		}
 	}
 }
 
