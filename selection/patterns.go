@@ -513,9 +513,12 @@ func (kb *KnowledgeBase) UnmarshalJSON(b []byte) error {
 	}
 	for i, p := range v.Patterns { // saved with longer series: compared as Observe shortens
 		p.Series.Points = shorten(p.Series.Points, kb.cfg.Points)
-		p.Shape = shorten(p.Shape, kb.cfg.Points)
-		if !slices.IsSorted(p.Shape) || slices.ContainsFunc(p.Shape, func(x float64) bool { return math.IsNaN(x) || math.IsInf(x, 0) }) {
-			return fmt.Errorf("selection: knowledge base: pattern %d: shape not sorted or not finite", i)
+		if slices.ContainsFunc(p.Shape, func(x float64) bool { return math.IsNaN(x) || math.IsInf(x, 0) }) {
+			return fmt.Errorf("selection: knowledge base: pattern %d: shape not finite", i)
+		}
+		if p.Shape != nil {
+			p.Shape = shorten(p.Shape, kb.cfg.Points)
+			slices.Sort(p.Shape) // a shape is sorted (the lower bound relies on it)
 		}
 		if p.Series.Requests < 0 || p.Series.Reads < 0 || p.Series.Writes < 0 || p.Series.Files < 0 || p.Series.Bytes < 0 {
 			return fmt.Errorf("selection: knowledge base: pattern %d: negative counts %+v", i, p.Series)

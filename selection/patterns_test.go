@@ -5,7 +5,10 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
+
+	"pgregory.net/rapid"
 )
 
 // workloadPeriod generates one period of an application pattern: procs
@@ -382,4 +385,45 @@ func TestKnowledgeBaseIsBounded(t *testing.T) {
 	if next, ok := kb.Predict(); !ok || next != m.ID {
 		t.Errorf("predicted %d (%v), want the merged %d (every transition ends there)", next, ok, m.ID)
 	}
+}
+
+// A knowledge base saved after many periods restores (shapes shortened
+// from uneven groups stay sorted) and matches as the one saved did.
+func TestKnowledgeBaseRestoresAndMatchesAlike(t *testing.T) {
+	rng := rand.New(rand.NewPCG(13, 14))
+	kb, _ := NewKnowledgeBase(KBConfig{})
+	kinds := make([]periodKind, 40)
+	for i := range kinds {
+		kinds[i] = randomKind(rng)
+	}
+	for range 300 {
+		kb.Observe(kinds[rng.IntN(len(kinds))].period(rng, 200+rng.IntN(300)))
+	}
+	b, err := json.Marshal(kb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kb2, _ := NewKnowledgeBase(KBConfig{})
+	if err := json.Unmarshal(b, kb2); err != nil {
+		t.Fatalf("a saved knowledge base of %d patterns does not restore: %v", kb.Len(), err)
+	}
+	for range 50 {
+		s := kinds[rng.IntN(len(kinds))].period(rng, 200+rng.IntN(300))
+		if m, m2 := kb.Observe(s), kb2.Observe(s); m.ID != m2.ID || m.Similarity != m2.Similarity || m.New != m2.New {
+			t.Fatalf("saved: %+v, restored: %+v", m, m2)
+		}
+	}
+}
+
+// A shape is sorted and as long as asked, whatever the series.
+func TestShapeSortedProperty(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		pts := rapid.SliceOfN(rapid.Float64Range(-1e12, 1e12), 1, 600).Draw(t, "points")
+		n := rapid.IntRange(1, 200).Draw(t, "n")
+		s := Series{Requests: len(pts) + 1, Bytes: rapid.Int64Range(0, 1<<40).Draw(t, "bytes"), Points: pts}
+		sh := Shape(s, n)
+		if len(sh) != min(n, len(pts)) || !slices.IsSorted(sh) {
+			t.Fatalf("shape of %d points shortened to %d: %d points, sorted %v", len(pts), n, len(sh), slices.IsSorted(sh))
+		}
+	})
 }

@@ -33,7 +33,9 @@ func Shape(s Series, points int) []float64 {
 		out[i] = signedLog(d / size)
 	}
 	slices.Sort(out)
-	return shorten(out, max(points, 1))
+	out = shorten(out, max(points, 1))
+	slices.Sort(out) // averages of sorted runs may differ from sorted by rounding
+	return out
 }
 
 // signedLog is sign(x) x log2(1 + |x|).
