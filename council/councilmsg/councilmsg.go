@@ -116,6 +116,12 @@ type Decision struct {
 	// future (see package announce). Optional on the wire ("t_ns",
 	// nanoseconds since the Unix epoch).
 	Time time.Time
+	// Scheduler is the scheduling algorithm every I/O node that selects
+	// its algorithm dynamically runs from now on: the Council's one
+	// choice for the group ("": none; the nodes choose alone). At most
+	// MaxSchedulerName lower-case letters, digits and dashes. Optional on
+	// the wire ("sched"): receivers that predate it ignore it.
+	Scheduler string
 }
 
 // reportJSON is the version-1 report as it travels: one flat object,
@@ -161,6 +167,7 @@ type decisionJSON struct {
 	Write   int64   `json:"wr_ns,omitempty"`
 	Epoch   uint64  `json:"epoch,omitempty"` // optional: absent from Councils that predate it
 	Time    int64   `json:"t_ns,omitempty"`  // optional: likewise
+	Sched   string  `json:"sched,omitempty"` // optional: likewise
 }
 
 func opString(o rw.Op) string {
@@ -387,6 +394,12 @@ func AppendDecision(b []byte, d Decision) []byte {
 		b = appendField(b, "t_ns")
 		b = strconv.AppendInt(b, ns, 10)
 	}
+	if d.Scheduler != "" && validScheduler(d.Scheduler) {
+		b = appendField(b, "sched")
+		b = append(b, '"')
+		b = append(b, d.Scheduler...)
+		b = append(b, '"')
+	}
 	return append(b, '}')
 }
 
@@ -429,8 +442,11 @@ func UnmarshalDecision(data []byte) (Decision, error) {
 	if m.Time < 0 {
 		return Decision{}, fmt.Errorf("%w: decision time %d", ErrInvalid, m.Time)
 	}
+	if !validScheduler(m.Sched) {
+		return Decision{}, fmt.Errorf("%w: decision scheduler %q", ErrInvalid, m.Sched)
+	}
 	d := Decision{Round: m.Round, Window: time.Duration(m.Window), Explore: m.Explore, Prob: m.Prob, Nodes: m.Nodes, Reason: m.Reason,
-		Plan: rw.Pair[time.Duration]{Read: time.Duration(m.Read), Write: time.Duration(m.Write)}, Epoch: m.Epoch}
+		Plan: rw.Pair[time.Duration]{Read: time.Duration(m.Read), Write: time.Duration(m.Write)}, Epoch: m.Epoch, Scheduler: m.Sched}
 	if m.Time > 0 {
 		d.Time = time.Unix(0, m.Time).UTC()
 	}

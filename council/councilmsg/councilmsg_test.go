@@ -226,6 +226,7 @@ func FuzzUnmarshalDecision(f *testing.F) {
 	f.Add([]byte(`{"v":1,"round":7,"win_ns":1,"prob":1,"epoch":18446744073709551615,"t_ns":9223372036854775807}`))
 	f.Add([]byte(`{"v":1,"round":7,"win_ns":1,"prob":1,"t_ns":0,"epoch":0}`))
 	f.Add(MarshalDecision(Decision{Round: 1, Window: time.Millisecond, Prob: 0.9, Nodes: 2, Reason: "all", Plan: rw.Pair[time.Duration]{Read: 250000}}))
+	f.Add(MarshalDecision(Decision{Round: 2, Window: time.Millisecond, Prob: 0.9, Nodes: 2, Reason: "all", Scheduler: "to-agg"}))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		d, err := UnmarshalDecision(data)
 		if err != nil {

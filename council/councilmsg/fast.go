@@ -292,6 +292,12 @@ func fastDecision(data []byte) (m decisionJSON, ok bool) {
 			default:
 				return m, false
 			}
+		case "sched":
+			s, ok := p.plainString()
+			if !ok {
+				return m, false
+			}
+			m.Sched = string(s)
 		case "explore":
 			switch {
 			case p.word("true"):

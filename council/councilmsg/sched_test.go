@@ -1,0 +1,48 @@
+package councilmsg
+
+import (
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+)
+
+// A decision may carry the Council's scheduler choice: it round-trips,
+// the fast and the slow decoders agree, a bad name is refused, and a
+// decision without it reads as no choice.
+func TestDecisionScheduler(t *testing.T) {
+	d := Decision{Round: 3, Window: time.Millisecond, Prob: 1, Nodes: 4, Reason: "all", Epoch: 9, Scheduler: "to-agg"}
+	b := MarshalDecision(d)
+	if !strings.Contains(string(b), `"sched":"to-agg"`) {
+		t.Fatalf("%s: no sched field", b)
+	}
+	got, err := UnmarshalDecision(b)
+	if err != nil || got != d {
+		t.Fatalf("round trip: %+v %v, want %+v", got, err, d)
+	}
+	fast, ok := fastDecision(b)
+	slow, err := slowDecision(b)
+	if !ok || err != nil || fast != slow {
+		t.Fatalf("fast %+v (%v), slow %+v (%v)", fast, ok, slow, err)
+	}
+	// What a receiver that predates the field sees: the rest of the
+	// decision, the unknown field ignored.
+	var old struct {
+		Round  uint64 `json:"round"`
+		Window int64  `json:"win_ns"`
+	}
+	if err := json.Unmarshal(b, &old); err != nil || old.Round != 3 || old.Window != int64(time.Millisecond) {
+		t.Fatalf("a receiver without the field: %+v %v", old, err)
+	}
+	for _, bad := range []string{`"TO"`, `"a b"`, `"` + strings.Repeat("a", MaxSchedulerName+1) + `"`, `7`} {
+		data := []byte(`{"v":1,"round":1,"win_ns":1,"prob":1,"nodes":1,"reason":"all","sched":` + bad + `}`)
+		if _, err := UnmarshalDecision(data); err == nil || !errors.Is(err, ErrInvalid) && !errors.Is(err, ErrMalformed) {
+			t.Errorf("sched %s: %v, want refused as invalid or malformed", bad, err)
+		}
+	}
+	none, err := UnmarshalDecision(MarshalDecision(Decision{Round: 1, Window: 1, Prob: 1, Reason: "all"}))
+	if err != nil || none.Scheduler != "" {
+		t.Errorf("without the field: %+v %v, want no scheduler", none, err)
+	}
+}
