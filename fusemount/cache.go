@@ -78,6 +78,10 @@ func (n *node) openCached() (uint32, syscall.Errno) {
 	cs.ver, cs.valid, cs.notify = v, true, true
 	cs.opens++
 	cs.mu.Unlock()
+	if !keep {
+		n.dropPrefetched(-1, -1)
+	}
+	n.prefetchOpened(false, fi.Size)
 	if keep {
 		return fuse.FOPEN_KEEP_CACHE, 0
 	}
@@ -85,11 +89,16 @@ func (n *node) openCached() (uint32, syscall.Errno) {
 	return 0, 0
 }
 
-// closedCached ends a cached open.
+// closedCached ends a cached open; the last one frees the file's
+// prefetched blocks.
 func (n *node) closedCached() {
 	n.cache.mu.Lock()
 	n.cache.opens--
+	last := n.cache.opens == 0
 	n.cache.mu.Unlock()
+	if last {
+		n.dropPrefetched(-1, -1)
+	}
 }
 
 // changed records a change of the file's bytes [off, off+size) made through
@@ -98,6 +107,11 @@ func (n *node) closedCached() {
 // page cache now. Call it once the change is registered (write-behind
 // begun), so that a read filling the range again waits for it.
 func (n *node) changed(off, size int64) {
+	if size < 0 {
+		n.dropPrefetched(off, -1)
+	} else {
+		n.dropPrefetched(off, off+size)
+	}
 	cs := &n.cache
 	cs.mu.Lock()
 	cs.valid = false
@@ -120,6 +134,7 @@ func (n *node) locked() {
 	cs.valid = false
 	drop := cs.notify
 	cs.mu.Unlock()
+	n.dropPrefetched(-1, -1)
 	if drop {
 		n.NotifyContent(0, 0)
 	}

@@ -40,6 +40,18 @@ type Options struct {
 	// DirectReads sends the reads of files open read-only to the forwarder
 	// as issued too, bypassing the page cache (default off: cache.go).
 	DirectReads bool
+	// Prefetch is the most memory, in bytes, the mount's prefetcher holds
+	// for all files (prefetch.go): blocks of files open read-only fetched
+	// ahead of their sequential readers (default DefaultPrefetch; negative:
+	// no prefetching, reads go to the forwarder as the kernel issues
+	// them). Off with DirectReads or PageCache.
+	Prefetch int64
+	// PrefetchFile is the most memory, in bytes, the prefetcher holds for
+	// one file (default DefaultPrefetchFile, at most Prefetch).
+	PrefetchFile int64
+	// PrefetchBlock is the size in bytes of the blocks the prefetcher
+	// fetches, each in one request to the forwarder (default MaxWrite).
+	PrefetchBlock int
 	// MaxBackground is how many asynchronous requests (readahead) the
 	// kernel keeps in flight to the mount (default 64; the kernel's own
 	// default is 12).
@@ -98,7 +110,11 @@ type Server struct {
 	c        *client.Client // for the knobs (knobs.go)
 	wb       *writeBehind
 	maxWrite int
+	pool     *prefetchPool // nil: no prefetching
 }
+
+// PrefetchStats reports the prefetcher's counters (zero without one).
+func (m *Server) PrefetchStats() PrefetchStats { return m.pool.stats() }
 
 // Mount mounts the forwarder reached through c at dir (an existing empty
 // directory) and serves it until Unmount. c must stay open meanwhile.
@@ -141,6 +157,18 @@ func Mount(dir string, c *client.Client, o Options) (*Server, error) {
 	if o.MaxBackground == 0 {
 		o.MaxBackground = DefaultMaxBackground
 	}
+	if o.Prefetch == 0 {
+		o.Prefetch = DefaultPrefetch
+	}
+	if o.PrefetchFile <= 0 {
+		o.PrefetchFile = DefaultPrefetchFile
+	}
+	if o.PrefetchBlock <= 0 {
+		o.PrefetchBlock = o.MaxWrite
+	}
+	if o.DirectReads || o.PageCache {
+		o.Prefetch = -1
+	}
 	var wb *writeBehind
 	if o.WriteBehind > 0 {
 		wb = newWriteBehind(o.WriteBehind)
@@ -150,7 +178,8 @@ func Mount(dir string, c *client.Client, o Options) (*Server, error) {
 	if !o.NoJobs {
 		jobs = newJobLookup(c, o.JobEnv, o.Logger)
 	}
-	r := &root{node: node{c: c, o: &o, wb: wb, u: u, jobs: jobs}}
+	pool := newPrefetchPool(&o)
+	r := &root{node: node{c: c, o: &o, wb: wb, u: u, jobs: jobs, pool: pool}}
 	u.root = &r.node
 	to := o.CacheTimeout
 	neg := time.Duration(0)
@@ -187,7 +216,7 @@ func Mount(dir string, c *client.Client, o Options) (*Server, error) {
 			o.Logger.Warn("could not raise the kernel's readahead for the mount (cached reads then go in requests of 128 KiB); it needs root", "err", err)
 		}
 	}
-	return &Server{srv: srv, dir: dir, c: c, wb: wb, maxWrite: o.MaxWrite}, nil
+	return &Server{srv: srv, dir: dir, c: c, wb: wb, maxWrite: o.MaxWrite, pool: pool}, nil
 }
 
 // ErrStaleMount is returned by Mount when its mount point is a FUSE mount
@@ -271,12 +300,14 @@ type node struct {
 	gofs.Inode
 	c    *client.Client
 	o    *Options
-	wb   *writeBehind // nil: write-through
-	u    *unlinked    // the mount's open files
-	jobs *jobLookup   // binds processes to their jobs (nil: off)
+	wb   *writeBehind  // nil: write-through
+	u    *unlinked     // the mount's open files
+	jobs *jobLookup    // binds processes to their jobs (nil: off)
+	pool *prefetchPool // the mount's prefetch memory (nil: no prefetching)
 
 	opens  int                      // open handles on this mount (guarded by u.mu)
 	cache  cacheState               // page-cache consistency of cached opens (cache.go)
+	pf     prefetch                 // blocks fetched ahead of the readers of cached opens (prefetch.go)
 	owners lockOwners               // POSIX lock owners that locked the file here (locks.go)
 	hid    atomic.Pointer[[]hidden] // names the file is kept under since its own were removed (written under u.mu)
 }
@@ -451,7 +482,7 @@ func (n *node) child(ctx context.Context, fi client.FileInfo, out *fuse.EntryOut
 	n.fill(fi, &out.Attr)
 	// The backend's inode number, where it has one, keeps one kernel inode
 	// per file across lookups (and for hard links).
-	ch := n.NewInode(ctx, &node{c: n.c, o: n.o, wb: n.wb, u: n.u, jobs: n.jobs}, gofs.StableAttr{Mode: fileType(fi), Ino: fi.Ino})
+	ch := n.NewInode(ctx, &node{c: n.c, o: n.o, wb: n.wb, u: n.u, jobs: n.jobs, pool: n.pool}, gofs.StableAttr{Mode: fileType(fi), Ino: fi.Ino})
 	if c, ok := ch.Operations().(*node); ok {
 		c.visibleLinks(&out.Attr) // an existing inode: a hard link of a file unlinked while open
 	}
@@ -605,10 +636,17 @@ func (n *node) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uint32,
 			n.u.closed(n)
 			return nil, 0, e
 		}
-		return &handle{f: f, c: n.c, n: n, cached: true}, fl, 0
+		// O_DIRECT asks for each read to reach storage: no prefetching.
+		pre := n.pool != nil && flags&syscall.O_DIRECT == 0
+		return &handle{f: f, c: n.c, n: n, cached: true, prefetch: pre}, fl, 0
 	}
-	return &handle{f: f, c: n.c, n: n}, n.fuseFlags(), 0
+	w := writable(flags)
+	n.prefetchOpened(w, 0)
+	return &handle{f: f, c: n.c, n: n, writer: w}, n.fuseFlags(), 0
 }
+
+// writable reports whether an open with these flags may write.
+func writable(flags uint32) bool { return int(flags)&syscall.O_ACCMODE != syscall.O_RDONLY }
 
 func (n *node) Create(ctx context.Context, name string, flags uint32, mode uint32, out *fuse.EntryOut) (*gofs.Inode, gofs.FileHandle, uint32, syscall.Errno) {
 	if hiddenName(name) {
@@ -638,7 +676,9 @@ func (n *node) Create(ctx context.Context, name string, flags uint32, mode uint3
 	}
 	ch := n.child(ctx, fi, out).Operations().(*node)
 	n.u.opened(ch) // the kernel holds the directory: no unlink of name meanwhile
-	return &ch.Inode, &handle{f: f, c: n.c, n: ch}, n.fuseFlags(), 0
+	w := writable(flags)
+	ch.prefetchOpened(w, 0)
+	return &ch.Inode, &handle{f: f, c: n.c, n: ch, writer: w}, n.fuseFlags(), 0
 }
 
 // made answers the creation of p (by Mkdir or Mknod, with mode): its
@@ -835,8 +875,11 @@ type handle struct {
 	c *client.Client
 	n *node // the file's node: its pending writes
 
-	flockOwner atomic.Uint64 // the flock owner (this open file) once it took a flock lock
-	cached     bool          // reads through the page cache (cache.go)
+	flockOwner atomic.Uint64  // the flock owner (this open file) once it took a flock lock
+	cached     bool           // reads through the page cache (cache.go)
+	prefetch   bool           // reads served by the prefetcher (prefetch.go)
+	writer     bool           // open for writing: the file is not prefetched meanwhile
+	loads      sync.WaitGroup // the prefetcher's fetches through f
 }
 
 var (
@@ -849,6 +892,12 @@ var (
 
 func (h *handle) Read(ctx context.Context, dest []byte, off int64) (fuse.ReadResult, syscall.Errno) {
 	h.n.wb.waitRange(h.n, off, off+int64(len(dest)))
+	if h.prefetch {
+		if r, ok := h.readPrefetched(len(dest), off); ok {
+			return r, 0
+		}
+		h.n.pool.direct.Add(int64(len(dest)))
+	}
 	if h.c.SharedMemory() {
 		if b, err := h.c.AllocBuffer(len(dest)); err == nil {
 			if b.Shared() {
@@ -964,8 +1013,12 @@ func (h *handle) Flush(ctx context.Context) syscall.Errno {
 func (h *handle) Release(ctx context.Context) syscall.Errno {
 	h.n.wb.wait(h.n)
 	h.unlockOnRelease()
+	h.loads.Wait()
 	if h.cached {
 		h.n.closedCached()
+	}
+	if h.writer {
+		h.n.prefetchWriterClosed()
 	}
 	err := h.f.Close()
 	h.n.u.closed(h.n)

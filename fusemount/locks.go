@@ -173,5 +173,7 @@ func (h *handle) Allocate(ctx context.Context, off uint64, size uint64, mode uin
 	if err := h.n.wb.drain(h.n); err != nil {
 		return errno(err)
 	}
-	return errno(h.f.Allocate(int64(off), int64(size)))
+	err := h.f.Allocate(int64(off), int64(size))
+	h.n.dropPrefetched(int64(off), -1) // the file may have grown past its last block
+	return errno(err)
 }

@@ -21,6 +21,8 @@ type mountConfig struct {
 	DirectReads  bool
 	MaxWrite     string
 	WriteBehind  string
+	Prefetch     string
+	PrefetchFile string
 	Reconnect    time.Duration
 	NoShm        bool
 	NoRing       bool
@@ -48,6 +50,17 @@ kernel reading ahead in requests of up to --max-write, with close-to-open
 consistency as on NFS: each open checks the file's size and times with the
 forwarder, and taking a lock on a file drops its cached pages
 (docs/posix.md; --direct-reads reads them as issued too).
+
+The mount sees the reads of a file open read-only by all its processes:
+where they form sequential streams (one process's contiguous reads, or
+ranks reading one file in turn, 1D-strided), it fetches the blocks ahead of
+them from the forwarder, several at once, and answers the kernel's reads
+from memory. The blocks are kept to --prefetch bytes for the mount and
+--prefetch-file for one file, freed once read or at the file's last close,
+and dropped with the page cache (a changed file at open, a write or a lock
+through this mount); nothing is prefetched while the file is open for
+writing on this mount, for random reads, or for descriptors opened with
+O_DIRECT. --prefetch 0 turns it off.
 
 Writes to one file from many processes reach the daemon together: the
 kernel's per-file write lock is lifted for writes inside the file's size, and
@@ -113,12 +126,26 @@ system is unmounted (umount MOUNTPOINT). Nothing is written locally.`,
 					return fmt.Errorf("mount: --write-behind: %w", err)
 				}
 			}
+			prefetch, prefetchFile := int64(-1), int64(0)
+			if cfg.Prefetch != "0" {
+				if prefetch, err = workload.ParseSize(cfg.Prefetch); err != nil {
+					return fmt.Errorf("mount: --prefetch: %w", err)
+				}
+				if prefetchFile, err = workload.ParseSize(cfg.PrefetchFile); err != nil || prefetchFile <= 0 {
+					return fmt.Errorf("mount: --prefetch-file %q: want a positive size such as 64MiB", cfg.PrefetchFile)
+				}
+			}
+			shmSize := 0 // the client's default
+			if prefetch > 0 && !cfg.DirectReads && !cfg.PageCache {
+				// Room for the prefetched blocks beside the requests in flight.
+				shmSize = client.DefaultShmSize + int(prefetch)
+			}
 			log := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), nil))
 			token, tlsCfg, err := cfg.Auth.client()
 			if err != nil {
 				return fmt.Errorf("mount: %w", err)
 			}
-			c, err := client.DialOptions(cfg.Forwarder, client.Options{Name: "mount", Reconnect: cfg.Reconnect, NoShm: cfg.NoShm, NoRing: cfg.NoRing, RingSpin: cfg.RingSpin, Logger: log,
+			c, err := client.DialOptions(cfg.Forwarder, client.Options{Name: "mount", Reconnect: cfg.Reconnect, NoShm: cfg.NoShm, ShmSize: shmSize, NoRing: cfg.NoRing, RingSpin: cfg.RingSpin, Logger: log,
 				Token: token, TLS: tlsCfg})
 			if err != nil {
 				return fmt.Errorf("mount: %w", err)
@@ -126,6 +153,7 @@ system is unmounted (umount MOUNTPOINT). Nothing is written locally.`,
 			defer c.Close()
 			m, err := fusemount.Mount(args[0], c, fusemount.Options{
 				CacheTimeout: cfg.CacheTimeout, PageCache: cfg.PageCache, DirectReads: cfg.DirectReads, MaxWrite: int(maxWrite), WriteBehind: wb,
+				Prefetch: prefetch, PrefetchFile: prefetchFile,
 				AllowOther: cfg.AllowOther, LocalLocks: cfg.LocalLocks, Debug: cfg.Debug, Logger: log,
 				JobEnv: append(cfg.JobEnv, fusemount.DefaultJobEnv...), NoJobs: cfg.NoJobs,
 			})
@@ -166,6 +194,8 @@ system is unmounted (umount MOUNTPOINT). Nothing is written locally.`,
 	f.DurationVar(&cfg.RingSpin, "ring-spin", client.DefaultRingSpin, "least time the completion reaper keeps polling the rings after its last completion before it sleeps: on an idle node 50 sweeps pass in microseconds, and each request would then wait for a wake-up through the socket (negative: sleep after 50 empty sweeps)")
 	f.BoolVar(&cfg.PageCache, "page-cache", false, "let the kernel cache the data of every open file, written ones too (writes to one file from many processes are then serialised by the kernel); by default only files open read-only are read through the page cache")
 	f.BoolVar(&cfg.DirectReads, "direct-reads", false, "send the reads of files open read-only to the forwarder as issued too, bypassing the page cache and its readahead (by default they are read through the page cache with close-to-open consistency: docs/posix.md)")
+	f.StringVar(&cfg.Prefetch, "prefetch", "256MiB", "memory for blocks of files open read-only fetched ahead of their sequential readers, for the whole mount (0: no prefetching; see above)")
+	f.StringVar(&cfg.PrefetchFile, "prefetch-file", "64MiB", "of --prefetch, the most one file's blocks may take")
 	f.StringVar(&cfg.MaxWrite, "max-write", "1MiB", "largest read or write the kernel sends in one request")
 	f.DurationVar(&cfg.Reconnect, "reconnect", client.DefaultReconnect, "how long calls wait for a lost forwarder to come back, counted from the loss, before they fail with EIO (then at once, until a background retry every 0.5 s finds it back); 0: fail at once and for good; reads and writes in flight are sent again")
 	f.StringVar(&cfg.WriteBehind, "write-behind", "64MiB", "bytes of writes acknowledged before the forwarder has them (0: none; see above)")
