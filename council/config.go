@@ -71,9 +71,10 @@ type Config struct {
 	// pinned window) in force.
 	Shadow bool
 	// JobContext is how a report that carries its node's jobs
-	// (councilmsg.Report.Jobs) is learned from: JobContextMix (the
-	// default), JobContextDominant or JobContextNode. Reports without jobs
-	// are learned from as before under each.
+	// (councilmsg.Report.Jobs) is learned from: JobContextNode (the
+	// default: the node's metrics; each job's pattern is detected and
+	// logged), JobContextMix or JobContextDominant. Reports without jobs
+	// are learned from alike under each.
 	JobContext string
 	// Guardrail keeps a share of each context's decisions at Default as a
 	// control and falls back to it when the learned window does worse
@@ -102,7 +103,7 @@ func (c Config) withDefaults() Config {
 		c.Credit = CreditPhase
 	}
 	if c.JobContext == "" {
-		c.JobContext = JobContextMix
+		c.JobContext = JobContextNode
 	}
 	if c.Timeout == 0 {
 		c.Timeout = DefaultTimeout

@@ -10,24 +10,25 @@ import (
 )
 
 // Job contexts: what the Council learns from a report that carries the
-// node's jobs (Config.JobContext).
+// node's jobs (Config.JobContext). Under each, every job's pattern is
+// detected from its own requests and logged (NodeReport.Jobs). In the
+// simulator's two-job mixes none learned a higher total than another
+// beyond the spread between seeds, and the mix's the lowest on average
+// (docs/performance.md, "Does learning with jobs beat learning
+// without?"), hence the default, JobContextNode.
 const (
-	// JobContextMix (the default): the context is the set of patterns of
-	// the jobs present, each job's pattern and operation detected from its
-	// own requests, sorted and joined by "+" (e.g. "FPP/read+SS/write");
-	// one job alone is its own context, as a node without jobs. The reward
-	// of a mix is the node's bandwidth, all jobs together. In the
-	// simulator's two-job mixes it learned the best total of the three
-	// (docs/performance.md, "Does learning with jobs beat learning
-	// without?").
+	// JobContextNode (the default): the context is the pattern detected
+	// in the node's metrics, all jobs mixed, as for a report without jobs.
+	JobContextNode = "node"
+	// JobContextMix: the context is the set of the patterns of the jobs
+	// present, sorted and joined by "+" (e.g. "FPP/read+SS/write"); one job
+	// alone is its own context, as a node without jobs. The reward of a
+	// mix is the node's bandwidth, all jobs together.
 	JobContextMix = "mix"
 	// JobContextDominant: the context is the pattern of the job that moved
 	// the most bytes in the interval; the reward of a mix is the node's
 	// bandwidth.
 	JobContextDominant = "dominant"
-	// JobContextNode ignores the jobs: one pattern for the node's mixed
-	// metrics, as a report without jobs.
-	JobContextNode = "node"
 )
 
 // MinJobShare is the least share of the jobs' bytes or of their requests

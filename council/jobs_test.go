@@ -25,7 +25,7 @@ func mixReport(rep *reporter, win time.Duration, w, r int64, round uint64) Repor
 func TestJobContexts(t *testing.T) {
 	for _, tc := range []struct {
 		mode, want, from string
-		op              rw.Op
+		op               rw.Op
 	}{
 		{JobContextMix, "FPP/read+SS/write", "mix", rw.Read},
 		{JobContextDominant, "FPP/read", "dominant", rw.Read},
@@ -44,14 +44,11 @@ func TestJobContexts(t *testing.T) {
 		if nr.Context != tc.want || nr.From != tc.from || d.Context != tc.want {
 			t.Errorf("%s: node context %q from %q, decision %q; want %q from %q", tc.mode, nr.Context, nr.From, d.Context, tc.want, tc.from)
 		}
-		if tc.mode == JobContextNode {
-			if nr.Jobs != nil {
-				t.Errorf("node: jobs logged %+v", nr.Jobs)
-			}
-			continue
-		}
 		if len(nr.Jobs) != 2 || nr.Jobs[0].ID != "ana" || nr.Jobs[0].Context != "FPP/read" || nr.Jobs[1].Context != "SS/write" || !nr.Jobs[1].Counted {
 			t.Errorf("%s: jobs logged %+v", tc.mode, nr.Jobs)
+		}
+		if tc.mode == JobContextNode {
+			continue
 		}
 		// The mix is rewarded with the node's bandwidth, all jobs
 		// together, not the majority operation's.
@@ -76,7 +73,7 @@ func TestJobContexts(t *testing.T) {
 // not make a mix; with
 // it alone counted, the context is its own and the reward the usual one.
 func TestSmallJobDoesNotMakeAMix(t *testing.T) {
-	c := newCouncil(t, Config{Windows: sched.Windows, Nodes: 1})
+	c := newCouncil(t, Config{Windows: sched.Windows, Nodes: 1, JobContext: JobContextMix})
 	var rep reporter
 	r := mixReport(&rep, time.Millisecond, 5e6, 95e6, 0) // requests in proportion
 	if err := c.Observe(0, r); err != nil {
@@ -95,7 +92,7 @@ func TestSmallJobDoesNotMakeAMix(t *testing.T) {
 // A mix context teaches its own policy, survives a snapshot, and the
 // operator can pin it.
 func TestMixContextIsAContext(t *testing.T) {
-	c := newCouncil(t, Config{Windows: sched.Windows, Nodes: 1, Credit: CreditRound})
+	c := newCouncil(t, Config{Windows: sched.Windows, Nodes: 1, Credit: CreditRound, JobContext: JobContextMix})
 	var rep reporter
 	for i := range 4 {
 		if err := c.Observe(time.Duration(i)*time.Second, mixReport(&rep, time.Millisecond, 40e6, 60e6, c.Round())); err != nil {
@@ -117,7 +114,7 @@ func TestMixContextIsAContext(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c2 := newCouncil(t, Config{Windows: sched.Windows, Nodes: 1, Credit: CreditRound})
+	c2 := newCouncil(t, Config{Windows: sched.Windows, Nodes: 1, Credit: CreditRound, JobContext: JobContextMix})
 	if err := c2.Restore(snap); err != nil {
 		t.Fatal(err)
 	}
@@ -127,6 +124,9 @@ func TestMixContextIsAContext(t *testing.T) {
 }
 
 func TestJobContextConfig(t *testing.T) {
+	if c := newCouncil(t, Config{}); c.Config().JobContext != JobContextNode {
+		t.Errorf("default JobContext %q", c.Config().JobContext)
+	}
 	if _, err := New(Config{JobContext: "largest"}, nil); err == nil {
 		t.Error("an unknown JobContext accepted")
 	}

@@ -95,8 +95,9 @@ func (c *Council) learn(nr *NodeReport, o access.Observation, jobs []councilmsg.
 		nr.Pattern = class.String()
 		nr.Context = Context(class, o.Op)
 	}
-	if len(jobs) > 0 && c.cfg.JobContext != JobContextNode {
-		if ctx, jop, mix := c.jobContext(nr, jobs); ctx != "" {
+	if len(jobs) > 0 {
+		ctx, jop, mix := c.jobContext(nr, jobs)
+		if ctx != "" && c.cfg.JobContext != JobContextNode {
 			nr.Context, nr.From, op, mixed = ctx, c.cfg.JobContext, jop, mix
 		}
 	}

@@ -121,8 +121,9 @@ type Config struct {
 	// Jobs, when 2, runs the two-job scenario instead (RunJobs): a job
 	// writing and reading a shared file in 1D-strided requests and a job
 	// reading a file per process share the I/O nodes, each with half of
-	// Processes, every daemon with its QoS gate, the Council learning from
-	// the jobs each node reports. 0 or 1: the one-application experiment.
+	// Processes, every daemon with its QoS gate, the Council detecting each
+	// job's pattern in what each node reports. 0 or 1: the one-application
+	// experiment.
 	Jobs int
 
 	// scheduler replaces TWINS on every I/O node (Rank's FIFO row); ""

@@ -120,8 +120,9 @@ func RunJobs(ctx context.Context, cfg Config) (JobsReport, error) {
 // runJobs runs the two-job scenario: on the real stack, the strided job's
 // clients and the file-per-process job's clients tagged with their job
 // ids, every forwarding daemon with its QoS gate; in the simulator, the
-// same jobs (sim.Config.Jobs) with the gate. The Council learns from the
-// jobs each node reports (council.JobContextMix). It prints the live view
+// same jobs (sim.Config.Jobs) with the gate. The Council detects each
+// job's pattern in what each node reports and learns as configured
+// (council.Config.JobContext, by default from the node's mixed metrics). It prints the live view
 // and the summary on Out and writes the report.
 func runJobs(ctx context.Context, cfg Config) (JobsReport, error) {
 	if err := os.MkdirAll(cfg.StateDir, 0o755); err != nil {
@@ -282,7 +283,7 @@ func runJobsSim(ctx context.Context, cfg Config, trk *jobsTracker) (JobsReport, 
 		span = time.Duration(cfg.Iterations) * time.Second / 2
 	}
 	core, err := council.New(council.Config{Policy: cfg.Policy, Windows: sched.Windows, Nodes: 1, Timeout: min(council.DefaultTimeout, cfg.Interval/2),
-		NoPlan: cfg.NoPlan, Credit: cfg.Credit, MaxPull: cfg.MaxPull, JobContext: council.JobContextMix}, rand.New(rand.NewPCG(cfg.Seed, 0xde70)))
+		NoPlan: cfg.NoPlan, Credit: cfg.Credit, MaxPull: cfg.MaxPull}, rand.New(rand.NewPCG(cfg.Seed, 0xde70)))
 	if err != nil {
 		return JobsReport{}, fmt.Errorf("demo: council: %w", err)
 	}
