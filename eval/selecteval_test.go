@@ -2,6 +2,8 @@ package eval_test
 
 import (
 	"context"
+	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -91,5 +93,34 @@ func TestSelectSequences(t *testing.T) {
 		if !strings.Contains(r.Test, " / ") || len(r.Static) != 5 || r.Dynamic <= 0 {
 			t.Errorf("%+v", r)
 		}
+	}
+}
+
+// Variants of dynamic selection run against the same static runs, each
+// summarised apart.
+func TestSelectVariantsShareTheStaticRuns(t *testing.T) {
+	var progress strings.Builder
+	rows, err := eval.RunSelect(context.Background(), eval.SelectConfig{Total: 8 << 20, Repeat: 1, IONodes: 2, Seeds: 1, Seed: 4, Workers: 2, Progress: &progress,
+		Variants: []eval.SelectVariant{{Policy: "settle"}, {Policy: "thompson", Period: 2 * time.Second, Shared: true}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 2*12 {
+		t.Fatalf("%d rows, want 2 variants x 12 tests", len(rows))
+	}
+	static := map[string]map[string]time.Duration{}
+	for _, r := range rows {
+		key := fmt.Sprint(r.Test, r.Seed)
+		if s, ok := static[key]; ok && !maps.Equal(s, r.Static) {
+			t.Errorf("%s seed %d: static runs differ between variants: %v, %v", r.Test, r.Seed, s, r.Static)
+		}
+		static[key] = r.Static
+	}
+	sum := eval.SummariseSelect(rows)
+	if len(sum) != 2 || sum[0].Variant != "settle 1s" || sum[1].Variant != "thompson 2s shared" || sum[0].Seeds != 1 || sum[0].Tests[0].Seeds != 1 || len(sum[1].Tests) != 12 {
+		t.Errorf("summary: %+v", sum)
+	}
+	if !strings.Contains(progress.String(), "84 of 84 runs done") {
+		t.Errorf("progress: %q, want the last line of 84 runs (12 tests x (5 static + 2 dynamic))", progress.String())
 	}
 }
