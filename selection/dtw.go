@@ -1,7 +1,7 @@
 // Package selection chooses the I/O node's scheduling algorithm itself
 // (the JLESC AGIOS selection report, AGIOS's dynamic scheduler selection): an armed bandit over the
 // schedulers, and a knowledge base of access patterns, matched with
-// FastDTW over their offset-difference series, whose Markov chain
+// FastDTW over the shapes of their offset-difference series, whose Markov chain
 // predicts the next pattern and so the scheduler to run. The cores are
 // pure: time and randomness are passed in.
 package selection

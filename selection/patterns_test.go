@@ -385,6 +385,18 @@ func TestKnowledgeBaseIsBounded(t *testing.T) {
 	if next, ok := kb.Predict(); !ok || next != m.ID {
 		t.Errorf("predicted %d (%v), want the merged %d (every transition ends there)", next, ok, m.ID)
 	}
+	// A period between two patterns that are not alike joins one and
+	// merges neither: shapes 1 and 2.2 in their last point (similarity
+	// 91.4), the period's 1.6 (95.7 from both), threshold 95.
+	kb, _ = NewKnowledgeBase(KBConfig{Threshold: 95})
+	last := func(shape float64) Series {
+		return Series{Requests: 8, Writes: 8, Files: 1, Points: []float64{1, 1, 1, 1, 1, 1, math.Exp2(shape) - 1}}
+	}
+	kb.Observe(last(1))
+	kb.Observe(last(2.2))
+	if m := kb.Observe(last(1.6)); kb.Len() != 2 || len(m.Merged) != 0 || m.New {
+		t.Errorf("a period between two patterns not alike: %+v, %d patterns; want joined, none merged, 2 patterns", m, kb.Len())
+	}
 }
 
 // A knowledge base saved after many periods restores (shapes shortened
