@@ -48,8 +48,8 @@ type ion struct {
 	acc     access.Accumulator
 	jacc    []access.Accumulator // with Config.Jobs: each job's requests apart (JobObservations)
 	jobs    []access.Observation // each job's observation of the last closed interval
-	free    []int32 // free dispatcher threads (global thread ids)
-	retryAt int64   // pending retry event time (0: none)
+	free    []int32              // free dispatcher threads (global thread ids)
+	retryAt int64                // pending retry event time (0: none)
 	tx, rx  link
 	twins   bool
 }
