@@ -77,7 +77,22 @@ type Report struct {
 	// Optional on the wire ("jobs"): a Council that predates it ignores
 	// it, and a report without it is a report of the node alone.
 	Jobs []Job
+	// Selection says whether the node selects its scheduling algorithm
+	// dynamically: SelectionGroup (it runs the algorithm a decision names,
+	// councilmsg.Decision.Scheduler, the Council's one choice for the
+	// group), SelectionAlone (it chooses alone), or "" (it does not select,
+	// or does not say). Optional on the wire ("sel"): a Council that
+	// predates it ignores it.
+	Selection string
 }
+
+// Report.Selection's values.
+const (
+	SelectionGroup = "group"
+	SelectionAlone = "alone"
+)
+
+func validSelection(s string) bool { return s == "" || s == SelectionGroup || s == SelectionAlone }
 
 // MaxSchedulerName bounds Report.Scheduler.
 const MaxSchedulerName = 32
@@ -153,6 +168,7 @@ type reportJSON struct {
 	OBytes   int64     `json:"obytes,omitempty"`   // optional: the majority operation's bytes served (access.Observation.OpBytes)
 	OSpan    int64     `json:"ospan_ns,omitempty"` // optional: ... and the span they were served in, ns (OpSpan)
 	Jobs     []jobJSON `json:"jobs,omitempty"`     // optional: the jobs of the interval (Report.Jobs)
+	Sel      string    `json:"sel,omitempty"`      // optional: dynamic selection (Report.Selection)
 }
 
 type decisionJSON struct {
@@ -209,6 +225,9 @@ func AppendReport(b []byte, r Report) ([]byte, error) {
 	}
 	if !validScheduler(r.Scheduler) {
 		return b, fmt.Errorf("%w: scheduler name %q", ErrInvalid, r.Scheduler)
+	}
+	if !validSelection(r.Selection) {
+		return b, fmt.Errorf("%w: selection %q", ErrInvalid, r.Selection)
 	}
 	if err := checkJobs(r); err != nil {
 		return b, err
@@ -270,6 +289,12 @@ func AppendReport(b []byte, r Report) ([]byte, error) {
 		b = append(b, r.Scheduler...)
 		b = append(b, '"')
 	}
+	if r.Selection != "" {
+		b = appendField(b, "sel")
+		b = append(b, '"')
+		b = append(b, r.Selection...)
+		b = append(b, '"')
+	}
 	b = appendJobs(b, r.Jobs)
 	return append(b, '}'), nil
 }
@@ -328,6 +353,9 @@ func UnmarshalReport(data []byte) (Report, error) {
 	}
 	if !validScheduler(r.Scheduler) {
 		return Report{}, fmt.Errorf("%w: scheduler name %q", ErrInvalid, r.Scheduler)
+	}
+	if !validSelection(r.Selection) {
+		return Report{}, fmt.Errorf("%w: selection %q", ErrInvalid, r.Selection)
 	}
 	if err := checkJobs(r); err != nil {
 		return Report{}, err

@@ -175,6 +175,8 @@ func FuzzUnmarshalReport(f *testing.F) {
 	f.Add([]byte(`{"v":1,"node":1,"inst":1,"seq":1,"reqs":0}`))
 	f.Add([]byte(`{"v":1,"node":1,"inst":1,"seq":1,"reqs":0,"sched":"to-agg"}`))
 	f.Add([]byte(`{"v":1,"node":1,"inst":1,"seq":1,"reqs":0,"sched":"T\u0057INS"}`))
+	f.Add([]byte(`{"v":1,"node":1,"inst":1,"seq":1,"reqs":0,"sched":"mlf","sel":"group"}`))
+	f.Add([]byte(`{"v":1,"node":1,"inst":1,"seq":1,"reqs":0,"sel":"gr\u006fup"}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		r, err := UnmarshalReport(data)
 		if err != nil {
@@ -266,6 +268,8 @@ func FuzzFastMatchesJSON(f *testing.F) {
 	f.Add([]byte(` { "v" : 1 , "bw" : -0.5e-3 , "op" : "read" } `))
 	f.Add([]byte(`{"v":1,"node":1,"node":2}`))
 	f.Add([]byte(`{"v":1,"seq":18446744073709551616}`))
+	f.Add([]byte(`{"v":1,"sel":"alone","sched":"sjf"}`))
+	f.Add([]byte(`{"v":1,"sel":"other"}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		fast, ok := fastReport(data)
 		if !ok {

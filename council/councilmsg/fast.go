@@ -42,6 +42,12 @@ func fastReport(data []byte) (m reportJSON, ok bool) {
 				return m, false
 			}
 			m.Sched = string(v)
+		} else if string(key) == "sel" {
+			v, ok := p.plainString()
+			if !ok || !validSelection(string(v)) {
+				return m, false
+			}
+			m.Sel = string(v)
 		} else if string(key) == "op" {
 			s, ok := p.plainString()
 			if !ok {
@@ -249,7 +255,7 @@ func (m reportJSON) toReport() (Report, error) {
 		ReqAvg: m.ReqAvg, ReqMin: m.ReqMin, ReqMax: m.ReqMax, OffsetDist: m.Dist, ProcDist: m.PDist, Sharers: m.Sharers,
 		Bandwidth: m.BW, Bytes: m.Bytes, Requests: m.Reqs, Window: time.Duration(m.Window),
 		OpBytes: m.OBytes, OpSpan: time.Duration(m.OSpan),
-	}, Scheduler: m.Sched}
+	}, Scheduler: m.Sched, Selection: m.Sel}
 	if r.Jobs, err = toJobs(r.Obs, m.Jobs); err != nil {
 		return Report{}, err
 	}

@@ -46,3 +46,44 @@ func TestDecisionScheduler(t *testing.T) {
 		t.Errorf("without the field: %+v %v, want no scheduler", none, err)
 	}
 }
+
+// A report says whether its node follows the group's choice: the field
+// round-trips, the fast and the slow decoders agree, an unknown value is
+// refused, and a report without it reads as a node that does not say.
+func TestReportSelection(t *testing.T) {
+	for _, sel := range []string{SelectionGroup, SelectionAlone} {
+		r := sampleReport()
+		r.Scheduler, r.Selection = "mlf", sel
+		b, err := MarshalReport(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(b), `"sel":"`+sel+`"`) {
+			t.Fatalf("%s: no sel field", b)
+		}
+		got, err := UnmarshalReport(b)
+		if err != nil || got.Selection != sel || got.Scheduler != "mlf" {
+			t.Fatalf("round trip: %+v %v, want selection %q", got, err, sel)
+		}
+		fast, ok := fastReport(b)
+		slow, err := slowReport(b)
+		if !ok || err != nil || fast.Sel != slow.Sel || fast.Sel != sel {
+			t.Fatalf("fast %q (%v), slow %q (%v)", fast.Sel, ok, slow.Sel, err)
+		}
+	}
+	r := sampleReport()
+	r.Selection = "council"
+	if _, err := MarshalReport(r); !errors.Is(err, ErrInvalid) {
+		t.Fatalf("marshal of selection %q: %v, want ErrInvalid", r.Selection, err)
+	}
+	good, _ := MarshalReport(sampleReport())
+	if strings.Contains(string(good), `"sel"`) {
+		t.Fatalf("a report of a node that does not select says it does: %s", good)
+	}
+	for _, bad := range []string{`"council"`, `"GROUP"`, `7`} {
+		data := strings.Replace(string(good), `"reqs":10681`, `"reqs":10681,"sel":`+bad, 1)
+		if _, err := UnmarshalReport([]byte(data)); !errors.Is(err, ErrInvalid) && !errors.Is(err, ErrMalformed) {
+			t.Errorf("sel %s: %v, want refused as invalid or malformed", bad, err)
+		}
+	}
+}
