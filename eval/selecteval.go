@@ -439,11 +439,9 @@ func RunDriver(ctx context.Context, cfg sim.Config, d *selection.Driver, rng *ra
 			if observe != nil {
 				observe(now, o)
 			}
-			f := selection.Figures{Bytes: o.Bytes, ReadBytes: readBytes(o), Served: o.Completed}
+			f := selection.FiguresOf(o)
 			if d.Shared() {
-				sum.Bytes += f.Bytes
-				sum.ReadBytes += f.ReadBytes
-				sum.Served += f.Served
+				sum = sum.Add(f)
 				continue
 			}
 			if next, change := d.Interval(o.Node, now, f, rng); change {
@@ -466,14 +464,6 @@ func RunDriver(ctx context.Context, cfg sim.Config, d *selection.Driver, rng *ra
 	return res, err
 }
 
-// readBytes is the bytes o read: its majority operation's, or the rest.
-func readBytes(o access.Observation) int64 {
-	op := min(max(o.OpBytes, 0), o.Bytes)
-	if o.Op == rw.Read {
-		return op
-	}
-	return o.Bytes - op
-}
 
 // SelectSummary is one test over every seed.
 type SelectSummary struct {
