@@ -80,6 +80,11 @@ type Config struct {
 	// control and falls back to it when the learned window does worse
 	// (zero value: off).
 	Guardrail Guardrail
+	// Select configures the Council's one choice of scheduling algorithm
+	// for the I/O nodes that select theirs with the group (reports with
+	// councilmsg.SelectionGroup; Decision.Select). Without such nodes it
+	// chooses nothing.
+	Select SelectConfig
 }
 
 func (c Config) withDefaults() Config {
@@ -120,6 +125,7 @@ func (c Config) withDefaults() Config {
 	if c.Detector == nil {
 		c.Detector = detect.Default()
 	}
+	c.Select = c.Select.withDefaults()
 	return c
 }
 
@@ -156,6 +162,9 @@ func (c Config) validate() error {
 		return bad("Forget = %d, want >= 1", c.Forget)
 	case c.MaxNodes < 1 || c.Nodes > c.MaxNodes:
 		return bad("MaxNodes = %d with Nodes = %d, want MaxNodes >= max(1, Nodes)", c.MaxNodes, c.Nodes)
+	}
+	if err := c.Select.validate(); err != nil {
+		return err
 	}
 	return c.Guardrail.validate()
 }

@@ -112,6 +112,8 @@ type Council struct {
 	pins      map[string]time.Duration
 	fallbacks map[string]Fallback
 	guard     map[string][]guardSample
+
+	group *groupSelection // the scheduling algorithm of the group (groupsched.go)
 }
 
 // New returns a Council core drawing its random choices from rng.
@@ -129,7 +131,8 @@ func New(cfg Config, rng *rand.Rand) (*Council, error) {
 	}
 	c := &Council{cfg: cfg, rng: rng, bands: bands, nodes: map[int]*nodeState{}, window: cfg.Default, open: map[int]*NodeReport{},
 		next: map[string]map[string]int{}, lastOf: map[rw.Op]string{}, pending: map[creditKey]creditSum{}, carry: map[creditKey]creditSum{},
-		shadow: cfg.Shadow, pins: map[string]time.Duration{}, fallbacks: map[string]Fallback{}, guard: map[string][]guardSample{}}
+		shadow: cfg.Shadow, pins: map[string]time.Duration{}, fallbacks: map[string]Fallback{}, guard: map[string][]guardSample{},
+		group: newGroupSelection(cfg.Select)}
 	for n := range cfg.Nodes {
 		c.nodes[n] = &nodeState{known: true}
 		c.ids = append(c.ids, n)

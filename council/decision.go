@@ -39,6 +39,9 @@ type NodeReport struct {
 	// Interval is the length of the interval the report covers (the
 	// Announcer's; 1 s by default).
 	Interval time.Duration `json:"iv_ns,omitempty"`
+	// Sched is the scheduling algorithm the node ran at the end of the
+	// interval, as it reported ("": not said).
+	Sched string `json:"sched,omitempty"`
 }
 
 // Decision is the outcome of one round.
@@ -79,6 +82,9 @@ type Decision struct {
 	// Guardrail lists the guardrail's fallbacks (and, with a cool-down,
 	// returns to learning) decided when the round closed.
 	Guardrail []GuardrailEvent `json:"guardrail,omitempty"`
+	// Select is the scheduling algorithm of the nodes that follow the
+	// group, and why (nil: no node follows; Config.Select).
+	Select *GroupChoice `json:"select,omitempty"`
 }
 
 // Pull is one reward a policy was taught.
@@ -139,6 +145,10 @@ func (d Decision) PlanWindow(op rw.Op) time.Duration {
 
 // Wire returns the message broadcast for d.
 func (d Decision) Wire() councilmsg.Decision {
-	return councilmsg.Decision{Round: d.Round, Window: d.Window, Explore: d.Explore, Prob: d.Prob, Nodes: len(d.Nodes), Reason: d.Reason,
+	w := councilmsg.Decision{Round: d.Round, Window: d.Window, Explore: d.Explore, Prob: d.Prob, Nodes: len(d.Nodes), Reason: d.Reason,
 		Plan: rw.Pair[time.Duration]{Read: d.PlanWindow(rw.Read), Write: d.PlanWindow(rw.Write)}}
+	if d.Select != nil {
+		w.Scheduler = d.Select.Scheduler
+	}
+	return w
 }

@@ -63,7 +63,7 @@ func (c *Council) Observe(now time.Duration, r Report) error {
 		s.known = true
 		c.known++
 	}
-	nr := &NodeReport{Node: o.Node, Seq: r.Seq, Round: r.Round, Reports: 1, Bandwidth: o.Bandwidth, Window: o.Window, Interval: o.Interval}
+	nr := &NodeReport{Node: o.Node, Seq: r.Seq, Round: r.Round, Reports: 1, Bandwidth: o.Bandwidth, Window: o.Window, Interval: o.Interval, Sched: r.Scheduler}
 	if prev := c.open[o.Node]; prev != nil {
 		nr.Reports = prev.Reports + 1
 	} else {
@@ -71,6 +71,7 @@ func (c *Council) Observe(now time.Duration, r Report) error {
 	}
 	c.open[o.Node] = nr
 	c.learn(nr, o, r.Jobs)
+	c.group.observe(r)
 	return nil
 }
 
@@ -148,6 +149,7 @@ func (c *Council) Poll(now time.Duration) (d Decision, ok bool, wakeAt time.Dura
 		return Decision{}, false, c.deadline
 	}
 	d = c.close(now)
+	d.Select = c.group.close(now, d.Round, c.cfg.Forget)
 	if all {
 		d.Reason = "all"
 	} else {

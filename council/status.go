@@ -15,6 +15,10 @@ type Status struct {
 	Contexts []ContextStatus `json:"contexts"`
 	Nodes    []NodeStatus    `json:"nodes"`
 	Operator OperatorStatus  `json:"operator"`
+	// GroupScheduler is the algorithm of the nodes that follow the group,
+	// GroupNodes those nodes ("", none: none follows; Config.Select).
+	GroupScheduler string `json:"group_scheduler,omitempty"`
+	GroupNodes     []int  `json:"group_nodes,omitempty"`
 }
 
 // NodeStatus is what the Council knows of one I/O node.
@@ -40,6 +44,9 @@ func (c *Council) Status() Status {
 	}
 	for _, id := range c.ids {
 		st.Nodes = append(st.Nodes, NodeStatus{Node: id, Scheduler: c.nodes[id].scheduler})
+	}
+	if st.GroupScheduler = c.group.current(); st.GroupScheduler != "" {
+		st.GroupNodes = nodeKeys(c.group.follow)
 	}
 	st.Operator = c.Operator()
 	return st
