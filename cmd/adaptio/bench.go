@@ -31,6 +31,8 @@ type benchConfig struct {
 	NoFill      bool
 	Transfers   bool
 	Keep        bool
+	ReadPasses  int
+	ReadOnly    bool
 	Job         string
 	Jobs        int
 	NoShm       bool
@@ -82,6 +84,12 @@ named, with the median ratio of the others (a forwarded request passes
 through several threads, and loses more to a descheduled CPU than direct
 I/O does).
 
+--read-passes N reads each process's requests N times in a row in the read
+phase (a longer phase of the same access pattern, as an application
+re-reading its input). --read-only skips the write phase: the read phase
+reads the files that a run with --keep and the same pattern, --seed and
+--dir left (for a steady reader whose files already exist).
+
 --job ID runs every process under job ID on the forwarder, and --jobs N splits
 the processes into N jobs (docs/jobs.md): the forwarder's QoS rules then
 apply to them and its per-job metrics count their bytes.
@@ -106,7 +114,7 @@ each phase a second or more.`,
 			if err := cfg.checkDirect(cmd); err != nil {
 				return fmt.Errorf("bench: %w", err)
 			}
-			opts := fwdbench.Options{Dir: cfg.Dir, Seed: cfg.Seed, NoVerify: cfg.NoVerify, NoFill: cfg.NoFill, TransfersOnly: cfg.Transfers, Keep: cfg.Keep, Progress: cmd.ErrOrStderr(),
+			opts := fwdbench.Options{Dir: cfg.Dir, Seed: cfg.Seed, NoVerify: cfg.NoVerify, NoFill: cfg.NoFill, TransfersOnly: cfg.Transfers, Keep: cfg.Keep, ReadPasses: cfg.ReadPasses, Progress: cmd.ErrOrStderr(),
 				Job: cfg.Job, Jobs: cfg.Jobs}
 			if cfg.ForwarderMetrics != "" {
 				probe := fwdbench.MetricsCPU(cfg.ForwarderMetrics)
@@ -124,7 +132,9 @@ each phase a second or more.`,
 				return nil
 			}
 			var res fwdbench.Result
-			if cfg.Direct != "" {
+			if cfg.ReadOnly {
+				res, err = cfg.runReadOnly(cmd, p, opts)
+			} else if cfg.Direct != "" {
 				fmt.Fprintf(cmd.ErrOrStderr(), "bench: %s directly on %s (no forwarder)\n", p, cfg.Direct)
 				res, err = fwdbench.RunDirect(cmd.Context(), cfg.Direct, p, opts)
 			} else {
@@ -155,6 +165,8 @@ each phase a second or more.`,
 	f.BoolVar(&cfg.NoFill, "no-fill", false, "time the I/O alone: fill each process's buffer once and write it in every request, and read back without checking (by default every request's content is generated and every byte read back is checked, in forwarded and --direct runs alike)")
 	f.BoolVar(&cfg.Transfers, "transfers-only", false, "time each phase over its reads or writes alone: every process opens its file before the clock starts, and closes it after the clock stops at the last request's end (IOR reports open and close apart); the time the closes took, which on a mount includes waiting for its write-behind, is printed apart (by default a phase runs from the first open to the last close)")
 	f.BoolVar(&cfg.Keep, "keep", false, "keep the files")
+	f.IntVar(&cfg.ReadPasses, "read-passes", 1, "the read phase reads each process's requests this many times in a row through its one open file")
+	f.BoolVar(&cfg.ReadOnly, "read-only", false, "skip the write phase and read the files a run with --keep and the same pattern, --seed and --dir left (implies --op read; the files stay)")
 	f.StringVar(&cfg.Job, "job", "", "job id every process runs under on the forwarder, for its QoS rules and per-job metrics (docs/jobs.md; default none: job unknown)")
 	f.IntVar(&cfg.Jobs, "jobs", 0, "split the processes into this many jobs of consecutive processes, named JOB.1 ... JOB.N (JOB: --job, else bench), as several applications sharing the forwarder (0 or 1: one job)")
 	f.BoolVar(&cfg.NoShm, "no-shm", false, "with a unix: forwarder, send data over the socket instead of a shared-memory region (by default each process reads and writes through a buffer in the region, with no copy in the client)")
@@ -213,6 +225,27 @@ func (cfg benchConfig) runCompare(cmd *cobra.Command, p workload.Pattern, opts f
 	return fwdbench.Compare(cmd.Context(), c, cfg.Compare, p, opts, cfg.Rounds)
 }
 
+// runReadOnly runs the read phase alone, on the files an earlier run with
+// Keep left.
+func (cfg benchConfig) runReadOnly(cmd *cobra.Command, p workload.Pattern, opts fwdbench.Options) (fwdbench.Result, error) {
+	res := fwdbench.Result{Pattern: p, Direct: cfg.Direct != ""}
+	var err error
+	if cfg.Direct != "" {
+		fmt.Fprintf(cmd.ErrOrStderr(), "bench: %s directly on %s (no forwarder), read phase only\n", p, cfg.Direct)
+		res.Read, err = fwdbench.VerifyDirect(cmd.Context(), cfg.Direct, p, opts)
+	} else {
+		c, closeAll, derr := cfg.dial(&opts)
+		if derr != nil {
+			return res, derr
+		}
+		defer closeAll()
+		fmt.Fprintf(cmd.ErrOrStderr(), "bench: %s through %s, %d connection(s), read phase only\n", p, cfg.Forwarder, cfg.Conns)
+		res.Read, err = fwdbench.Verify(cmd.Context(), c, p, opts)
+	}
+	res.Verified = err == nil && !cfg.NoFill
+	return res, err
+}
+
 // checkDirect refuses forwarder-only flags set together with --direct.
 func (cfg benchConfig) checkDirect(cmd *cobra.Command) error {
 	f := cmd.Flags()
@@ -224,6 +257,12 @@ func (cfg benchConfig) checkDirect(cmd *cobra.Command) error {
 	}
 	if cfg.Compare != "" && cfg.Rounds < 1 {
 		return fmt.Errorf("--rounds %d: want >= 1", cfg.Rounds)
+	}
+	if cfg.ReadPasses < 1 {
+		return fmt.Errorf("--read-passes %d: want >= 1", cfg.ReadPasses)
+	}
+	if cfg.ReadOnly && (cfg.Compare != "" || cfg.NoVerify || f.Changed("op") && cfg.Op != "read") {
+		return fmt.Errorf("--read-only runs the read phase alone: drop --compare, --no-verify and --op write")
 	}
 	if cfg.Jobs < 0 || cfg.Jobs > cfg.Processes {
 		return fmt.Errorf("--jobs %d: want 0 to --procs (%d)", cfg.Jobs, cfg.Processes)
@@ -253,6 +292,9 @@ func (cfg benchConfig) pattern() (workload.Pattern, error) {
 	}
 	if p.Op, err = rw.ParseOp(cfg.Op); err != nil {
 		return p, err
+	}
+	if cfg.ReadOnly {
+		p.Op = rw.Read
 	}
 	if p.RequestSize, err = workload.ParseSize(cfg.RequestSize); err != nil {
 		return p, err

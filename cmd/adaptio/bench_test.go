@@ -55,3 +55,53 @@ func TestBenchCompare(t *testing.T) {
 		}
 	}
 }
+
+// "adaptio bench --read-only" reads, and checks, the files a run with
+// --keep left, --read-passes times, without writing them again; a missing
+// file or a bad flag is refused.
+func TestBenchReadOnly(t *testing.T) {
+	be, err := posix.New(t.TempDir(), layout.Layout{StripeSize: 16 << 10, StripeCount: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer be.Close()
+	d := fwdtest.Start(t, fwd.Options{Backend: be, Scheduler: "fifo", Listen: []string{"unix:" + t.TempDir() + "/s"}})
+	run := func(args ...string) (string, error) {
+		cmd := newRootCmd()
+		var out, errOut bytes.Buffer
+		cmd.SetOut(&out)
+		cmd.SetErr(&errOut)
+		cmd.SetArgs(append([]string{"bench", "--forwarder", d.Addr(), "--procs", "2", "--layout", "fpp", "--request-size", "4KiB", "--total", "64KiB", "--seed", "7"}, args...))
+		err := cmd.Execute()
+		return out.String(), err
+	}
+	if _, err := run("--read-only"); err == nil {
+		t.Fatal("--read-only before any --keep run: no error")
+	}
+	if _, err := run("--op", "write", "--no-verify", "--keep"); err != nil {
+		t.Fatal(err)
+	}
+	out, err := run("--read-only", "--read-passes", "3")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 64 KiB read 3 times: 0.19 MiB, and no write phase.
+	if !strings.Contains(out, "0.19") || strings.Contains(out, "\nwrite ") || !strings.Contains(out, "every byte read back matched") {
+		t.Errorf("read-only output:\n%s", out)
+	}
+	if _, err := run("--read-only", "--seed", "8"); err == nil {
+		t.Error("--read-only with another seed than the files': no verification error")
+	}
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--read-passes", "0"}, "--read-passes 0"},
+		{[]string{"--read-only", "--op", "write"}, "--read-only runs the read phase alone"},
+		{[]string{"--read-only", "--compare", t.TempDir()}, "--read-only runs the read phase alone"},
+	} {
+		if _, err := run(tt.args...); err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("bench %v: %v, want an error about %q", tt.args, err, tt.want)
+		}
+	}
+}
