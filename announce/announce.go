@@ -46,6 +46,25 @@ type SchedulerNamer interface {
 	Scheduler() string
 }
 
+// SelectionReporter is implemented by a Source that selects its
+// scheduling algorithm dynamically: Selection returns
+// councilmsg.SelectionGroup (it follows the algorithm decisions name) or
+// councilmsg.SelectionAlone, and its reports carry it
+// (councilmsg.Report.Selection).
+type SelectionReporter interface {
+	Selection() string
+}
+
+// SchedulerApplier is an Applier that also follows the Council's choice of
+// scheduling algorithm for the group: ApplyScheduler is called with every
+// applied decision that names one (councilmsg.Decision.Scheduler), even
+// when it names the same as the one before, so the receiver knows the
+// Council still chooses. It is called before the interval restarts at the
+// decision, so the next report covers the named algorithm only.
+type SchedulerApplier interface {
+	ApplyScheduler(name string) error
+}
+
 // Applier applies a window the Council decided; the forwarding daemon
 // implements it.
 type Applier interface {
@@ -345,6 +364,9 @@ func (a *Announcer) report(now time.Time) {
 	if n, ok := a.opts.Source.(SchedulerNamer); ok {
 		r.Scheduler = n.Scheduler()
 	}
+	if s, ok := a.opts.Source.(SelectionReporter); ok {
+		r.Selection = s.Selection()
+	}
 	r.Jobs = councilmsg.ReportJobs(o, jobs)
 	b, err := councilmsg.AppendReport(a.buf[:0], r)
 	if err != nil {
@@ -410,6 +432,14 @@ func (a *Announcer) onDecision(m *nats.Msg) {
 	}
 	a.round = d.Round
 	a.applyDecisionLocked(d)
+	if sa, ok := a.opts.Applier.(SchedulerApplier); ok && d.Scheduler != "" {
+		if err := sa.ApplyScheduler(d.Scheduler); err != nil {
+			a.m.applyErrors.Inc()
+			if ok, n := a.warns.Allow("scheduler", t); ok {
+				a.log.Warn("apply the group's scheduler", "scheduler", d.Scheduler, "err", err, "suppressed", n)
+			}
+		}
+	}
 	a.m.decisions.Inc()
 	cb := a.opts.OnDecision
 	a.mu.Unlock()

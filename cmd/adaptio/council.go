@@ -27,6 +27,7 @@ import (
 	"github.com/adaptio/adaptio/internal/listen"
 	"github.com/adaptio/adaptio/internal/statelock"
 	"github.com/adaptio/adaptio/sched"
+	"github.com/adaptio/adaptio/selection"
 )
 
 // councilConfig is the configuration of "adaptio council".
@@ -59,6 +60,8 @@ type councilConfig struct {
 	Admission   service.Admission // bounds of the reports that reach learning
 	Verbose     bool
 	Operator    operatorFlags // shadow, guardrail, audit log (councilctl.go)
+	SelectFrom  string        // --select-from: the group's algorithms
+	SelectPol   string        // --select-policy
 }
 
 // addCoreFlags registers the learning flags shared by "council" and "council bench".
@@ -123,6 +126,14 @@ func (c councilConfig) core() (council.Config, error) {
 		Policy: c.Policy, Options: bandit.Options{Epsilon: c.Epsilon}, Windows: c.Windows, Default: c.Default,
 		Consensus: c.Consensus, Reward: c.Reward, Timeout: c.Timeout, Nodes: c.Nodes, Forget: c.Forget, MaxNodes: c.MaxNodes,
 		NoPlan: c.NoPlan, Credit: c.Credit, MaxPull: c.MaxPull,
+		Select: council.SelectConfig{Policy: c.SelectPol, Seed: c.Seed},
+	}
+	if c.SelectFrom != "" {
+		names, err := selectSchedulers(c.SelectFrom)
+		if err != nil {
+			return cc, err
+		}
+		cc.Select.Schedulers = names
 	}
 	if c.Model != "" {
 		m, err := learn.LoadFile(c.Model)
@@ -179,6 +190,8 @@ See docs/council.md.`,
 	f.IntVar(&cfg.Nodes, "nodes", 0, "I/O nodes 0..N-1 expected from the start (others are waited for once they report)")
 	f.BoolVarP(&cfg.Verbose, "verbose", "v", false, "log at debug level (rejected messages, ...)")
 	addCoreFlags(cmd, &cfg)
+	f.StringVar(&cfg.SelectFrom, "select-from", strings.Join(council.DefaultSelectFrom, ","), "the scheduling algorithms the Council chooses among for the I/O nodes that select theirs with the group (adaptio forward --scheduler dynamic --council, unless --select-alone): each round in which all of them ran the group's algorithm is one period of that choice, their bytes summed")
+	f.StringVar(&cfg.SelectPol, "select-policy", selection.PolicySettle, "how the Council chooses the group's algorithm: settle (explore each 3 rounds, then keep the least estimated time, changing only for one estimated 5% faster), agios (AGIOS's armed bandit) or a bandit policy (e.g. thompson)")
 	addSecurityFlags(cmd, &cfg.Security)
 	f.StringVar(&cfg.Keys, "keys", "", "the group's key directory (adaptio keys init DIR) or its keyring.json with council.nk beside it: the Council signs every decision with council.nk, accepts a report on <prefix>.report.K only when signed by node K's key (other nodes refused), the embedded server admits the keyring's keys with their roles' rights, and operators' requests must be signed by an operator key. Without it, messages are unsigned: refused with --nats beyond loopback unless --insecure")
 	f.DurationVar(&cfg.Admission.Interval, "report-interval", time.Second, "the I/O nodes' report interval (adaptio forward --interval): a report claiming an interval over 4 times it is refused, and a node may send 4 reports per interval (a burst of 8)")

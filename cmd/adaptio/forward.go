@@ -46,6 +46,7 @@ type forwardConfig struct {
 	SelectPeriod  time.Duration
 	SelectPolicy  string
 	SelectState   string
+	SelectAlone   bool // --select-alone: choose alone even with a Council
 	Window        time.Duration
 	SkipEmpty     bool
 	IdleStart     bool
@@ -140,6 +141,7 @@ on SIGINT/SIGTERM: requests already received complete first.`,
 	f.StringVar(&cfg.SelectFrom, "select-from", "mlf,to-agg,sjf,to,noop", "with --scheduler dynamic: the algorithms to choose among")
 	f.DurationVar(&cfg.SelectPeriod, "select-period", time.Second, "with --scheduler dynamic: how often the algorithm may change")
 	f.StringVar(&cfg.SelectPolicy, "select-policy", selection.PolicySettle, "with --scheduler dynamic: settle explores each algorithm 3 periods, in lockstep with every daemon whose clock agrees (periods start at multiples of --select-period since the Unix epoch), then keeps the least estimated time and changes only for one estimated 5% faster; agios: AGIOS's armed bandit; else a bandit policy (e.g. thompson) over the same algorithms")
+	f.BoolVar(&cfg.SelectAlone, "select-alone", false, "with --scheduler dynamic and --council: choose the algorithm alone; by default the daemon runs the algorithm the Council's decisions name for every I/O node that selects with the group (switching as each decision arrives), and chooses alone until the first such decision, and again when none has named one for 3 periods (of --select-period or --interval, the longer)")
 	f.StringVar(&cfg.SelectState, "select-state", "", "with --scheduler pattern: where the knowledge base of access patterns persists between runs: kv (the Council's JetStream KV, bucket "+selectionBucket+"; needs --council), a file path, or none (default: kv with --council, else none)")
 	f.DurationVar(&cfg.Window, "window", sched.DefaultWindow, "TWINS time window (e.g. 125us, 1ms, 8ms)")
 	f.BoolVar(&cfg.Aligned, "aligned", false, "TWINS: windows are slots of the wall clock (from the top of the hour), so forwarders whose clocks agree serve different data servers in every slot; --idle-start does not apply (default: the reference's windows, which drift apart forwarder by forwarder)")
@@ -237,6 +239,10 @@ func runForward(cmd *cobra.Command, cfg forwardConfig) error {
 	var driver *selection.Driver
 	var selectRNG *rand.Rand
 	patterns := cfg.Scheduler == "pattern"
+	follow := cfg.Scheduler == "dynamic" && cfg.Council != "" && !cfg.SelectAlone
+	if cfg.SelectAlone && (cfg.Scheduler != "dynamic" || cfg.Council == "") {
+		return errors.New("forward: --select-alone needs --scheduler dynamic and --council")
+	}
 	if cfg.SelectState != "" && !patterns {
 		return errors.New("forward: --select-state needs --scheduler pattern")
 	}
@@ -287,7 +293,7 @@ func runForward(cmd *cobra.Command, cfg forwardConfig) error {
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	var ds *daemonSelection
 	if driver != nil {
-		ds = &daemonSelection{dr: driver}
+		ds = &daemonSelection{dr: driver, follow: follow, lapse: 3 * max(cfg.SelectPeriod, cfg.Interval)}
 		if patterns {
 			if ds.store, err = selectionStore(cmd.Context(), cfg); err != nil {
 				return fmt.Errorf("forward: --select-state: %w", err)
@@ -335,13 +341,18 @@ func runForward(cmd *cobra.Command, cfg forwardConfig) error {
 		fmt.Fprintf(cmd.ErrOrStderr(), "adaptio forward: metrics on http://%s/metrics\n", a)
 	}
 	if driver != nil {
-		fmt.Fprintf(cmd.ErrOrStderr(), "adaptio forward: dynamic selection among %s every %v\n", strings.Join(selectNames, ","), cfg.SelectPeriod)
+		with := ""
+		if follow {
+			with = ", following the Council's choice for the group when it makes one"
+		}
+		fmt.Fprintf(cmd.ErrOrStderr(), "adaptio forward: dynamic selection among %s every %v%s\n", strings.Join(selectNames, ","), cfg.SelectPeriod, with)
+		ds.start(d, selectNames, cfg.SelectPeriod, log, reg)
 		go runSelection(cmd.Context(), d, ds, cfg.SelectPeriod, selectRNG, log, reg, selectNames)
 	}
 	if err := cfg.Tune.start(cmd.Context(), d, log, cmd.ErrOrStderr(), "adaptio forward"); err != nil {
 		return fmt.Errorf("forward: %w", err)
 	}
-	stopAnnouncer, err := startAnnouncer(cmd, cfg, d, log, reg, ring, signer)
+	stopAnnouncer, err := startAnnouncer(cmd, cfg, d, ds, log, reg, ring, signer)
 	if err != nil {
 		return fmt.Errorf("forward: %w", err)
 	}
@@ -366,12 +377,45 @@ func workersWhy(flag, workers int) string {
 var (
 	_ announce.Source  = (*fwd.Daemon)(nil)
 	_ announce.Applier = (*fwd.Daemon)(nil)
+
+	_ announce.JobSource         = selectingDaemon{}
+	_ announce.PlanApplier       = selectingDaemon{}
+	_ announce.SelectionReporter = selectingDaemon{}
+	_ announce.SchedulerApplier  = selectingDaemon{}
 )
+
+// selectingDaemon is the daemon under dynamic selection as the Announcer
+// sees it: its reports say whether it follows the group's choice, and the
+// algorithm a decision names reaches its selection.
+type selectingDaemon struct {
+	*fwd.Daemon
+	sel *daemonSelection
+}
+
+func (s selectingDaemon) Selection() string                { return s.sel.Selection() }
+func (s selectingDaemon) ApplyScheduler(name string) error { return s.sel.ApplyScheduler(name) }
+
+// ApplyWindow and ApplyPlan pass the Council's windows on while the
+// daemon runs TWINS; under the other algorithms a window has no meaning,
+// and is not an error to log every round.
+func (s selectingDaemon) ApplyWindow(w time.Duration) error {
+	if s.Scheduler() != "twins" {
+		return nil
+	}
+	return s.Daemon.ApplyWindow(w)
+}
+
+func (s selectingDaemon) ApplyPlan(w, read, write time.Duration) error {
+	if s.Scheduler() != "twins" {
+		return nil
+	}
+	return s.Daemon.ApplyPlan(w, read, write)
+}
 
 // startAnnouncer connects the daemon to the Council when --council is set:
 // every --interval it reports the daemon's observation and it applies the
 // windows the Council decides. It returns the function that stops it.
-func startAnnouncer(cmd *cobra.Command, cfg forwardConfig, d *fwd.Daemon, log *slog.Logger, reg prometheus.Registerer, ring *keyring.Keyring, signer *keyring.Signer) (func(), error) {
+func startAnnouncer(cmd *cobra.Command, cfg forwardConfig, d *fwd.Daemon, ds *daemonSelection, log *slog.Logger, reg prometheus.Registerer, ring *keyring.Keyring, signer *keyring.Signer) (func(), error) {
 	if cfg.Council == "" {
 		return func() {}, nil
 	}
@@ -386,6 +430,10 @@ func startAnnouncer(cmd *cobra.Command, cfg forwardConfig, d *fwd.Daemon, log *s
 	ao := announce.Options{
 		URL: cfg.Council, Prefix: cfg.CouncilPrefix, Node: cfg.Node, Interval: cfg.Interval, Default: def,
 		Source: d, Applier: d, Logger: log, Registerer: reg, NATSOptions: natsOpts,
+	}
+	if ds != nil {
+		sd := selectingDaemon{d, ds}
+		ao.Source, ao.Applier = sd, sd
 	}
 	announceKeys(&ao, cfg, ring, signer)
 	a, err := announce.New(ao)

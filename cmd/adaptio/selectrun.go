@@ -19,6 +19,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/adaptio/adaptio/council/councilmsg"
 	"github.com/adaptio/adaptio/fwd"
 	"github.com/adaptio/adaptio/internal/atomicfile"
 	"github.com/adaptio/adaptio/rw"
@@ -41,10 +42,144 @@ func selectSchedulers(from string) ([]string, error) {
 // is not safe for concurrent use, behind a mutex, fed each request by the
 // connections (pattern matching) and each period by runSelection; with
 // pattern matching its knowledge base is loaded from and saved to store.
+// With follow, the algorithm the Council's decisions name for the group
+// (ApplyScheduler, from the Announcer) runs instead of the driver's
+// choice, until no decision has named one for lapse.
 type daemonSelection struct {
 	mu    sync.Mutex
 	dr    *selection.Driver
 	store kbStore // nil: the knowledge base is not kept
+
+	follow bool          // report councilmsg.SelectionGroup and follow the decisions' algorithm
+	lapse  time.Duration // without a decision naming one for this long, choose alone again (0: 3 periods)
+	group  string        // the Council's algorithm in force ("": choosing alone)
+	at     time.Time     // when the last decision naming it arrived
+
+	// Set by start.
+	d     *fwd.Daemon
+	names []string
+	log   *slog.Logger
+	m     *selectionMetrics
+}
+
+// selectionMetrics are dynamic selection's metrics in the daemon.
+type selectionMetrics struct {
+	selected  *prometheus.GaugeVec
+	changes   *prometheus.CounterVec
+	decisions *prometheus.CounterVec
+	patterns  prometheus.Gauge
+}
+
+// Sources of adaptio_fwd_scheduler_changes_total.
+const (
+	sourceLocal   = "local"   // the daemon's own chooser
+	sourceCouncil = "council" // the Council's choice for the group
+)
+
+// start joins the selection to the daemon it switches and registers its
+// metrics; runSelection calls it if the caller has not.
+func (s *daemonSelection) start(d *fwd.Daemon, names []string, period time.Duration, log *slog.Logger, reg prometheus.Registerer) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.d != nil {
+		return
+	}
+	s.d, s.names, s.log = d, names, log
+	if s.lapse == 0 {
+		s.lapse = 3 * period
+	}
+	m := &selectionMetrics{
+		selected: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "adaptio_fwd_selected_scheduler",
+			Help: "1 for the scheduling algorithm dynamic selection has in force, 0 for the others"}, []string{"scheduler"}),
+		changes: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "adaptio_fwd_scheduler_changes_total",
+			Help: "changes of scheduling algorithm made by dynamic selection, by source: local (the daemon's chooser) or council (the Council's choice for the group)"}, []string{"source"}),
+		decisions: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "adaptio_fwd_selection_decisions_total",
+			Help: "dynamic selection's decisions at the end of a period, by reason: explore, settled, estimates (settle), draw, pattern; none while the daemon follows the Council's choice"}, []string{"reason"}),
+		patterns: prometheus.NewGauge(prometheus.GaugeOpts{Name: "adaptio_fwd_selection_patterns",
+			Help: "access patterns in dynamic selection's knowledge base (--scheduler pattern)"}),
+	}
+	m.changes.WithLabelValues(sourceLocal)
+	m.changes.WithLabelValues(sourceCouncil)
+	if reg != nil {
+		reg.MustRegister(m.selected, m.changes, m.decisions)
+		if s.dr.Patterns(0) != nil {
+			reg.MustRegister(m.patterns)
+		}
+	}
+	s.m = m
+	s.showLocked(d.Scheduler())
+}
+
+func (s *daemonSelection) showLocked(cur string) {
+	for _, n := range s.names {
+		v := 0.0
+		if n == cur {
+			v = 1
+		}
+		s.m.selected.WithLabelValues(n).Set(v)
+	}
+}
+
+// switchLocked switches the daemon to next, counting and logging the
+// change with its source and reason.
+func (s *daemonSelection) switchLocked(next, source, reason string, attrs ...any) {
+	if next == s.d.Scheduler() {
+		return
+	}
+	if err := s.d.SwitchScheduler(next); err != nil {
+		s.log.Warn("dynamic selection: switching scheduler", "to", next, "source", source, "err", err)
+		return
+	}
+	s.m.changes.WithLabelValues(source).Inc()
+	s.showLocked(next)
+	s.log.Info("dynamic selection", append([]any{"scheduler", next, "source", source, "reason", reason}, attrs...)...)
+}
+
+// Selection is what the daemon's reports say of its selection
+// (announce.SelectionReporter).
+func (s *daemonSelection) Selection() string {
+	if s.follow {
+		return councilmsg.SelectionGroup
+	}
+	return councilmsg.SelectionAlone
+}
+
+// ApplyScheduler runs the algorithm a verified decision names for the
+// group, at once: the Announcer calls it before the interval restarts at
+// the decision, so the Council's next round measures it alone
+// (announce.SchedulerApplier). Ignored without follow; an algorithm
+// outside the daemon's list is refused.
+func (s *daemonSelection) ApplyScheduler(name string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.follow || s.d == nil {
+		return nil
+	}
+	if !slices.Contains(s.names, name) {
+		return fmt.Errorf("the Council's scheduler %q is not among --select-from %s: choosing alone", name, strings.Join(s.names, ","))
+	}
+	if s.group == "" {
+		s.log.Info("dynamic selection: following the Council's choice for the group", "scheduler", name)
+	}
+	s.group, s.at = name, time.Now()
+	s.switchLocked(name, sourceCouncil, "council")
+	return nil
+}
+
+// following reports whether the Council's choice is in force at now; when
+// it has lapsed, it goes back to the driver's choice and logs it. Called
+// with s.mu held.
+func (s *daemonSelection) following(now time.Time) bool {
+	if s.group == "" {
+		return false
+	}
+	if now.Sub(s.at) <= s.lapse {
+		return true
+	}
+	s.log.Info("dynamic selection: no decision of the Council named the group's scheduler: choosing alone again", "for", now.Sub(s.at).Round(time.Millisecond), "scheduler", s.dr.Current(0))
+	s.group = ""
+	s.switchLocked(s.dr.Current(0), sourceLocal, "alone")
+	return true // the period just ended ran the Council's algorithm
 }
 
 // request feeds one request to the period's access series.
@@ -163,37 +298,17 @@ func selectionNow(t time.Time) time.Duration { return time.Duration(t.UnixNano()
 // reward of the algorithm in force (an idle period changes nothing). The
 // algorithm in force is exported as adaptio_fwd_selected_scheduler{scheduler}
 // (1 for the one in force), the changes as
-// adaptio_fwd_scheduler_changes_total and every period's decision by its
+// adaptio_fwd_scheduler_changes_total{source} and every period's decision by its
 // reason as adaptio_fwd_selection_decisions_total{reason}; each change is
 // logged with its reason and estimates. Periods start at multiples of
 // period on the wall clock. With pattern matching the known
 // patterns as adaptio_fwd_selection_patterns, and the knowledge base is
-// saved every period and at the end.
+// saved every period and at the end. While the daemon follows the
+// Council's choice (daemonSelection.follow) the driver neither learns nor
+// chooses: each period restarts it.
 func runSelection(ctx context.Context, d *fwd.Daemon, ds *daemonSelection, period time.Duration, rng *rand.Rand, log *slog.Logger, reg prometheus.Registerer, names []string) {
-	dr := ds.dr
-	selected := prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "adaptio_fwd_selected_scheduler",
-		Help: "1 for the scheduling algorithm dynamic selection has in force, 0 for the others"}, []string{"scheduler"})
-	changes := prometheus.NewCounter(prometheus.CounterOpts{Name: "adaptio_fwd_scheduler_changes_total",
-		Help: "changes of scheduling algorithm made by dynamic selection"})
-	decisions := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "adaptio_fwd_selection_decisions_total",
-		Help: "dynamic selection's decisions at the end of a period, by reason: explore, settled, estimates (settle), draw, pattern"}, []string{"reason"})
-	patterns := prometheus.NewGauge(prometheus.GaugeOpts{Name: "adaptio_fwd_selection_patterns",
-		Help: "access patterns in dynamic selection's knowledge base (--scheduler pattern)"})
-	if reg != nil {
-		reg.MustRegister(selected, changes, decisions)
-		if dr.Patterns(0) != nil {
-			reg.MustRegister(patterns)
-		}
-	}
-	show := func(cur string) {
-		for _, n := range names {
-			v := 0.0
-			if n == cur {
-				v = 1
-			}
-			selected.WithLabelValues(n).Set(v)
-		}
-	}
+	ds.start(d, names, period, log, reg)
+	dr, m := ds.dr, ds.m
 	saveErr := func(err error) {
 		if err != nil {
 			log.Warn("dynamic selection: saving the knowledge base", "store", ds.store, "err", err)
@@ -209,7 +324,6 @@ func runSelection(ctx context.Context, d *fwd.Daemon, ds *daemonSelection, perio
 			ds.store.Close()
 		}
 	}()
-	show(dr.Current(0))
 	// Wait for the next period boundary of the wall clock.
 	wait := time.NewTimer(time.Until(time.Unix(0, int64(selectionNow(time.Now()).Truncate(period)+period))))
 	select {
@@ -234,27 +348,25 @@ func runSelection(ctx context.Context, d *fwd.Daemon, ds *daemonSelection, perio
 				served = 1
 			}
 			ds.mu.Lock()
+			if ds.following(now) {
+				dr.Interval(0, selectionNow(now), selection.Figures{}, rng) // an idle period to the driver: it restarts
+				ds.mu.Unlock()
+				continue
+			}
 			judged := dr.Judged(0)
 			next, change := dr.Interval(0, selectionNow(now), selection.Figures{Bytes: bytes, ReadBytes: readBytes, Served: served}, rng)
 			choice := dr.Last(0)
 			if dr.Judged(0) > judged {
-				decisions.WithLabelValues(choice.Reason).Inc()
+				m.decisions.WithLabelValues(choice.Reason).Inc()
 			}
 			if kb := dr.Patterns(0); kb != nil {
-				patterns.Set(float64(kb.Len()))
+				m.patterns.Set(float64(kb.Len()))
 				saveErr(ds.save(ctx))
 			}
+			if change {
+				ds.switchLocked(next, sourceLocal, choice.Reason, "estimates_s", estimates(choice.Estimates, names), "bytes_last_period", bytes)
+			}
 			ds.mu.Unlock()
-			if !change {
-				continue
-			}
-			if err := d.SwitchScheduler(next); err != nil {
-				log.Warn("dynamic selection: switching scheduler", "to", next, "err", err)
-				continue
-			}
-			changes.Inc()
-			show(next)
-			log.Info("dynamic selection", "scheduler", next, "reason", choice.Reason, "estimates_s", estimates(choice.Estimates, names), "bytes_last_period", bytes)
 		}
 	}
 }

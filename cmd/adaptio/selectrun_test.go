@@ -47,7 +47,11 @@ func TestForwardDynamicSelection(t *testing.T) {
 		}
 		for _, mf := range mfs {
 			if mf.GetName() == "adaptio_fwd_scheduler_changes_total" {
-				return mf.GetMetric()[0].GetCounter().GetValue()
+				for _, m := range mf.GetMetric() {
+					if m.GetLabel()[0].GetValue() == sourceLocal {
+						return m.GetCounter().GetValue()
+					}
+				}
 			}
 		}
 		return 0

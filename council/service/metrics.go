@@ -3,6 +3,7 @@ package service
 import (
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/adaptio/adaptio/council"
 	"github.com/adaptio/adaptio/council/councilmsg"
 )
 
@@ -18,6 +19,10 @@ type metrics struct {
 	known         prometheus.Gauge
 	roundNodes    prometheus.Histogram
 	proc          prometheus.Histogram
+	// The group's scheduling algorithm (council.Decision.Select).
+	groupDecisions *prometheus.CounterVec
+	groupChanges   prometheus.Counter
+	groupSched     *prometheus.GaugeVec
 }
 
 func newMetrics(reg prometheus.Registerer) (*metrics, error) {
@@ -47,9 +52,16 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		proc: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "adaptio_council_round_processing_seconds",
 			Help:    "Time the Council spent handling one round's reports (decode, detect, learn, decide).",
 			Buckets: prometheus.ExponentialBuckets(1e-5, 4, 10)}),
+		groupDecisions: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "adaptio_council_selection_decisions_total",
+			Help: "Decisions naming the scheduling algorithm of the I/O nodes that select theirs with the group, by reason: explore, settled (the one in force stays), estimates (another is estimated faster), draw; " +
+				"first (a node began to follow), transition (a following node ran another algorithm), missing (a following node did not report), idle (no bytes): the round taught nothing."}, []string{"reason"}),
+		groupChanges: prometheus.NewCounter(prometheus.CounterOpts{Name: "adaptio_council_scheduler_changes_total",
+			Help: "Changes of the group's scheduling algorithm."}),
+		groupSched: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "adaptio_council_selected_scheduler",
+			Help: "1 for the scheduling algorithm the Council chose for the group last, 0 for the others (all 0: no node follows)."}, []string{"scheduler"}),
 	}
 	for _, c := range []prometheus.Collector{m.reports, m.rejected, m.rounds, m.explorations, m.persisted,
-		m.persistErrors, m.window, m.round, m.known, m.roundNodes, m.proc} {
+		m.persistErrors, m.window, m.round, m.known, m.roundNodes, m.proc, m.groupDecisions, m.groupChanges, m.groupSched} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}
@@ -59,6 +71,9 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 	}
 	for _, r := range []string{"all", "deadline"} {
 		m.rounds.WithLabelValues(r)
+	}
+	for _, r := range council.GroupReasons {
+		m.groupDecisions.WithLabelValues(r)
 	}
 	return m, nil
 }

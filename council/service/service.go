@@ -38,19 +38,20 @@ type Service struct {
 	subj councilmsg.Subjects
 	log  *slog.Logger
 
-	mu       sync.Mutex
-	core     *council.Council
-	t0       time.Time
-	timer    *time.Timer
-	timerAt  time.Duration
-	lastDec  council.Decision
-	started  bool
-	serving  bool // Start completed: the state may be persisted
-	stopped  bool
-	logw     *bufio.Writer
-	scratch  []byte
-	procTime time.Duration // handler time spent on the open round
-	stats    Stats
+	mu         sync.Mutex
+	core       *council.Council
+	t0         time.Time
+	timer      *time.Timer
+	timerAt    time.Duration
+	lastDec    council.Decision
+	started    bool
+	serving    bool // Start completed: the state may be persisted
+	stopped    bool
+	logw       *bufio.Writer
+	scratch    []byte
+	procTime   time.Duration // handler time spent on the open round
+	groupSched string        // the group's scheduling algorithm decided last ("": none)
+	stats      Stats
 
 	ns      *server.Server
 	tmpDir  string
@@ -399,6 +400,7 @@ func (s *Service) poll(now time.Duration) {
 	}
 	s.m.window.Set(d.Window.Seconds())
 	s.m.round.Set(float64(d.Round))
+	s.noteGroup(d.Select)
 	s.m.known.Set(float64(s.core.Known()))
 	s.m.roundNodes.Observe(float64(len(d.Nodes)))
 	s.m.proc.Observe(s.procTime.Seconds())
@@ -580,4 +582,51 @@ func getState(ctx context.Context, kv jetstream.KeyValue) (jetstream.KeyValueEnt
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
+}
+
+// noteGroup counts and logs the group's scheduling algorithm of a
+// decision (nil: no node follows). Called with s.mu held.
+func (s *Service) noteGroup(g *council.GroupChoice) {
+	prev := s.groupSched
+	s.groupSched = ""
+	if g != nil {
+		s.groupSched = g.Scheduler
+		s.m.groupDecisions.WithLabelValues(g.Reason).Inc()
+		if g.Changed {
+			s.m.groupChanges.Inc()
+		}
+	}
+	if s.groupSched == prev {
+		return
+	}
+	for _, n := range s.core.Config().Select.Schedulers {
+		v := 0.0
+		if n == s.groupSched {
+			v = 1
+		}
+		s.m.groupSched.WithLabelValues(n).Set(v)
+	}
+	switch {
+	case g == nil:
+		s.log.Info("group scheduler: no I/O node follows the group's choice", "was", prev)
+	case prev == "":
+		s.log.Info("group scheduler", "scheduler", g.Scheduler, "reason", g.Reason, "nodes", g.Nodes)
+	default:
+		s.log.Info("group scheduler", "scheduler", g.Scheduler, "was", prev, "reason", g.Reason, "estimates_s", formatEstimates(g.Estimates, s.core.Config().Select.Schedulers),
+			"bytes", g.Bytes, "secs", g.Seconds)
+	}
+}
+
+// formatEstimates formats estimated times in names' order.
+func formatEstimates(est map[string]float64, names []string) string {
+	var b []byte
+	for _, n := range names {
+		if v, ok := est[n]; ok {
+			if len(b) > 0 {
+				b = append(b, ' ')
+			}
+			b = fmt.Appendf(b, "%s=%.3g", n, v)
+		}
+	}
+	return string(b)
 }
