@@ -274,25 +274,26 @@ func (d *Driver) matchPatterns(n *nodeState, secs, bw float64, now time.Duration
 	for _, id := range append(m.Merged, m.Evicted) { // their policies go; the merged pattern keeps its own
 		delete(n.byPattern, id)
 	}
-	if m.ID >= 0 {
-		_ = n.kb.Credit(m.ID, n.current, bw) // m.ID is known
-		if perPattern {
-			l := n.byPattern[m.ID]
-			if l == nil {
-				var err error
-				if l, err = newLearner(d.cfg); err != nil {
-					panic("selection: configuration validated by NewDriver no longer valid: " + err.Error())
-				}
-				// A new pattern starts from what the node learned over
-				// every pattern, as a prior (package bandit: a wrong one
-				// costs at most a pull per algorithm).
-				if slices.ContainsFunc(n.policy.Counts(), func(c int64) bool { return c > 0 }) {
-					_ = bandit.SetPrior(l.policy, n.policy.Values(), 0) // l is new
-				}
-				n.byPattern[m.ID] = l
+	if m.ID < 0 {
+		return "", false // too short to be a pattern: the node's learner, which this period credits, decides
+	}
+	_ = n.kb.Credit(m.ID, n.current, bw) // m.ID is known
+	if perPattern {
+		l := n.byPattern[m.ID]
+		if l == nil {
+			var err error
+			if l, err = newLearner(d.cfg); err != nil {
+				panic("selection: configuration validated by NewDriver no longer valid: " + err.Error())
 			}
-			l.record(names, n.current, secs, n.bytes, n.read, now)
+			// A new pattern starts from what the node learned over
+			// every pattern, as a prior (package bandit: a wrong one
+			// costs at most a pull per algorithm).
+			if slices.ContainsFunc(n.policy.Counts(), func(c int64) bool { return c > 0 }) {
+				_ = bandit.SetPrior(l.policy, n.policy.Values(), 0) // l is new
+			}
+			n.byPattern[m.ID] = l
 		}
+		l.record(names, n.current, secs, n.bytes, n.read, now)
 	}
 	if !perPattern {
 		return n.kb.Advise()

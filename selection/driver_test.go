@@ -164,3 +164,39 @@ func TestDriverPatternsFollowAnAlternation(t *testing.T) {
 	}
 	t.Logf("right algorithm in the second half: with patterns %.2f, without %.2f", with, without)
 }
+
+// A period too short for the knowledge base (fewer requests than
+// MinPatternSize: a 16 MiB test's period) is not a pattern: the node's
+// own learner, credited with it, chooses for the next one, not the policy
+// of the pattern predicted from the last long period, which short periods
+// never credit.
+func TestDriverShortPeriodsLearnWithoutAPattern(t *testing.T) {
+	names := []string{"sjf", "to-agg", "mlf"}
+	rng := rand.New(rand.NewPCG(3, 4))
+	d, err := NewDriver(DriverConfig{Bandit: BanditConfig{Schedulers: names}, Policy: "thompson", Patterns: &KBConfig{}}, 1, rng)
+	if err != nil {
+		t.Fatal(err)
+	}
+	right := 0
+	const long, short = 100, 300 // long periods first (20 contiguous requests, sjf best), then short ones (2 requests, mlf best)
+	for p := range long + short {
+		n, best := 20, "sjf"
+		if p >= long {
+			n, best = 2, "mlf"
+		}
+		for i := range n {
+			d.Request(0, Request{File: 1, Offset: int64(i) * 4096, Length: 4096, Write: true})
+		}
+		bytes := int64(50)
+		if d.Current(0) == best {
+			bytes = 100
+			if p >= long+short/2 {
+				right++
+			}
+		}
+		d.Interval(0, time.Duration(p+1)*time.Second, Figures{Bytes: bytes, Served: 1}, rng)
+	}
+	if got := float64(right) / (short / 2); got < 0.8 {
+		t.Errorf("short periods under their best algorithm in their second half: %.2f, want >= 0.8", got)
+	}
+}
