@@ -219,7 +219,7 @@ func appendFloat(b []byte, f float64) []byte { return strconv.AppendFloat(b, f, 
 // AppendReport appends the version-1 encoding of r to b. It refuses a
 // report whose observation does not pass Validate (ErrInvalid).
 func AppendReport(b []byte, r Report) ([]byte, error) {
-	o := r.Obs
+	o := &r.Obs
 	if err := o.Validate(); err != nil {
 		return b, fmt.Errorf("%w: %v", ErrInvalid, err)
 	}
@@ -257,32 +257,10 @@ func AppendReport(b []byte, r Report) ([]byte, error) {
 	b = append(b, '"')
 	b = append(b, opString(o.Op)...)
 	b = append(b, '"')
-	b = appendField(b, "fh")
-	b = strconv.AppendInt(b, int64(o.FileHandles), 10)
-	b = appendField(b, "ravg")
-	b = appendFloat(b, o.ReqAvg)
-	b = appendField(b, "rmin")
-	b = strconv.AppendInt(b, o.ReqMin, 10)
-	b = appendField(b, "rmax")
-	b = strconv.AppendInt(b, o.ReqMax, 10)
-	b = appendField(b, "odist")
-	b = appendFloat(b, o.OffsetDist)
-	b = appendField(b, "pdist")
-	b = appendFloat(b, o.ProcDist)
-	b = appendField(b, "shr")
-	b = appendFloat(b, o.Sharers)
+	b = appendShape(b, o)
 	b = appendField(b, "bw")
 	b = appendFloat(b, o.Bandwidth)
-	b = appendField(b, "bytes")
-	b = strconv.AppendInt(b, o.Bytes, 10)
-	b = appendField(b, "reqs")
-	b = strconv.AppendInt(b, o.Requests, 10)
-	if o.OpBytes != 0 || o.OpSpan != 0 {
-		b = appendField(b, "obytes")
-		b = strconv.AppendInt(b, o.OpBytes, 10)
-		b = appendField(b, "ospan_ns")
-		b = strconv.AppendInt(b, int64(o.OpSpan), 10)
-	}
+	b = appendCounts(b, o)
 	if r.Scheduler != "" {
 		b = appendField(b, "sched")
 		b = append(b, '"')
