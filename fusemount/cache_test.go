@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -251,37 +250,7 @@ func TestCachedStridedReaders(t *testing.T) {
 	const procs, req, per = 8, 32 << 10, 48
 	want := content(procs*req*per, 4)
 	writeFile(t, name, want)
-	var wg sync.WaitGroup
-	errs := make(chan error, procs)
-	for p := range procs {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			f, err := os.Open(name)
-			if err != nil {
-				errs <- err
-				return
-			}
-			defer f.Close()
-			b := make([]byte, req)
-			for i := range per {
-				off := int64((i*procs + p) * req)
-				if _, err := f.ReadAt(b, off); err != nil {
-					errs <- err
-					return
-				}
-				if !bytes.Equal(b, want[off:off+req]) {
-					errs <- fmt.Errorf("process %d: bytes at %d differ", p, off)
-					return
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Error(err)
-	}
+	readers(t, name, want, procs, req, true)
 }
 
 // The mount raises the kernel's readahead for its connection to its
