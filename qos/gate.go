@@ -89,7 +89,31 @@ type Config struct {
 	// requests interleave at the data servers whenever a closed-loop job
 	// waits for its completions).
 	Anticipation time.Duration
+	// Fairness is, under ShareTime, the floor of Jain's index of the
+	// shares of the data servers' time the gate gives the jobs with
+	// requests queued (per unit of weight, each job counted by its
+	// weight; 1: every job its weight's share exactly). Below 1 the gate
+	// gives more of the servers to the jobs that move more bytes per
+	// second of server time (their efficiency, measured at completion
+	// over their recent requests), as much as keeps the index at the
+	// floor: the shares that maximise the node's bytes per second of
+	// server time under it (for two jobs of equal weight at 0.9, 2:1 to
+	// the more efficient). No job gets less than half its weight's share.
+	// Weights from rules still multiply; a job asking for less than its
+	// share leaves the rest to the others. 0: DefaultFairness; it must
+	// not be negative or above 1.
+	Fairness float64
 }
+
+// DefaultFairness is the gate's default Config.Fairness: Jain's index of
+// the jobs' shares of server time at least 0.9, as much as 2:1 between two
+// jobs toward the one that moves more bytes per second of server time.
+const DefaultFairness = 0.9
+
+// minShare is the least share of the servers' time a job with requests
+// queued gets under a Fairness below 1, as a fraction of its weight's
+// share.
+const minShare = 0.5
 
 // DefaultWindow is the gate's default Config.Window: 100 ms of the data
 // servers' time, 25 ms of the caller's time for a job keeping four data
@@ -176,12 +200,26 @@ type job struct {
 	costT, costB float64
 	inflight     int           // requests released and not Done (ShareTime)
 	lastRelease  time.Duration // when the gate last released one of its requests
+	// eff is the job's effective weight under ShareTime: its weight,
+	// or under a Fairness below 1 its share of the servers' time (set
+	// at each window's start) times the weights of the jobs sharing.
+	eff float64
+	// waiting: none of the job's requests has completed since its last
+	// release (a closed-loop job cannot have sent its next request).
+	waiting bool
+	// completed: one of its requests completed since the gate last
+	// looked (Next): the anticipation starts again then.
+	completed bool
+	// busy: the job is in the gate's busy list (requests queued or in
+	// flight when last looked at).
+	busy bool
 }
 
 // pend is a released request under ShareTime, until Done.
 type pend struct {
 	j      *job
 	est    float64 // ns per unit of weight charged at release
+	eff    float64 // the job's effective weight at release
 	length int64
 }
 
@@ -219,6 +257,9 @@ type Gate struct {
 	costT, costB float64
 	window       time.Duration // Config.Window, 0: none
 	anticipate   time.Duration // Config.Anticipation, 0: none
+	fairness     float64       // Config.Fairness
+	w, e, s      []float64     // floorShares's weights, efficiencies and shares (reused)
+	busy         []*job        // jobs with requests queued or in flight, in the order they became so
 	cut          *job          // the job whose window runs, nil none
 	left         float64       // ns of service its window has left
 	until        time.Duration // when its window ends at the latest
@@ -254,8 +295,14 @@ func NewGate(cfg Config) (*Gate, error) {
 	case cfg.Anticipation < 0:
 		cfg.Anticipation = 0
 	}
+	switch {
+	case cfg.Fairness == 0:
+		cfg.Fairness = DefaultFairness
+	case !(cfg.Fairness > 0 && cfg.Fairness <= 1):
+		return nil, fmt.Errorf("%w: fairness %v: want a floor of Jain's index above 0 and at most 1", ErrBadRule, cfg.Fairness)
+	}
 	g := &Gate{share: cfg.Share, quantum: cfg.Quantum, window: cfg.Window, anticipate: cfg.Anticipation,
-		jobs: map[string]*job{}, fresh: true, pending: map[uint64]pend{}}
+		fairness: cfg.Fairness, jobs: map[string]*job{}, fresh: true, pending: map[uint64]pend{}}
 	if err := g.SetRules(0, cfg.Rules); err != nil {
 		return nil, err
 	}
@@ -331,6 +378,7 @@ func (g *Gate) classify(j *job) {
 	if j.weight == 0 {
 		j.weight = 1
 	}
+	j.eff = float64(j.weight)
 	j.stats.Weight = int(j.weight)
 }
 
@@ -363,6 +411,10 @@ func (g *Gate) Add(now time.Duration, jobName string, r sched.Request) error {
 	}
 	if r.Arrival == 0 {
 		r.Arrival = now
+	}
+	if !j.busy {
+		j.busy = true
+		g.busy = append(g.busy, j)
 	}
 	j.q = append(j.q, entry{r: r, cls: j.classOf(r.Op)})
 	j.stats.Queued++
@@ -481,11 +533,26 @@ func (g *Gate) nextTime(now, retryAt time.Duration) (string, sched.Request, bool
 				return g.releaseTime(now, i)
 			}
 		}
+		if c.completed {
+			// A completion is when a closed-loop job sends its next
+			// request: anticipate it from now.
+			c.completed = false
+			c.lastRelease = max(c.lastRelease, now)
+		}
+		if c.len() == 0 && c.inflight > 0 && c.waiting && c.costB > 0 && g.anticipate > 0 {
+			// None of its requests has completed since its last
+			// release (they wait behind the previous window's at the
+			// servers): its next request cannot be on its way yet.
+			return "", sched.Request{}, false, earliest(retryAt, g.until)
+		}
 		if c.len() == 0 && c.inflight > 0 && now < c.lastRelease+g.anticipate {
 			// The window's job waits for its completions and its next
 			// request: the node stays its own.
 			return "", sched.Request{}, false, earliest(retryAt, c.lastRelease+g.anticipate)
 		}
+	}
+	if !running {
+		g.reshare()
 	}
 	best := -1
 	for i, j := range g.ring {
@@ -501,7 +568,7 @@ func (g *Gate) nextTime(now, retryAt time.Duration) (string, sched.Request, bool
 		}
 	}
 	if j := g.ring[best]; !running || j != c {
-		w := g.window * time.Duration(j.weight)
+		w := time.Duration(float64(g.window) * j.eff)
 		g.cut, g.left, g.until = j, float64(w), now+w
 	}
 	return g.releaseTime(now, best)
@@ -514,16 +581,94 @@ func (g *Gate) releaseTime(now time.Duration, i int) (string, sched.Request, boo
 	j := g.ring[i]
 	g.virt = math.Max(g.virt, j.vt)
 	j.lastRelease = now
+	j.waiting = true
 	e := g.release(now, i)
 	cost := float64(e.r.Length) * g.costPerByte(j)
 	if j == g.cut {
 		g.left -= cost
 	}
-	est := cost / float64(j.weight)
+	est := cost / j.eff
 	j.vt += est
 	j.inflight++
-	g.pending[e.r.ID] = pend{j: j, est: est, length: e.r.Length}
+	g.pending[e.r.ID] = pend{j: j, est: est, eff: j.eff, length: e.r.Length}
 	return j.name, e.r, true, 0
+}
+
+// reshare sets the effective weight of every job with requests queued or
+// in flight from the shares of server time floorShares gives them (their
+// weights alone when the fairness is 1). The jobs in flight count though
+// they have nothing queued at this instant: a closed-loop job between two
+// of its requests keeps its share, so the shares do not change with the
+// instant a window starts.
+func (g *Gate) reshare() {
+	k := 0
+	for _, j := range g.busy {
+		if j.active || j.inflight > 0 {
+			g.busy[k] = j
+			k++
+		} else {
+			j.busy = false
+		}
+	}
+	clear(g.busy[k:])
+	g.busy = g.busy[:k]
+	if g.fairness >= 1 || len(g.busy) < 2 {
+		for _, j := range g.busy {
+			j.eff = float64(j.weight)
+		}
+		return
+	}
+	g.w, g.e, g.s = g.w[:0], g.e[:0], g.s[:0]
+	var total float64
+	for _, j := range g.busy {
+		g.w = append(g.w, float64(j.weight))
+		g.e = append(g.e, 1/g.costPerByte(j))
+		g.s = append(g.s, 0)
+		total += float64(j.weight)
+	}
+	floorShares(g.w, g.e, g.fairness, g.s)
+	for i, j := range g.busy {
+		j.eff = g.s[i] * total
+	}
+}
+
+// floorShares sets s to the shares of the servers' time (summing to 1)
+// that maximise sum(s[i] x e[i]), the bytes per unit of server time of jobs
+// of weights w and efficiencies e (bytes per unit of server time), while
+// Jain's index of the shares per unit of weight, each job counted by its
+// weight, (sum s)^2 / (sum w x sum s^2/w), stays at least floor. The index
+// is at least floor where sum s^2/w <= 1/(W floor), W the weights' sum: a
+// ball around the equal shares w/W, of radius^2 1/(W floor) - 1/W in the
+// metric sum x^2/w; the best shares lie on it, from the centre along the
+// efficiencies' deviation from their weighted mean (each share moved by
+// w[i] (e[i] - mean) times one factor). Where that would leave a job less
+// than minShare of its weight's share, the shares stop short, on the
+// segment from the centre, where the first job reaches its least.
+func floorShares(w, e []float64, floor float64, s []float64) {
+	var wAll, mean float64
+	for i := range w {
+		wAll += w[i]
+		mean += w[i] * e[i]
+	}
+	mean /= wAll
+	var d2 float64
+	for i := range w {
+		d2 += w[i] * (e[i] - mean) * (e[i] - mean)
+	}
+	var k float64 // each share is w[i] (1/W + k (e[i]-mean))
+	if r2 := 1/(wAll*floor) - 1/wAll; d2 > 0 && r2 > 0 {
+		k = math.Sqrt(r2 / d2)
+	}
+	for i := range w {
+		// The share falls to its least minShare/W per unit of weight
+		// where k (mean-e[i]) = (1-minShare)/W.
+		if e[i] < mean {
+			k = math.Min(k, (1-minShare)/wAll/(mean-e[i]))
+		}
+	}
+	for i := range w {
+		s[i] = w[i] * (1/wAll + k*(e[i]-mean))
+	}
 }
 
 // earliest is the earlier of two retry times, 0 meaning none.
@@ -603,8 +748,10 @@ func (g *Gate) Done(id uint64, service time.Duration) {
 	delete(g.pending, id)
 	j := p.j
 	j.inflight--
+	j.waiting = false
+	j.completed = true
 	service = max(service, 0)
-	j.vt += float64(service)/float64(j.weight) - p.est
+	j.vt += float64(service)/p.eff - p.est
 	j.stats.ServiceTime += service
 	j.costT = j.costT*costDecay + float64(service)
 	j.costB = j.costB*costDecay + float64(p.length)

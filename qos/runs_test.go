@@ -149,9 +149,9 @@ func jain(xs ...float64) float64 {
 func TestRunsKeepJobsApart(t *testing.T) {
 	cost := map[string]time.Duration{"seek": 4 * time.Millisecond, "stream": 500 * time.Microsecond}
 	const d = 10 * time.Second
-	runs := newNode(t, Config{}, []string{"seek", "stream"}, cost, 2)
+	runs := newNode(t, Config{Fairness: 1}, []string{"seek", "stream"}, cost, 2)
 	runs.run(t, d)
-	slices := newNode(t, Config{Window: 20 * time.Millisecond, Anticipation: -1}, []string{"seek", "stream"}, cost, 2)
+	slices := newNode(t, Config{Window: 20 * time.Millisecond, Anticipation: -1, Fairness: 1}, []string{"seek", "stream"}, cost, 2)
 	slices.run(t, d)
 	share := func(n *node) float64 { return jain(n.served["seek"].Seconds(), n.served["stream"].Seconds()) }
 	t.Logf("runs: %d switches in %d requests, server time %v / %v", runs.switches(), len(runs.order), runs.served["seek"], runs.served["stream"])
@@ -229,7 +229,7 @@ func TestRunsWorkConserving(t *testing.T) {
 // 3:1 after SetRules.
 func TestRunsWeightsAtRunTime(t *testing.T) {
 	cost := map[string]time.Duration{"x": 2 * time.Millisecond, "y": 300 * time.Microsecond}
-	n := newNode(t, Config{}, []string{"x", "y"}, cost, 8)
+	n := newNode(t, Config{Fairness: 1}, []string{"x", "y"}, cost, 8)
 	n.run(t, 5*time.Second)
 	x1, y1 := n.served["x"], n.served["y"]
 	if r := x1.Seconds() / y1.Seconds(); r < 0.9 || r > 1.1 {

@@ -101,7 +101,7 @@ func TestShareTimeAgainstReference(t *testing.T) {
 			rules = append(rules, Rule{Job: names[i], Weight: w})
 			sizes[i] = rapid.Int64Range(4<<10, 1<<20).Draw(t, "size")
 		}
-		g, err := NewGate(Config{Rules: rules, Window: -1})
+		g, err := NewGate(Config{Rules: rules, Window: -1, Fairness: 1})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -188,7 +188,7 @@ func TestShareTimeDividesServerTime(t *testing.T) {
 			perByte[i] = rapid.Float64Range(1, 50).Draw(t, "nsPerByte")
 			maxCost = math.Max(maxCost, float64(size[i])*perByte[i])
 		}
-		g, err := NewGate(Config{Rules: rules, Window: window})
+		g, err := NewGate(Config{Rules: rules, Window: window, Fairness: 1})
 		if err != nil {
 			t.Fatal(err)
 		}

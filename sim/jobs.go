@@ -37,6 +37,9 @@ type QoS struct {
 	// Window and Anticipation are qos.Config's: the job window and how
 	// long a job holds it waiting for its next request.
 	Window, Anticipation time.Duration
+	// Fairness is qos.Config's: the floor of Jain's index of the jobs'
+	// shares of server time (0: qos.DefaultFairness; 1: equal shares).
+	Fairness float64
 }
 
 // JobResult is one job's outcome in a run with Config.Jobs.

@@ -128,13 +128,14 @@ func TestJain(t *testing.T) {
 // TestJobsServerTime: each job's data-server time is positive, the jobs'
 // sum fits in the servers' time over the run, and the gate sharing time
 // gives a seek-bound strided writer and a streaming reader, both
-// backlogged, equal server time (within 10%) where FIFO does not.
+// backlogged, equal server time (within 10%) where FIFO does not (equal
+// shares: Fairness 1).
 func TestJobsServerTime(t *testing.T) {
 	w := workload.Pattern{Processes: 32, Layout: workload.Shared, Spatiality: workload.Strided, Op: rw.Write, RequestSize: 32 << 10, TotalBytes: 32 * 8 << 20}
 	r := workload.Pattern{Processes: 32, Layout: workload.FilePerProcess, Spatiality: workload.Contiguous, Op: rw.Read, RequestSize: 1 << 20, TotalBytes: 32 * 32 << 20}
 	jobs := []sim.Job{{Name: "w", Patterns: []workload.Pattern{w}}, {Name: "r", Patterns: []workload.Pattern{r}}}
 	cfg := sim.Config{Jobs: jobs, Seed: 3, Threads: 16, JobsFor: 2 * time.Second}
-	for _, share := range []*sim.QoS{nil, {Depth: 16, Share: qos.ShareTime}} {
+	for _, share := range []*sim.QoS{nil, {Depth: 16, Share: qos.ShareTime, Fairness: 1}} {
 		cfg.QoS = share
 		res, err := sim.Run(context.Background(), cfg, sim.Hooks{})
 		if err != nil {
@@ -185,8 +186,8 @@ func TestJobsRunsKeepStreaming(t *testing.T) {
 	}
 	alone := efficiency([]sim.Job{reader}, nil)
 	both := []sim.Job{{Name: "w", Patterns: []workload.Pattern{w}}, reader}
-	runs := efficiency(both, &sim.QoS{Depth: 16})
-	slices := efficiency(both, &sim.QoS{Depth: 16, Window: 20 * time.Millisecond, Anticipation: -1})
+	runs := efficiency(both, &sim.QoS{Depth: 16, Fairness: 1})
+	slices := efficiency(both, &sim.QoS{Depth: 16, Window: 20 * time.Millisecond, Anticipation: -1, Fairness: 1})
 	t.Logf("reader's MiB per second of server time: alone %.1f, runs %.1f, slices %.1f", alone/(1<<20), runs/(1<<20), slices/(1<<20))
 	if runs < 0.8*alone {
 		t.Errorf("in runs the reader moved %.1f MiB per second of server time, alone %.1f: want at least 80%%", runs/(1<<20), alone/(1<<20))

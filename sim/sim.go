@@ -218,7 +218,7 @@ func New(cfg Config, logger *slog.Logger) (*Sim, error) {
 		n.core = ionode.New(sw, ionode.Config{Aggregate: cfg.Aggregate, PerServer: ionode.PerServerLimit(cfg.Threads, cfg.Servers)})
 		n.twins = sw.Name() == "twins"
 		if cfg.QoS != nil {
-			g, err := qos.NewGate(qos.Config{Rules: cfg.QoS.Rules, Share: cfg.QoS.Share, Window: cfg.QoS.Window, Anticipation: cfg.QoS.Anticipation})
+			g, err := qos.NewGate(qos.Config{Rules: cfg.QoS.Rules, Share: cfg.QoS.Share, Window: cfg.QoS.Window, Anticipation: cfg.QoS.Anticipation, Fairness: cfg.QoS.Fairness})
 			if err != nil {
 				return nil, fmt.Errorf("sim: %w", err)
 			}

@@ -27,6 +27,7 @@ func newSimJobsCmd() *cobra.Command {
 		depth     int
 		capRate   string
 		capJob    string
+		fairness  float64
 		scenarios []string
 	)
 	cmd := &cobra.Command{
@@ -52,13 +53,17 @@ processes per job):
 Settings: FIFO; static TWINS with each window; learning (the Council's core
 choosing the window every interval from the node's mix, which it sees without
 jobs); the QoS gate over FIFO, sharing the node between jobs, by bytes
-(fifo+fair bytes, deficit round robin) or by the data servers' time: in
-slices of 20 ms of service that end whenever the job has nothing queued, its
-requests then interleaving with the others' (fifo+fair time slices), or in
-job windows of 100 ms of service per unit of weight, the job holding the node
-while its requests are in flight (fifo+fair time runs, adaptio forward's
-default); and the latter with a TBF rule capping one job at --cap-rate
-(fifo+fair time runs+job=...).
+(fifo+fair bytes, deficit round robin) or by the data servers' time, in
+equal shares: in slices of 20 ms of service that end whenever the job has
+nothing queued, its requests then interleaving with the others' (fifo+fair
+time slices), or in job windows of 100 ms of service per unit of weight, the
+job holding the node while its requests are in flight (fifo+fair time runs);
+in job windows with shares tilted toward the jobs that move more bytes per
+second of server time, as far as Jain's index of the shares stays at least
+--fairness (fifo+fair time floor F, adaptio forward's default; and the same
+gate in front of TWINS 4 ms, twins 4ms+fair time floor F); and equal shares
+in job windows with a TBF rule capping one job at --cap-rate (fifo+fair time
+runs+job=...).
 
 The gate shares the requests waiting at the I/O node: with many dispatch
 slots (--threads) they wait at the data servers instead, out of its reach,
@@ -79,6 +84,9 @@ hence the default of 16 slots here.`,
 			if err != nil {
 				return fmt.Errorf("sim jobs: --jobs or --procs: %w", err)
 			}
+			if !(fairness > 0 && fairness <= 1) {
+				return fmt.Errorf("sim jobs: --fairness %v: want a floor of Jain's index above 0 and at most 1, e.g. 0.9", fairness)
+			}
 			var rate int64
 			if capRate != "" && capRate != "0" {
 				if rate, err = qos.ParseSize(capRate); err != nil {
@@ -94,7 +102,7 @@ hence the default of 16 slots here.`,
 				if rule.Job == "" {
 					rule.Job = sc.Jobs[0].Name
 				}
-				for _, st := range experiment.JobSettings(sched.Windows, depth, rule) {
+				for _, st := range experiment.JobSettings(sched.Windows, depth, rule, fairness) {
 					r, err := experiment.RunJobs(cmd.Context(), base, sc, st, m.seed)
 					if err != nil {
 						return fmt.Errorf("sim jobs: %w", err)
@@ -118,6 +126,7 @@ hence the default of 16 slots here.`,
 	f.IntVar(&depth, "qos-depth", 16, "requests the scheduler may hold before the QoS gate shares the node by job (adaptio forward --qos-depth)")
 	f.StringVar(&capRate, "cap-rate", "10MiB", "rate of the TBF rule of the capped setting, bytes per second (B, KB, MB or KiB, MiB, ...; 0: no capped setting)")
 	f.StringVar(&capJob, "cap-job", "", "job the rule caps (default: the mix's first job, the strided writer or the checkpoint)")
+	f.Float64Var(&fairness, "fairness", qos.DefaultFairness, "floor of Jain's index of the jobs' shares of server time in the floor settings (1: equal shares; adaptio forward's gate: 0.9)")
 	f.StringSliceVar(&scenarios, "scenario", nil, "mixes to run: strided-vs-fpp, checkpoint-vs-reader (default both)")
 	return cmd
 }

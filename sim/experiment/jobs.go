@@ -79,14 +79,16 @@ type JobSetting struct {
 // JobSettings are FIFO, static TWINS with each of windows, learning by
 // the Council (which sees the node's mix, not its jobs; then with the jobs,
 // its context the pattern of the job with the most bytes, and the set of
-// the jobs' patterns), and with the QoS
-// gate over FIFO: fair sharing of bytes (qos.ShareBytes); fair sharing of
-// the data servers' time (qos.ShareTime) in slices of SliceWindow without
+// the jobs' patterns), and with the QoS gate: over FIFO, fair sharing of
+// bytes (qos.ShareBytes); equal shares of the data servers' time
+// (qos.ShareTime, Fairness 1) in slices of SliceWindow without
 // anticipation, where the jobs' requests interleave whenever one waits for
-// its completions; the same in job windows (the gate's defaults: runs);
-// then capRule (if its Rate is set) added to the latter. depth is the
-// gate's depth.
-func JobSettings(windows []time.Duration, depth int, capRule qos.Rule) []JobSetting {
+// its completions, and in job windows (the gate's runs); shares of server
+// time tilted toward the efficient jobs with Jain's index at least
+// fairness (qos.Config.Fairness), over FIFO and over TWINS with
+// TiltWindow; then capRule (if its Rate is set) added to equal shares in
+// job windows. depth is the gate's depth.
+func JobSettings(windows []time.Duration, depth int, capRule qos.Rule, fairness float64) []JobSetting {
 	out := []JobSetting{{Label: "fifo", Scheduler: "fifo"}}
 	for _, w := range windows {
 		out = append(out, JobSetting{Label: "twins " + w.String(), Scheduler: "twins", Window: w})
@@ -95,13 +97,21 @@ func JobSettings(windows []time.Duration, depth int, capRule qos.Rule) []JobSett
 	out = append(out, JobSetting{Label: "learning+jobs dominant", Scheduler: "twins", Learn: true, JobContext: council.JobContextDominant})
 	out = append(out, JobSetting{Label: "learning+jobs mix", Scheduler: "twins", Learn: true, JobContext: council.JobContextMix})
 	out = append(out, JobSetting{Label: "fifo+fair bytes", Scheduler: "fifo", QoS: &sim.QoS{Depth: depth, Share: qos.ShareBytes}})
-	out = append(out, JobSetting{Label: "fifo+fair time slices", Scheduler: "fifo", QoS: &sim.QoS{Depth: depth, Share: qos.ShareTime, Window: SliceWindow, Anticipation: -1}})
-	out = append(out, JobSetting{Label: "fifo+fair time runs", Scheduler: "fifo", QoS: &sim.QoS{Depth: depth, Share: qos.ShareTime}})
+	out = append(out, JobSetting{Label: "fifo+fair time slices", Scheduler: "fifo", QoS: &sim.QoS{Depth: depth, Share: qos.ShareTime, Window: SliceWindow, Anticipation: -1, Fairness: 1}})
+	out = append(out, JobSetting{Label: "fifo+fair time runs", Scheduler: "fifo", QoS: &sim.QoS{Depth: depth, Share: qos.ShareTime, Fairness: 1}})
+	floor := fmt.Sprintf("fair time floor %g", fairness)
+	out = append(out, JobSetting{Label: "fifo+" + floor, Scheduler: "fifo", QoS: &sim.QoS{Depth: depth, Share: qos.ShareTime, Fairness: fairness}})
+	out = append(out, JobSetting{Label: "twins " + TiltWindow.String() + "+" + floor, Scheduler: "twins", Window: TiltWindow, QoS: &sim.QoS{Depth: depth, Share: qos.ShareTime, Fairness: fairness}})
 	if capRule.Rate > 0 {
-		out = append(out, JobSetting{Label: "fifo+fair time runs+" + capRule.String(), Scheduler: "fifo", QoS: &sim.QoS{Rules: []qos.Rule{capRule}, Depth: depth}})
+		out = append(out, JobSetting{Label: "fifo+fair time runs+" + capRule.String(), Scheduler: "fifo", QoS: &sim.QoS{Rules: []qos.Rule{capRule}, Depth: depth, Fairness: 1}})
 	}
 	return out
 }
+
+// TiltWindow is the TWINS window under the gate in the setting "twins
+// 4ms+fair time floor F": the static window with the most total on most
+// seeds of both mixes.
+const TiltWindow = 4 * time.Millisecond
 
 // SliceWindow is the window of the setting "fifo+fair time slices": 20 ms
 // of service, ended as soon as the job has nothing queued.

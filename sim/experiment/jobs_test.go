@@ -16,9 +16,11 @@ import (
 // TestJobScenarioTargets: on both two-job mixes, fair sharing through the
 // QoS gate gives Jain's index >= 0.9 on what it shares (bytes under
 // qos.ShareBytes, the data servers' time under qos.ShareTime; the jobs have
-// as many processes and keep the node busy), and a rule capping the first
-// job holds it within 10% of its rate while the other job gains at least
-// what it frees.
+// as many processes and keep the node busy); shares of server time tilted
+// toward the efficient job under the floor 0.9 keep Jain's index of server
+// time at least 0.9 and move more in total than equal shares (at least 10%
+// more); and a rule capping the first job holds it within 10% of its rate
+// while the other job gains at least what it frees.
 func TestJobScenarioTargets(t *testing.T) {
 	scs, err := experiment.JobScenarios(2, 32)
 	if err != nil {
@@ -28,8 +30,8 @@ func TestJobScenarioTargets(t *testing.T) {
 	const rate = 10 << 20
 	for _, sc := range scs {
 		t.Run(sc.Name, func(t *testing.T) {
-			sts := experiment.JobSettings(nil, 16, qos.Rule{Job: sc.Jobs[0].Name, Rate: rate})
-			var fair, fairBytes, capped experiment.JobRow
+			sts := experiment.JobSettings(nil, 16, qos.Rule{Job: sc.Jobs[0].Name, Rate: rate}, 0.9)
+			var fair, fairBytes, floor, capped experiment.JobRow
 			var rows []experiment.JobRow
 			for _, st := range sts {
 				r, err := experiment.RunJobs(context.Background(), base, sc, st, 1)
@@ -38,11 +40,13 @@ func TestJobScenarioTargets(t *testing.T) {
 				}
 				rows = append(rows, r)
 				switch {
-				case st.QoS != nil && len(st.QoS.Rules) == 0 && st.QoS.Share == qos.ShareBytes:
+				case st.Label == "fifo+fair bytes":
 					fairBytes = r
-				case st.QoS != nil && len(st.QoS.Rules) == 0:
+				case st.Label == "fifo+fair time runs":
 					fair = r
-				case st.QoS != nil:
+				case st.Label == "fifo+fair time floor 0.9":
+					floor = r
+				case st.QoS != nil && len(st.QoS.Rules) > 0:
 					capped = r
 				}
 			}
@@ -51,6 +55,10 @@ func TestJobScenarioTargets(t *testing.T) {
 			}
 			if fair.JainTime < 0.9 {
 				t.Errorf("fair sharing of time: Jain of server time %.3f, want >= 0.9 (%+v)", fair.JainTime, fair.Jobs)
+			}
+			if floor.JainTime < 0.9 || floor.Total < 1.1*fair.Total {
+				t.Errorf("floor 0.9: %.1f MiB/s, Jain of server time %.3f; equal shares %.1f MiB/s: want Jain >= 0.9 and 10%% more in total",
+					floor.Total/(1<<20), floor.JainTime, fair.Total/(1<<20))
 			}
 			for i, a := range fair.Alone {
 				if a <= 0 || len(fair.Alone) != len(sc.Jobs) {
