@@ -464,7 +464,6 @@ func RunDriver(ctx context.Context, cfg sim.Config, d *selection.Driver, rng *ra
 	return res, err
 }
 
-
 // SelectSummary is one test over every seed.
 type SelectSummary struct {
 	Test        string
