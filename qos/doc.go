@@ -4,7 +4,9 @@
 // the node is saturated: of the data servers' time (ShareTime, the default:
 // each job charged at completion the time its requests held the servers,
 // the job with the least time per unit of weight next, in job windows that
-// keep each job's requests together at the data servers) or of the
+// keep each job's requests together at the data servers; the shares tilted
+// toward the jobs that move more bytes per second of server time as far as
+// Jain's index of the shares stays at Config.Fairness, 0.9 by default) or of the
 // bytes released (ShareBytes: deficit round robin over per-job queues). A Gate
 // sits in front of the request scheduler (package sched): pieces of client
 // requests enter the Gate, and the Gate releases them to the scheduler when
