@@ -67,7 +67,11 @@ func (p Progress) text() string {
 		return s
 	}
 	if !math.IsNaN(p.LeftSeconds) {
-		s += ", about " + Duration(p.LeftSeconds)
+		s += ", "
+		if p.LeftSeconds >= 1 {
+			s += "about " // "about under a second" says nothing more
+		}
+		s += Duration(p.LeftSeconds)
 		if p.Virtual {
 			s += " of virtual time"
 		}

@@ -42,6 +42,8 @@ func TestProgressCountsIterationsNotPhases(t *testing.T) {
 			MeanSeconds: 10, LeftSeconds: 1190, Virtual: true, Text: "1 of 120 iterations, about 20 min of virtual time left"}},
 		{"limited in time", Meta{Phases: four, Iterations: 48, Limit: 60}, 8, 22, Progress{Iterations: 2, Planned: 48, PhaseRuns: 8, PhasesPerIteration: 4,
 			MeanSeconds: 10, LeftSeconds: 38, Text: "2 of 48 iterations, about 38 s left"}},
+		{"nearly done", Meta{Phases: four, Iterations: 2}, 7, 2 + 10 + 9.5, Progress{Iterations: 1, Planned: 2, PhaseRuns: 7, PhasesPerIteration: 4,
+			MeanSeconds: 10, LeftSeconds: 0.5, Text: "1 of 2 iterations, under a second left"}},
 		{"no plan", Meta{Phases: four}, 9, 30, Progress{Iterations: 2, PhaseRuns: 9, PhasesPerIteration: 4, MeanSeconds: 10, Text: "2 iterations"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
