@@ -62,6 +62,7 @@ type councilConfig struct {
 	Operator    operatorFlags // shadow, guardrail, audit log (councilctl.go)
 	SelectFrom  string        // --select-from: the group's algorithms
 	SelectPol   string        // --select-policy
+	JobContext  string        // --job-context
 }
 
 // addCoreFlags registers the learning flags shared by "council" and "council bench".
@@ -80,6 +81,7 @@ func addCoreFlags(cmd *cobra.Command, cfg *councilConfig) {
 	f.Uint64Var(&cfg.Seed, "seed", 1, "seed of the Council's random choices")
 	addCreditFlags(f, &cfg.Credit, &cfg.MaxPull, council.DefaultMaxPull, "")
 	addRoundCreditFlag(f, &cfg.Credit)
+	f.StringVar(&cfg.JobContext, "job-context", council.JobContextNode, "what the bandits learn from where a report carries its I/O node's jobs (adaptio mount or adaptio bench --job, two or more jobs active; docs/jobs.md): node (the pattern of the node's mixed requests; every job's pattern is still detected and logged), mix (the set of the jobs' patterns, rewarded with the node's bandwidth) or dominant (the pattern of the job that moved the most bytes)")
 	f.BoolVar(&cfg.NoPlan, "no-plan", false, "decide one window only, as the papers' Council; by default each decision also carries a window for reads and one for writes, for the pattern each direction is expected to take next, which the I/O nodes apply as soon as their requests turn")
 }
 
@@ -125,7 +127,7 @@ func (c councilConfig) core() (council.Config, error) {
 	cc := council.Config{
 		Policy: c.Policy, Options: bandit.Options{Epsilon: c.Epsilon}, Windows: c.Windows, Default: c.Default,
 		Consensus: c.Consensus, Reward: c.Reward, Timeout: c.Timeout, Nodes: c.Nodes, Forget: c.Forget, MaxNodes: c.MaxNodes,
-		NoPlan: c.NoPlan, Credit: c.Credit, MaxPull: c.MaxPull,
+		NoPlan: c.NoPlan, Credit: c.Credit, MaxPull: c.MaxPull, JobContext: c.JobContext,
 		Select: council.SelectConfig{Policy: c.SelectPol, Seed: c.Seed},
 	}
 	if c.SelectFrom != "" {

@@ -98,3 +98,20 @@ func (b *backgroundCouncil) stopped() (bool, error) {
 		return false, nil
 	}
 }
+
+// --job-context takes node, mix or dominant: the core's configuration has
+// it, and another name is refused before anything starts, naming the flag's
+// choices.
+func TestCouncilJobContext(t *testing.T) {
+	cfg := testCouncilConfig(t)
+	cfg.JobContext = council.JobContextMix
+	cc, err := cfg.core()
+	if err != nil || cc.JobContext != council.JobContextMix {
+		t.Fatalf("core() = JobContext %q, %v; want %q", cc.JobContext, err, council.JobContextMix)
+	}
+	cfg.JobContext = "largest"
+	err = runCouncil(councilCmd(t, 20*time.Second), cfg)
+	if err == nil || !strings.Contains(err.Error(), "largest") || !strings.Contains(err.Error(), council.JobContextDominant) {
+		t.Fatalf("--job-context largest: %v, want an error naming it and the choices", err)
+	}
+}
