@@ -319,8 +319,9 @@ algorithm matters; with the simulator's default every algorithm but TWINS gives 
 makespan).
 
 --policy settle (the default, the one adaptio forward --scheduler dynamic runs) explores each
-algorithm for 3 periods in lockstep on every node, then settles on the least estimated time
-and changes only for one estimated 5% faster. --policy agios is AGIOS's armed bandit; a
+algorithm for 3 periods in lockstep on every node and, on a workload that alternates writes
+and reads, each close contender for a whole write-read cycle, then settles on the least
+estimated time and changes only for one estimated 5% faster. --policy agios is AGIOS's armed bandit; a
 bandit policy (thompson, ...) draws instead; --shared makes one choice for every I/O node
 from their summed bandwidth (the simulator only). Judged from the 20th period on: runs must
 last well beyond 20 periods (--repeat 30 at 1 s; --repeat 100 at --select-period 4s).
