@@ -151,10 +151,9 @@ func TestSettleExploresAgainAfterValidity(t *testing.T) {
 // pays for what ran before it: a single period measures its place in
 // the phase and the algorithm before as much as the one in force.
 type stragglerWorkload struct {
-	k         int // period in the cycle
-	slowBulk  int // periods of the write phase's first 4 that "slow" ran
-	tail      int // periods of the current tail
-	tailStart bool
+	k        int // period in the cycle
+	slowBulk int // periods of the write phase's first 4 that "slow" ran
+	tail     int // periods of the current tail
 }
 
 // period runs algorithm s for one period: the bytes read and written.
