@@ -74,6 +74,7 @@ type target struct {
 	pages, flights [32]int64 // the histograms' write columns, by log2 bucket / in-flight count
 	pendingPages   int64
 	inFlight       int
+	last           Settings // the parameters read at the last step
 }
 
 // Tree is a moving fake client. Its methods are safe for concurrent use.
@@ -121,14 +122,21 @@ func (t *Tree) Targets() []string {
 	return out
 }
 
-// Param reads a target's parameter file.
+// Param reads a target's parameter file (emptyParam, -1, when it is empty).
 func (t *Tree) Param(target, name string) (int, error) {
 	b, err := os.ReadFile(filepath.Join(t.Root, t.Layout.Params, target, name))
 	if err != nil {
 		return 0, err
 	}
-	return strconv.Atoi(strings.TrimSpace(string(b)))
+	v := strings.TrimSpace(string(b))
+	if v == "" {
+		return emptyParam, nil
+	}
+	return strconv.Atoi(v)
 }
+
+// emptyParam is what Param reads from an empty parameter file.
+const emptyParam = -1
 
 // Step runs the model for dt with the parameters in force now and rewrites
 // every rpc_stats; it returns the settings it read.
@@ -147,6 +155,14 @@ func (t *Tree) Step(dt time.Duration) ([]Settings, error) {
 				return out, fmt.Errorf("lustretest: %s of %s: %w", p.name, tg.name, err)
 			}
 		}
+		// A parameter file caught empty is a tuner's write under way
+		// (truncate, then write): a real client's files change in one
+		// write, so the model keeps the value in force at the last step.
+		for _, p := range []struct{ dst, last *int }{{&s.Pages, &tg.last.Pages}, {&s.InFlight, &tg.last.InFlight}, {&s.DirtyMB, &tg.last.DirtyMB}} {
+			if *p.dst == emptyParam && *p.last > 0 {
+				*p.dst = *p.last
+			}
+		}
 		if s.Pages < 1 || s.InFlight < 1 || s.DirtyMB < 1 {
 			return out, fmt.Errorf("lustretest: %s holds pages %d, in flight %d, dirty %d MiB", tg.name, s.Pages, s.InFlight, s.DirtyMB)
 		}
@@ -156,6 +172,7 @@ func (t *Tree) Step(dt time.Duration) ([]Settings, error) {
 			moved, pending, inFlight = served, int64(s.DirtyMB)<<20/4096, s.InFlight
 		}
 		s.Bandwidth = moved
+		tg.last = s
 		rpcs := int64(moved * dt.Seconds() / float64(s.Pages*4096))
 		tg.pages[min(bits.Len(uint(s.Pages-1)), 31)] += rpcs // bucket 2^i holds RPCs of (2^(i-1), 2^i] pages
 		tg.flights[min(inFlight, 31)] += rpcs
