@@ -15,21 +15,8 @@ import (
 // directly, alternately, and prints a ratio per round and their medians;
 // conflicting flags are refused before anything runs.
 func TestBenchCompare(t *testing.T) {
-	be, err := posix.New(t.TempDir(), layout.Layout{StripeSize: 16 << 10, StripeCount: 4})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer be.Close()
-	d := fwdtest.Start(t, fwd.Options{Backend: be, Scheduler: "fifo", Listen: []string{"unix:" + t.TempDir() + "/s"}})
-	run := func(args ...string) (string, error) {
-		cmd := newRootCmd()
-		var out, errOut bytes.Buffer
-		cmd.SetOut(&out)
-		cmd.SetErr(&errOut)
-		cmd.SetArgs(append([]string{"bench"}, args...))
-		err := cmd.Execute()
-		return out.String(), err
-	}
+	d := posixForwarder(t, fwd.Options{Scheduler: "fifo"})
+	run := func(args ...string) (string, error) { return runStdout(append([]string{"bench"}, args...)...) }
 	out, err := run("--forwarder", d.Addr(), "--compare", t.TempDir(), "--rounds", "2", "--procs", "2",
 		"--layout", "fpp", "--request-size", "4KiB", "--total", "64KiB", "--conns", "2")
 	if err != nil {
@@ -60,20 +47,9 @@ func TestBenchCompare(t *testing.T) {
 // --keep left, --read-passes times, without writing them again; a missing
 // file or a bad flag is refused.
 func TestBenchReadOnly(t *testing.T) {
-	be, err := posix.New(t.TempDir(), layout.Layout{StripeSize: 16 << 10, StripeCount: 4})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer be.Close()
-	d := fwdtest.Start(t, fwd.Options{Backend: be, Scheduler: "fifo", Listen: []string{"unix:" + t.TempDir() + "/s"}})
+	d := posixForwarder(t, fwd.Options{Scheduler: "fifo"})
 	run := func(args ...string) (string, error) {
-		cmd := newRootCmd()
-		var out, errOut bytes.Buffer
-		cmd.SetOut(&out)
-		cmd.SetErr(&errOut)
-		cmd.SetArgs(append([]string{"bench", "--forwarder", d.Addr(), "--procs", "2", "--layout", "fpp", "--request-size", "4KiB", "--total", "64KiB", "--seed", "7"}, args...))
-		err := cmd.Execute()
-		return out.String(), err
+		return runStdout(append([]string{"bench", "--forwarder", d.Addr(), "--procs", "2", "--layout", "fpp", "--request-size", "4KiB", "--total", "64KiB", "--seed", "7"}, args...)...)
 	}
 	if _, err := run("--read-only"); err == nil {
 		t.Fatal("--read-only before any --keep run: no error")
@@ -104,4 +80,31 @@ func TestBenchReadOnly(t *testing.T) {
 			t.Errorf("bench %v: %v, want an error about %q", tt.args, err, tt.want)
 		}
 	}
+}
+
+// posixForwarder starts a forwarder with opts over a POSIX backend of
+// 16 KiB stripes on 4 data servers in a temporary directory, listening on
+// a Unix socket; both end with the test.
+func posixForwarder(t *testing.T, opts fwd.Options) *fwd.Daemon {
+	t.Helper()
+	be, err := posix.New(t.TempDir(), layout.Layout{StripeSize: 16 << 10, StripeCount: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { be.Close() })
+	opts.Backend = be
+	opts.Listen = []string{"unix:" + t.TempDir() + "/s"}
+	return fwdtest.Start(t, opts)
+}
+
+// runStdout runs the adaptio command line args and returns what it wrote
+// to its standard output (its standard error, progress and logs, apart).
+func runStdout(args ...string) (string, error) {
+	cmd := newRootCmd()
+	var out, errOut bytes.Buffer
+	cmd.SetOut(&out)
+	cmd.SetErr(&errOut)
+	cmd.SetArgs(args)
+	err := cmd.Execute()
+	return out.String(), err
 }

@@ -7,11 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/adaptio/adaptio/backend/posix"
 	"github.com/adaptio/adaptio/fwd"
-	"github.com/adaptio/adaptio/fwd/fwdtest"
 	"github.com/adaptio/adaptio/internal/datadir"
-	"github.com/adaptio/adaptio/layout"
 )
 
 // adaptio darshan summary on an IOR log: the job, the file's pattern as
@@ -132,20 +129,9 @@ func TestDarshanReplayReal(t *testing.T) {
 	if _, err := os.Stat(log); err != nil {
 		t.Skipf("%s: %v (the shared data set is not beside the repository)", log, err)
 	}
-	be, err := posix.New(t.TempDir(), layout.Layout{StripeSize: 16 << 10, StripeCount: 4})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer be.Close()
-	d := fwdtest.Start(t, fwd.Options{Backend: be, Listen: []string{"unix:" + t.TempDir() + "/s"}})
+	d := posixForwarder(t, fwd.Options{})
 	run := func(args ...string) (string, error) {
-		cmd := newRootCmd()
-		var out, errOut bytes.Buffer
-		cmd.SetOut(&out)
-		cmd.SetErr(&errOut)
-		cmd.SetArgs(append([]string{"darshan", "replay", log, "--repeat", "1"}, args...))
-		err := cmd.Execute()
-		return out.String(), err
+		return runStdout(append([]string{"darshan", "replay", log, "--repeat", "1"}, args...)...)
 	}
 	out, err := run("--real", d.Addr(), "--real-time-scale", "0")
 	if err != nil {
