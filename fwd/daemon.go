@@ -133,6 +133,10 @@ type Options struct {
 	// QoSDepth is the most requests the scheduler holds before the gate
 	// holds the rest back by job (0: ionode.DefaultGateDepth).
 	QoSDepth int
+	// QoSFairness is the floor of Jain's index of the jobs' shares of the
+	// data servers' time (qos.Config.Fairness; 0: qos.DefaultFairness, 1:
+	// equal shares by weight).
+	QoSFairness float64
 	// JobLabels is the most job ids the per-job metrics name (0:
 	// DefaultJobLabels); later jobs are counted as "other".
 	JobLabels int

@@ -180,7 +180,7 @@ func (d *Daemon) initQoS(reg prometheus.Registerer) error {
 	if !d.opts.QoS {
 		return nil
 	}
-	g, err := qos.NewGate(qos.Config{Rules: d.opts.QoSRules})
+	g, err := qos.NewGate(qos.Config{Rules: d.opts.QoSRules, Fairness: d.opts.QoSFairness})
 	if err != nil {
 		return fmt.Errorf("fwd: %w", err)
 	}

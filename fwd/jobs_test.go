@@ -2,6 +2,7 @@ package fwd_test
 
 import (
 	"errors"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -141,5 +142,22 @@ func TestJobBindings(t *testing.T) {
 	}
 	if err := d.SetQoSRules(nil); !errors.Is(err, fwd.ErrQoSOff) {
 		t.Errorf("SetQoSRules without QoS: %v, want ErrQoSOff", err)
+	}
+}
+
+// Options.QoSFairness reaches the gate: a floor outside (0, 1] is refused
+// when the daemon starts, naming it; 1 (equal shares) starts.
+func TestQoSFairnessReachesTheGate(t *testing.T) {
+	for _, tt := range []struct {
+		fairness float64
+		ok       bool
+	}{{1, true}, {0.5, true}, {1.5, false}, {-0.1, false}} {
+		d, err := fwd.New(fwd.Options{Backend: fwdtest.Posix(t, fwdtest.MemDir(t)), QoS: true, QoSFairness: tt.fairness, Listen: []string{"unix:" + t.TempDir() + "/s"}})
+		if err == nil {
+			d.Shutdown()
+		}
+		if ok := err == nil; ok != tt.ok || (err != nil && !strings.Contains(err.Error(), "fairness")) {
+			t.Errorf("QoSFairness %v: %v, want ok %v (an error naming the fairness)", tt.fairness, err, tt.ok)
+		}
 	}
 }

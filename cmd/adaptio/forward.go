@@ -65,8 +65,9 @@ type forwardConfig struct {
 	NodeSeed      string           // --node-seed FILE
 	Interval      time.Duration
 	Verbose       bool
-	QoSRules      string // --qos-rules FILE (qos.go)
-	QoS           bool   // --qos: the per-job gate without rules
+	QoSRules      string  // --qos-rules FILE (qos.go)
+	QoS           bool    // --qos: the per-job gate without rules
+	QoSFairness   float64 // --qos-fairness
 	QoSDepth      int
 	Tune          tuneConfig
 	Auth          fwdAuth // the data protocol's authentication (--token-file, --tls-*, --insecure)
@@ -320,7 +321,7 @@ func runForward(cmd *cobra.Command, cfg forwardConfig) error {
 		return fmt.Errorf("forward: %w", err)
 	}
 	d, err := fwd.New(fwd.Options{
-		QoS: cfg.QoS || cfg.QoSRules != "", QoSRules: qosRules, QoSDepth: cfg.QoSDepth,
+		QoS: cfg.QoS || cfg.QoSRules != "", QoSRules: qosRules, QoSDepth: cfg.QoSDepth, QoSFairness: cfg.QoSFairness,
 		Token: token, TLS: tlsCfg, Insecure: cfg.Auth.Insecure,
 		Listen: cfg.Listen, Backend: be, Scheduler: cfg.Scheduler, Workers: cfg.Workers, RingPolls: cfg.RingPolls, RingSpin: cfg.RingSpin,
 		Sched:       sched.Config{Window: cfg.Window, SkipEmpty: cfg.SkipEmpty, IdleStart: cfg.IdleStart, Aligned: cfg.Aligned, Node: cfg.Node, Nodes: cfg.Nodes},
