@@ -20,21 +20,7 @@ func jobMsgs() []Msg {
 
 func TestJobRoundTrip(t *testing.T) {
 	for _, m := range jobMsgs() {
-		frame := Append(nil, &m)
-		if frame[6] != 5 {
-			t.Errorf("%s frame has version %d, want 5", m.Op, frame[6])
-		}
-		h, n, err := ParseHeader(frame, DefaultMaxFrame)
-		if err != nil {
-			t.Fatalf("%s: %v", m.Op, err)
-		}
-		var got Msg
-		if err := Decode(h, frame[HeaderSize:HeaderSize+n], &got); err != nil {
-			t.Fatalf("%s: %v", m.Op, err)
-		}
-		if !reflect.DeepEqual(got, m) {
-			t.Errorf("%s: got %+v, want %+v", m.Op, got, m)
-		}
+		roundTrip(t, m, 5)
 	}
 }
 

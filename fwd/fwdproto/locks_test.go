@@ -23,21 +23,28 @@ func lockMsgs() []Msg {
 
 func TestLockRoundTrip(t *testing.T) {
 	for _, m := range lockMsgs() {
-		frame := Append(nil, &m)
-		if frame[6] != 4 {
-			t.Errorf("%s frame has version %d, want 4", m.Op, frame[6])
-		}
-		h, n, err := ParseHeader(frame, DefaultMaxFrame)
-		if err != nil {
-			t.Fatalf("%s: %v", m.Op, err)
-		}
-		var got Msg
-		if err := Decode(h, frame[HeaderSize:HeaderSize+n], &got); err != nil {
-			t.Fatalf("%s: %v", m.Op, err)
-		}
-		if !reflect.DeepEqual(got, m) {
-			t.Errorf("%s: got %+v, want %+v", m.Op, got, m)
-		}
+		roundTrip(t, m, 4)
+	}
+}
+
+// roundTrip encodes m, checks its frame's version, and decodes it back to
+// m.
+func roundTrip(t *testing.T, m Msg, version byte) {
+	t.Helper()
+	frame := Append(nil, &m)
+	if frame[6] != version {
+		t.Errorf("%s frame has version %d, want %d", m.Op, frame[6], version)
+	}
+	h, n, err := ParseHeader(frame, DefaultMaxFrame)
+	if err != nil {
+		t.Fatalf("%s: %v", m.Op, err)
+	}
+	var got Msg
+	if err := Decode(h, frame[HeaderSize:HeaderSize+n], &got); err != nil {
+		t.Fatalf("%s: %v", m.Op, err)
+	}
+	if !reflect.DeepEqual(got, m) {
+		t.Errorf("%s: got %+v, want %+v", m.Op, got, m)
 	}
 }
 
