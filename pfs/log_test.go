@@ -1,41 +1,22 @@
 package pfs_test
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 
+	"github.com/adaptio/adaptio/internal/testlog"
 	"github.com/adaptio/adaptio/pfs"
 	"github.com/adaptio/adaptio/pfs/pfsclient"
 )
-
-// syncBuffer is a bytes.Buffer safe for the logger's concurrent writes.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // A data server's death and return are logged once each at the default
 // level, with its address, however many requests meet it down.
 func TestDataServerDownAndBackLoggedOnce(t *testing.T) {
 	ctx := context.Background()
 	c, _ := startCluster(t, pfs.ClusterOptions{Servers: 2})
-	var out syncBuffer
+	var out testlog.Buffer
 	b, err := pfsclient.NewClient(pfsclient.ClientOptions{Addrs: c.Addrs(), Logger: slog.New(slog.NewTextHandler(&out, nil))})
 	if err != nil {
 		t.Fatal(err)

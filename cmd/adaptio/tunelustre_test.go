@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"io"
 	"net"
@@ -13,30 +12,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/adaptio/adaptio/internal/testlog"
 	"github.com/adaptio/adaptio/tune/lustretest"
 )
 
-// lockedBuffer is an output the command writes while the test reads.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 func tuneLustre(ctx context.Context, root string, args ...string) (string, error) {
 	cmd := newRootCmd()
-	var out lockedBuffer
+	var out testlog.Buffer
 	cmd.SetOut(&out)
 	cmd.SetErr(&out)
 	cmd.SetArgs(append([]string{"tune", "lustre", "--root", root}, args...))

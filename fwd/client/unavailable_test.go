@@ -6,32 +6,14 @@ import (
 	"log/slog"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/adaptio/adaptio/fwd"
 	"github.com/adaptio/adaptio/fwd/client"
 	"github.com/adaptio/adaptio/fwd/fwdtest"
+	"github.com/adaptio/adaptio/internal/testlog"
 )
-
-// lockedBuffer collects log lines written from several goroutines.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // With the forwarder gone, calls wait Options.Reconnect once, then fail at
 // once with ErrUnavailable instead of each waiting again; the client
@@ -44,7 +26,7 @@ func TestUnavailableForwarderFailsFastThenRecovers(t *testing.T) {
 	sock := "unix:" + filepath.Join(t.TempDir(), "fwd.sock")
 	start := func() *fwd.Daemon { return fwdtest.Start(t, fwd.Options{Backend: be, Listen: []string{sock}}) }
 	d := start()
-	var logs lockedBuffer
+	var logs testlog.Buffer
 	const wait = 300 * time.Millisecond
 	c, err := client.DialOptions(sock, client.Options{Reconnect: wait, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	if err != nil {

@@ -2,7 +2,6 @@ package lustre
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"log/slog"
@@ -15,27 +14,10 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
+	"github.com/adaptio/adaptio/internal/testlog"
 	"github.com/adaptio/adaptio/tune"
 	"github.com/adaptio/adaptio/tune/lustretest"
 )
-
-// syncBuffer is a log buffer the loop writes while the test reads.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 type logEntry struct {
 	Time      time.Time `json:"time"`
@@ -67,7 +49,7 @@ func runMoving(t *testing.T, lay lustretest.Layout, m lustretest.Model) (tr *lus
 		if err != nil {
 			t.Fatal(err)
 		}
-		var buf syncBuffer
+		var buf testlog.Buffer
 		reg = prometheus.NewRegistry()
 		const interval = 10 * time.Second
 		a, err := NewLustreAuto(LustreAutoConfig{Lustre: Lustre{Root: tr.Root}, Interval: interval,
